@@ -1,0 +1,41 @@
+/*
+ * The board interface: everything the kernel needs from hardware or from the
+ * operating system underneath it.  One backend is linked per build, chosen by
+ * TORI_BOARD (board/qemu-virt, board/host); the kernel never looks past this
+ * header.  No function here blocks except board_idle_until().
+ */
+#ifndef BOARD_BOARD_H
+#define BOARD_BOARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Brings up console, clock and interrupt routing; called first, once. */
+void board_init(void);
+
+/* Short board name for events and logs ("qemu-virt", "host"). */
+const char *board_name(void);
+
+/* Monotonic time since an arbitrary origin, in nanoseconds. */
+uint64_t board_now_ns(void);
+
+/* Writes bytes to the console; never allocates, never fails visibly. */
+void board_console_write(const char *bytes, size_t length);
+
+/*
+ * The raw personality block as the loader left it, or NULL with *length 0
+ * when there is none.  Validation is the kernel's (kernel/personality.h).
+ */
+const uint8_t *board_personality_block(size_t *length);
+
+/*
+ * Sleeps until deadline_ns (board_now_ns() scale) or until a device or the
+ * OS has input for the node, whichever is first.  UINT64_MAX: no deadline.
+ * qemu-virt: WFI with interrupts masked in the CPU; host: ppoll.
+ */
+void board_idle_until(uint64_t deadline_ns);
+
+/* Stops the node for good: WFI loop on hardware, exit(code) on host. */
+_Noreturn void board_halt(int code);
+
+#endif /* BOARD_BOARD_H */

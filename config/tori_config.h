@@ -1,0 +1,90 @@
+/*
+ * Build-time configuration of tori: the one place where every table size
+ * and default comes from.  Each value may be overridden at configure time
+ * (cmake -DTORI_MAX_NODES=... and friends pass -DCONFIG_...=...), and every
+ * value is checked below so that a bad override fails the build, not a node.
+ */
+#ifndef TORI_CONFIG_H
+#define TORI_CONFIG_H
+
+/* Largest torus (nodes, spares included) an image can run on. */
+#ifndef CONFIG_MAX_NODES
+#define CONFIG_MAX_NODES 65536
+#endif
+
+/* Torus and mesh dimensions supported (BG/Q has 5, Tofu 6). */
+#ifndef CONFIG_MAX_DIMS
+#define CONFIG_MAX_DIMS 6
+#endif
+
+/* Links per node: a plus and a minus direction per dimension. */
+#define CONFIG_MAX_LINKS (2 * CONFIG_MAX_DIMS)
+
+/* Membership tree radix used when the personality does not set one. */
+#ifndef CONFIG_TREE_RADIX_DEFAULT
+#define CONFIG_TREE_RADIX_DEFAULT 4
+#endif
+#define CONFIG_TREE_RADIX_MAX 16
+
+/* Descriptors in each link's injection and reception ring (power of two). */
+#ifndef CONFIG_RING_SIZE
+#define CONFIG_RING_SIZE 32
+#endif
+
+/* Unacknowledged frames a link keeps for retransmission (power of two). */
+#ifndef CONFIG_LINK_WINDOW
+#define CONFIG_LINK_WINDOW 16
+#endif
+
+/* Largest Ethernet frame on a torus link, headers included (no FCS). */
+#ifndef CONFIG_MAX_FRAME
+#define CONFIG_MAX_FRAME 1514
+#endif
+
+/* The node image's one stack. */
+#ifndef CONFIG_STACK_SIZE
+#define CONFIG_STACK_SIZE (64 * 1024)
+#endif
+
+/* Kernel timers that may be armed at once. */
+#ifndef CONFIG_MAX_TIMERS
+#define CONFIG_MAX_TIMERS 32
+#endif
+
+/* Pollers the kernel poll loop can call. */
+#ifndef CONFIG_MAX_POLLERS
+#define CONFIG_MAX_POLLERS 8
+#endif
+
+/* Heap available to newlib during init (sealed afterwards). */
+#ifndef CONFIG_INIT_HEAP_SIZE
+#define CONFIG_INIT_HEAP_SIZE (16 * 1024)
+#endif
+
+_Static_assert(CONFIG_MAX_NODES >= 1 && CONFIG_MAX_NODES <= 1048576,
+               "CONFIG_MAX_NODES must be 1..2^20");
+_Static_assert((CONFIG_MAX_NODES % 64) == 0 || CONFIG_MAX_NODES < 64,
+               "CONFIG_MAX_NODES must be a multiple of 64 (bitmap words)");
+_Static_assert(CONFIG_MAX_DIMS >= 1 && CONFIG_MAX_DIMS <= 6,
+               "CONFIG_MAX_DIMS must be 1..6");
+_Static_assert(CONFIG_TREE_RADIX_DEFAULT >= 2 &&
+                   CONFIG_TREE_RADIX_DEFAULT <= CONFIG_TREE_RADIX_MAX &&
+                   (CONFIG_TREE_RADIX_DEFAULT &
+                    (CONFIG_TREE_RADIX_DEFAULT - 1)) == 0,
+               "CONFIG_TREE_RADIX_DEFAULT must be a power of two in 2..16");
+_Static_assert(CONFIG_RING_SIZE >= 2 &&
+                   (CONFIG_RING_SIZE & (CONFIG_RING_SIZE - 1)) == 0,
+               "CONFIG_RING_SIZE must be a power of two >= 2");
+_Static_assert(CONFIG_LINK_WINDOW >= 2 && CONFIG_LINK_WINDOW <= 128 &&
+                   (CONFIG_LINK_WINDOW & (CONFIG_LINK_WINDOW - 1)) == 0,
+               "CONFIG_LINK_WINDOW must be a power of two in 2..128");
+_Static_assert(CONFIG_MAX_FRAME >= 128 && CONFIG_MAX_FRAME <= 1514,
+               "CONFIG_MAX_FRAME must be 128..1514 (standard Ethernet)");
+_Static_assert(CONFIG_STACK_SIZE >= 4096 && (CONFIG_STACK_SIZE % 8) == 0,
+               "CONFIG_STACK_SIZE must be >= 4 KiB and 8-byte aligned");
+_Static_assert(CONFIG_MAX_TIMERS >= 4 && CONFIG_MAX_TIMERS <= 256,
+               "CONFIG_MAX_TIMERS must be 4..256");
+_Static_assert(CONFIG_MAX_POLLERS >= 1 && CONFIG_MAX_POLLERS <= 32,
+               "CONFIG_MAX_POLLERS must be 1..32");
+
+#endif /* TORI_CONFIG_H */

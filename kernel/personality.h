@@ -1,0 +1,106 @@
+/*
+ * The personality: a node's identity and job parameters, written by the
+ * loader (QEMU: -device loader at the board's personality address; host: a
+ * file) as on
+ * Blue Gene.  Fixed layout, little-endian, PERSONALITY_SIZE bytes, guarded by
+ * a magic number, a version and a CRC-32 over everything before the CRC.
+ *
+ *   off size field                 off size field
+ *   0   4    magic "TORI"          24  12   dim_size[6]   (u16, unused: 0)
+ *   4   2    version (1)           36  12   coord[6]      (u16, unused: 0)
+ *   6   2    size (64)             48  4    member_count  (initial view)
+ *   8   4    node_id               52  2    heartbeat_ms
+ *   12  4    boot_incarnation      54  2    detect_timeout_ms
+ *   16  1    dims                  56  2    link_rto_ms
+ *   17  1    mesh_mask             58  1    link_retries
+ *   18  1    tree_radix            59  1    partition_policy
+ *   19  1    tree_layout           60  4    crc32 of bytes 0..59
+ *   20  1    role
+ *   21  3    reserved (0)
+ *
+ * Read fields only through the predicates below, never raw masks.
+ */
+#ifndef KERNEL_PERSONALITY_H
+#define KERNEL_PERSONALITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/tori_config.h"
+
+#define PERSONALITY_MAGIC 0x49524F54u /* "TORI" read little-endian */
+#define PERSONALITY_VERSION 1
+#define PERSONALITY_SIZE 64
+
+enum personality_role { PERSONALITY_ROLE_COMPUTE = 0, PERSONALITY_ROLE_SPARE = 1 };
+enum personality_tree_layout { PERSONALITY_TREE_RADIX = 0, PERSONALITY_TREE_TORUS = 1 };
+enum personality_partition_policy {
+    PERSONALITY_PARTITION_PRIMARY = 0, /* only a majority side goes on */
+    PERSONALITY_PARTITION_EVERY_SIDE = 1,
+};
+
+struct personality {
+    uint32_t node_id;
+    uint32_t boot_incarnation;
+    uint8_t dims;
+    uint8_t mesh_mask;
+    uint8_t tree_radix;
+    uint8_t tree_layout;
+    uint8_t role;
+    uint16_t dim_size[CONFIG_MAX_DIMS];
+    uint16_t coord[CONFIG_MAX_DIMS];
+    uint32_t member_count;
+    uint16_t heartbeat_ms;
+    uint16_t detect_timeout_ms;
+    uint16_t link_rto_ms;
+    uint8_t link_retries;
+    uint8_t partition_policy;
+};
+
+/* What is wrong with a block: the field, its value, what was expected. */
+struct personality_error {
+    const char *field;
+    uint32_t value;
+    const char *expected;
+};
+
+/* Fills defaults for everything but identity and shape. */
+void personality_set_defaults(struct personality *p);
+
+/* Checks every field; returns false and fills *error on the first bad one. */
+bool personality_validate(const struct personality *p,
+                          struct personality_error *error);
+
+/* Decodes and validates a raw block (NULL or short: "missing"/"size"). */
+bool personality_decode(const uint8_t *block, size_t length,
+                        struct personality *out,
+                        struct personality_error *error);
+
+/* Encodes a validated personality, CRC included. */
+void personality_encode(const struct personality *p,
+                        uint8_t out[PERSONALITY_SIZE]);
+
+/* One line: "personality: tree_radix=3 is invalid, expected ..." */
+unsigned personality_format_error(const struct personality_error *error,
+                                  char *out, unsigned capacity);
+
+static inline bool personality_is_mesh(const struct personality *p, unsigned dim)
+{
+    return dim < p->dims && ((p->mesh_mask >> dim) & 1u) != 0;
+}
+static inline bool personality_is_torus(const struct personality *p, unsigned dim)
+{
+    return dim < p->dims && !personality_is_mesh(p, dim);
+}
+static inline bool personality_is_spare(const struct personality *p)
+{
+    return p->role == PERSONALITY_ROLE_SPARE;
+}
+static inline bool personality_uses_torus_tree(const struct personality *p)
+{
+    return p->tree_layout == PERSONALITY_TREE_TORUS;
+}
+uint32_t personality_node_count(const struct personality *p);
+
+#endif /* KERNEL_PERSONALITY_H */
