@@ -3,8 +3,9 @@
  *
  *   tori node=3 event=view t_ns=1234567 epoch=4 root=0 live=7 digest=9f3a..
  *
- * Keys and values never contain spaces; the launcher and tests parse these
- * lines and nothing else.  Formatting uses a static line buffer and never
+ * Keys never contain spaces; a value is a bare token, or a double-quoted
+ * text (event_add_text) with no double quote inside.  The launcher and tests
+ * parse these lines and nothing else.  Formatting uses a static line buffer and never
  * allocates, so events may be written in any phase, panic included.
  */
 #ifndef KERNEL_EVENT_H
@@ -20,16 +21,14 @@ void event_begin(const char *name);
 void event_add_u64(const char *key, uint64_t value);
 void event_add_i64(const char *key, int64_t value);
 void event_add_hex(const char *key, uint64_t value);
-/* Spaces and control characters in value are written as '_'. */
+/* A bare token: spaces, quotes and control characters become '_'. */
 void event_add_str(const char *key, const char *value);
+/* Human text: key="value", double quotes become ', controls become ' '. */
+void event_add_text(const char *key, const char *value);
 /* Ends the line and writes it to the console. */
 void event_end(void);
 
 /* Writes a plain console line (no event syntax), newline added. */
 void console_line(const char *text);
-
-/* Formats helpers shared with panic and the personality reporter. */
-unsigned format_u64(char *out, uint64_t value);          /* no NUL */
-unsigned format_hex(char *out, uint64_t value);          /* "0x..", no NUL */
 
 #endif /* KERNEL_EVENT_H */

@@ -60,9 +60,9 @@ struct personality {
 
 /* What is wrong with a block: the field, its value, what was expected. */
 struct personality_error {
-    const char *field;
-    uint32_t value;
-    const char *expected;
+    const char *field;    /* NULL: the whole block is missing */
+    uint32_t value;       /* what was found */
+    const char *expected; /* what was expected, in words */
 };
 
 /* Fills defaults for everything but identity and shape. */
@@ -81,7 +81,14 @@ bool personality_decode(const uint8_t *block, size_t length,
 void personality_encode(const struct personality *p,
                         uint8_t out[PERSONALITY_SIZE]);
 
-/* One line: "personality: tree_radix=3 is invalid, expected ..." */
+/* Default detector and link timings, shared with the host tools. */
+#define PERSONALITY_DEFAULT_HEARTBEAT_MS 10
+#define PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS 50
+#define PERSONALITY_DEFAULT_LINK_RTO_MS 4
+#define PERSONALITY_DEFAULT_LINK_RETRIES 8
+
+/* One line, NUL-terminated, cut to fit: "personality: tree_radix=3 is
+ * invalid, expected a power of two in 2..16".  Returns its length. */
 unsigned personality_format_error(const struct personality_error *error,
                                   char *out, unsigned capacity);
 

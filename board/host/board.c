@@ -1,0 +1,155 @@
+/*
+ * Board "host": a node as a Linux process.  The console is stdout, the clock
+ * CLOCK_MONOTONIC, idling is ppoll() on the link sockets until the next timer
+ * deadline, and the personality comes from a file named on the command line:
+ *
+ *   tori-node --personality FILE [driver options...]
+ */
+#define _GNU_SOURCE
+#include "board/board.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "board/host/host.h"
+#include "kernel/node.h"
+#include "kernel/personality.h"
+
+/* Room for a block larger than ours, so "too long" is not silently cut. */
+static uint8_t personality_block[PERSONALITY_SIZE * 2];
+static size_t personality_length;
+static bool personality_present;
+
+static struct pollfd watched[HOST_MAX_WATCHED_FDS];
+static int watched_count;
+
+static int driver_argc;
+static char **driver_argv;
+
+void board_init(void)
+{
+    /* Line-buffered events even when stdout is a pipe to the launcher. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+const char *board_name(void)
+{
+    return "host";
+}
+
+uint64_t board_now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+void board_console_write(const char *bytes, size_t length)
+{
+    fwrite(bytes, 1, length, stdout);
+    fflush(stdout);
+}
+
+const uint8_t *board_personality_block(size_t *length)
+{
+    *length = personality_present ? personality_length : 0;
+    return personality_present ? personality_block : NULL;
+}
+
+bool host_watch_fd(int fd)
+{
+    if (watched_count >= HOST_MAX_WATCHED_FDS)
+        return false;
+    watched[watched_count].fd = fd;
+    watched[watched_count].events = POLLIN;
+    watched_count++;
+    return true;
+}
+
+int host_argument_count(void)
+{
+    return driver_argc;
+}
+
+const char *host_argument(int index)
+{
+    return index >= 0 && index < driver_argc ? driver_argv[index] : NULL;
+}
+
+void board_idle_until(uint64_t deadline_ns)
+{
+    struct timespec timeout;
+    struct timespec *timeout_pointer = NULL;
+    if (deadline_ns != UINT64_MAX) {
+        uint64_t now = board_now_ns();
+        uint64_t wait = deadline_ns > now ? deadline_ns - now : 0;
+        timeout.tv_sec = (time_t)(wait / 1000000000u);
+        timeout.tv_nsec = (long)(wait % 1000000000u);
+        timeout_pointer = &timeout;
+    }
+    if (ppoll(watched, (nfds_t)watched_count, timeout_pointer, NULL) < 0 &&
+        errno != EINTR) {
+        perror("tori-node: ppoll");
+        exit(71);
+    }
+}
+
+_Noreturn void board_halt(int code)
+{
+    fflush(stdout);
+    exit(code);
+}
+
+static void usage(FILE *out)
+{
+    fputs("usage: tori-node --personality FILE [link options]\n"
+          "Runs one tori node as a host process; events go to stdout.\n",
+          out);
+}
+
+/* A missing or unreadable file is reported by the kernel as "missing". */
+static void load_personality(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        fprintf(stderr, "tori-node: cannot open personality '%s': %s\n", path,
+                strerror(errno));
+        return;
+    }
+    ssize_t got = read(fd, personality_block, sizeof personality_block);
+    close(fd);
+    if (got > 0) {
+        personality_length = (size_t)got;
+        personality_present = true;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *personality_path = NULL;
+    int i = 1;
+    for (; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--personality") == 0 && i + 1 < argc) {
+            personality_path = argv[++i];
+        } else if (strcmp(argv[i], "--personality") == 0) {
+            fprintf(stderr, "tori-node: --personality needs a file name\n");
+            return 2;
+        } else {
+            break; /* the rest belongs to the link driver */
+        }
+    }
+    driver_argc = argc - i;
+    driver_argv = argv + i;
+    if (personality_path != NULL)
+        load_personality(personality_path);
+    kernel_main();
+}

@@ -1,0 +1,270 @@
+#include "kernel/personality.h"
+
+#include <string.h>
+
+#include "kernel/crc32.h"
+#include "kernel/format.h"
+
+enum personality_offset {
+    OFFSET_MAGIC = 0,
+    OFFSET_VERSION = 4,
+    OFFSET_SIZE = 6,
+    OFFSET_NODE_ID = 8,
+    OFFSET_INCARNATION = 12,
+    OFFSET_DIMS = 16,
+    OFFSET_MESH_MASK = 17,
+    OFFSET_TREE_RADIX = 18,
+    OFFSET_TREE_LAYOUT = 19,
+    OFFSET_ROLE = 20,
+    OFFSET_RESERVED = 21, /* 3 bytes */
+    OFFSET_DIM_SIZE = 24, /* 6 x u16 */
+    OFFSET_COORD = 36,    /* 6 x u16 */
+    OFFSET_MEMBER_COUNT = 48,
+    OFFSET_HEARTBEAT_MS = 52,
+    OFFSET_DETECT_TIMEOUT_MS = 54,
+    OFFSET_LINK_RTO_MS = 56,
+    OFFSET_LINK_RETRIES = 58,
+    OFFSET_PARTITION_POLICY = 59,
+    OFFSET_CRC = 60,
+};
+
+/* The wire layout has room for six dimensions whatever CONFIG_MAX_DIMS is. */
+#define PERSONALITY_WIRE_DIMS 6
+_Static_assert(CONFIG_MAX_DIMS <= PERSONALITY_WIRE_DIMS,
+               "personality layout holds at most 6 dimensions");
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+void personality_set_defaults(struct personality *p)
+{
+    p->boot_incarnation = 1;
+    p->mesh_mask = 0;
+    p->tree_radix = CONFIG_TREE_RADIX_DEFAULT;
+    p->tree_layout = PERSONALITY_TREE_RADIX;
+    p->role = PERSONALITY_ROLE_COMPUTE;
+    p->heartbeat_ms = PERSONALITY_DEFAULT_HEARTBEAT_MS;
+    p->detect_timeout_ms = PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS;
+    p->link_rto_ms = PERSONALITY_DEFAULT_LINK_RTO_MS;
+    p->link_retries = PERSONALITY_DEFAULT_LINK_RETRIES;
+    p->partition_policy = PERSONALITY_PARTITION_PRIMARY;
+}
+
+uint32_t personality_node_count(const struct personality *p)
+{
+    uint32_t count = 1;
+    for (unsigned d = 0; d < p->dims && d < CONFIG_MAX_DIMS; d++)
+        count *= p->dim_size[d];
+    return count;
+}
+
+static bool fail(struct personality_error *error, const char *field,
+                 uint32_t value, const char *expected)
+{
+    error->field = field;
+    error->value = value;
+    error->expected = expected;
+    return false;
+}
+
+#define STRINGIFY_VALUE(x) #x
+#define STRINGIFY(x) STRINGIFY_VALUE(x)
+
+bool personality_validate(const struct personality *p,
+                          struct personality_error *error)
+{
+    if (p->dims < 1 || p->dims > CONFIG_MAX_DIMS)
+        return fail(error, "dims", p->dims, "1.." STRINGIFY(CONFIG_MAX_DIMS));
+    uint64_t count = 1;
+    for (unsigned d = 0; d < CONFIG_MAX_DIMS; d++) {
+        if (d < p->dims) {
+            if (p->dim_size[d] < 1)
+                return fail(error, "dim_size", p->dim_size[d],
+                            "every used dimension at least 1");
+            count *= p->dim_size[d];
+            if (count > CONFIG_MAX_NODES)
+                return fail(error, "dim_size", (uint32_t)count,
+                            "a node count of at most CONFIG_MAX_NODES ("
+                            STRINGIFY(CONFIG_MAX_NODES) ")");
+        } else if (p->dim_size[d] != 0 || p->coord[d] != 0) {
+            return fail(error, p->dim_size[d] != 0 ? "dim_size" : "coord",
+                        p->dim_size[d] != 0 ? p->dim_size[d] : p->coord[d],
+                        "0 beyond the used dimensions");
+        }
+    }
+    if ((p->mesh_mask >> p->dims) != 0)
+        return fail(error, "mesh_mask", p->mesh_mask,
+                    "bits only for used dimensions");
+    uint32_t rank = 0;
+    uint32_t stride = 1;
+    for (unsigned d = 0; d < p->dims; d++) {
+        if (p->coord[d] >= p->dim_size[d])
+            return fail(error, "coord", p->coord[d],
+                        "each coordinate below its dimension's size");
+        rank += p->coord[d] * stride;
+        stride *= p->dim_size[d];
+    }
+    if (p->node_id >= count)
+        return fail(error, "node_id", p->node_id, "below the node count");
+    if (p->node_id != rank)
+        return fail(error, "node_id", p->node_id,
+                    "the rank of the coordinates (dimension 0 fastest)");
+    if (p->tree_radix < 2 || p->tree_radix > CONFIG_TREE_RADIX_MAX ||
+        (p->tree_radix & (p->tree_radix - 1)) != 0)
+        return fail(error, "tree_radix", p->tree_radix,
+                    "a power of two in 2..16");
+    if (p->tree_layout > PERSONALITY_TREE_TORUS)
+        return fail(error, "tree_layout", p->tree_layout, "0 (radix) or 1 (torus)");
+    if (p->role > PERSONALITY_ROLE_SPARE)
+        return fail(error, "role", p->role, "0 (compute) or 1 (spare)");
+    if (p->member_count < 1 || p->member_count > count)
+        return fail(error, "member_count", p->member_count,
+                    "1..node count (the initial view is ranks below it)");
+    if ((p->node_id < p->member_count) != (p->role == PERSONALITY_ROLE_COMPUTE))
+        return fail(error, "role", p->role,
+                    "compute for ranks below member_count, spare above");
+    if (p->heartbeat_ms < 1)
+        return fail(error, "heartbeat_ms", p->heartbeat_ms, "at least 1");
+    if (p->detect_timeout_ms <= p->heartbeat_ms)
+        return fail(error, "detect_timeout_ms", p->detect_timeout_ms,
+                    "more than heartbeat_ms");
+    if (p->link_rto_ms < 1)
+        return fail(error, "link_rto_ms", p->link_rto_ms, "at least 1");
+    if (p->link_retries < 1)
+        return fail(error, "link_retries", p->link_retries, "at least 1");
+    if (p->partition_policy > PERSONALITY_PARTITION_EVERY_SIDE)
+        return fail(error, "partition_policy", p->partition_policy,
+                    "0 (primary component) or 1 (every side)");
+    return true;
+}
+
+bool personality_decode(const uint8_t *block, size_t length,
+                        struct personality *out,
+                        struct personality_error *error)
+{
+    if (block == NULL || length == 0)
+        return fail(error, NULL, 0,
+                    "a 64-byte block with magic 'TORI' written by the loader");
+    if (length < PERSONALITY_SIZE)
+        return fail(error, "length", (uint32_t)length, "64 bytes");
+    uint32_t magic = get_u32(block + OFFSET_MAGIC);
+    if (magic != PERSONALITY_MAGIC)
+        return fail(error, "magic", magic, "0x49524f54 ('TORI')");
+    uint16_t version = get_u16(block + OFFSET_VERSION);
+    if (version != PERSONALITY_VERSION)
+        return fail(error, "version", version, "1");
+    uint16_t size = get_u16(block + OFFSET_SIZE);
+    if (size != PERSONALITY_SIZE)
+        return fail(error, "size", size, "64");
+    uint32_t crc = get_u32(block + OFFSET_CRC);
+    if (crc != crc32_update(0, block, OFFSET_CRC))
+        return fail(error, "crc32", crc, "the CRC-32 of bytes 0..59");
+    for (unsigned i = 0; i < 3; i++)
+        if (block[OFFSET_RESERVED + i] != 0)
+            return fail(error, "reserved", block[OFFSET_RESERVED + i], "0");
+    out->node_id = get_u32(block + OFFSET_NODE_ID);
+    out->boot_incarnation = get_u32(block + OFFSET_INCARNATION);
+    out->dims = block[OFFSET_DIMS];
+    out->mesh_mask = block[OFFSET_MESH_MASK];
+    out->tree_radix = block[OFFSET_TREE_RADIX];
+    out->tree_layout = block[OFFSET_TREE_LAYOUT];
+    out->role = block[OFFSET_ROLE];
+    for (unsigned d = 0; d < PERSONALITY_WIRE_DIMS; d++) {
+        uint16_t dim_size = get_u16(block + OFFSET_DIM_SIZE + 2 * d);
+        uint16_t coord = get_u16(block + OFFSET_COORD + 2 * d);
+        if (d < CONFIG_MAX_DIMS) {
+            out->dim_size[d] = dim_size;
+            out->coord[d] = coord;
+        } else if (dim_size != 0) {
+            return fail(error, "dims", d + 1u,
+                        "at most CONFIG_MAX_DIMS (" STRINGIFY(CONFIG_MAX_DIMS) ")");
+        }
+    }
+    out->member_count = get_u32(block + OFFSET_MEMBER_COUNT);
+    out->heartbeat_ms = get_u16(block + OFFSET_HEARTBEAT_MS);
+    out->detect_timeout_ms = get_u16(block + OFFSET_DETECT_TIMEOUT_MS);
+    out->link_rto_ms = get_u16(block + OFFSET_LINK_RTO_MS);
+    out->link_retries = block[OFFSET_LINK_RETRIES];
+    out->partition_policy = block[OFFSET_PARTITION_POLICY];
+    return personality_validate(out, error);
+}
+
+void personality_encode(const struct personality *p,
+                        uint8_t out[PERSONALITY_SIZE])
+{
+    for (unsigned i = 0; i < PERSONALITY_SIZE; i++)
+        out[i] = 0;
+    put_u32(out + OFFSET_MAGIC, PERSONALITY_MAGIC);
+    put_u16(out + OFFSET_VERSION, PERSONALITY_VERSION);
+    put_u16(out + OFFSET_SIZE, PERSONALITY_SIZE);
+    put_u32(out + OFFSET_NODE_ID, p->node_id);
+    put_u32(out + OFFSET_INCARNATION, p->boot_incarnation);
+    out[OFFSET_DIMS] = p->dims;
+    out[OFFSET_MESH_MASK] = p->mesh_mask;
+    out[OFFSET_TREE_RADIX] = p->tree_radix;
+    out[OFFSET_TREE_LAYOUT] = p->tree_layout;
+    out[OFFSET_ROLE] = p->role;
+    for (unsigned d = 0; d < CONFIG_MAX_DIMS; d++) {
+        put_u16(out + OFFSET_DIM_SIZE + 2 * d, p->dim_size[d]);
+        put_u16(out + OFFSET_COORD + 2 * d, p->coord[d]);
+    }
+    put_u32(out + OFFSET_MEMBER_COUNT, p->member_count);
+    put_u16(out + OFFSET_HEARTBEAT_MS, p->heartbeat_ms);
+    put_u16(out + OFFSET_DETECT_TIMEOUT_MS, p->detect_timeout_ms);
+    put_u16(out + OFFSET_LINK_RTO_MS, p->link_rto_ms);
+    out[OFFSET_LINK_RETRIES] = p->link_retries;
+    out[OFFSET_PARTITION_POLICY] = p->partition_policy;
+    put_u32(out + OFFSET_CRC, crc32_update(0, out, OFFSET_CRC));
+}
+
+static unsigned append(char *out, unsigned n, unsigned capacity, const char *text)
+{
+    while (*text != '\0' && n + 1 < capacity)
+        out[n++] = *text++;
+    return n;
+}
+
+unsigned personality_format_error(const struct personality_error *error,
+                                  char *out, unsigned capacity)
+{
+    if (capacity == 0)
+        return 0;
+    unsigned n = append(out, 0, capacity, "personality: ");
+    if (error->field == NULL) {
+        n = append(out, n, capacity, "missing, expected ");
+    } else {
+        char number[20];
+        bool is_hex = strcmp(error->field, "magic") == 0 ||
+                      strcmp(error->field, "crc32") == 0;
+        unsigned digits = is_hex ? format_hex(number, error->value)
+                                 : format_u64(number, error->value);
+        number[digits] = '\0';
+        n = append(out, n, capacity, error->field);
+        n = append(out, n, capacity, "=");
+        n = append(out, n, capacity, number);
+        n = append(out, n, capacity, " is invalid, expected ");
+    }
+    n = append(out, n, capacity, error->expected);
+    out[n] = '\0';
+    return n;
+}
