@@ -1,0 +1,50 @@
+#include "tests/kernel/test_board.h"
+
+#include <string.h>
+
+#include "board/board.h"
+
+uint64_t test_board_clock_ns;
+char test_board_console[4096];
+static size_t console_length;
+jmp_buf test_board_halt_jump;
+int test_board_halt_code;
+
+void test_board_reset(void)
+{
+    test_board_clock_ns = 0;
+    console_length = 0;
+    test_board_console[0] = '\0';
+    test_board_halt_code = -1;
+}
+
+void board_init(void) {}
+const char *board_name(void) { return "test"; }
+uint64_t board_now_ns(void) { return test_board_clock_ns; }
+
+void board_console_write(const char *bytes, size_t length)
+{
+    size_t room = sizeof test_board_console - 1 - console_length;
+    if (length > room)
+        length = room;
+    memcpy(test_board_console + console_length, bytes, length);
+    console_length += length;
+    test_board_console[console_length] = '\0';
+}
+
+const uint8_t *board_personality_block(size_t *length)
+{
+    *length = 0;
+    return NULL;
+}
+
+void board_idle_until(uint64_t deadline_ns)
+{
+    test_board_clock_ns = deadline_ns;
+}
+
+_Noreturn void board_halt(int code)
+{
+    test_board_halt_code = code;
+    longjmp(test_board_halt_jump, 1);
+}

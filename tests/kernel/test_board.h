@@ -1,0 +1,18 @@
+/*
+ * A board for kernel unit tests: a settable clock, a captured console and a
+ * halt that jumps back into the test instead of leaving the process.
+ */
+#ifndef TESTS_KERNEL_TEST_BOARD_H
+#define TESTS_KERNEL_TEST_BOARD_H
+
+#include <setjmp.h>
+#include <stdint.h>
+
+extern uint64_t test_board_clock_ns;
+extern char test_board_console[4096];
+extern jmp_buf test_board_halt_jump;
+extern int test_board_halt_code;
+
+void test_board_reset(void);
+
+#endif
