@@ -23,6 +23,12 @@ uint64_t board_now_ns(void);
 void board_console_write(const char *bytes, size_t length);
 
 /*
+ * Reads console input (the launcher's control channel) without blocking;
+ * returns the number of bytes read, 0 when none are waiting.
+ */
+size_t board_console_read(char *buffer, size_t capacity);
+
+/*
  * The raw personality block as the loader left it, or NULL with *length 0
  * when there is none.  Validation is the kernel's (kernel/personality.h).
  */

@@ -1,4 +1,5 @@
 #include "board/board.h"
+#include "kernel/console_command.h"
 #include "kernel/event.h"
 #include "kernel/heap.h"
 #include "kernel/node.h"
@@ -40,6 +41,7 @@ _Noreturn void kernel_main(void)
 
     node_read_personality();
     timer_table_init(timer_kernel_table());
+    console_command_init();
 
     kernel_enter_run_phase();
 #ifdef TORI_TEST_VARIANT_MALLOC_AFTER_INIT

@@ -29,6 +29,9 @@ static bool personality_present;
 static struct pollfd watched[HOST_MAX_WATCHED_FDS];
 static int watched_count;
 
+/* Restored at exit: a terminal's file status is shared with the shell. */
+static int stdin_flags = -1;
+
 static int driver_argc;
 static char **driver_argv;
 
@@ -36,6 +39,10 @@ void board_init(void)
 {
     /* Line-buffered events even when stdout is a pipe to the launcher. */
     setvbuf(stdout, NULL, _IOLBF, 0);
+    stdin_flags = fcntl(STDIN_FILENO, F_GETFL);
+    if (stdin_flags >= 0 &&
+        fcntl(STDIN_FILENO, F_SETFL, stdin_flags | O_NONBLOCK) == 0)
+        host_watch_fd(STDIN_FILENO);
 }
 
 const char *board_name(void)
@@ -54,6 +61,26 @@ void board_console_write(const char *bytes, size_t length)
 {
     fwrite(bytes, 1, length, stdout);
     fflush(stdout);
+}
+
+/* stdin is the control channel; at EOF it is dropped from the idle set so
+ * ppoll() does not spin on a closed pipe. */
+static bool console_input_open = true;
+
+size_t board_console_read(char *buffer, size_t capacity)
+{
+    if (!console_input_open || capacity == 0)
+        return 0;
+    ssize_t got = read(STDIN_FILENO, buffer, capacity);
+    if (got > 0)
+        return (size_t)got;
+    if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+        console_input_open = false;
+        for (int i = 0; i < watched_count; i++)
+            if (watched[i].fd == STDIN_FILENO)
+                watched[i].fd = -1; /* ppoll ignores negative descriptors */
+    }
+    return 0;
 }
 
 const uint8_t *board_personality_block(size_t *length)
@@ -103,6 +130,8 @@ void board_idle_until(uint64_t deadline_ns)
 _Noreturn void board_halt(int code)
 {
     fflush(stdout);
+    if (stdin_flags >= 0)
+        fcntl(STDIN_FILENO, F_SETFL, stdin_flags);
     exit(code);
 }
 

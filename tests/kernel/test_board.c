@@ -32,6 +32,13 @@ void board_console_write(const char *bytes, size_t length)
     test_board_console[console_length] = '\0';
 }
 
+size_t board_console_read(char *buffer, size_t capacity)
+{
+    (void)buffer;
+    (void)capacity;
+    return 0;
+}
+
 const uint8_t *board_personality_block(size_t *length)
 {
     *length = 0;
