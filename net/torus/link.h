@@ -1,0 +1,253 @@
+/*
+ * Link-level reliability for one torus link, as a pure state machine (one
+ * struct torus_link per link end; time comes in as now_ns).
+ *
+ * Goal: the layer above sees every data frame once and in order, or sees
+ * the link declared DOWN.  Links lose frames (a stopped or dead peer, UDP
+ * buffer overflow) and a stopped-then-resumed peer delivers stale frames;
+ * measured links do not reorder.
+ *
+ * Go-back-N, chosen over selective repeat: losses are rare bursts on an
+ * otherwise ordered link, so resending the (small) window costs little,
+ * while the receiver then needs no reorder buffer at all (selective repeat
+ * would add CONFIG_LINK_WINDOW * CONFIG_MAX_FRAME bytes per link) and its
+ * logic stays a single "expected" counter.  The receiver drops and counts
+ * out-of-order frames and duplicates; on the first gap it sends a NAK so the
+ * sender resends at once instead of waiting for its timeout.
+ *
+ * Sequence numbers are per session, from 0, 32-bit and compared modulo
+ * 2^32.  Acks are cumulative (the next sequence number expected), carried in
+ * every frame: piggybacked on data, or in LINK_ACK frames sent when an ack is
+ * owed (after ack_delay_ns, or at once for a duplicate, a gap, or half a
+ * window unacknowledged).  The sender keeps a copy of every unacknowledged
+ * frame (CONFIG_LINK_WINDOW of them); when the oldest stays unacknowledged
+ * for rto_ns it resends them all; after retry_limit such resends without
+ * progress, one more rto_ns later, the link is DOWN.  So a dead peer is
+ * declared down at most (retry_limit + 1) * rto_ns after the last progress
+ * (plus the caller's tick lateness).
+ *
+ * Sessions and resynchronisation.  Each link end has an incarnation, a
+ * 32-bit session id, never 0, that it changes (+1) every time its session
+ * ends (DOWN, or the peer restarted).  Every frame carries the sender's
+ * incarnation and the incarnation it believes the receiver has (0: none).
+ * A session is UP between two ends that each hold the other's current
+ * incarnation; a non-SYN frame is accepted only with both incarnations
+ * matching, so frames of an earlier session - the stale traffic of a
+ * stopped-then-resumed peer, the last frames of a crashed one - are dropped
+ * and counted as stale, however plausible their sequence numbers.
+ *
+ * Handshake (SYN: a LINK_ACK frame with the SYN flag; "A(a,b)" is a frame
+ * from A saying "I am a, you are b"):
+ *   A SYN(a,0) -> B learns a, replies SYN(b,a) -> A learns b; its own name
+ *   came back, so A is UP and replies ACK(a,b) -> B: a matching frame, UP.
+ * Until UP an end resends SYN every probe_interval_ns; a DOWN link keeps
+ * probing the same way, so it comes back UP as soon as the peer is heard
+ * again.  An UP end that receives a SYN with a new sender incarnation,
+ * addressed to its current incarnation or to none (the peer restarted, or
+ * declared the link down), ends its session (DOWN event) and resynchronises;
+ * a SYN addressed to one of its older incarnations is stale and ignored.
+ * A restarted node must therefore start from an incarnation it has not used
+ * on this link before (derive it from the personality's boot incarnation).
+ * Frames queued when a session ends are discarded and counted: the layer
+ * above learns of the loss through the DOWN event.
+ *
+ * Pure: no I/O, no clock reads, no globals, no allocation.
+ */
+#ifndef NET_TORUS_LINK_H
+#define NET_TORUS_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/tori_config.h"
+#include "net/torus/frame.h"
+
+#define TORUS_LINK_NEVER UINT64_MAX
+
+enum torus_link_state {
+    TORUS_LINK_SYNCING, /* never up yet: handshaking */
+    TORUS_LINK_UP,
+    TORUS_LINK_DOWN, /* was up; the session ended; probing */
+};
+
+/* Event bits, collected until torus_link_take_events. */
+#define TORUS_LINK_EVENT_UP 0x1u
+#define TORUS_LINK_EVENT_DOWN 0x2u
+
+/* What torus_link_receive says about a frame. */
+#define TORUS_LINK_VERDICTS(X)                                               \
+    X(DELIVER, "deliver")           /* new, in order: hand it up */          \
+    X(CONTROL, "control")           /* a LINK_ACK, consumed by the link */   \
+    X(DUPLICATE, "duplicate")       /* already delivered: dropped */         \
+    X(OUT_OF_ORDER, "out_of_order") /* after a gap: dropped */               \
+    X(STALE, "stale")               /* another session's: dropped */         \
+    X(WRONG_PEER, "wrong_peer")     /* MACs are not this link's */           \
+    X(PROTOCOL, "protocol")         /* SYN on a data frame: dropped */
+
+enum torus_link_verdict {
+#define TORUS_LINK_VERDICT_ENUM(name, text) TORUS_LINK_##name,
+    TORUS_LINK_VERDICTS(TORUS_LINK_VERDICT_ENUM)
+#undef TORUS_LINK_VERDICT_ENUM
+    TORUS_LINK_VERDICT_COUNT
+};
+
+enum torus_link_send_status {
+    TORUS_LINK_SEND_OK = 0,
+    TORUS_LINK_SEND_WINDOW_FULL, /* CONFIG_LINK_WINDOW frames unacknowledged */
+    TORUS_LINK_SEND_NOT_UP,      /* no session: route around or drop */
+    TORUS_LINK_SEND_BAD_FRAME,   /* not well formed, or a LINK_ACK */
+};
+
+/* Counters, one list for the enum and the names. */
+#define TORUS_LINK_COUNTERS(X)                                               \
+    X(SENT, "sent")                     /* data frames accepted by send */   \
+    X(RETRANSMITTED, "retransmitted")   /* data frames sent again */         \
+    X(TIMEOUTS, "timeouts")             /* retransmission timeouts */        \
+    X(FAST_RETRANSMITS, "fast_retransmits") /* resends on a NAK */           \
+    X(DELIVERED, "delivered")                                                \
+    X(DUPLICATES, "duplicates")                                              \
+    X(OUT_OF_ORDER, "out_of_order")                                          \
+    X(STALE, "stale")                                                        \
+    X(WRONG_PEER, "wrong_peer")                                              \
+    X(PROTOCOL, "protocol")                                                  \
+    X(BAD_ACKS, "bad_acks")             /* acks beyond what was sent */      \
+    X(ACKS_SENT, "acks_sent")           /* LINK_ACK frames without SYN */    \
+    X(SYNS_SENT, "syns_sent")                                                \
+    X(ACKS_RECEIVED, "acks_received")   /* acks that advanced the window */  \
+    X(FRAMES_ACKED, "frames_acked")                                          \
+    X(WINDOW_FULL, "window_full")       /* send refusals */                  \
+    X(NOT_UP, "not_up")                 /* send refusals */                  \
+    X(BAD_FRAMES, "bad_frames")         /* send refusals */                  \
+    X(DISCARDED, "discarded")           /* unacked frames lost at DOWN */    \
+    X(UP_EVENTS, "up_events")                                                \
+    X(DOWN_EVENTS, "down_events")                                            \
+    X(PEER_RESETS, "peer_resets")       /* DOWN because the peer restarted */
+
+enum torus_link_counter {
+#define TORUS_LINK_COUNTER_ENUM(name, text) TORUS_LINK_COUNT_##name,
+    TORUS_LINK_COUNTERS(TORUS_LINK_COUNTER_ENUM)
+#undef TORUS_LINK_COUNTER_ENUM
+    TORUS_LINK_COUNTER_COUNT
+};
+
+struct torus_link_config {
+    uint32_t local_rank;
+    uint32_t peer_rank;
+    unsigned local_link;        /* link number here; the peer's is ^ 1 */
+    uint32_t incarnation;       /* first session id (0 is made 1) */
+    uint64_t rto_ns;            /* retransmission timeout, > 0 */
+    uint32_t retry_limit;       /* resends without progress before DOWN */
+    uint64_t ack_delay_ns;      /* how long an ack may wait for data */
+    uint64_t probe_interval_ns; /* SYN period while not UP; 0: rto_ns */
+};
+
+/* One window slot: a sent, not yet acknowledged frame. */
+struct torus_link_slot {
+    uint16_t length;
+    uint8_t frame[CONFIG_MAX_FRAME];
+};
+
+struct torus_link {
+    struct torus_link_config config;
+    uint8_t local_mac[TORUS_FRAME_MAC_SIZE];
+    uint8_t peer_mac[TORUS_FRAME_MAC_SIZE];
+    enum torus_link_state state;
+    unsigned events;
+    uint32_t local_incarnation;
+    uint32_t peer_incarnation; /* 0: not known */
+    /* Sending. */
+    uint32_t send_base;     /* oldest unacknowledged sequence number */
+    uint32_t next_sequence; /* of the next new data frame */
+    uint32_t retries;       /* timeouts since the last progress */
+    uint64_t rto_deadline;  /* TORUS_LINK_NEVER when nothing is in flight */
+    bool resend_now;        /* a NAK asked for the window again */
+    bool nak_answered;      /* ... and was answered for this send_base */
+    /* Receiving. */
+    uint32_t expected;         /* next sequence number to deliver */
+    uint32_t ack_sent;         /* last ack value put on the wire */
+    bool nak_pending;          /* next frame out carries NAK */
+    bool nak_sent;             /* a NAK went out for this gap */
+    bool syn_requested;        /* next control frame carries SYN */
+    uint64_t control_deadline; /* when a LINK_ACK (or SYN) is due */
+    uint64_t counters[TORUS_LINK_COUNTER_COUNT];
+    struct torus_link_slot window[CONFIG_LINK_WINDOW];
+    uint8_t control[TORUS_FRAME_HEADER_SIZE];
+};
+
+/* Frames to put on the wire after a tick.  The pointers point into the
+ * link and stay valid until the next call into it: inject them first. */
+#define TORUS_LINK_OUTBOX_SIZE (CONFIG_LINK_WINDOW + 1)
+struct torus_link_outbox {
+    unsigned count;
+    const uint8_t *frame[TORUS_LINK_OUTBOX_SIZE];
+    uint16_t length[TORUS_LINK_OUTBOX_SIZE];
+};
+
+/* rto 20 ms, 5 retries, ack delay 1 ms, probe every rto; ranks, link and
+ * incarnation 0 (the caller sets them). */
+void torus_link_config_defaults(struct torus_link_config *config);
+
+/* Starts a link in SYNCING (a SYN is due at once).  False, and the link
+ * unusable, when rto_ns is 0 or local_link >= CONFIG_MAX_LINKS. */
+bool torus_link_init(struct torus_link *link, const struct torus_link_config *config);
+
+/*
+ * Sends a data frame (well formed, made by torus_frame_encode or forwarded,
+ * any type but LINK_ACK): stamps MACs, sequence, ack and incarnations into
+ * frame in place, reseals it and keeps a copy for retransmission.  On
+ * TORUS_LINK_SEND_OK the caller puts frame on the wire; otherwise frame is
+ * untouched and nothing is kept.
+ */
+enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *frame,
+                                            size_t length, uint64_t now_ns);
+
+/*
+ * Takes a frame that torus_frame_decode accepted and that arrived on this
+ * link.  TORUS_LINK_DELIVER: hand it up (or route it on); every other
+ * verdict: the link consumed or dropped it (counted).
+ */
+enum torus_link_verdict torus_link_receive(struct torus_link *link,
+                                           const struct torus_frame_header *header,
+                                           uint64_t now_ns);
+
+/*
+ * Does what is due at now_ns: resends after a timeout or a NAK, declares the
+ * link DOWN after retry_limit fruitless resends, sends an owed ack or SYN.
+ * Fills out (emptied first) with the frames to put on the wire; returns
+ * out->count.
+ */
+unsigned torus_link_tick(struct torus_link *link, uint64_t now_ns,
+                         struct torus_link_outbox *out);
+
+/* When torus_link_tick next has work (0: at once), TORUS_LINK_NEVER: none. */
+uint64_t torus_link_next_deadline(const struct torus_link *link);
+
+/* Returns the TORUS_LINK_EVENT_* bits raised since the last call, and
+ * clears them. */
+unsigned torus_link_take_events(struct torus_link *link);
+
+static inline bool torus_link_is_up(const struct torus_link *link)
+{
+    return link->state == TORUS_LINK_UP;
+}
+static inline enum torus_link_state torus_link_state(const struct torus_link *link)
+{
+    return link->state;
+}
+/* Data frames sent and not yet acknowledged. */
+static inline uint32_t torus_link_in_flight(const struct torus_link *link)
+{
+    return link->next_sequence - link->send_base;
+}
+static inline uint64_t torus_link_counter(const struct torus_link *link,
+                                          enum torus_link_counter counter)
+{
+    return (unsigned)counter < TORUS_LINK_COUNTER_COUNT ? link->counters[counter] : 0;
+}
+
+const char *torus_link_counter_name(enum torus_link_counter counter);
+const char *torus_link_verdict_name(enum torus_link_verdict verdict);
+const char *torus_link_state_name(enum torus_link_state state);
+
+#endif /* NET_TORUS_LINK_H */

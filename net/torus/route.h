@@ -1,0 +1,54 @@
+/*
+ * Routing on a torus or mesh: dimension-order, minimal, fault-tolerant.
+ *
+ * The preferred next hop corrects the lowest dimension whose coordinate
+ * differs, the shortest way round (a tie half way round an even torus goes
+ * plus).  When that link is down the router takes the first other
+ * productive link that is up, in a fixed order: the other way of a tied
+ * dimension, then the higher dimensions in order (each its preferred way
+ * first).  Like Phoenix it routes around what it knows to be broken, but it
+ * only ever takes productive hops, each of which shortens the remaining
+ * distance by exactly one: every path is minimal, hence loop-free whatever
+ * the link states seen at each node.  It never detours; when no productive
+ * link is up it answers TORUS_ROUTE_NONE and the caller counts and drops the
+ * frame (the membership layer handles what becomes unreachable).
+ *
+ * Pure: no I/O, no globals, no allocation.
+ */
+#ifndef NET_TORUS_ROUTE_H
+#define NET_TORUS_ROUTE_H
+
+#include <stdint.h>
+
+#include "net/torus/geometry.h"
+
+/* Results of torus_route_next_hop other than a link number (>= 0). */
+#define TORUS_ROUTE_LOCAL (-1) /* here is the destination */
+#define TORUS_ROUTE_NONE (-2)  /* no productive link up, or a bad rank */
+
+/* Every link a node can have, for "all links up". */
+#define TORUS_ROUTE_ALL_LINKS_UP UINT32_MAX
+
+/*
+ * The link (0..2*dims-1) to forward on from here towards destination, given
+ * the links that are up at here (bit L of link_up_mask; links the geometry
+ * does not have at here count as down).  TORUS_ROUTE_LOCAL or
+ * TORUS_ROUTE_NONE otherwise.  Deterministic.
+ */
+int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
+                         uint32_t destination, uint32_t link_up_mask);
+
+/* The dimension-order link with every link up (same as the above with
+ * TORUS_ROUTE_ALL_LINKS_UP). */
+int torus_route_preferred_hop(const struct torus_geometry *geometry,
+                              uint32_t here, uint32_t destination);
+
+/*
+ * Hops taken following torus_route_next_hop from source to destination with
+ * every link up; UINT32_MAX if the walk fails (bad rank, no route, or more
+ * than node_count hops, which would be a bug).  For tests and tools.
+ */
+uint32_t torus_route_path_length(const struct torus_geometry *geometry,
+                                 uint32_t source, uint32_t destination);
+
+#endif /* NET_TORUS_ROUTE_H */
