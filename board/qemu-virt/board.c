@@ -1,0 +1,89 @@
+/*
+ * Board "qemu-virt": board/board.h on QEMU's virt machine (Cortex-A15,
+ * GICv2).  Console: PL011, polled both ways.  Clock: the generic timer's
+ * virtual counter.  Idle: WFI with IRQs masked, woken through the GIC by the
+ * virtual timer, console input or an enabled virtio interrupt.  Personality: the block the
+ * loader wrote at QEMU_VIRT_PERSONALITY_ADDRESS.
+ */
+#include "board/board.h"
+
+#include "board/qemu-virt/board_irq.h"
+#include "board/qemu-virt/generic_timer.h"
+#include "board/qemu-virt/memory_map.h"
+#include "board/qemu-virt/pl011.h"
+#include "kernel/panic.h"
+#include "kernel/personality.h"
+
+void board_init(void)
+{
+    pl011_init();
+    board_irq_init();
+    if (!generic_timer_init())
+        kernel_panic("qemu-virt: CNTFRQ reads 0, expected the generic timer's "
+                     "frequency (62500000 on QEMU)");
+    if (!board_irq_enable(GENERIC_TIMER_VIRTUAL_IRQ) ||
+        !board_irq_enable(QEMU_VIRT_UART_IRQ))
+        kernel_panic("qemu-virt: GIC lacks the virtual timer (27) or UART (33) "
+                     "interrupt, expected QEMU's virt machine with GICv2");
+}
+
+const char *board_name(void)
+{
+    return "qemu-virt";
+}
+
+uint64_t board_now_ns(void)
+{
+    return generic_timer_now_ns();
+}
+
+void board_console_write(const char *bytes, size_t length)
+{
+    pl011_write(bytes, length);
+}
+
+size_t board_console_read(char *buffer, size_t capacity)
+{
+    return pl011_read(buffer, capacity);
+}
+
+const uint8_t *board_personality_block(size_t *length)
+{
+    const volatile uint8_t *block =
+        (const volatile uint8_t *)QEMU_VIRT_PERSONALITY_ADDRESS;
+    /* No magic: the loader wrote nothing (RAM starts zeroed), "missing". */
+    uint32_t magic = (uint32_t)block[0] | (uint32_t)block[1] << 8 |
+                     (uint32_t)block[2] << 16 | (uint32_t)block[3] << 24;
+    if (magic != PERSONALITY_MAGIC) {
+        *length = 0;
+        return NULL;
+    }
+    /* The whole page is the block's; the decoder checks its size field. */
+    *length = QEMU_VIRT_PERSONALITY_REGION_SIZE;
+    return (const uint8_t *)QEMU_VIRT_PERSONALITY_ADDRESS;
+}
+
+void board_idle_until(uint64_t deadline_ns)
+{
+    if (deadline_ns != UINT64_MAX) {
+        if (deadline_ns <= generic_timer_now_ns())
+            return;
+        generic_timer_arm_at(deadline_ns);
+    }
+    /* IRQs stay masked in the CPSR: a pending enabled interrupt at the GIC
+     * ends the WFI without being taken, and one already pending ends it at
+     * once, so nothing raised since the last poll is slept through. */
+    __asm__ volatile("dsb\n\twfi" : : : "memory");
+    /* Drop the timer's line before ending its interrupt, or it re-pends. */
+    generic_timer_disarm();
+    board_irq_acknowledge_pending();
+}
+
+_Noreturn void board_halt(int code)
+{
+    (void)code; /* the panic event line before this says why */
+    generic_timer_disarm();
+    board_irq_shutdown(); /* nothing may wake the WFI below: 0% host CPU */
+    for (;;)
+        __asm__ volatile("wfi" : : : "memory");
+}
