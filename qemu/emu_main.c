@@ -1,0 +1,37 @@
+/*
+ * tori-emu: runs a whole torus of tori nodes on this machine (see
+ * qemu/emu_options.c for the options and qemu/emu_run.h for how).
+ */
+#include <stdio.h>
+
+#include "qemu/emu_options.h"
+#include "qemu/emu_run.h"
+
+#ifndef TORI_DEFAULT_IMAGE
+#error "TORI_DEFAULT_IMAGE must be defined by the build"
+#endif
+#ifndef TORI_DEFAULT_NODE_BINARY
+#error "TORI_DEFAULT_NODE_BINARY must be defined by the build"
+#endif
+
+int main(int argc, char **argv)
+{
+    struct emu_options options;
+    char error[320];
+    switch (emu_options_parse(argc, argv, TORI_DEFAULT_IMAGE, TORI_DEFAULT_NODE_BINARY,
+                              &options, error, sizeof error)) {
+    case EMU_OPTIONS_HELP:
+        emu_options_usage(stdout);
+        return 0;
+    case EMU_OPTIONS_ERROR:
+        fprintf(stderr, "tori-emu: %s\n", error);
+        return 2;
+    case EMU_OPTIONS_OK:
+        break;
+    }
+    if (options.demo)
+        fprintf(options.json ? stderr : stdout,
+                "tori demo: a %s QEMU torus boots, runs for a few seconds and stops\n",
+                options.dims_text);
+    return emu_run(&options);
+}

@@ -1,0 +1,312 @@
+#include "qemu/emu_options.h"
+
+#include <string.h>
+
+#include "kernel/personality.h"
+#include "net/torus/geometry.h"
+#include "qemu/cli.h"
+
+void emu_options_usage(FILE *out)
+{
+    fputs(
+        "usage: tori-emu --dims DIMS [options]\n"
+        "       tori-emu --demo\n"
+        "\n"
+        "Runs a whole torus on this machine: one QEMU instance or host process per\n"
+        "node, links over UDP on 127.0.0.1, events collected from every console.\n"
+        "\n"
+        "  --dims DIMS          torus shape, e.g. 2x2x2 (1 to 6 sizes)\n"
+        "  --mesh[=x,z|all]     make dimensions meshes (alone: all of them)\n"
+        "  --board qemu|host|mixed  what runs each node (qemu); mixed puts QEMU on\n"
+        "                       nodes with an even coordinate sum, host on the rest\n"
+        "  --radix N            membership tree radix, power of two 2..16 (4)\n"
+        "  --tree radix|torus   membership tree layout (radix)\n"
+        "  --spares K           the last K ranks start as spares, not members\n"
+        "  --duration D         run D after every node is ready (e.g. 500ms, 5s, 2m;\n"
+        "                       0: stop at once); default: until --ping is done, or\n"
+        "                       until Ctrl-C\n"
+        "  --ping               every node pings every other node; exit 0 only if\n"
+        "                       every pair answered; hop and round-trip statistics\n"
+        "  --ping-parallel N    nodes pinging at the same time (2)\n"
+        "  --ping-timeout D     how long one node's `ping all` may take (60s)\n"
+        "  --ready-timeout D    how long the nodes may take to be ready\n"
+        "                       (20s + 500ms per node)\n"
+        "  --json               one JSON object per node event on stdout\n"
+        "                       (the human summary then goes to stderr)\n"
+        "  --out DIR            logs, personalities, sockets, events.jsonl\n"
+        "                       (default: a fresh /tmp/tori-emu-XXXXXX)\n"
+        "  --base-port P        link UDP ports P, P+1, ... (default: the system\n"
+        "                       picks free ports)\n"
+        "  --image FILE         node image for QEMU (build/qemu-virt/node.elf)\n"
+        "  --node-binary FILE   host node program (the build's tori-node)\n"
+        "  --qemu PROGRAM       QEMU to run (qemu-system-arm)\n"
+        "  --verbose            print each instance's command line\n"
+        "  --demo               boot a 2x2x2 QEMU torus, show its events for a few\n"
+        "                       seconds, stop\n"
+        "\n"
+        "Exit status: 0 success, 1 a node failed (not ready, panic, exit, ping),\n"
+        "2 bad options or setup, 130/143 interrupted.\n",
+        out);
+}
+
+static bool fail(char *error, size_t capacity, const char *option, const char *value,
+                 const char *expected)
+{
+    char echo[CLI_ECHO_MAX + 4];
+    snprintf(error, capacity, "%s '%s' is invalid (expected %s)", option,
+             cli_echo(value, echo), expected);
+    return false;
+}
+
+static bool parse_duration_option(const char *option, const char *value, bool allow_zero,
+                                  uint64_t *out, char *error, size_t capacity)
+{
+    if (allow_zero && strcmp(value, "0") == 0) {
+        *out = 0;
+        return true;
+    }
+    if (!cli_parse_duration_ns(value, out))
+        return fail(error, capacity, option, value,
+                    allow_zero ? "a duration like 500ms, 5s or 2m, or 0"
+                               : "a duration like 500ms, 5s or 2m");
+    return true;
+}
+
+struct raw_options {
+    const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
+    const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
+    const char *image, *node_binary, *qemu;
+    bool mesh_all, ping, json, demo, verbose;
+};
+
+static enum emu_options_result collect(int argc, char **argv, struct raw_options *raw,
+                                       char *error, size_t capacity)
+{
+    struct {
+        const char *name;
+        const char **slot;
+    } const valued[] = {
+        {"--dims", &raw->dims},
+        {"--board", &raw->board},
+        {"--radix", &raw->radix},
+        {"--tree", &raw->tree},
+        {"--spares", &raw->spares},
+        {"--duration", &raw->duration},
+        {"--ready-timeout", &raw->ready_timeout},
+        {"--ping-timeout", &raw->ping_timeout},
+        {"--ping-parallel", &raw->ping_parallel},
+        {"--out", &raw->out},
+        {"--base-port", &raw->base_port},
+        {"--image", &raw->image},
+        {"--node-binary", &raw->node_binary},
+        {"--qemu", &raw->qemu},
+    };
+    struct {
+        const char *name;
+        bool *flag;
+    } const flags[] = {
+        {"--ping", &raw->ping},
+        {"--json", &raw->json},
+        {"--demo", &raw->demo},
+        {"--verbose", &raw->verbose},
+    };
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (cli_is_flag(arg, "--help") || cli_is_flag(arg, "-h"))
+            return EMU_OPTIONS_HELP;
+        /* --mesh alone means every dimension; --mesh=SPEC names some. */
+        if (cli_is_flag(arg, "--mesh") || strncmp(arg, "--mesh=", 7) == 0) {
+            if (raw->mesh != NULL || raw->mesh_all) {
+                snprintf(error, capacity, "--mesh is given twice (expected it once)");
+                return EMU_OPTIONS_ERROR;
+            }
+            if (arg[6] == '=')
+                raw->mesh = arg + 7;
+            else
+                raw->mesh_all = true;
+            continue;
+        }
+        bool matched = false;
+        for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !matched; f++) {
+            if (cli_is_flag(arg, flags[f].name)) {
+                *flags[f].flag = true;
+                matched = true;
+            }
+        }
+        for (size_t o = 0; o < sizeof valued / sizeof valued[0] && !matched; o++) {
+            const char *value = NULL;
+            int found = cli_take_value(argc, argv, &i, valued[o].name, &value);
+            if (found < 0) {
+                snprintf(error, capacity, "%s needs a value (see --help)", valued[o].name);
+                return EMU_OPTIONS_ERROR;
+            }
+            if (found > 0) {
+                if (*valued[o].slot != NULL) {
+                    snprintf(error, capacity, "%s is given twice (expected it once)",
+                             valued[o].name);
+                    return EMU_OPTIONS_ERROR;
+                }
+                *valued[o].slot = value;
+                matched = true;
+            }
+        }
+        if (!matched) {
+            char echo[CLI_ECHO_MAX + 4];
+            snprintf(error, capacity,
+                     "unknown option '%s' (expected one of the options in --help)",
+                     cli_echo(arg, echo));
+            return EMU_OPTIONS_ERROR;
+        }
+    }
+    return EMU_OPTIONS_OK;
+}
+
+static bool parse_dims(const char *text, struct emu_options *o, char *error,
+                       size_t capacity)
+{
+    struct torus_geometry_error geometry_error;
+    if (torus_geometry_parse_dims(text, &o->dims, o->size, &geometry_error) !=
+        TORUS_GEOMETRY_OK) {
+        char reason[160];
+        char echo[CLI_ECHO_MAX + 4];
+        torus_geometry_format_error(&geometry_error, reason, sizeof reason);
+        snprintf(error, capacity, "--dims '%s' is invalid: %s", cli_echo(text, echo),
+                 reason);
+        return false;
+    }
+    for (unsigned d = 0; d < o->dims; d++) {
+        if (o->size[d] > 65535) {
+            snprintf(error, capacity,
+                     "--dims: dimension %u has size %u (expected at most 65535)", d,
+                     (unsigned)o->size[d]);
+            return false;
+        }
+    }
+    o->dims_text = text;
+    return true;
+}
+
+enum emu_options_result emu_options_parse(int argc, char **argv,
+                                          const char *default_image,
+                                          const char *default_node_binary,
+                                          struct emu_options *o, char *error,
+                                          size_t capacity)
+{
+    struct raw_options raw;
+    memset(&raw, 0, sizeof raw);
+    memset(o, 0, sizeof *o);
+    enum emu_options_result result = collect(argc, argv, &raw, error, capacity);
+    if (result != EMU_OPTIONS_OK)
+        return result;
+
+    o->ping = raw.ping;
+    o->json = raw.json;
+    o->demo = raw.demo;
+    o->verbose = raw.verbose;
+    o->image = raw.image != NULL ? raw.image : default_image;
+    o->node_binary = raw.node_binary != NULL ? raw.node_binary : default_node_binary;
+    o->qemu = raw.qemu != NULL ? raw.qemu : "qemu-system-arm";
+    o->out_dir = raw.out;
+    o->radix = CONFIG_TREE_RADIX_DEFAULT;
+    o->tree_layout = PERSONALITY_TREE_RADIX;
+    o->ping_parallel = 2;
+    o->ping_timeout_ns = 60ull * 1000000000u;
+
+    if (raw.dims == NULL && raw.demo)
+        raw.dims = "2x2x2";
+    if (raw.dims == NULL) {
+        snprintf(error, capacity, "--dims is missing (expected the torus shape, e.g. "
+                                  "--dims 2x2x2)");
+        return EMU_OPTIONS_ERROR;
+    }
+    if (!parse_dims(raw.dims, o, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    uint32_t nodes = 1;
+    for (unsigned d = 0; d < o->dims; d++)
+        nodes *= o->size[d];
+
+    if (raw.mesh_all)
+        o->mesh_mask = (uint8_t)((1u << o->dims) - 1u);
+    if (raw.mesh != NULL) {
+        char reason[160];
+        if (!cli_parse_mesh(raw.mesh, o->dims, &o->mesh_mask, reason, sizeof reason)) {
+            snprintf(error, capacity, "--mesh %s", reason);
+            return EMU_OPTIONS_ERROR;
+        }
+    }
+    if (raw.board == NULL || strcmp(raw.board, "qemu") == 0)
+        o->boards = EMU_BOARDS_QEMU;
+    else if (strcmp(raw.board, "host") == 0)
+        o->boards = EMU_BOARDS_HOST;
+    else if (strcmp(raw.board, "mixed") == 0)
+        o->boards = EMU_BOARDS_MIXED;
+    else {
+        fail(error, capacity, "--board", raw.board, "qemu, host or mixed");
+        return EMU_OPTIONS_ERROR;
+    }
+
+    uint64_t value = 0;
+    if (raw.radix != NULL) {
+        if (!cli_parse_u64(raw.radix, 2, 16, &value) || (value & (value - 1)) != 0) {
+            fail(error, capacity, "--radix", raw.radix, "a power of two in 2..16");
+            return EMU_OPTIONS_ERROR;
+        }
+        o->radix = (uint8_t)value;
+    }
+    if (raw.tree != NULL) {
+        if (strcmp(raw.tree, "radix") == 0)
+            o->tree_layout = PERSONALITY_TREE_RADIX;
+        else if (strcmp(raw.tree, "torus") == 0)
+            o->tree_layout = PERSONALITY_TREE_TORUS;
+        else {
+            fail(error, capacity, "--tree", raw.tree, "radix or torus");
+            return EMU_OPTIONS_ERROR;
+        }
+    }
+    if (raw.spares != NULL) {
+        if (!cli_parse_u64(raw.spares, 0, nodes - 1, &value)) {
+            char expected[64];
+            snprintf(expected, sizeof expected, "0..%u, fewer than the nodes",
+                     (unsigned)(nodes - 1));
+            fail(error, capacity, "--spares", raw.spares, expected);
+            return EMU_OPTIONS_ERROR;
+        }
+        o->spares = (uint32_t)value;
+    }
+    if (raw.duration != NULL) {
+        if (!parse_duration_option("--duration", raw.duration, true, &o->duration_ns,
+                                   error, capacity))
+            return EMU_OPTIONS_ERROR;
+        o->duration_set = true;
+    } else if (raw.demo) {
+        o->duration_set = true;
+        o->duration_ns = 5ull * 1000000000u;
+    }
+    if (raw.ready_timeout != NULL &&
+        !parse_duration_option("--ready-timeout", raw.ready_timeout, false,
+                               &o->ready_timeout_ns, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    if (raw.ping_timeout != NULL &&
+        !parse_duration_option("--ping-timeout", raw.ping_timeout, false,
+                               &o->ping_timeout_ns, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    if (raw.ping_parallel != NULL) {
+        if (!cli_parse_u64(raw.ping_parallel, 1, 1024, &value)) {
+            fail(error, capacity, "--ping-parallel", raw.ping_parallel, "a count in 1..1024");
+            return EMU_OPTIONS_ERROR;
+        }
+        o->ping_parallel = (unsigned)value;
+    }
+    if (raw.base_port != NULL) {
+        if (!cli_parse_u64(raw.base_port, 1024, 65535, &value)) {
+            fail(error, capacity, "--base-port", raw.base_port, "a UDP port in 1024..65535");
+            return EMU_OPTIONS_ERROR;
+        }
+        o->base_port = (uint32_t)value;
+    }
+    if (raw.out != NULL && raw.out[0] == '\0') {
+        fail(error, capacity, "--out", raw.out, "a directory name");
+        return EMU_OPTIONS_ERROR;
+    }
+    return EMU_OPTIONS_OK;
+}

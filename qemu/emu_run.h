@@ -1,0 +1,86 @@
+/*
+ * A running emulated torus: the node table, the one poll() loop over every
+ * node's console, and the phases of a run (start, wait until ready, ping,
+ * run for a duration, shut down).  Fault injection builds on the same
+ * pieces: emu_start_node (restart with a new incarnation, join a spare),
+ * emu_signal_node, the node's QMP socket (qemu/qmp.h) and emu_step.
+ */
+#ifndef QEMU_EMU_RUN_H
+#define QEMU_EMU_RUN_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "net/torus/geometry.h"
+#include "qemu/emu_node.h"
+#include "qemu/emu_options.h"
+#include "qemu/emu_ping.h"
+#include "qemu/emu_spawn.h"
+
+/* Distinct event names counted for the closing summary. */
+#define EMU_EVENT_KINDS 48
+
+struct emu_event_count {
+    char name[32];
+    unsigned count;
+};
+
+struct emu {
+    const struct emu_options *options;
+    struct emu_programs programs;
+    struct torus_geometry geometry;
+    uint32_t count;
+    struct emu_node *nodes;
+
+    char *out_dir; /* absolute */
+    int out_dir_fd;
+    FILE *events;  /* <out>/events.jsonl */
+    FILE *human;   /* stdout, or stderr under --json */
+    int signal_fd;
+    struct pollfd *poll_set;
+    uint32_t *poll_rank;
+
+    uint64_t origin_ns;    /* CLOCK_MONOTONIC at start: emu times count from it */
+    uint64_t all_ready_ns; /* when the last node became ready */
+    uint32_t running, ready;
+    bool stopping;         /* shutting down: exits are expected */
+    int interrupted;       /* the signal that asked us to stop, or 0 */
+    bool failed;           /* a node failed: exit status 1 */
+
+    uint64_t event_lines, malformed_lines, plain_lines;
+    struct emu_event_count event_counts[EMU_EVENT_KINDS];
+
+    struct emu_ping ping;
+    unsigned ping_active;
+
+    bool progress_tty;
+    bool progress_open; /* a progress line without its newline */
+    uint64_t progress_last_ns;
+};
+
+/* Runs the torus the options describe; returns the exit status. */
+int emu_run(const struct emu_options *options);
+
+/* Nanoseconds since the launcher started. */
+uint64_t emu_now_ns(const struct emu *emu);
+
+/*
+ * (Re)starts a node that is not running: writes its personality (with its
+ * current incarnation), drains datagrams queued on its link sockets while
+ * it was down, and starts its instance.  False (with a message printed)
+ * when it could not be started.
+ */
+bool emu_start_node(struct emu *emu, struct emu_node *node);
+
+/* Sends a signal to a running node's process. */
+bool emu_signal_node(struct emu *emu, struct emu_node *node, int signal_number);
+
+/*
+ * One turn of the loop: waits up to timeout_ms for console output, signals
+ * or child exits, and handles them all.
+ */
+void emu_step(struct emu *emu, int timeout_ms);
+
+#endif /* QEMU_EMU_RUN_H */
