@@ -79,6 +79,12 @@ void board_idle_until(uint64_t deadline_ns)
     board_irq_acknowledge_pending();
 }
 
+/*
+ * A halted node prints nothing more and wakes for nothing: the kernel's last
+ * console line before this is its event=panic (or event=halt) line, which
+ * is how the launcher and tests know; QEMU keeps running, at about 0% of a
+ * host core, until it is stopped or reset.
+ */
 _Noreturn void board_halt(int code)
 {
     (void)code; /* the panic event line before this says why */

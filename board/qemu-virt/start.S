@@ -27,6 +27,7 @@ _start:
     ldr     r0, =exception_vectors
     mcr     p15, 0, r0, c12, c0, 0  @ VBAR (SCTLR.V is 0 at reset: low vectors)
     isb
+    cpsie   a                       @ asynchronous aborts are reported; IRQ, FIQ never
 
     @ Paint the stack so that board_stack_high_water() can find its depth.
     ldr     r0, =__stack_bottom
