@@ -29,8 +29,8 @@ SECTIONS
     .text : {
         __image_start = .;
         __text_start = .;
-        KEEP(*(.text.start))        /* _start: the ELF entry and node.bin's first byte */
-        KEEP(*(.text.vectors))      /* 32-byte aligned, installed in VBAR */
+        KEEP(*(.text.tori.start))   /* _start: the ELF entry and node.bin's first byte */
+        KEEP(*(.text.tori.vectors)) /* 32-byte aligned, installed in VBAR */
         *(.text .text.*)
         *(.glue_7 .glue_7t .vfp11_veneer .v4_bx)
         __text_end = .;

@@ -58,6 +58,8 @@ uint64_t generic_timer_ticks_to_ns(uint64_t ticks)
 {
     if (exact_ns_per_tick != 0)
         return ticks * exact_ns_per_tick;
+    if (frequency_hz == 0) /* CNTFRQ unset: board_init is panicking about it */
+        return 0;
     /* Whole seconds, then the remainder: remainder * 1e9 < 2^32 * 2^30. */
     uint64_t seconds = ticks / frequency_hz;
     uint64_t remainder = ticks % frequency_hz;
@@ -68,6 +70,8 @@ uint64_t generic_timer_ns_to_ticks(uint64_t ns)
 {
     if (exact_ns_per_tick != 0)
         return ns / exact_ns_per_tick + (ns % exact_ns_per_tick != 0);
+    if (frequency_hz == 0)
+        return UINT64_MAX;
     uint64_t seconds = ns / NS_PER_SECOND;
     uint64_t remainder = ns % NS_PER_SECOND;
     /* seconds * frequency overflows only for deadlines centuries away. */

@@ -18,7 +18,7 @@
     .syntax unified
     .arm
 
-    .section .text.start, "ax", %progbits
+    .section .text.tori.start, "ax", %progbits
     .global _start
     .type _start, %function
 _start:
@@ -63,7 +63,7 @@ _start:
     b       5b
     .size _start, . - _start
 
-    .section .text.vectors, "ax", %progbits
+    .section .text.tori.vectors, "ax", %progbits
     .balign 32
 exception_vectors:
     b       _start                  @ reset
