@@ -159,6 +159,8 @@ static void take_ack(struct torus_link *link, const struct torus_frame_header *h
 {
     uint32_t in_flight = torus_link_in_flight(link);
     uint32_t advance = h->link_ack - link->send_base;
+    if ((int32_t)advance < 0)
+        return; /* an older ack, overtaken or repeated: nothing to learn */
     if (advance != 0) {
         if (advance > in_flight) {
             link->counters[TORUS_LINK_COUNT_BAD_ACKS]++;

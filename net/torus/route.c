@@ -1,27 +1,12 @@
 #include "net/torus/route.h"
 
-/* Productive links from here to destination in the order they are tried:
- * dimensions low to high, each its shortest way first, then the other way
- * when the dimension is a tie on an even torus.  Returns the count. */
-static unsigned productive_links(const struct torus_geometry *g, uint32_t here,
-                                 uint32_t destination,
-                                 unsigned links[CONFIG_MAX_LINKS])
-{
-    unsigned count = 0;
-    for (unsigned dim = 0; dim < torus_geometry_dims(g); dim++) {
-        uint32_t from = torus_geometry_coord(g, here, dim);
-        uint32_t to = torus_geometry_coord(g, destination, dim);
-        int32_t offset = torus_geometry_offset(g, dim, from, to);
-        if (offset == 0)
-            continue;
-        unsigned way = offset > 0 ? TORUS_DIRECTION_PLUS : TORUS_DIRECTION_MINUS;
-        links[count++] = torus_geometry_link(dim, way);
-        if (torus_geometry_offset_is_tie(g, dim, from, to))
-            links[count++] = torus_geometry_link(dim, way ^ 1u);
-    }
-    return count;
-}
-
+/*
+ * Candidates are tried in a fixed order: dimensions low to high, each its
+ * shortest way first, then the other way when the dimension is a tie on an
+ * even torus.  Only productive links are candidates, and a productive link
+ * always exists in the geometry (it never points past a mesh edge, and a
+ * size-1 dimension is never off by anything), so the mask alone decides.
+ */
 int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
                          uint32_t destination, uint32_t link_up_mask)
 {
@@ -30,12 +15,20 @@ int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
         return TORUS_ROUTE_NONE;
     if (here == destination)
         return TORUS_ROUTE_LOCAL;
-    unsigned links[CONFIG_MAX_LINKS];
-    unsigned count = productive_links(geometry, here, destination, links);
-    uint32_t usable = link_up_mask & torus_geometry_link_mask(geometry, here);
-    for (unsigned i = 0; i < count; i++)
-        if ((usable >> links[i]) & 1u)
-            return (int)links[i];
+    for (unsigned dim = 0; dim < torus_geometry_dims(geometry); dim++) {
+        uint32_t from = torus_geometry_coord(geometry, here, dim);
+        uint32_t to = torus_geometry_coord(geometry, destination, dim);
+        if (from == to)
+            continue;
+        int32_t offset = torus_geometry_offset(geometry, dim, from, to);
+        unsigned way = offset > 0 ? TORUS_DIRECTION_PLUS : TORUS_DIRECTION_MINUS;
+        unsigned link = torus_geometry_link(dim, way);
+        if ((link_up_mask >> link) & 1u)
+            return (int)link;
+        if (torus_geometry_offset_is_tie(geometry, dim, from, to) &&
+            ((link_up_mask >> (link ^ 1u)) & 1u))
+            return (int)(link ^ 1u);
+    }
     return TORUS_ROUTE_NONE;
 }
 
