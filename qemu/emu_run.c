@@ -175,9 +175,11 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
     } else if (strcmp(name, "console-error") == 0 && node->ping_asked &&
                !node->ping_done) {
         const char *reason = event_line_get(line, "reason");
-        complain(emu, "node %u refused `ping all`: %s", (unsigned)node->rank,
-                 reason != NULL ? reason : "console error");
+        complain(emu, "node %u refused `ping all`: %s (expected a node image with "
+                      "the ping command)",
+                 (unsigned)node->rank, reason != NULL ? reason : "console error");
         finish_ping(emu, node);
+        emu->failed = true;
     }
     if (!is_routine(name))
         show_event(emu, node, line);
@@ -780,9 +782,12 @@ static bool run_ping(struct emu *emu)
             struct emu_node *node = &emu->nodes[r];
             if (node->ping_asked && !node->ping_done &&
                 now - node->ping_asked_ns > o->ping_timeout_ns) {
-                complain(emu, "node %u: no ping-done after %.1f s", (unsigned)r,
-                         (double)o->ping_timeout_ns / 1e9);
+                /* A node that cannot finish fails the run: stop here. */
+                complain(emu, "node %u: no ping-done %.1f s after `ping all` (see "
+                              "--ping-timeout and %s)",
+                         (unsigned)r, (double)o->ping_timeout_ns / 1e9, node->log_path);
                 finish_ping(emu, node);
+                emu->failed = true;
             }
             done += node->ping_done;
         }
@@ -934,6 +939,7 @@ int emu_run(const struct emu_options *options)
             bool forever = !options->duration_set && !options->ping;
             if (forever)
                 fprintf(emu.human, TOOL ": running; Ctrl-C stops every node\n");
+            fflush(emu.human);
             run_for(&emu, forever, options->duration_ns);
         }
     }

@@ -1,0 +1,41 @@
+#!/bin/bash
+# tori-emu refuses bad set-ups with one clear line and exit 2, before it
+# creates anything: bad dims, too many nodes for the port range, QEMU or the
+# image or the node program missing, bad options.
+source "$(dirname "$0")/lib.sh"
+EMU=$1
+OUT=$2
+rm -rf "$OUT" && mkdir -p "$OUT"
+NOT_CREATED="$OUT/not-created"
+
+refused() {
+    local expected=$1; shift
+    "$EMU" "$@" --out "$NOT_CREATED" > "$OUT/out.txt" 2> "$OUT/err.txt"
+    local status=$?
+    check_status 2 "$status" "tori-emu $*"
+    [[ $(wc -l < "$OUT/err.txt") == 1 ]] || { cat "$OUT/err.txt"; fail "not one line: $*"; }
+    check_contains "$OUT/err.txt" "tori-emu: $expected"
+    [[ ! -e "$NOT_CREATED" ]] || fail "tori-emu $* created its output directory"
+}
+
+refused "--dims '2x0x2' is invalid: dimension y has size 0" --dims 2x0x2 --board host
+refused "--dims 'cube' is invalid" --dims cube --board host
+refused "--dims '2x2x2x2x2x2x2' is invalid" --dims 2x2x2x2x2x2x2 --board host
+refused "--dims is missing" --board host
+refused "512 nodes need 3072 UDP ports but --base-port 65000 leaves only 536 (65000..65535)" \
+    --dims 8x8x8 --board host --base-port 65000
+refused "node image '/nonexistent/node.elf' not found (expected a built image: run ./tori build qemu-virt" \
+    --dims 2x2x2 --image /nonexistent/node.elf
+refused "qemu-system-nonexistent not found in PATH (expected QEMU for Arm" \
+    --dims 2x2x2 --qemu qemu-system-nonexistent --image "$EMU"
+refused "node program '/nonexistent/tori-node' not found (expected a built tori-node: run ./tori build host" \
+    --dims 2x2x2 --board host --node-binary /nonexistent/tori-node
+refused "node program '/nonexistent/tori-node' not found" \
+    --dims 2x2x2 --board mixed --node-binary /nonexistent/tori-node --image "$EMU"
+refused "--board 'arm' is invalid (expected qemu, host or mixed)" --dims 2x2 --board arm
+refused "unknown option '--nodes'" --dims 2x2 --nodes 4
+refused "--spares '4' is invalid (expected 0..3" --dims 2x2 --board host --spares 4
+
+"$EMU" --help > "$OUT/help.txt" || fail "--help failed"
+check_contains "$OUT/help.txt" "usage: tori-emu --dims DIMS"
+echo "emu.errors: all checks passed"

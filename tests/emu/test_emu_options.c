@@ -1,0 +1,116 @@
+/* tori-emu's options and the shared value parsers: good command lines,
+ * and one clear line for each bad one. */
+#include <string.h>
+
+#include "qemu/cli.h"
+#include "qemu/emu_options.h"
+#include "tests/kernel/check.h"
+
+static struct emu_options options;
+static char error[320];
+
+static enum emu_options_result parse(const char *line)
+{
+    char copy[512];
+    char *argv[32];
+    int argc = 0;
+    snprintf(copy, sizeof copy, "tori-emu %s", line);
+    for (char *word = strtok(copy, " "); word != NULL && argc < 31; word = strtok(NULL, " "))
+        argv[argc++] = word;
+    argv[argc] = NULL;
+    error[0] = '\0';
+    return emu_options_parse(argc, argv, "/img", "/node", &options, error, sizeof error);
+}
+
+static void expect_error(const char *line, const char *part)
+{
+    CHECK(parse(line) == EMU_OPTIONS_ERROR);
+    CHECK_CONTAINS(error, part);
+    CHECK(strchr(error, '\n') == NULL);
+}
+
+static void test_good(void)
+{
+    CHECK(parse("--dims 4x4x4 --board host --ping --json --radix 8 --tree torus "
+                "--spares 2 --duration 1500ms --base-port 30000 --out /tmp/x") ==
+          EMU_OPTIONS_OK);
+    CHECK(options.dims == 3 && options.size[2] == 4 && options.boards == EMU_BOARDS_HOST);
+    CHECK(options.ping && options.json && options.radix == 8 && options.tree_layout == 1);
+    CHECK(options.spares == 2 && options.duration_set &&
+          options.duration_ns == 1500000000ull);
+    CHECK(options.base_port == 30000 && strcmp(options.out_dir, "/tmp/x") == 0);
+    CHECK(strcmp(options.image, "/img") == 0 && strcmp(options.node_binary, "/node") == 0);
+    CHECK(strcmp(options.qemu, "qemu-system-arm") == 0);
+    CHECK(options.mesh_mask == 0 && options.boards == EMU_BOARDS_HOST);
+
+    CHECK(parse("--dims=3x3 --mesh") == EMU_OPTIONS_OK && options.mesh_mask == 3);
+    CHECK(options.boards == EMU_BOARDS_QEMU && !options.duration_set);
+    CHECK(parse("--dims 3x3x3 --mesh=x,z --board mixed --duration 0") == EMU_OPTIONS_OK);
+    CHECK(options.mesh_mask == 5 && options.boards == EMU_BOARDS_MIXED);
+    CHECK(options.duration_set && options.duration_ns == 0);
+    CHECK(parse("--demo") == EMU_OPTIONS_OK);
+    CHECK(options.demo && options.dims == 3 && options.size[0] == 2 &&
+          options.boards == EMU_BOARDS_QEMU && options.duration_set);
+    CHECK(parse("--dims 2 --help") == EMU_OPTIONS_HELP);
+}
+
+static void test_bad(void)
+{
+    expect_error("", "--dims is missing");
+    expect_error("--dims 2x", "--dims '2x' is invalid");
+    expect_error("--dims 2x0x2", "size 0");
+    expect_error("--dims 2x2x2x2x2x2x2", "--dims '2x2x2x2x2x2x2' is invalid");
+    expect_error("--dims 70000", "is invalid");
+    expect_error("--dims 2x2 --board arm", "--board 'arm' is invalid (expected qemu, host or mixed)");
+    expect_error("--dims 2x2 --radix 6", "--radix '6' is invalid (expected a power of two");
+    expect_error("--dims 2x2 --spares 4", "--spares '4' is invalid (expected 0..3");
+    expect_error("--dims 2x2 --duration 5x", "--duration '5x' is invalid");
+    expect_error("--dims 2x2 --ready-timeout 0", "--ready-timeout '0' is invalid");
+    expect_error("--dims 2x2 --base-port 80", "--base-port '80' is invalid (expected a UDP port");
+    expect_error("--dims 2x2 --mesh=q", "--mesh 'q' is not a mesh spec");
+    expect_error("--dims 2x2 --mesh=x,x", "names dimension x twice");
+    expect_error("--dims 2x2 --tree ring", "--tree 'ring' is invalid");
+    expect_error("--dims 2x2 --frobnicate", "unknown option '--frobnicate'");
+    expect_error("--dims 2x2 --dims 3x3", "--dims is given twice");
+    expect_error("--dims 2x2 --out", "--out needs a value");
+    expect_error("--dims 2x2 --ping-parallel 0", "--ping-parallel '0' is invalid");
+}
+
+static void test_values(void)
+{
+    uint64_t ns = 0;
+    CHECK(cli_parse_duration_ns("250ms", &ns) && ns == 250000000ull);
+    CHECK(cli_parse_duration_ns("5s", &ns) && ns == 5000000000ull);
+    CHECK(cli_parse_duration_ns("2m", &ns) && ns == 120000000000ull);
+    CHECK(cli_parse_duration_ns("10", &ns) && ns == 10000000000ull);
+    CHECK(!cli_parse_duration_ns("0", &ns) && !cli_parse_duration_ns("", &ns));
+    CHECK(!cli_parse_duration_ns("5 s", &ns) && !cli_parse_duration_ns("s", &ns));
+    CHECK(!cli_parse_duration_ns("-5s", &ns) && !cli_parse_duration_ns("1.5s", &ns));
+    CHECK(!cli_parse_duration_ns("99999999999m", &ns));
+    uint64_t value = 0;
+    CHECK(cli_parse_u64("42", 0, 100, &value) && value == 42);
+    CHECK(!cli_parse_u64("101", 0, 100, &value) && !cli_parse_u64("+1", 0, 100, &value));
+    CHECK(!cli_parse_u64("18446744073709551616", 0, UINT64_MAX, &value));
+    CHECK(cli_parse_u64("18446744073709551615", 0, UINT64_MAX, &value) &&
+          value == UINT64_MAX);
+    uint8_t mask = 0;
+    char why[160];
+    CHECK(cli_parse_mesh("all", 3, &mask, why, sizeof why) && mask == 7);
+    CHECK(cli_parse_mesh("none", 3, &mask, why, sizeof why) && mask == 0);
+    CHECK(cli_parse_mesh("y", 3, &mask, why, sizeof why) && mask == 2);
+    CHECK(!cli_parse_mesh("z", 2, &mask, why, sizeof why));
+    CHECK_CONTAINS(why, "letters from 'xy'");
+    CHECK(!cli_parse_mesh("x,", 2, &mask, why, sizeof why));
+    CHECK(!cli_parse_mesh("xy", 2, &mask, why, sizeof why));
+    char echo[CLI_ECHO_MAX + 4];
+    const char *long_text = "0123456789012345678901234567890123456789-and-more";
+    CHECK(strlen(cli_echo(long_text, echo)) == CLI_ECHO_MAX + 3);
+}
+
+int main(void)
+{
+    test_good();
+    test_bad();
+    test_values();
+    return check_report("emu.options");
+}

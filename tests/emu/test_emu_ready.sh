@@ -1,0 +1,27 @@
+#!/bin/bash
+# A 2x2x2 torus boots to all-ready with --json: every stdout line is event
+# JSON, every node said ready, events.jsonl holds the same, nothing survives.
+# usage: test_emu_ready.sh EMU BOARD OUT [IMAGE]
+source "$(dirname "$0")/lib.sh"
+EMU=$1
+BOARD=$2
+OUT=$3
+IMAGE=${4:-}
+[[ "$BOARD" == host ]] || skip_without_image "$IMAGE"
+rm -rf "$OUT"
+"$EMU" --dims 2x2x2 --board "$BOARD" ${IMAGE:+--image "$IMAGE"} --json --duration 0 \
+    --out "$OUT/run" > "$OUT.out" 2> "$OUT.err"
+status=$?
+cat "$OUT.err"
+check_status 0 "$status" "2x2x2 $BOARD torus"
+check_contains "$OUT.err" "all 8 nodes ready"
+check_jsonl "$OUT.out"
+[[ $(count_ready_nodes "$OUT.out" ready) == 8 ]] || fail "not 8 nodes ready in the JSON"
+[[ $(count_ready_nodes "$OUT.out" boot) == 8 ]] || fail "not 8 nodes booted in the JSON"
+cmp -s "$OUT.out" "$OUT/run/events.jsonl" || fail "stdout JSON differs from events.jsonl"
+for n in 0 1 2 3 4 5 6 7; do
+    [[ -s "$OUT/run/node$n.log" ]] || fail "node$n.log is empty"
+    [[ $(stat -c %s "$OUT/run/node$n.personality") == 64 ]] || fail "node$n.personality"
+done
+wait_for_no_processes "$OUT/run/" 5
+echo "emu.ready ($BOARD): all checks passed"
