@@ -30,6 +30,10 @@ void emu_node_close_console(struct emu_node *node)
 void emu_node_release(struct emu_node *node)
 {
     emu_node_close_console(node);
+    if (node->qmp != NULL)
+        qmp_close(node->qmp);
+    free(node->qmp);
+    node->qmp = NULL;
     if (node->log != NULL)
         fclose(node->log);
     node->log = NULL;

@@ -21,6 +21,7 @@
 #include "config/tori_config.h"
 #include "qemu/emu_links.h"
 #include "qemu/event_line.h"
+#include "qemu/qmp.h"
 
 enum emu_board { EMU_BOARD_QEMU, EMU_BOARD_HOST };
 
@@ -55,6 +56,7 @@ struct emu_node {
     char *log_path;         /* <out>/node<N>.log */
     char *qmp_path;         /* where the launcher connects (QEMU nodes) */
     char *qmp_name;         /* the name QEMU creates, relative to <out> */
+    struct qmp_client *qmp; /* connected on first use, closed when it exits */
     FILE *log;
 
     struct emu_link link[CONFIG_MAX_LINKS];

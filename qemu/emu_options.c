@@ -40,7 +40,10 @@ void emu_options_usage(FILE *out)
         "  --image FILE         node image for QEMU (build/qemu-virt/node.elf)\n"
         "  --node-binary FILE   host node program (the build's tori-node)\n"
         "  --qemu PROGRAM       QEMU to run (qemu-system-arm)\n"
-        "  --verbose            print each instance's command line\n"
+        "  --verbose            print each instance's command line, and every\n"
+        "                       event (also boot, ready, ping) as it comes\n"
+        "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
+        "                       (<out>/nodeN.qmp) for its status; fail unless running\n"
         "  --demo               boot a 2x2x2 QEMU torus, show its events for a few\n"
         "                       seconds, stop\n"
         "\n"
@@ -76,7 +79,7 @@ struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu;
-    bool mesh_all, ping, json, demo, verbose;
+    bool mesh_all, ping, json, demo, verbose, check_qmp;
 };
 
 static enum emu_options_result collect(int argc, char **argv, struct raw_options *raw,
@@ -109,6 +112,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--json", &raw->json},
         {"--demo", &raw->demo},
         {"--verbose", &raw->verbose},
+        {"--check-qmp", &raw->check_qmp},
     };
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -203,6 +207,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->json = raw.json;
     o->demo = raw.demo;
     o->verbose = raw.verbose;
+    o->check_qmp = raw.check_qmp;
     o->image = raw.image != NULL ? raw.image : default_image;
     o->node_binary = raw.node_binary != NULL ? raw.node_binary : default_node_binary;
     o->qemu = raw.qemu != NULL ? raw.qemu : "qemu-system-arm";

@@ -60,6 +60,12 @@ __attribute__((format(printf, 2, 3))) static void complain(struct emu *emu,
     va_end(arguments);
 }
 
+/* Nothing failed and nobody asked us to stop. */
+static bool keep_going(const struct emu *emu)
+{
+    return !emu->failed && emu->interrupted == 0;
+}
+
 static void describe_exit(int status, char *out, size_t capacity)
 {
     if (WIFEXITED(status))
@@ -181,7 +187,7 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
         finish_ping(emu, node);
         emu->failed = true;
     }
-    if (!is_routine(name))
+    if (!is_routine(name) || emu->options->demo || emu->options->verbose)
         show_event(emu, node, line);
 }
 
@@ -254,6 +260,8 @@ static void reap(struct emu *emu)
         while (node->console_out >= 0)
             pump_console(emu, node);
         emu_node_close_console(node);
+        if (node->qmp != NULL)
+            qmp_close(node->qmp);
         bool was_ready = node->state == EMU_NODE_READY;
         node->pid = 0;
         node->wait_status = status;
@@ -318,6 +326,66 @@ void emu_step(struct emu *emu, int timeout_ms)
         }
     }
     reap(emu);
+}
+
+/* How long one QMP exchange may take (QEMU answers in well under that). */
+#define EMU_QMP_TIMEOUT_MS 3000
+
+enum qmp_status emu_qmp(struct emu *emu, struct emu_node *node, const char *command,
+                        const char *arguments, char *reply, size_t capacity)
+{
+    (void)emu;
+    if (node->board != EMU_BOARD_QEMU || node->pid <= 0) {
+        snprintf(reply, capacity, "node %u is not a running QEMU node",
+                 (unsigned)node->rank);
+        return QMP_CLOSED;
+    }
+    if (node->qmp == NULL) {
+        node->qmp = malloc(sizeof *node->qmp);
+        if (node->qmp == NULL) {
+            snprintf(reply, capacity, "out of memory");
+            return QMP_SYSTEM;
+        }
+        qmp_init(node->qmp);
+    }
+    if (node->qmp->fd < 0) {
+        enum qmp_status status = qmp_connect(node->qmp, node->qmp_path, EMU_QMP_TIMEOUT_MS,
+                                             reply, capacity);
+        if (status != QMP_OK)
+            return status;
+    }
+    return qmp_execute(node->qmp, command, arguments, EMU_QMP_TIMEOUT_MS, reply, capacity);
+}
+
+/* Every QEMU node's monitor answers, and says it is running. */
+static bool check_qmp(struct emu *emu)
+{
+    unsigned asked = 0;
+    for (uint32_t r = 0; r < emu->count && keep_going(emu); r++) {
+        struct emu_node *node = &emu->nodes[r];
+        if (node->board != EMU_BOARD_QEMU)
+            continue;
+        char reply[256];
+        enum qmp_status status = emu_qmp(emu, node, "query-status", NULL, reply,
+                                         sizeof reply);
+        const char *value;
+        size_t length;
+        bool running = status == QMP_OK &&
+                       qmp_json_member(reply, strlen(reply), "status", &value, &length) &&
+                       length == 9 && memcmp(value, "\"running\"", 9) == 0;
+        if (!running) {
+            complain(emu, "node %u: QMP %s: %s %s (expected status running)",
+                     (unsigned)r, node->qmp_path, qmp_status_text(status), reply);
+            emu->failed = true;
+            return false;
+        }
+        asked++;
+        emu_step(emu, 0);
+    }
+    fprintf(emu->human, TOOL ": QMP: %u QEMU node%s running\n", asked,
+            asked == 1 ? "" : "s");
+    fflush(emu->human);
+    return true;
 }
 
 /* ---- set-up ---- */
@@ -685,11 +753,6 @@ static void show_progress(struct emu *emu, uint32_t started, bool force)
     emu->progress_open = emu->progress_tty;
 }
 
-static bool keep_going(const struct emu *emu)
-{
-    return !emu->failed && emu->interrupted == 0;
-}
-
 static bool start_all(struct emu *emu)
 {
     for (uint32_t r = 0; r < emu->count && keep_going(emu); r++) {
@@ -933,13 +996,14 @@ int emu_run(const struct emu_options *options)
             boards[options->boards], emu.out_dir);
     fflush(emu.human);
 
-    if (start_all(&emu) && wait_ready(&emu)) {
+    if (start_all(&emu) && wait_ready(&emu) && (!options->check_qmp || check_qmp(&emu))) {
         bool pinged = !options->ping || run_ping(&emu);
         if (pinged && keep_going(&emu)) {
             bool forever = !options->duration_set && !options->ping;
-            if (forever)
+            if (forever) {
                 fprintf(emu.human, TOOL ": running; Ctrl-C stops every node\n");
-            fflush(emu.human);
+                fflush(emu.human);
+            }
             run_for(&emu, forever, options->duration_ns);
         }
     }

@@ -78,6 +78,13 @@ bool emu_start_node(struct emu *emu, struct emu_node *node);
 bool emu_signal_node(struct emu *emu, struct emu_node *node, int signal_number);
 
 /*
+ * Executes a QMP command on a running QEMU node, connecting to its socket on
+ * first use (qemu/qmp.h for statuses and reply).  Host nodes: QMP_CLOSED.
+ */
+enum qmp_status emu_qmp(struct emu *emu, struct emu_node *node, const char *command,
+                        const char *arguments, char *reply, size_t capacity);
+
+/*
  * One turn of the loop: waits up to timeout_ms for console output, signals
  * or child exits, and handles them all.
  */

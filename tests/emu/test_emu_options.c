@@ -51,6 +51,8 @@ static void test_good(void)
     CHECK(parse("--demo") == EMU_OPTIONS_OK);
     CHECK(options.demo && options.dims == 3 && options.size[0] == 2 &&
           options.boards == EMU_BOARDS_QEMU && options.duration_set);
+    CHECK(parse("--dims 2 --check-qmp --verbose") == EMU_OPTIONS_OK);
+    CHECK(options.check_qmp && options.verbose && !options.ping);
     CHECK(parse("--dims 2 --help") == EMU_OPTIONS_HELP);
 }
 

@@ -1,6 +1,7 @@
 #!/bin/bash
 # A 2x2x2 torus boots to all-ready with --json: every stdout line is event
-# JSON, every node said ready, events.jsonl holds the same, nothing survives.
+# JSON, every node said ready, events.jsonl holds the same, every QEMU node's
+# QMP socket answers (--check-qmp), nothing survives.
 # usage: test_emu_ready.sh EMU BOARD OUT [IMAGE]
 source "$(dirname "$0")/lib.sh"
 EMU=$1
@@ -9,12 +10,16 @@ OUT=$3
 IMAGE=${4:-}
 [[ "$BOARD" == host ]] || skip_without_image "$IMAGE"
 rm -rf "$OUT"
-"$EMU" --dims 2x2x2 --board "$BOARD" ${IMAGE:+--image "$IMAGE"} --json --duration 0 \
+"$EMU" --dims 2x2x2 --board "$BOARD" ${IMAGE:+--image "$IMAGE"} --json --check-qmp --duration 0 \
     --out "$OUT/run" > "$OUT.out" 2> "$OUT.err"
 status=$?
 cat "$OUT.err"
 check_status 0 "$status" "2x2x2 $BOARD torus"
 check_contains "$OUT.err" "all 8 nodes ready"
+case "$BOARD" in
+    qemu) check_contains "$OUT.err" "QMP: 8 QEMU nodes running" ;;
+    host) check_contains "$OUT.err" "QMP: 0 QEMU nodes running" ;;
+esac
 check_jsonl "$OUT.out"
 [[ $(count_ready_nodes "$OUT.out" ready) == 8 ]] || fail "not 8 nodes ready in the JSON"
 [[ $(count_ready_nodes "$OUT.out" boot) == 8 ]] || fail "not 8 nodes booted in the JSON"
