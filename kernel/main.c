@@ -6,10 +6,14 @@
 #include "kernel/panic.h"
 #include "kernel/phase.h"
 #include "kernel/poll.h"
+#include "kernel/stack_report.h"
 #include "kernel/timer.h"
 
 #ifdef TORI_TEST_VARIANT_MALLOC_AFTER_INIT
 #include <stdlib.h>
+#endif
+#ifdef TORI_TEST_VARIANT_CERT
+#include "tests/cert/variants/cert_variant.h"
 #endif
 
 static struct node node;
@@ -42,8 +46,13 @@ _Noreturn void kernel_main(void)
     node_read_personality();
     timer_table_init(timer_kernel_table());
     console_command_init();
+    stack_report_init();
 
     kernel_enter_run_phase();
+#ifdef TORI_TEST_VARIANT_CERT
+    /* Test-only image: one deliberate certification violation (tests/cert). */
+    cert_variant_run();
+#endif
 #ifdef TORI_TEST_VARIANT_MALLOC_AFTER_INIT
     /* Test-only image: proves the sealed heap catches a late allocation.
      * The pointer itself is volatile: gcc deletes a malloc whose result is

@@ -1,0 +1,95 @@
+"""CMake build trees for the certification: the qemu-virt image at a given
+node count (and test variant), and a configured-only host tree whose
+compile_commands.json the host-side code checks read."""
+import json
+import os
+import re
+
+from certlib.tools import run, ToolError
+
+
+class BuildError(Exception):
+    pass
+
+
+class Tree:
+    def __init__(self, tools, source_dir, build_dir, board, max_nodes=None, variant=None):
+        self.tools = tools
+        self.source_dir = os.path.abspath(source_dir)
+        self.build_dir = os.path.abspath(build_dir)
+        self.board = board
+        self.max_nodes = max_nodes
+        self.variant = variant
+        self.configured = False
+        self.built = False
+
+    def cache_wanted(self):
+        wanted = {"TORI_BOARD": self.board,
+                  "TORI_MAX_NODES": "" if self.max_nodes is None else str(self.max_nodes),
+                  "TORI_TEST_VARIANT": self.variant or ""}
+        if self.board == "qemu-virt":
+            wanted["CMAKE_BUILD_TYPE"] = "MinSizeRel"
+        else:
+            wanted["CMAKE_BUILD_TYPE"] = "RelWithDebInfo"
+        return wanted
+
+    def _cache(self):
+        path = os.path.join(self.build_dir, "CMakeCache.txt")
+        values = {}
+        if os.path.exists(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    m = re.match(r"^([A-Za-z_0-9]+):[A-Z]+=(.*)$", line.rstrip("\n"))
+                    if m:
+                        values[m.group(1)] = m.group(2)
+        return values
+
+    def configure(self):
+        if self.configured:
+            return
+        wanted = self.cache_wanted()
+        cache = self._cache()
+        up_to_date = (os.path.exists(os.path.join(self.build_dir, "build.ninja"))
+                      and os.path.exists(os.path.join(self.build_dir, "compile_commands.json"))
+                      and all(cache.get(k, "") == v for k, v in wanted.items()))
+        if not up_to_date:
+            os.makedirs(self.build_dir, exist_ok=True)
+            command = [self.tools.cmake, "-S", self.source_dir, "-B", self.build_dir, "-G", "Ninja",
+                       "-Wno-dev"]
+            if self.board == "qemu-virt":
+                command += ["--toolchain",
+                            os.path.join(self.source_dir, "cmake", "toolchain-arm-none-eabi.cmake")]
+            command += [f"-D{k}={v}" for k, v in wanted.items()]
+            try:
+                run(command)
+            except ToolError as e:
+                raise BuildError(f"configuring {self.build_dir} failed: {e}")
+        self.configured = True
+
+    def build(self, target="node"):
+        self.configure()
+        if self.built:
+            return
+        code, out, err = run([self.tools.ninja, "-C", self.build_dir, target], check=False)
+        if code != 0:
+            errors = [l for l in (out + err).splitlines()
+                      if re.search(r"(error|undefined reference|FAILED)", l)]
+            raise BuildError(f"building {target} in {self.build_dir} failed:\n  "
+                             + "\n  ".join(errors[:12] or (out + err).splitlines()[-12:]))
+        self.built = True
+
+    def compile_commands(self):
+        self.configure()
+        with open(os.path.join(self.build_dir, "compile_commands.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def node_sources(self, commands=None):
+        """compile_commands entries of node code (not tests, not host tools)."""
+        result = []
+        for entry in commands or self.compile_commands():
+            rel = os.path.relpath(entry["file"], self.source_dir)
+            if rel.startswith(("kernel/", "net/", "membership/", "board/")) or \
+                    rel.startswith("tests/cert/variants/"):
+                if rel.endswith(".c"):
+                    result.append((rel, entry))
+        return result
