@@ -12,16 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__has_include)
-#if __has_include("board/qemu-virt/memory_map.h")
+/* Plain #defines, shared with the board and its linker script. */
 #include "board/qemu-virt/memory_map.h"
-#endif
-#endif
-#ifndef QEMU_VIRT_PERSONALITY_ADDRESS
-/* Fallback until board/qemu-virt/memory_map.h exists; keep them equal. */
-#define QEMU_VIRT_PERSONALITY_ADDRESS 0x40100000
-#define QEMU_VIRT_RAM_SIZE_MIB 128
-#endif
 
 void emu_argv_init(struct emu_argv *argv)
 {
