@@ -222,12 +222,17 @@ static void on_line(struct emu *emu, struct emu_node *node, const char *text,
     on_event(emu, node, &line);
 }
 
-/* Reads what a node wrote; at end of file takes the last partial line too. */
-static void pump_console(struct emu *emu, struct emu_node *node)
+/*
+ * Reads what a node wrote (a bounded amount per call, to be fair to the
+ * others).  exited: its process is gone, so read everything waiting and
+ * take the last partial line too, but never wait for more (a grandchild
+ * might hold the pipe open).
+ */
+static void pump_console(struct emu *emu, struct emu_node *node, bool exited)
 {
-    for (unsigned turn = 0; turn < 64 && node->console_out >= 0; turn++) {
+    for (unsigned turn = 0; (exited || turn < 64) && node->console_out >= 0; turn++) {
         ssize_t got = emu_node_read_console(node);
-        bool at_end = got == 0;
+        bool at_end = got == 0 || (exited && got < 0);
         size_t length = 0;
         const char *text;
         while ((text = emu_node_next_line(node, at_end, &length)) != NULL)
@@ -256,9 +261,7 @@ static void reap(struct emu *emu)
         if (node == NULL)
             continue;
         /* Its last words first: the pipe holds them until we read. */
-        fcntl(node->console_out, F_SETFL, 0);
-        while (node->console_out >= 0)
-            pump_console(emu, node);
+        pump_console(emu, node, true);
         emu_node_close_console(node);
         if (node->qmp != NULL)
             qmp_close(node->qmp);
@@ -322,7 +325,7 @@ void emu_step(struct emu *emu, int timeout_ms)
                     emu->interrupted = (int)info.ssi_signo;
             }
         } else {
-            pump_console(emu, &emu->nodes[emu->poll_rank[i]]);
+            pump_console(emu, &emu->nodes[emu->poll_rank[i]], false);
         }
     }
     reap(emu);
