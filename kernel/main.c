@@ -46,6 +46,7 @@ _Noreturn void kernel_main(void)
     node_read_personality();
     timer_table_init(timer_kernel_table());
     console_command_init();
+    node_network_init(&node);
     stack_report_init();
 
     kernel_enter_run_phase();

@@ -7,9 +7,13 @@
 #define KERNEL_NODE_H
 
 #include "kernel/personality.h"
+#include "net/torus/network.h"
+#include "net/torus/ping.h"
 
 struct node {
     struct personality personality;
+    struct torus_network network;
+    struct torus_ping ping;
 };
 
 /* Boot, init phase, seal, ready, poll loop; never returns. */
@@ -17,5 +21,9 @@ _Noreturn void kernel_main(void);
 
 /* The node's state, for the board and diagnostics. */
 const struct node *node_state(void);
+
+/* Brings up geometry, link driver, network and ping (kernel/node_network.c);
+ * panics with the driver's one-line reason when the links are unusable. */
+void node_network_init(struct node *node);
 
 #endif /* KERNEL_NODE_H */

@@ -1,0 +1,111 @@
+/*
+ * Node bring-up of the torus network: the geometry from the personality,
+ * the board's link driver, the network and its services, a poller and a
+ * timer that keeps the poll loop awake for the link layer's deadlines.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "kernel/console_command.h"
+#include "kernel/event.h"
+#include "kernel/node.h"
+#include "kernel/panic.h"
+#include "kernel/poll.h"
+#include "kernel/timer.h"
+#include "net/torus/driver.h"
+
+/* Frames handled per poll pass: bounds the time between timer checks. */
+#define NODE_NETWORK_POLL_BUDGET CONFIG_RING_SIZE
+
+static timer_id network_timer = -1;
+
+static void network_wakeup(void *context, uint64_t now_ns)
+{
+    (void)context;
+    (void)now_ns; /* the poller does the work; the timer only ends idling */
+}
+
+static unsigned network_poll(void *context, uint64_t now_ns)
+{
+    struct node *node = context;
+    unsigned work = torus_network_poll(&node->network, NODE_NETWORK_POLL_BUDGET,
+                                       now_ns);
+    work += torus_ping_poll(&node->ping, now_ns);
+    uint64_t deadline = torus_network_next_deadline(&node->network);
+    uint64_t ping_deadline = torus_ping_next_deadline(&node->ping);
+    if (ping_deadline < deadline)
+        deadline = ping_deadline;
+    if (deadline == UINT64_MAX)
+        timer_disarm(timer_kernel_table(), network_timer);
+    else
+        timer_arm(timer_kernel_table(), network_timer, deadline);
+    return work;
+}
+
+static void on_link_event(void *context, unsigned link, uint32_t neighbour,
+                          bool up, uint64_t now_ns)
+{
+    (void)context;
+    (void)now_ns;
+    event_begin("link");
+    event_add_str("link", torus_geometry_link_name(link));
+    event_add_u64("peer", neighbour);
+    event_add_str("state", up ? "up" : "down");
+    event_end();
+}
+
+static void command_stats(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)arguments;
+    (void)now_ns;
+    const struct node *node = context;
+    event_begin("stats");
+    for (unsigned c = 0; c < TORUS_NETWORK_COUNTER_COUNT; c++)
+        event_add_u64(torus_network_counter_name(c),
+                      torus_network_counter(&node->network, c));
+    uint64_t retransmitted = 0;
+    for (unsigned link = 0; link < CONFIG_MAX_LINKS; link++)
+        retransmitted += torus_link_counter(&node->network.links[link],
+                                            TORUS_LINK_COUNT_RETRANSMITTED);
+    event_add_u64("retransmitted", retransmitted);
+    event_add_hex("up_mask", node->network.up_mask);
+    event_end();
+}
+
+void node_network_init(struct node *node)
+{
+    const struct personality *p = &node->personality;
+    struct torus_network_config config;
+    memset(&config, 0, sizeof config);
+    uint32_t sizes[CONFIG_MAX_DIMS];
+    bool mesh[CONFIG_MAX_DIMS];
+    for (unsigned d = 0; d < p->dims; d++) {
+        sizes[d] = p->dim_size[d];
+        mesh[d] = personality_is_mesh(p, d);
+    }
+    /* The personality was validated against the same limits. */
+    if (torus_geometry_init(&config.geometry, p->dims, sizes, mesh, NULL) !=
+        TORUS_GEOMETRY_OK)
+        kernel_panic("network: the personality's torus shape is unusable");
+    config.rank = p->node_id;
+    config.incarnation = p->boot_incarnation;
+    config.link_rto_ns = (uint64_t)p->link_rto_ms * 1000000u;
+    config.link_retries = p->link_retries;
+    const char *error = NULL;
+    if (!torus_driver_init(&config.geometry, config.rank, &config.link_mask, &error))
+        kernel_panic(error != NULL ? error : "network: link driver failed");
+
+    torus_network_init(&node->network, &config);
+    torus_network_set_link_handler(&node->network, on_link_event, node);
+    torus_ping_init(&node->ping, &node->network);
+    network_timer = timer_add(timer_kernel_table(), "network", network_wakeup, NULL);
+    if (network_timer < 0)
+        kernel_panic("network: timer table full (raise CONFIG_MAX_TIMERS)");
+    poll_register("network", network_poll, node);
+    console_command_register("stats", command_stats, node);
+
+    event_begin("network");
+    event_add_str("driver", torus_driver_name());
+    event_add_hex("links", config.link_mask);
+    event_end();
+}

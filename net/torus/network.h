@@ -1,0 +1,137 @@
+/*
+ * The node's torus network: its links, their rings and the software router.
+ *
+ *   send ──encode──► route ──► injection ring[link] ──► link layer ──► driver
+ *   driver ──► reception ring ──poll(max)──► by packet type:
+ *       LINK_ACK            → that link's reliability state
+ *       data, for us        → link layer (once, in order) → local handler[type]
+ *       data, in transit    → link layer → forward: route ──► injection ring
+ *
+ * The arrival link of a frame is read from its destination MAC (each NIC's
+ * address names its node and link), so one reception ring serves all links.
+ * Frames for a link that is not up are dropped and counted: the layer above
+ * (membership) owns end-to-end recovery, as the link layer owns per-hop
+ * recovery.  Everything is static and sized by CONFIG_MAX_LINKS and
+ * CONFIG_RING_SIZE; nothing blocks.
+ */
+#ifndef NET_TORUS_NETWORK_H
+#define NET_TORUS_NETWORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/tori_config.h"
+#include "net/torus/dma.h"
+#include "net/torus/frame.h"
+#include "net/torus/geometry.h"
+#include "net/torus/link.h"
+
+enum torus_network_status {
+    TORUS_NETWORK_OK = 0,
+    TORUS_NETWORK_FULL,      /* the injection ring of the next hop is full */
+    TORUS_NETWORK_NO_ROUTE,  /* no productive link is up towards it */
+    TORUS_NETWORK_BAD_FRAME, /* bad destination, type, or payload too big */
+};
+
+/* Network-level counters, one list for the enum and the names. */
+#define TORUS_NETWORK_COUNTERS(X)                                            \
+    X(SENT, "sent")                 /* frames this node originated */        \
+    X(DELIVERED, "delivered")       /* frames for this node, handed up */    \
+    X(FORWARDED, "forwarded")       /* transit frames passed on */           \
+    X(NO_ROUTE, "no_route")         /* dropped: no productive link up */     \
+    X(RING_FULL, "ring_full")       /* dropped: injection ring full */       \
+    X(LINK_NOT_UP, "link_not_up")   /* dropped from a ring: link went down */\
+    X(TTL_EXPIRED, "ttl_expired")   /* transit frame out of hops */          \
+    X(FOREIGN_MAC, "foreign_mac")   /* arrived with another node's MAC */    \
+    X(LINK_DROPS, "link_drops")     /* refused by the link layer */          \
+    X(NO_HANDLER, "no_handler")     /* for us, but nobody takes the type */  \
+    X(DRIVER_BUSY, "driver_busy")   /* device full: left to retransmission */
+
+enum torus_network_counter {
+#define TORUS_NETWORK_COUNTER_ENUM(name, text) TORUS_NETWORK_COUNT_##name,
+    TORUS_NETWORK_COUNTERS(TORUS_NETWORK_COUNTER_ENUM)
+#undef TORUS_NETWORK_COUNTER_ENUM
+    TORUS_NETWORK_COUNTER_COUNT
+};
+
+/* A frame for this node: header, payload, and the link it arrived on. */
+typedef void (*torus_network_handler)(void *context,
+                                      const struct torus_frame_header *header,
+                                      const uint8_t *payload, uint64_t now_ns);
+
+/* A link came up or went down (neighbour is the rank at its far end). */
+typedef void (*torus_network_link_handler)(void *context, unsigned link,
+                                           uint32_t neighbour, bool up,
+                                           uint64_t now_ns);
+
+struct torus_network_config {
+    struct torus_geometry geometry;
+    uint32_t rank;
+    uint32_t link_mask;      /* links the driver found cabled */
+    uint32_t incarnation;    /* boot incarnation: seeds link sessions */
+    uint64_t link_rto_ns;
+    uint32_t link_retries;
+};
+
+struct torus_network {
+    struct torus_geometry geometry;
+    uint32_t rank;
+    uint32_t link_mask;
+    uint32_t up_mask; /* links whose session is UP */
+    uint64_t now_ns;  /* time of the poll being served, for handlers */
+    uint64_t counters[TORUS_NETWORK_COUNTER_COUNT];
+    torus_network_handler handler[TORUS_FRAME_TYPE_COUNT];
+    void *handler_context[TORUS_FRAME_TYPE_COUNT];
+    torus_network_link_handler link_handler;
+    void *link_handler_context;
+    struct torus_link links[CONFIG_MAX_LINKS];
+    struct torus_dma_ring injection[CONFIG_MAX_LINKS];
+    struct torus_dma_ring reception;
+    uint8_t scratch[CONFIG_MAX_FRAME];
+};
+
+/* Brings up the link state of every cabled link (they start handshaking). */
+void torus_network_init(struct torus_network *network,
+                        const struct torus_network_config *config);
+
+/* Takes frames of one type addressed to this node (init only). */
+void torus_network_set_handler(struct torus_network *network, unsigned type,
+                               torus_network_handler handler, void *context);
+void torus_network_set_link_handler(struct torus_network *network,
+                                    torus_network_link_handler handler,
+                                    void *context);
+
+/*
+ * Sends payload to destination as a frame of type, routed over the torus.
+ * A frame for this node itself is handed to its handler at once.
+ */
+enum torus_network_status torus_network_send(struct torus_network *network,
+                                             uint32_t destination, unsigned type,
+                                             uint64_t epoch, const void *payload,
+                                             size_t length, uint64_t now_ns);
+
+/*
+ * One pass: receive from every driver, dispatch up to max received frames,
+ * run the link layers' timers, drain the injection rings onto the links.
+ * Returns the work done (0: idle).
+ */
+unsigned torus_network_poll(struct torus_network *network, unsigned max,
+                            uint64_t now_ns);
+
+/* When torus_network_poll next has timed work; UINT64_MAX: none. */
+uint64_t torus_network_next_deadline(const struct torus_network *network);
+
+static inline bool torus_network_link_is_up(const struct torus_network *network,
+                                            unsigned link)
+{
+    return link < CONFIG_MAX_LINKS && ((network->up_mask >> link) & 1u) != 0;
+}
+static inline uint64_t torus_network_counter(const struct torus_network *network,
+                                             enum torus_network_counter counter)
+{
+    return (unsigned)counter < TORUS_NETWORK_COUNTER_COUNT ? network->counters[counter] : 0;
+}
+const char *torus_network_counter_name(enum torus_network_counter counter);
+
+#endif /* NET_TORUS_NETWORK_H */

@@ -1,0 +1,60 @@
+/*
+ * Ping: reachability and round-trip time between nodes over the torus, the
+ * launcher's proof that every pair can talk (`tori-emu --ping`).
+ *
+ *   console "ping all"  every other node in turn, PING_WINDOW at a time
+ *   console "ping N"    one node
+ *   event=ping dst=N hops=H rtt_ns=T ok=1    per answer (ok=0 on timeout)
+ *   event=ping-done ok=A failed=B            when the sweep is over
+ *
+ * A PING carries a sequence number and the sender's clock; the PONG echoes
+ * both and the path length the PING took.  RTT is measured on one clock.
+ */
+#ifndef NET_TORUS_PING_H
+#define NET_TORUS_PING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net/torus/network.h"
+
+#define TORUS_PING_WINDOW 4
+#define TORUS_PING_ATTEMPTS 3
+#define TORUS_PING_TIMEOUT_NS 1000000000ull
+/* A send the network refuses (no route yet: links still handshaking) is
+ * tried again this soon, up to TORUS_PING_REFUSALS times. */
+#define TORUS_PING_REFUSED_RETRY_NS 10000000ull
+#define TORUS_PING_REFUSALS 300
+
+struct torus_ping_slot {
+    bool active;
+    uint32_t destination;
+    uint32_t sequence;
+    uint32_t attempts;
+    uint32_t refusals;
+    uint64_t sent_ns;
+    uint64_t deadline_ns;
+};
+
+struct torus_ping {
+    struct torus_network *network;
+    bool sweeping;
+    bool skip_self; /* "ping all" does not ping the node itself */
+    uint32_t next_destination; /* of the sweep */
+    uint32_t last_destination; /* inclusive */
+    uint32_t sequence;
+    uint32_t answered;
+    uint32_t failed;
+    struct torus_ping_slot slots[TORUS_PING_WINDOW];
+};
+
+/* Takes PING and PONG frames from the network and adds the console command. */
+void torus_ping_init(struct torus_ping *ping, struct torus_network *network);
+
+/* Sends what the window allows and expires late answers; returns work. */
+unsigned torus_ping_poll(struct torus_ping *ping, uint64_t now_ns);
+
+/* When a ping in flight times out; UINT64_MAX when none is. */
+uint64_t torus_ping_next_deadline(const struct torus_ping *ping);
+
+#endif /* NET_TORUS_PING_H */
