@@ -99,11 +99,21 @@ static void count_event(struct emu *emu, const char *name)
     }
 }
 
-/* Events shown to a person as they happen; the rest are summarized. */
-static bool is_routine(const char *name)
+/*
+ * Events a person need not see one by one (they are counted in the
+ * summary): start-up chatter and ping answers.  --demo and --verbose show
+ * them all; a link going down is always shown.
+ */
+static bool is_routine(const struct event_line *line)
 {
+    const char *name = line->name;
+    if (strcmp(name, "link") == 0) {
+        const char *state = event_line_get(line, "state");
+        return state != NULL && strcmp(state, "up") == 0;
+    }
     return strcmp(name, "boot") == 0 || strcmp(name, "ready") == 0 ||
-           strcmp(name, "ping") == 0 || strcmp(name, "ping-done") == 0;
+           strcmp(name, "network") == 0 || strcmp(name, "ping") == 0 ||
+           strcmp(name, "ping-done") == 0;
 }
 
 static void show_event(struct emu *emu, const struct emu_node *node,
@@ -187,7 +197,7 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
         finish_ping(emu, node);
         emu->failed = true;
     }
-    if (!is_routine(name) || emu->options->demo || emu->options->verbose)
+    if (!is_routine(line) || emu->options->demo || emu->options->verbose)
         show_event(emu, node, line);
 }
 
