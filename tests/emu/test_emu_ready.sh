@@ -29,4 +29,15 @@ for n in 0 1 2 3 4 5 6 7; do
     [[ $(stat -c %s "$OUT/run/node$n.personality") == 64 ]] || fail "node$n.personality"
 done
 wait_for_no_processes "$OUT/run/" 5
+
+# A run directory too deep for a unix socket path (107 bytes): QEMU makes its
+# QMP socket relative to it and the launcher still reaches it.
+if [[ "$BOARD" == qemu ]]; then
+    DEEP="$OUT/deep"
+    while (( ${#DEEP} < 110 )); do DEEP="$DEEP/directory-deep-enough"; done
+    "$EMU" --dims 2 --board qemu --image "$IMAGE" --check-qmp --duration 0 \
+        --out "$DEEP" > "$OUT.deep.out" 2>&1
+    check_status 0 $? "a 2-node QEMU torus in a deep directory"
+    check_contains "$OUT.deep.out" "QMP: 2 QEMU nodes running"
+fi
 echo "emu.ready ($BOARD): all checks passed"
