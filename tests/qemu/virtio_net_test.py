@@ -1,0 +1,509 @@
+#!/usr/bin/env python3
+"""Runs QEMU nodes cabled into a small torus and checks the virtio-net link driver.
+
+usage: virtio_net_test.py CASE --qemu QEMU --linktest-elf ELF --personality-tool TOOL
+                          [--timeout S]
+
+The image is node-linktest.elf (net/torus/driver_selftest.c): the qemu-virt
+board with the link driver and the console commands `linktest [COUNT
+[PAYLOAD]]` and `linkstats`.  Links are cabled the way the launcher does it:
+per link one UDP socket opened here with a 4 MiB receive buffer, bound to
+127.0.0.1 and connected to its peer's socket, handed to QEMU as -netdev
+dgram,local.type=fd (QEMU 7.2 accepts no remote.* with a local fd), and a
+virtio-net-device on bus=virtio-mmio-bus.SLOT whose MAC is 02:74:RR:RR:RR:LL;
+the peer of (node, link L) is (neighbour, L ^ 1).
+
+Cases (one per CTest test, see tests/qemu/CMakeLists.txt):
+  links          2x2 torus, 4 nodes;
+                 node 3's NICs sit in reversed slots and node 0 has a
+                 virtio-rng device too.  Every node finds its 4 links, one
+                 frame crosses every link both ways with the right source
+                 and source link, then 100 maximum-size frames per link
+                 arrive complete, in order, with no drop counted.
+  idle-cpu       1-D torus of 2 (x+ and x- both cabled to the neighbour):
+                 after traffic, each idle node costs its QEMU < 2% of a core.
+  foreign-mac    a NIC whose MAC names another rank: the exact halt line,
+                 no ready, ~0% CPU after.
+  absent-link    a NIC naming a link (y+) the 1-D torus does not have.
+  duplicate-link two NICs naming the same link.
+  not-tori-mac   a NIC with QEMU's usual 52:54:00:... address.
+  legacy         QEMU without -global virtio-mmio.force-legacy=false.
+
+Every QEMU process started here is killed on success, failure, timeout and
+on SIGTERM/SIGINT/SIGHUP (and via PR_SET_PDEATHSIG should this script die).
+Exit status: 0 pass, 1 fail, 2 usage or environment error.
+"""
+
+import argparse
+import ctypes
+import os
+import re
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MEMORY_MAP = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "..", "..", "board", "qemu-virt", "memory_map.h")
+
+RCVBUF_BYTES = 4 << 20
+IDLE_CPU_LIMIT_PERCENT = 2.0
+IDLE_MEASURE_SECONDS = 4.0
+HALTED_MEASURE_SECONDS = 2.0
+BULK_FRAMES = 100
+MAX_PAYLOAD = 1454  # CONFIG_MAX_FRAME 1514 - the 60-byte header: full-size frames
+LINK_NAMES = ["x+", "x-", "y+", "y-", "z+", "z-", "u+", "u-", "v+", "v-", "w+", "w-"]
+COUNTERS = ("sent", "send_busy", "send_errors", "received", "receive_drops",
+            "good", "bad", "out_of_order", "unsent")
+
+
+class TestFailure(Exception):
+    pass
+
+
+class Terminated(Exception):
+    pass
+
+
+def on_signal(number, _frame):
+    raise Terminated(f"received signal {number}")
+
+
+def memory_map_value(name):
+    with open(MEMORY_MAP, encoding="utf-8") as header:
+        for line in header:
+            match = re.match(r"#define\s+" + name + r"\s+(0x[0-9a-fA-F]+|\d+)\s*$", line)
+            if match:
+                return int(match.group(1), 0)
+    raise TestFailure(f"{MEMORY_MAP} defines no plain {name}")
+
+
+def die_with_parent():
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def link_mac(rank, link):
+    return f"02:74:{(rank >> 16) & 0xff:02x}:{(rank >> 8) & 0xff:02x}:{rank & 0xff:02x}:{link:02x}"
+
+
+class Torus:
+    """Rank <-> coordinates and neighbours of an all-torus shape (dim 0 fastest)."""
+
+    def __init__(self, sizes):
+        self.sizes = sizes
+        self.count = 1
+        for size in sizes:
+            self.count *= size
+
+    def links(self, rank):
+        # No link in a dimension of size 1 (as in net/torus/geometry.h).
+        return [2 * d + s for d, size in enumerate(self.sizes) if size > 1 for s in (0, 1)]
+
+    def neighbour(self, rank, link):
+        dim, minus = divmod(link, 2)
+        stride = 1
+        for size in self.sizes[:dim]:
+            stride *= size
+        coord = (rank // stride) % self.sizes[dim]
+        step = -1 if minus else 1
+        return rank + (((coord + step) % self.sizes[dim]) - coord) * stride
+
+    def dims_text(self):
+        return "x".join(str(size) for size in self.sizes)
+
+
+def open_link_socket():
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF_BYTES)
+    if sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) < RCVBUF_BYTES:
+        try:  # above net.core.rmem_max: only CAP_NET_ADMIN may force it
+            sock.setsockopt(socket.SOL_SOCKET, 33, RCVBUF_BYTES)  # SO_RCVBUFFORCE
+        except OSError:
+            pass
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+class Nic:
+    """One NIC of a node: its slot, MAC and, when cabled, socket and peer port."""
+
+    def __init__(self, link, slot, mac, sock=None, peer_port=None):
+        self.link = link
+        self.slot = slot
+        self.mac = mac
+        self.sock = sock
+        self.peer_port = peer_port
+
+
+class Node:
+    """One qemu-system-arm running node-linktest.elf; always stopped by stop()."""
+
+    def __init__(self, args, work_dir, rank, personality, nics, modern=True, extra=()):
+        self.rank = rank
+        self.lines = []
+        self.pending = b""
+        self.stderr_path = os.path.join(work_dir, f"qemu{rank}.stderr")
+        command = [args.qemu, "-M", "virt", "-cpu", "cortex-a15",
+                   "-m", f"{memory_map_value('QEMU_VIRT_RAM_SIZE_MIB')}M",
+                   "-nodefaults", "-display", "none", "-monitor", "none",
+                   "-chardev", "stdio,id=console,signal=off", "-serial", "chardev:console",
+                   "-kernel", args.linktest_elf,
+                   "-device", f"loader,file={personality},"
+                              f"addr={memory_map_value('QEMU_VIRT_PERSONALITY_ADDRESS'):#x},"
+                              "force-raw=on"]
+        if modern:
+            command += ["-global", "virtio-mmio.force-legacy=false"]
+        fds = []
+        for nic in nics:
+            sock = nic.sock if nic.sock is not None else open_link_socket()
+            nic.sock = sock
+            fds.append(sock.fileno())
+            # QEMU 7.2 refuses remote.* next to local.type=fd ("don't set
+            # remote with local.fd"): the socket itself is connected to the peer.
+            sock.connect(("127.0.0.1", nic.peer_port))
+            netdev = f"dgram,id=l{nic.slot},local.type=fd,local.str={sock.fileno()}"
+            command += ["-netdev", netdev, "-device",
+                        f"virtio-net-device,netdev=l{nic.slot},mac={nic.mac},"
+                        f"bus=virtio-mmio-bus.{nic.slot}"]
+        command += list(extra)
+        print(f"+ node {rank}: " + " ".join(command), flush=True)
+        self.stderr_file = open(self.stderr_path, "wb")
+        try:
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE,
+                                            stderr=self.stderr_file, pass_fds=fds,
+                                            preexec_fn=die_with_parent)
+        except FileNotFoundError as error:
+            raise TestFailure(f"cannot start {args.qemu}: {error} (install qemu-system-arm)")
+        finally:
+            for nic in nics:  # QEMU has its copies now
+                nic.sock.close()
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.process.stdout, selectors.EVENT_READ)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.selector.close()
+        self.process.stdout.close()
+        try:
+            self.process.stdin.close()
+        except BrokenPipeError:
+            pass
+        self.stderr_file.close()
+
+    def stderr_text(self):
+        with open(self.stderr_path, encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+
+    def command(self, text):
+        print(f"node {self.rank} <- {text}", flush=True)
+        try:
+            self.process.stdin.write(text.encode() + b"\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise TestFailure(f"node {self.rank}: QEMU is gone: {self.stderr_text()}")
+
+    def read_some(self, until):
+        remaining = until - time.monotonic()
+        if remaining <= 0 or not self.selector.select(timeout=remaining):
+            return False
+        chunk = os.read(self.process.stdout.fileno(), 4096)
+        if not chunk:
+            self.process.wait()
+            raise TestFailure(f"node {self.rank}: QEMU exited with status "
+                              f"{self.process.returncode}: {self.stderr_text() or '(no message)'}")
+        self.pending += chunk
+        while b"\n" in self.pending:
+            raw, self.pending = self.pending.split(b"\n", 1)
+            line = raw.decode("utf-8", errors="replace").rstrip("\r")
+            print(f"node {self.rank}: {line}", flush=True)
+            self.lines.append(line)
+        return True
+
+    def wait_for(self, pattern, timeout, start=0, stop_on_panic=True):
+        """Returns (index, match) of the first line from `start` matching."""
+        regex = re.compile(pattern)
+        until = time.monotonic() + timeout
+        index = start
+        while True:
+            while index < len(self.lines):
+                match = regex.fullmatch(self.lines[index])
+                if match:
+                    return index, match
+                if stop_on_panic and " event=panic " in self.lines[index]:
+                    raise TestFailure(f"node {self.rank} panicked while waiting for "
+                                      f"/{pattern}/: {self.lines[index]}")
+                index += 1
+            if not self.read_some(until):
+                raise TestFailure(f"node {self.rank}: no console line matching /{pattern}/ "
+                                  f"within {timeout:g} s")
+
+    def drain(self, seconds):
+        until = time.monotonic() + seconds
+        while self.read_some(until):
+            pass
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.process.pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def write_personality(tool, work_dir, rank, dims):
+    path = os.path.join(work_dir, f"personality{rank}.bin")
+    command = [tool, "--node", str(rank), "--dims", dims, "-o", path]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise TestFailure(f"tori-personality failed ({result.returncode}): "
+                          f"{result.stderr.strip()}")
+    return path
+
+
+def event_fields(line):
+    return dict(re.findall(r"(\w+)=(\"[^\"]*\"|\S+)", line))
+
+
+def start_torus(args, work_dir, started, torus, reversed_slots=(), extra=None):
+    """Opens every link socket, then starts one node per rank, cabled."""
+    sockets = {}
+    ports = {}
+    for rank in range(torus.count):
+        for link in torus.links(rank):
+            sockets[(rank, link)] = open_link_socket()
+            ports[(rank, link)] = sockets[(rank, link)].getsockname()[1]
+    nodes = []
+    for rank in range(torus.count):
+        nics = []
+        links = torus.links(rank)
+        for index, link in enumerate(links):
+            peer = (torus.neighbour(rank, link), link ^ 1)
+            slot = links[len(links) - 1 - index] if rank in reversed_slots else link
+            nics.append(Nic(link, slot, link_mac(rank, link), sockets[(rank, link)],
+                            ports[peer]))
+        personality = write_personality(args.personality_tool, work_dir, rank,
+                                        torus.dims_text())
+        node = Node(args, work_dir, rank, personality, nics,
+                    extra=(extra or {}).get(rank, ()))
+        started.append(node)
+        nodes.append(node)
+    return nodes
+
+
+def expect_ready_with_links(node, torus, timeout):
+    expected = sum(1 << link for link in torus.links(node.rank))
+    _, match = node.wait_for(r"tori node=\d+ event=linktest-links .*", timeout)
+    fields = event_fields(match.group(0))
+    if fields.get("driver") != "virtio-net":
+        raise TestFailure(f"node {node.rank}: driver {fields.get('driver')}, expected virtio-net")
+    if int(fields["mask"], 16) != expected:
+        raise TestFailure(f"node {node.rank}: link mask {fields['mask']}, expected {expected:#x}")
+    for link in torus.links(node.rank):
+        node.wait_for(rf"tori node={node.rank} event=linktest-link t_ns=\d+ "
+                      rf"link={re.escape(LINK_NAMES[link])} "
+                      rf"peer={torus.neighbour(node.rank, link)} "
+                      rf"peer_link={re.escape(LINK_NAMES[link ^ 1])}", timeout)
+    node.wait_for(rf"tori node={node.rank} event=ready t_ns=\d+ .*image=linktest", timeout)
+
+
+def expect_one_frame_per_link(nodes, torus, timeout):
+    """linktest on every node: every link reports one frame from the right peer."""
+    marks = [len(node.lines) for node in nodes]
+    for node in nodes:
+        node.command("linktest")
+    for node, mark in zip(nodes, marks):
+        for link in torus.links(node.rank):
+            node.wait_for(rf"tori node={node.rank} event=linktest-rx t_ns=\d+ "
+                          rf"link={re.escape(LINK_NAMES[link])} "
+                          rf"source={torus.neighbour(node.rank, link)} "
+                          rf"source_link={re.escape(LINK_NAMES[link ^ 1])} "
+                          rf"sequence=\d+ bytes=65", timeout, start=mark)
+        bad = [line for line in node.lines[mark:] if " event=linktest-bad " in line]
+        if bad:
+            raise TestFailure(f"node {node.rank}: bad frames: {bad}")
+
+
+def link_stats(node, link_count, timeout):
+    """Asks for linkstats; returns {link name: {counter: value}}."""
+    mark = len(node.lines)
+    node.command("linkstats")
+    stats = {}
+    index = mark
+    while len(stats) < link_count:
+        index, match = node.wait_for(rf"tori node={node.rank} event=linkstats .*", timeout,
+                                     start=index)
+        fields = event_fields(match.group(0))
+        stats[fields["link"]] = {name: int(fields[name]) for name in COUNTERS}
+        index += 1
+    return stats
+
+
+def expect_bulk(nodes, torus, timeout):
+    """COUNT full-size frames per link: all arrive, in order, nothing dropped."""
+    for node in nodes:
+        node.command(f"linktest {BULK_FRAMES} {MAX_PAYLOAD}")
+    total = BULK_FRAMES + 1  # the single frame of expect_one_frame_per_link
+    until = time.monotonic() + timeout
+    for node in nodes:
+        while True:
+            stats = link_stats(node, len(torus.links(node.rank)), timeout)
+            if all(s["good"] >= total and s["unsent"] == 0 for s in stats.values()):
+                break
+            if time.monotonic() > until:
+                raise TestFailure(f"node {node.rank}: not all {total} frames arrived "
+                                  f"within {timeout:g} s: {stats}")
+            node.drain(0.2)
+        for name, s in stats.items():
+            problems = {k: s[k] for k in ("send_errors", "receive_drops", "bad",
+                                          "out_of_order") if s[k] != 0}
+            if s["sent"] != total or s["received"] != total or s["good"] != total:
+                problems["sent/received/good"] = (s["sent"], s["received"], s["good"])
+            if problems:
+                raise TestFailure(f"node {node.rank} link {name}: {problems} "
+                                  f"(expected {total} sent, received and good, no errors)")
+        print(f"node {node.rank}: {total} frames per link both ways; send_busy "
+              f"{ {name: s['send_busy'] for name, s in stats.items()} }", flush=True)
+
+
+def measure_cpu_percent(node, seconds):
+    cpu_before = node.cpu_seconds()
+    wall_before = time.monotonic()
+    node.drain(seconds)
+    return 100.0 * (node.cpu_seconds() - cpu_before) / (time.monotonic() - wall_before)
+
+
+def expect_halt(node, reason, timeout, measure_cpu=False):
+    node.wait_for(r"tori node=- event=boot t_ns=\d+ board=qemu-virt", timeout)
+    node.wait_for(rf"tori node={node.rank} event=panic t_ns=\d+ "
+                  rf'reason="{re.escape(reason)}"', timeout, stop_on_panic=False)
+    node.drain(0.5)
+    if any(" event=ready " in line for line in node.lines):
+        raise TestFailure("node reported ready despite the bad NIC")
+    if measure_cpu:
+        percent = measure_cpu_percent(node, HALTED_MEASURE_SECONDS)
+        print(f"halted node CPU: {percent:.2f}% of a core", flush=True)
+        if percent >= IDLE_CPU_LIMIT_PERCENT:
+            raise TestFailure(f"a halted node used {percent:.2f}% of a core, "
+                              f"expected < {IDLE_CPU_LIMIT_PERCENT}%")
+
+
+def single_node(args, work_dir, started, nics, modern=True):
+    """Node 0 of a 1-D torus of 2, with the given NICs cabled to a socket
+    that nobody reads (the node halts before it sends anything)."""
+    sink = open_link_socket()
+    for nic in nics:
+        nic.peer_port = sink.getsockname()[1]
+    personality = write_personality(args.personality_tool, work_dir, 0, "2")
+    node = Node(args, work_dir, 0, personality, nics, modern=modern)
+    node.sink = sink  # kept open while the node runs
+    started.append(node)
+    return node
+
+
+def run_case(args, work_dir):
+    started = []
+    try:
+        case = args.case
+        if case == "links":
+            torus = Torus([2, 2])
+            extra = {0: ["-device", "virtio-rng-device,bus=virtio-mmio-bus.8"]}
+            nodes = start_torus(args, work_dir, started, torus, reversed_slots=(3,),
+                                extra=extra)
+            for node in nodes:
+                expect_ready_with_links(node, torus, args.timeout)
+            expect_one_frame_per_link(nodes, torus, args.timeout)
+            expect_bulk(nodes, torus, args.timeout)
+        elif case == "idle-cpu":
+            torus = Torus([2])
+            nodes = start_torus(args, work_dir, started, torus)
+            for node in nodes:
+                expect_ready_with_links(node, torus, args.timeout)
+            expect_one_frame_per_link(nodes, torus, args.timeout)
+            for node in nodes:
+                before = node.cpu_seconds()
+                wall = time.monotonic()
+                percent = measure_cpu_percent(node, IDLE_MEASURE_SECONDS)
+                print(f"node {node.rank} idle with 2 links after traffic: {percent:.2f}% "
+                      f"of a core ({node.cpu_seconds() - before:.2f} s CPU over "
+                      f"{time.monotonic() - wall:.2f} s)", flush=True)
+                if percent >= IDLE_CPU_LIMIT_PERCENT:
+                    raise TestFailure(f"node {node.rank} idles at {percent:.2f}% of a core "
+                                      f"with links attached, expected < "
+                                      f"{IDLE_CPU_LIMIT_PERCENT}% (InterruptACK missed?)")
+            # Still alive after the idle period: one more frame each way.
+            expect_one_frame_per_link(nodes, torus, args.timeout)
+        elif case == "foreign-mac":
+            node = single_node(args, work_dir, started, [Nic(0, 0, link_mac(1, 0))])
+            expect_halt(node, "virtio-net: slot 0 has MAC 02:74:00:00:01:00 naming node 1, "
+                              "expected this node (0)", args.timeout, measure_cpu=True)
+        elif case == "absent-link":
+            node = single_node(args, work_dir, started,
+                               [Nic(0, 0, link_mac(0, 0)), Nic(2, 1, link_mac(0, 2))])
+            expect_halt(node, "virtio-net: slot 1 has MAC 02:74:00:00:00:02 naming link y+, "
+                              "which node 0 does not have in its torus", args.timeout)
+        elif case == "duplicate-link":
+            node = single_node(args, work_dir, started,
+                               [Nic(0, 3, link_mac(0, 0)), Nic(0, 5, link_mac(0, 0))])
+            expect_halt(node, "virtio-net: slot 5 has MAC 02:74:00:00:00:00 naming link x+, "
+                              "expected one NIC per link but slot 3 has it too", args.timeout)
+        elif case == "not-tori-mac":
+            node = single_node(args, work_dir, started, [Nic(0, 0, "52:54:00:12:34:56")])
+            expect_halt(node, "virtio-net: slot 0 has MAC 52:54:00:12:34:56, expected a tori "
+                              "link MAC 02:74:RR:RR:RR:LL (rank, link < 12)", args.timeout)
+        elif case == "legacy":
+            node = single_node(args, work_dir, started, [Nic(0, 0, link_mac(0, 0))],
+                               modern=False)
+            expect_halt(node, "virtio-net: slot 0 is a legacy virtio-mmio device (version 1), "
+                              "expected version 2 (QEMU option -global "
+                              "virtio-mmio.force-legacy=false)", args.timeout)
+        else:
+            raise TestFailure(f"unknown case '{case}'")
+    finally:
+        for node in started:
+            node.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("case")
+    parser.add_argument("--qemu", default="qemu-system-arm")
+    parser.add_argument("--linktest-elf", required=True)
+    parser.add_argument("--personality-tool", required=True)
+    parser.add_argument("--timeout", type=float, default=20.0,
+                        help="seconds to wait for each expected console line")
+    args = parser.parse_args()
+
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, on_signal)
+
+    if not os.path.isfile(args.linktest_elf):
+        print(f"virtio_net_test: {args.linktest_elf} does not exist (expected the "
+              "qemu-virt build: cmake --preset qemu-virt && cmake --build build/qemu-virt)",
+              file=sys.stderr)
+        return 2
+    if not os.path.isfile(args.personality_tool):
+        print(f"virtio_net_test: {args.personality_tool} does not exist "
+              "(expected tori-personality from the host build)", file=sys.stderr)
+        return 2
+
+    work_dir = tempfile.mkdtemp(prefix="tori-virtio-net-test-")
+    try:
+        run_case(args, work_dir)
+    except (TestFailure, Terminated) as failure:
+        print(f"FAIL {args.case}: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    print(f"PASS {args.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
