@@ -1,0 +1,418 @@
+/*
+ * tori-sim: the deterministic membership simulator's command line.
+ *
+ *   tori-sim --dims 16x8x8 [--mesh] [--radix 4] [--tree radix|torus]
+ *            [--hop-ns 4600] [--cp-ns 2000] [--members M]
+ *            [--policy primary|every-side] [--heartbeat-us N]
+ *            [--link-detect-ns N] [--settle-ms N]
+ *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms']
+ *            [--chaos --seeds 1000 --rate R] [--seed S]
+ *            [--json] [--events | --quiet]
+ *
+ * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "board/sim/sim.h"
+#include "board/sim/sim_chaos.h"
+#include "board/sim/sim_inject.h"
+#include "net/torus/geometry.h"
+
+#define TOOL "tori-sim"
+
+struct options {
+    struct torus_geometry geometry;
+    bool have_dims;
+    bool mesh;
+    unsigned radix;
+    enum membership_layout_kind layout;
+    enum membership_policy policy;
+    uint64_t hop_ns;
+    uint64_t cp_ns;
+    uint64_t members;
+    bool members_set;
+    int64_t heartbeat_us; /* -1: automatic */
+    int64_t link_detect_ns;
+    uint64_t settle_ms;
+    const char *inject;
+    const char *dims_text;
+    bool chaos;
+    uint64_t seeds;
+    uint64_t rate_milli; /* faults per millisecond of fault window, x1000 */
+    uint64_t seed;
+    bool json;
+    unsigned verbosity;
+};
+
+static _Noreturn void usage_error(const char *fmt, const char *arg, const char *expected)
+{
+    fprintf(stderr, TOOL ": ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (expected %s)\n", expected);
+    exit(2);
+}
+
+static uint64_t parse_u64(const char *option, const char *text, uint64_t min, uint64_t max,
+                          const char *expected)
+{
+    if (text == NULL || text[0] < '0' || text[0] > '9') {
+        usage_error("%s needs a number", option, expected);
+    }
+    char *end = NULL;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (*end != '\0' || value < min || value > max) {
+        fprintf(stderr, TOOL ": %s '%s' is out of range (expected %s)\n", option, text, expected);
+        exit(2);
+    }
+    return value;
+}
+
+/* "0.5" or "3" -> thousandths. */
+static uint64_t parse_rate(const char *text)
+{
+    if (text == NULL || text[0] < '0' || text[0] > '9') {
+        usage_error("--rate needs a number, got '%s'", text ? text : "", "faults per ms, like 0.5");
+    }
+    char *end = NULL;
+    unsigned long long whole = strtoull(text, &end, 10);
+    uint64_t milli = whole * 1000u;
+    if (*end == '.') {
+        uint64_t scale = 100;
+        for (end++; *end >= '0' && *end <= '9'; end++) {
+            milli += (uint64_t)(*end - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (*end != '\0' || milli == 0 || whole > 1000) {
+        usage_error("--rate '%s' is not a rate", text, "faults per ms, 0.001..1000, like 0.5");
+    }
+    return milli;
+}
+
+static void parse_args(int argc, char **argv, struct options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->radix = 4;
+    o->layout = MEMBERSHIP_LAYOUT_RADIX;
+    o->policy = MEMBERSHIP_POLICY_PRIMARY;
+    o->hop_ns = 4600;
+    o->cp_ns = 2000;
+    o->heartbeat_us = -1;
+    o->link_detect_ns = -1;
+    o->seeds = 1;
+    o->rate_milli = 500;
+    o->seed = 1;
+    o->verbosity = 1;
+    const char *dims_text = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes = true;
+        if (strcmp(a, "--dims") == 0) {
+            dims_text = v;
+        } else if (strcmp(a, "--radix") == 0) {
+            o->radix = (unsigned)parse_u64(a, v, 2, 16, "2, 4, 8 or 16");
+            if ((o->radix & (o->radix - 1)) != 0) {
+                usage_error("--radix %s is not a power of two", v, "2, 4, 8 or 16");
+            }
+        } else if (strcmp(a, "--tree") == 0) {
+            if (v != NULL && strcmp(v, "radix") == 0) {
+                o->layout = MEMBERSHIP_LAYOUT_RADIX;
+            } else if (v != NULL && strcmp(v, "torus") == 0) {
+                o->layout = MEMBERSHIP_LAYOUT_TORUS;
+            } else {
+                usage_error("--tree '%s' is not a layout", v ? v : "", "radix or torus");
+            }
+        } else if (strcmp(a, "--policy") == 0) {
+            if (v != NULL && strcmp(v, "primary") == 0) {
+                o->policy = MEMBERSHIP_POLICY_PRIMARY;
+            } else if (v != NULL && strcmp(v, "every-side") == 0) {
+                o->policy = MEMBERSHIP_POLICY_EVERY_SIDE;
+            } else {
+                usage_error("--policy '%s' is not a policy", v ? v : "", "primary or every-side");
+            }
+        } else if (strcmp(a, "--hop-ns") == 0) {
+            o->hop_ns = parse_u64(a, v, 1, 1000000000, "nanoseconds, 1..1e9");
+        } else if (strcmp(a, "--cp-ns") == 0) {
+            o->cp_ns = parse_u64(a, v, 0, 1000000000, "nanoseconds, 0..1e9");
+        } else if (strcmp(a, "--members") == 0) {
+            o->members = parse_u64(a, v, 1, CONFIG_MAX_NODES, "1..node count");
+            o->members_set = true;
+        } else if (strcmp(a, "--heartbeat-us") == 0) {
+            o->heartbeat_us = (int64_t)parse_u64(a, v, 0, 10000000, "microseconds, 0 (off)..1e7") * 1000;
+        } else if (strcmp(a, "--heartbeat-ns") == 0) {
+            o->heartbeat_us = (int64_t)parse_u64(a, v, 0, 10000000000ull, "nanoseconds, 0 (off)..1e10");
+        } else if (strcmp(a, "--link-detect-ns") == 0) {
+            o->link_detect_ns = (int64_t)parse_u64(a, v, 0, 1000000000, "nanoseconds, 0 (off)..1e9");
+        } else if (strcmp(a, "--settle-ms") == 0) {
+            o->settle_ms = parse_u64(a, v, 1, 100000, "milliseconds, 1..100000");
+        } else if (strcmp(a, "--inject") == 0) {
+            if (v == NULL) {
+                usage_error("%s needs a fault list", a, "'kill 5 at 1ms; join 5 at 10ms'");
+            }
+            o->inject = v;
+        } else if (strcmp(a, "--seeds") == 0) {
+            o->seeds = parse_u64(a, v, 1, 10000000, "1..1e7");
+        } else if (strcmp(a, "--rate") == 0) {
+            o->rate_milli = parse_rate(v);
+        } else if (strcmp(a, "--seed") == 0) {
+            o->seed = parse_u64(a, v, 0, UINT64_MAX, "an integer");
+        } else {
+            takes = false;
+            if (strcmp(a, "--mesh") == 0) {
+                o->mesh = true;
+            } else if (strcmp(a, "--chaos") == 0) {
+                o->chaos = true;
+            } else if (strcmp(a, "--json") == 0) {
+                o->json = true;
+            } else if (strcmp(a, "--events") == 0) {
+                o->verbosity = 2;
+            } else if (strcmp(a, "--quiet") == 0) {
+                o->verbosity = 0;
+            } else {
+                usage_error("unknown option '%s'", a,
+                            "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
+                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --settle-ms, --inject, "
+                            "--chaos, --seeds, --rate, --seed, --json, --events, --quiet");
+            }
+        }
+        if (takes) {
+            if (v == NULL) {
+                usage_error("%s needs a value", a, "see tori-sim --help in the README");
+            }
+            i++;
+        }
+    }
+    if (dims_text == NULL) {
+        usage_error("%s", "--dims is required", "--dims like 16x8x8");
+    }
+    o->dims_text = dims_text;
+    unsigned dims = 0;
+    uint32_t sizes[CONFIG_MAX_DIMS];
+    struct torus_geometry_error error;
+    if (torus_geometry_parse_dims(dims_text, &dims, sizes, &error) != TORUS_GEOMETRY_OK) {
+        char text[160];
+        torus_geometry_format_error(&error, text, sizeof text);
+        fprintf(stderr, TOOL ": --dims '%s': %s\n", dims_text, text);
+        exit(2);
+    }
+    bool mesh[CONFIG_MAX_DIMS];
+    for (unsigned d = 0; d < CONFIG_MAX_DIMS; d++) {
+        mesh[d] = o->mesh;
+    }
+    if (torus_geometry_init(&o->geometry, dims, sizes, mesh, &error) != TORUS_GEOMETRY_OK) {
+        char text[160];
+        torus_geometry_format_error(&error, text, sizeof text);
+        fprintf(stderr, TOOL ": --dims '%s': %s\n", dims_text, text);
+        exit(2);
+    }
+    if (o->geometry.node_count < 2) {
+        usage_error("--dims '%s' has a single node", dims_text, "at least 2 nodes");
+    }
+    if (o->members_set && o->members > o->geometry.node_count) {
+        fprintf(stderr, TOOL ": --members %" PRIu64 " is above the node count %" PRIu32
+                        " (expected 1..%" PRIu32 ")\n",
+                o->members, o->geometry.node_count, o->geometry.node_count);
+        exit(2);
+    }
+    if (o->chaos && o->inject != NULL) {
+        usage_error("%s", "--chaos and --inject together", "one or the other");
+    }
+}
+
+static void fill_params(const struct options *o, struct sim_params *p, bool heartbeats)
+{
+    sim_params_defaults(p, &o->geometry);
+    p->radix = o->radix;
+    p->layout = o->layout;
+    p->policy = o->policy;
+    p->hop_ns = o->hop_ns;
+    p->cp_ns = o->cp_ns;
+    p->members = o->members_set ? (uint32_t)o->members : o->geometry.node_count;
+    if (o->link_detect_ns >= 0) {
+        p->link_detect_ns = (uint64_t)o->link_detect_ns;
+    }
+    p->settle_ns = o->settle_ms * 1000000u;
+    p->seed = o->seed;
+    p->json = o->json;
+    p->verbosity = o->verbosity;
+    if (o->heartbeat_us >= 0) {
+        p->heartbeat_ns = (uint64_t)o->heartbeat_us; /* held in ns */
+    } else {
+        p->heartbeat_ns = heartbeats ? 4u * sim_unit_ns(p) : 0;
+    }
+}
+
+static void print_summary(const struct sim_params *p, const struct sim_stats *s, FILE *out)
+{
+    if (p->json) {
+        fprintf(out, "{\"event\":\"summary\",\"t_ns\":%" PRIu64 ",\"steps\":%" PRIu64
+                     ",\"messages\":%" PRIu64 ",\"delivered\":%" PRIu64 ",\"dropped_dead\":%" PRIu64
+                     ",\"dropped_partition\":%" PRIu64 ",\"views\":%" PRIu32
+                     ",\"stable\":%" PRIu32 ",\"failures_detected\":%" PRIu32
+                     ",\"false_detections\":%" PRIu32 ",\"expelled\":%" PRIu32
+                     ",\"joined\":%" PRIu32 ",\"partitioned\":%" PRIu32
+                     ",\"final_epoch\":\"%016" PRIx64 "\",\"final_live\":%" PRIu32
+                     ",\"outbox_overflow\":%" PRIu64 ",\"ok\":%s}\n",
+                s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
+                s->dropped_partition, s->distinct_views, s->stable_count, s->failures_detected,
+                s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
+                s->final_live, s->outbox_overflow, s->violation ? "false" : "true");
+        return;
+    }
+    fprintf(out, "summary t_ns=%" PRIu64 " steps=%" PRIu64 " messages=%" PRIu64
+                 " delivered=%" PRIu64 " dropped_dead=%" PRIu64 " dropped_partition=%" PRIu64
+                 " views=%" PRIu32 " stable=%" PRIu32 " failures_detected=%" PRIu32
+                 " false_detections=%" PRIu32 " expelled=%" PRIu32 " joined=%" PRIu32
+                 " partitioned=%" PRIu32 " final_epoch=%016" PRIx64 " final_live=%" PRIu32
+                 " outbox_overflow=%" PRIu64 " %s\n",
+            s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
+            s->dropped_partition, s->distinct_views, s->stable_count, s->failures_detected,
+            s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
+            s->final_live, s->outbox_overflow, s->violation ? "VIOLATION" : "ok");
+    fprintf(out, "messages-by-type");
+    for (unsigned t = 1; t < MEMBERSHIP_MSG_TYPE_LIMIT; t++) {
+        if (s->sent[t] != 0) {
+            fprintf(out, " %s=%" PRIu64, membership_msg_type_name(t), s->sent[t]);
+        }
+    }
+    fprintf(out, "\n");
+}
+
+static int run_script(const struct options *o)
+{
+    struct sim_injection *items = NULL;
+    size_t count = 0;
+    char error[256];
+    if (o->inject != NULL &&
+        !sim_inject_parse(o->inject, &o->geometry, &items, &count, error, sizeof error)) {
+        fprintf(stderr, TOOL ": --inject: %s\n", error);
+        return 2;
+    }
+    bool hangs = false;
+    for (size_t i = 0; i < count; i++) {
+        hangs = hangs || items[i].kind == SIM_INJECT_HANG;
+    }
+    struct sim_params p;
+    fill_params(o, &p, hangs);
+    struct sim *sim = sim_create(&p, error, sizeof error);
+    if (sim == NULL) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        free(items);
+        return 2;
+    }
+    sim_add_injections(sim, items, count);
+    free(items);
+    if (!p.json) {
+        printf("sim dims=%" PRIu32 " nodes=%" PRIu32 " radix=%u tree=%s hop_ns=%" PRIu64
+               " cp_ns=%" PRIu64 " heartbeat_ns=%" PRIu64 " unit_ns=%" PRIu64
+               " context_bytes=%zu seed=%" PRIu64 "\n",
+               o->geometry.dims, o->geometry.node_count, p.radix,
+               p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", p.hop_ns, p.cp_ns,
+               p.heartbeat_ns, sim_unit_ns(&p), membership_context_bytes(), p.seed);
+    }
+    bool ok = sim_run(sim, stdout);
+    print_summary(&p, sim_get_stats(sim), stdout);
+    sim_destroy(sim);
+    return ok ? 0 : 1;
+}
+
+static void print_replay(const struct options *o, const struct sim_params *pp,
+                         const struct sim_injection *items, size_t count)
+{
+    const struct sim_params p = *pp;
+    uint64_t seed = p.seed;
+    printf("replay: tori-sim --dims %s%s --radix %u --tree %s --policy %s --hop-ns %" PRIu64
+           " --cp-ns %" PRIu64 " --heartbeat-ns %" PRIu64 " --seed %" PRIu64 " --inject '",
+           o->dims_text, o->mesh ? " --mesh" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
+           p.policy == MEMBERSHIP_POLICY_PRIMARY ? "primary" : "every-side", p.hop_ns,
+           p.cp_ns, p.heartbeat_ns, seed);
+    for (size_t i = 0; i < count; i++) {
+        char text[96];
+        sim_inject_format(&items[i], text, sizeof text);
+        printf("%s%s", i ? "; " : "", text);
+    }
+    printf("'\n");
+}
+
+static int run_chaos(const struct options *o)
+{
+    struct sim_params p;
+    fill_params(o, &p, true);
+    uint64_t unit = sim_unit_ns(&p);
+    uint64_t window = 100u * unit;
+    unsigned events = (unsigned)((o->rate_milli * (window / 1000u)) / 1000000u);
+    if (events == 0) {
+        events = 1;
+    }
+    size_t capacity = 2u * events + 4u;
+    struct sim_injection *items = calloc(capacity, sizeof *items);
+    if (items == NULL) {
+        fprintf(stderr, TOOL ": out of memory\n");
+        return 1;
+    }
+    uint64_t stables = 0;
+    uint64_t faults = 0;
+    uint64_t expelled = 0;
+    uint64_t joined = 0;
+    uint64_t partitioned = 0;
+    uint64_t false_detections = 0;
+    uint64_t messages = 0;
+    uint64_t max_ts = 0;
+    for (uint64_t k = 0; k < o->seeds; k++) {
+        uint64_t seed = o->seed + k;
+        p.seed = seed;
+        p.verbosity = 0;
+        size_t count = sim_chaos_generate(&p, seed, events, window, items, capacity);
+        char error[256];
+        struct sim *sim = sim_create(&p, error, sizeof error);
+        if (sim == NULL) {
+            fprintf(stderr, TOOL ": %s\n", error);
+            free(items);
+            return 2;
+        }
+        sim_add_injections(sim, items, count);
+        if (o->verbosity >= 2) {
+            print_replay(o, &p, items, count); /* --events: every scenario, replayable */
+        }
+        bool ok = sim_run(sim, NULL);
+        const struct sim_stats *s = sim_get_stats(sim);
+        if (!ok) {
+            printf("chaos seed=%" PRIu64 " FAILED: %s\n", seed, s->violation_text);
+            print_replay(o, &p, items, count);
+            sim_destroy(sim);
+            free(items);
+            return 1;
+        }
+        faults += count;
+        stables += s->stable_count;
+        expelled += s->expelled;
+        joined += s->joined;
+        partitioned += s->partitioned;
+        false_detections += s->false_detections;
+        messages += s->sent_total;
+        if (s->stable_count > 0 && s->last_stable.ts_ns > max_ts) {
+            max_ts = s->last_stable.ts_ns;
+        }
+        sim_destroy(sim);
+    }
+    free(items);
+    printf("chaos seeds=%" PRIu64 " first_seed=%" PRIu64 " nodes=%" PRIu32 " radix=%u tree=%s"
+           " faults=%" PRIu64 " stable=%" PRIu64 " expelled=%" PRIu64 " joined=%" PRIu64
+           " partitioned=%" PRIu64 " false_detections=%" PRIu64 " messages=%" PRIu64
+           " max_ts_ns=%" PRIu64 " violations=0\n",
+           o->seeds, o->seed, o->geometry.node_count, p.radix,
+           p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", faults, stables, expelled,
+           joined, partitioned, false_detections, messages, max_ts);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    parse_args(argc, argv, &o);
+    return o.chaos ? run_chaos(&o) : run_script(&o);
+}

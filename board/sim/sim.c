@@ -1,0 +1,1101 @@
+/*
+ * The simulator engine (see sim.h).  Host tool: allocates freely, but the
+ * nodes themselves run membership/ exactly as on a real node.
+ */
+#include "board/sim/sim.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "board/sim/sim_queue.h"
+
+#define TRACE_LINES 48
+#define TRACE_WIDTH 176
+
+enum sim_node_state {
+    NODE_SPARE = 0, /* never booted */
+    NODE_UP,
+    NODE_HUNG,
+    NODE_DEAD,
+};
+
+struct sim_message {
+    struct sim_message *next;
+    uint32_t source;
+    uint32_t destination;
+    uint16_t length;
+    uint8_t bytes[];
+};
+
+struct sim_node {
+    uint8_t state;
+    bool process_pending;
+    uint8_t side;
+    uint32_t boots;
+    uint64_t busy_until;
+    uint64_t tick_at; /* time of the pending tick event, UINT64_MAX: none */
+    uint64_t died_at;
+    struct sim_message *inbox_head;
+    struct sim_message *inbox_tail;
+    uint32_t life_incarnation;
+    uint64_t life_epoch;
+    bool life_started;
+    bool reported; /* someone reported it since it died */
+};
+
+struct epoch_entry {
+    uint64_t epoch; /* 0: empty slot (epoch 0 is stored as a flag) */
+    uint64_t digest;
+    uint32_t live;
+    uint32_t installs;
+    uint64_t first_ns;
+    uint64_t last_ns;
+    uint32_t root;
+};
+
+struct sim {
+    struct sim_params params;
+    uint32_t node_count;
+    struct membership *contexts;
+    struct sim_node *nodes;
+    struct sim_queue queue;
+    struct sim_injection *injections;
+    size_t injection_count;
+    struct membership_outbox *outbox;
+    struct sim_stats stats;
+    struct epoch_entry *epochs;
+    size_t epoch_capacity;
+    size_t epoch_count;
+    bool epoch_zero_seen;
+    struct epoch_entry epoch_zero;
+    char trace[TRACE_LINES][TRACE_WIDTH];
+    unsigned trace_next;
+    unsigned trace_count;
+    uint64_t now;
+    uint64_t end_ns;
+    FILE *out;
+    struct membership_config base_config;
+};
+
+/* ------------------------------------------------------------------ */
+/* Parameters and models                                                */
+/* ------------------------------------------------------------------ */
+
+void sim_params_defaults(struct sim_params *params, const struct torus_geometry *geometry)
+{
+    memset(params, 0, sizeof *params);
+    params->geometry = *geometry;
+    params->radix = 4;
+    params->layout = MEMBERSHIP_LAYOUT_RADIX;
+    params->policy = MEMBERSHIP_POLICY_PRIMARY;
+    params->members = geometry->node_count;
+    params->hop_ns = 4600;
+    params->cp_ns = 2000;
+    params->link_detect_ns = 10000;
+    params->heartbeat_ns = 0;
+    params->verbosity = 1;
+}
+
+uint64_t sim_unit_ns(const struct sim_params *params)
+{
+    if (params->unit_ns != 0) {
+        return params->unit_ns;
+    }
+    uint64_t diameter = torus_geometry_diameter(&params->geometry);
+    uint64_t unit = 2u * diameter * params->hop_ns + 10u * params->cp_ns;
+    return unit < 10000u ? 10000u : unit;
+}
+
+void sim_model_compute(const struct membership *ctx, const struct torus_geometry *geometry,
+                       uint64_t hop_ns, uint64_t cp_ns, struct sim_model *model)
+{
+    memset(model, 0, sizeof *model);
+    const struct membership_view *view = &ctx->view;
+    uint32_t levels = membership_tree_levels(view->live, ctx->config.radix);
+    uint32_t max_hops[64];
+    memset(max_hops, 0, sizeof max_hops);
+    for (uint32_t k = 0; k < view->live; k++) {
+        uint32_t pos = membership_view_select(view, k);
+        struct membership_tree_links links;
+        if (!membership_tree_locate(view, ctx->layout.kind, ctx->config.radix, pos, &links) ||
+            links.parent == MEMBERSHIP_POS_NONE || links.depth >= 64) {
+            continue;
+        }
+        uint32_t id = membership_layout_id(&ctx->layout, pos);
+        uint32_t parent = membership_layout_id(&ctx->layout, links.parent);
+        uint32_t hops = torus_geometry_distance(geometry, id, parent);
+        if (hops > max_hops[links.depth]) {
+            max_hops[links.depth] = hops;
+        }
+    }
+    uint32_t sum = 0;
+    for (uint32_t d = 1; d < levels && d < 64; d++) {
+        sum += max_hops[d];
+    }
+    model->levels = levels;
+    model->hop_sum = sum;
+    uint64_t h1 = levels > 0 ? levels - 1u : 0;
+    model->base_ns = 2u * hop_ns * h1 + cp_ns * levels;
+    model->dist_ns = 2u * hop_ns * sum + cp_ns * levels;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output and trace                                                     */
+/* ------------------------------------------------------------------ */
+
+static void trace(struct sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void trace(struct sim *sim, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(sim->trace[sim->trace_next], TRACE_WIDTH, fmt, args);
+    va_end(args);
+    sim->trace_next = (sim->trace_next + 1u) % TRACE_LINES;
+    if (sim->trace_count < TRACE_LINES) {
+        sim->trace_count++;
+    }
+}
+
+static void violation(struct sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void violation(struct sim *sim, const char *fmt, ...)
+{
+    if (sim->stats.violation) {
+        return;
+    }
+    sim->stats.violation = true;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(sim->stats.violation_text, sizeof sim->stats.violation_text, fmt, args);
+    va_end(args);
+    FILE *f = sim->out != NULL ? sim->out : stderr;
+    fprintf(f, "violation seed=%" PRIu64 " step=%" PRIu64 " t_ns=%" PRIu64 ": %s\n",
+            sim->params.seed, sim->stats.steps, sim->now, sim->stats.violation_text);
+    fprintf(f, "trace (last %u steps):\n", sim->trace_count);
+    for (unsigned i = 0; i < sim->trace_count; i++) {
+        unsigned index = (sim->trace_next + TRACE_LINES - sim->trace_count + i) % TRACE_LINES;
+        fprintf(f, "  %s\n", sim->trace[index]);
+    }
+}
+
+/* Starts an output line: text "t_ns=.. node=.. event=.." or a JSON object. */
+static void line_begin(struct sim *sim, uint32_t node, const char *event)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    if (sim->params.json) {
+        fprintf(sim->out, "{\"t_ns\":%" PRIu64 ",\"node\":%" PRIu32 ",\"event\":\"%s\"", sim->now,
+                node, event);
+    } else {
+        fprintf(sim->out, "t_ns=%" PRIu64 " node=%" PRIu32 " event=%s", sim->now, node, event);
+    }
+}
+
+static void line_u64(struct sim *sim, const char *key, uint64_t value)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    fprintf(sim->out, sim->params.json ? ",\"%s\":%" PRIu64 : " %s=%" PRIu64, key, value);
+}
+
+static void line_hex(struct sim *sim, const char *key, uint64_t value)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    fprintf(sim->out, sim->params.json ? ",\"%s\":\"%016" PRIx64 "\"" : " %s=%016" PRIx64, key,
+            value);
+}
+
+static void line_str(struct sim *sim, const char *key, const char *value)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    fprintf(sim->out, sim->params.json ? ",\"%s\":\"%s\"" : " %s=%s", key, value);
+}
+
+/* Ratios in thousandths, printed as a decimal: deterministic, no floats. */
+static void line_ratio(struct sim *sim, const char *key, uint64_t num, uint64_t den)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    uint64_t milli = den == 0 ? 0 : (num * 1000u + den / 2u) / den;
+    fprintf(sim->out, sim->params.json ? ",\"%s\":%" PRIu64 ".%03" PRIu64 : " %s=%" PRIu64 ".%03" PRIu64,
+            key, milli / 1000u, milli % 1000u);
+}
+
+static void line_end(struct sim *sim)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    fputs(sim->params.json ? "}\n" : "\n", sim->out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Epoch registry: one view per epoch, whoever installs it               */
+/* ------------------------------------------------------------------ */
+
+static struct epoch_entry *epoch_find(struct sim *sim, uint64_t epoch, bool create)
+{
+    if (epoch == 0) {
+        if (!sim->epoch_zero_seen && !create) {
+            return NULL;
+        }
+        if (!sim->epoch_zero_seen) {
+            memset(&sim->epoch_zero, 0, sizeof sim->epoch_zero);
+            sim->epoch_zero_seen = true;
+            sim->stats.distinct_views++;
+        }
+        return &sim->epoch_zero;
+    }
+    if (create && (sim->epoch_count + 1) * 2 > sim->epoch_capacity) {
+        size_t capacity = sim->epoch_capacity == 0 ? 256 : sim->epoch_capacity * 2;
+        struct epoch_entry *table = calloc(capacity, sizeof *table);
+        if (table == NULL) {
+            return NULL;
+        }
+        for (size_t i = 0; i < sim->epoch_capacity; i++) {
+            if (sim->epochs[i].epoch != 0) {
+                size_t j = (size_t)(membership_id_digest((uint32_t)sim->epochs[i].epoch) ^
+                                    (sim->epochs[i].epoch >> 32)) &
+                           (capacity - 1);
+                while (table[j].epoch != 0) {
+                    j = (j + 1) & (capacity - 1);
+                }
+                table[j] = sim->epochs[i];
+            }
+        }
+        free(sim->epochs);
+        sim->epochs = table;
+        sim->epoch_capacity = capacity;
+    }
+    if (sim->epoch_capacity == 0) {
+        return NULL;
+    }
+    size_t j = (size_t)(membership_id_digest((uint32_t)epoch) ^ (epoch >> 32)) &
+               (sim->epoch_capacity - 1);
+    while (sim->epochs[j].epoch != 0) {
+        if (sim->epochs[j].epoch == epoch) {
+            return &sim->epochs[j];
+        }
+        j = (j + 1) & (sim->epoch_capacity - 1);
+    }
+    if (!create) {
+        return NULL;
+    }
+    sim->epochs[j].epoch = epoch;
+    sim->epoch_count++;
+    sim->stats.distinct_views++;
+    return &sim->epochs[j];
+}
+
+/* ------------------------------------------------------------------ */
+/* Messages and scheduling                                              */
+/* ------------------------------------------------------------------ */
+
+static void push(struct sim *sim, uint64_t time_ns, uint8_t kind, uint32_t node, uint32_t other,
+                 uint8_t flag, struct sim_message *message)
+{
+    struct sim_event e = {
+        .time_ns = time_ns, .kind = kind, .node = node, .other = other, .flag = flag,
+        .message = message,
+    };
+    if (!sim_queue_push(&sim->queue, e)) {
+        fprintf(stderr, "tori-sim: out of memory for the event queue\n");
+        exit(1);
+    }
+}
+
+static void reschedule_tick(struct sim *sim, uint32_t id)
+{
+    struct sim_node *n = &sim->nodes[id];
+    if (n->state != NODE_UP) {
+        return;
+    }
+    uint64_t d = membership_next_deadline(&sim->contexts[id]);
+    if (d == MEMBERSHIP_NEVER) {
+        return;
+    }
+    if (d < sim->now) {
+        d = sim->now;
+    }
+    if (d < n->tick_at) {
+        n->tick_at = d;
+        push(sim, d, SIM_EVENT_TICK, id, 0, 0, NULL);
+    }
+}
+
+static void schedule_process(struct sim *sim, uint32_t id)
+{
+    struct sim_node *n = &sim->nodes[id];
+    if (n->process_pending || n->state != NODE_UP || n->inbox_head == NULL) {
+        return;
+    }
+    n->process_pending = true;
+    push(sim, n->busy_until > sim->now ? n->busy_until : sim->now, SIM_EVENT_PROCESS, id, 0, 0,
+         NULL);
+}
+
+static void free_inbox(struct sim_node *n)
+{
+    struct sim_message *m = n->inbox_head;
+    while (m != NULL) {
+        struct sim_message *next = m->next;
+        free(m);
+        m = next;
+    }
+    n->inbox_head = NULL;
+    n->inbox_tail = NULL;
+}
+
+static bool node_running(const struct sim_node *n)
+{
+    return n->state == NODE_UP || n->state == NODE_HUNG;
+}
+
+static void print_event(struct sim *sim, uint32_t id, const struct membership_event *e)
+{
+    switch (e->type) {
+    case MEMBERSHIP_EVENT_VIEW: {
+        sim->stats.views_installed++;
+        struct epoch_entry *entry = epoch_find(sim, e->u.view.epoch, true);
+        if (entry != NULL) {
+            if (entry->installs == 0) {
+                entry->digest = e->u.view.digest;
+                entry->live = e->u.view.live;
+                entry->first_ns = sim->now;
+                entry->root = e->u.view.root;
+            } else if (entry->digest != e->u.view.digest || entry->live != e->u.view.live) {
+                violation(sim,
+                          "two views with epoch %" PRIx64 ": live %" PRIu32 " digest %016" PRIx64
+                          " and live %" PRIu32 " digest %016" PRIx64 " (node %" PRIu32 ")",
+                          e->u.view.epoch, entry->live, entry->digest, e->u.view.live,
+                          e->u.view.digest, id);
+            }
+            entry->installs++;
+            entry->last_ns = sim->now;
+        }
+        if (sim->params.verbosity >= 2) {
+            line_begin(sim, id, "view");
+            line_hex(sim, "epoch", e->u.view.epoch);
+            line_u64(sim, "root", e->u.view.root);
+            line_u64(sim, "live", e->u.view.live);
+            line_hex(sim, "digest", e->u.view.digest);
+            line_end(sim);
+        }
+        break;
+    }
+    case MEMBERSHIP_EVENT_FAILURE_DETECTED: {
+        uint32_t who = e->u.failure.who;
+        sim->stats.failures_detected++;
+        const struct sim_node *target = &sim->nodes[who];
+        /* Down, stopped, cut off, or not taking part (partitioned, rejoining). */
+        bool truly_down = target->state == NODE_DEAD || target->state == NODE_HUNG ||
+                          target->state == NODE_SPARE ||
+                          target->side != sim->nodes[id].side ||
+                          !membership_has_view(&sim->contexts[who]);
+        uint64_t latency = 0;
+        if (!truly_down) {
+            sim->stats.false_detections++;
+        } else if (target->state == NODE_DEAD && !sim->nodes[who].reported) {
+            sim->nodes[who].reported = true;
+            latency = sim->now - target->died_at;
+            if (latency > sim->stats.detect_latency_max) {
+                sim->stats.detect_latency_max = latency;
+            }
+        }
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "failure-detected");
+            line_u64(sim, "who", who);
+            line_u64(sim, "detect_ns", e->u.failure.detect_ns);
+            line_str(sim, "cause", membership_cause_name(e->u.failure.cause));
+            line_str(sim, "truth", truly_down ? "down" : "alive");
+            if (latency != 0) {
+                line_u64(sim, "since_failure_ns", latency);
+            }
+            line_end(sim);
+        }
+        break;
+    }
+    case MEMBERSHIP_EVENT_STABLE: {
+        struct sim_stable s;
+        memset(&s, 0, sizeof s);
+        s.t_ns = sim->now;
+        s.root = id;
+        s.epoch = e->u.stable.epoch;
+        s.ts_ns = e->u.stable.ts_ns;
+        s.messages = e->u.stable.messages;
+        s.episode_messages = e->u.stable.episode_messages;
+        s.detector_messages = e->u.stable.detector_messages;
+        s.rounds = e->u.stable.rounds;
+        s.live = e->u.stable.live;
+        sim_model_compute(&sim->contexts[id], &sim->params.geometry, sim->params.hop_ns,
+                          sim->params.cp_ns, &s.model);
+        if (sim->stats.stable_count == 0) {
+            sim->stats.first_stable = s;
+        }
+        sim->stats.stable_count++;
+        sim->stats.last_stable = s;
+        line_begin(sim, id, "stable");
+        line_hex(sim, "epoch", s.epoch);
+        line_u64(sim, "live", s.live);
+        line_u64(sim, "levels", s.model.levels);
+        line_u64(sim, "ts_ns", s.ts_ns);
+        line_u64(sim, "messages", s.messages);
+        line_u64(sim, "episode_messages", s.episode_messages);
+        line_u64(sim, "detector_messages", s.detector_messages);
+        line_u64(sim, "rounds", s.rounds);
+        line_u64(sim, "base_model_ns", s.model.base_ns);
+        line_u64(sim, "hop_sum", s.model.hop_sum);
+        line_u64(sim, "distance_model_ns", s.model.dist_ns);
+        line_ratio(sim, "ts_per_base", s.ts_ns, s.model.base_ns);
+        line_ratio(sim, "ts_per_distance", s.ts_ns, s.model.dist_ns);
+        line_ratio(sim, "ts_per_hop", s.ts_ns, sim->params.hop_ns);
+        line_end(sim);
+        break;
+    }
+    case MEMBERSHIP_EVENT_JOINED:
+        sim->stats.joined++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "joined");
+            line_hex(sim, "epoch", e->u.joined.epoch);
+            line_u64(sim, "root", e->u.joined.root);
+            line_end(sim);
+        }
+        break;
+    case MEMBERSHIP_EVENT_EXPELLED:
+        sim->stats.expelled++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "expelled");
+            line_hex(sim, "epoch", e->u.expelled.epoch);
+            line_u64(sim, "by", e->u.expelled.by);
+            line_end(sim);
+        }
+        break;
+    case MEMBERSHIP_EVENT_PARTITIONED:
+        sim->stats.partitioned++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "partitioned");
+            line_hex(sim, "epoch", e->u.partitioned.epoch);
+            line_u64(sim, "side_live", e->u.partitioned.side_live);
+            line_u64(sim, "ref_live", e->u.partitioned.ref_live);
+            line_end(sim);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* Sends what a node produced (leaving at depart) and reports its events. */
+static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
+{
+    struct membership_outbox *out = sim->outbox;
+    for (uint32_t i = 0; i < out->message_count; i++) {
+        const struct membership_outgoing *o = &out->messages[i];
+        if (o->destination >= sim->node_count || o->destination == source) {
+            violation(sim, "node %" PRIu32 " sent to bad destination %" PRIu32, source,
+                      o->destination);
+            continue;
+        }
+        struct sim_message *m = malloc(sizeof *m + o->length);
+        if (m == NULL) {
+            fprintf(stderr, "tori-sim: out of memory for messages\n");
+            exit(1);
+        }
+        m->next = NULL;
+        m->source = source;
+        m->destination = o->destination;
+        m->length = o->length;
+        memcpy(m->bytes, membership_outbox_payload(out, i), o->length);
+        uint8_t type = o->length > 1 ? m->bytes[1] : 0;
+        if (type < MEMBERSHIP_MSG_TYPE_LIMIT) {
+            sim->stats.sent[type]++;
+        }
+        sim->stats.sent_total++;
+        uint64_t hops = torus_geometry_distance(&sim->params.geometry, source, o->destination);
+        push(sim, depart + hops * sim->params.hop_ns, SIM_EVENT_DELIVER, o->destination, source,
+             0, m);
+    }
+    sim->stats.outbox_overflow += out->dropped_messages + out->dropped_events;
+    for (uint32_t i = 0; i < out->event_count; i++) {
+        print_event(sim, source, &out->events[i]);
+    }
+    membership_outbox_clear(out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Invariants                                                           */
+/* ------------------------------------------------------------------ */
+
+static void check_node(struct sim *sim, uint32_t id)
+{
+    const struct membership *ctx = &sim->contexts[id];
+    struct sim_node *n = &sim->nodes[id];
+    uint32_t incarnation = membership_incarnation(ctx);
+    if (!n->life_started || incarnation != n->life_incarnation) {
+        n->life_started = true;
+        n->life_incarnation = incarnation;
+        n->life_epoch = 0;
+    }
+    if (!membership_has_view(ctx)) {
+        return;
+    }
+    if (!membership_is_member(ctx, id)) {
+        violation(sim, "node %" PRIu32 " holds view %" PRIx64 " without itself", id,
+                  membership_epoch(ctx));
+    }
+    uint64_t epoch = membership_epoch(ctx);
+    if (epoch < n->life_epoch) {
+        violation(sim, "node %" PRIu32 " went back from epoch %" PRIx64 " to %" PRIx64, id,
+                  n->life_epoch, epoch);
+    }
+    n->life_epoch = epoch;
+    struct epoch_entry *entry = epoch_find(sim, epoch, false);
+    if (entry != NULL && entry->installs > 0 &&
+        (entry->digest != membership_digest(ctx) || entry->live != membership_live_count(ctx))) {
+        violation(sim, "node %" PRIu32 " holds epoch %" PRIx64 " with another membership", id,
+                  epoch);
+    }
+}
+
+/* Messages whose purpose is joining, probing or state transfer are exempt. */
+static bool exempt_from_epoch_check(uint8_t type)
+{
+    switch (type) {
+    case MEMBERSHIP_MSG_HOW_ARE_YOU:
+    case MEMBERSHIP_MSG_I_AM_ALIVE:
+    case MEMBERSHIP_MSG_NEW_NODE:
+    case MEMBERSHIP_MSG_NODE_ALIVE:
+    case MEMBERSHIP_MSG_JOIN_REDIRECT:
+    case MEMBERSHIP_MSG_JOIN_DET_ACK:
+    case MEMBERSHIP_MSG_VIEW_REQUEST:
+    case MEMBERSHIP_MSG_VIEW_CHUNK:
+    case MEMBERSHIP_MSG_FAILURE_DET_ACK:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Node lifecycle                                                       */
+/* ------------------------------------------------------------------ */
+
+static void boot_node(struct sim *sim, uint32_t id, bool join)
+{
+    struct sim_node *n = &sim->nodes[id];
+    struct membership_config config = sim->base_config;
+    config.node_id = id;
+    config.incarnation = n->boots << 16; /* each boot far above the last life's rejoins */
+    n->boots++;
+    enum membership_init_status status = membership_init(&sim->contexts[id], &config);
+    if (status != MEMBERSHIP_INIT_OK) {
+        fprintf(stderr, "tori-sim: membership_init(%" PRIu32 "): %s\n", id,
+                membership_init_status_text(status));
+        exit(1);
+    }
+    n->state = NODE_UP;
+    n->busy_until = sim->now;
+    n->tick_at = UINT64_MAX;
+    n->process_pending = false;
+    n->reported = false;
+    n->life_started = false;
+    if (join) {
+        membership_start_join(&sim->contexts[id], sim->now, sim->outbox);
+        dispatch(sim, id, sim->now);
+    }
+    check_node(sim, id);
+    reschedule_tick(sim, id);
+}
+
+static void link_events(struct sim *sim, uint32_t id, bool up)
+{
+    if (sim->params.link_detect_ns == 0) {
+        return;
+    }
+    const struct torus_geometry *g = &sim->params.geometry;
+    for (unsigned link = 0; link < torus_geometry_link_count(g); link++) {
+        uint32_t n = torus_geometry_neighbour(g, id, link);
+        if (n != TORUS_RANK_NONE && n != id) {
+            push(sim, sim->now + sim->params.link_detect_ns, SIM_EVENT_LINK, n, id, up ? 1 : 0,
+                 NULL);
+        }
+    }
+}
+
+static bool on_side(const struct sim_injection *cut, const struct torus_geometry *g, uint32_t id)
+{
+    if (cut->dim < 0) {
+        return id < cut->below;
+    }
+    return torus_geometry_coord(g, id, (unsigned)cut->dim) < cut->below;
+}
+
+/* Link events for every torus link whose two ends are now on different sides. */
+static void cut_links(struct sim *sim, const uint8_t *old_side, bool up)
+{
+    const struct torus_geometry *g = &sim->params.geometry;
+    for (uint32_t id = 0; id < sim->node_count; id++) {
+        for (unsigned link = 0; link < torus_geometry_link_count(g); link++) {
+            uint32_t n = torus_geometry_neighbour(g, id, link);
+            if (n == TORUS_RANK_NONE || n == id) {
+                continue;
+            }
+            bool was_cut = old_side[id] != old_side[n];
+            bool is_cut = sim->nodes[id].side != sim->nodes[n].side;
+            if ((up && was_cut && !is_cut) || (!up && is_cut && !was_cut)) {
+                push(sim, sim->now + (sim->params.link_detect_ns ? sim->params.link_detect_ns : 1),
+                     SIM_EVENT_LINK, id, n, up ? 1 : 0, NULL);
+            }
+        }
+    }
+}
+
+static void apply_injection(struct sim *sim, const struct sim_injection *inj)
+{
+    char text[96];
+    sim_inject_format(inj, text, sizeof text);
+    trace(sim, "t=%" PRIu64 " inject %s", sim->now, text);
+    line_begin(sim, inj->node, "inject");
+    line_str(sim, "what", inj->kind == SIM_INJECT_KILL       ? "kill"
+                          : inj->kind == SIM_INJECT_JOIN     ? "join"
+                          : inj->kind == SIM_INJECT_HANG     ? "hang"
+                          : inj->kind == SIM_INJECT_SUSPECT  ? "suspect"
+                          : inj->kind == SIM_INJECT_LINK_OFF ? "link-off"
+                          : inj->kind == SIM_INJECT_LINK_ON  ? "link-on"
+                          : inj->kind == SIM_INJECT_PARTITION ? "partition"
+                                                              : "heal");
+    if (inj->kind == SIM_INJECT_SUSPECT || inj->kind == SIM_INJECT_LINK_OFF ||
+        inj->kind == SIM_INJECT_LINK_ON) {
+        line_u64(sim, "other", inj->other);
+    }
+    line_end(sim);
+    struct sim_node *n = &sim->nodes[inj->node];
+    switch (inj->kind) {
+    case SIM_INJECT_KILL:
+        if (!node_running(n)) {
+            break;
+        }
+        n->state = NODE_DEAD;
+        n->died_at = sim->now;
+        n->reported = false;
+        free_inbox(n);
+        link_events(sim, inj->node, false);
+        break;
+    case SIM_INJECT_JOIN:
+        if (node_running(n)) {
+            break; /* already up: nothing to boot */
+        }
+        free_inbox(n);
+        boot_node(sim, inj->node, true);
+        link_events(sim, inj->node, true);
+        break;
+    case SIM_INJECT_HANG:
+        if (n->state != NODE_UP) {
+            break;
+        }
+        n->state = NODE_HUNG;
+        push(sim, sim->now + inj->duration_ns, SIM_EVENT_RESUME, inj->node, 0, 0, NULL);
+        break;
+    case SIM_INJECT_SUSPECT:
+        if (n->state == NODE_UP) {
+            membership_suspect(&sim->contexts[inj->node], inj->other, sim->now, sim->outbox);
+            dispatch(sim, inj->node, sim->now);
+            reschedule_tick(sim, inj->node);
+        }
+        break;
+    case SIM_INJECT_LINK_OFF:
+    case SIM_INJECT_LINK_ON: {
+        uint64_t at = sim->now + (sim->params.link_detect_ns ? sim->params.link_detect_ns : 1);
+        uint8_t up = inj->kind == SIM_INJECT_LINK_ON;
+        push(sim, at, SIM_EVENT_LINK, inj->node, inj->other, up, NULL);
+        push(sim, at, SIM_EVENT_LINK, inj->other, inj->node, up, NULL);
+        break;
+    }
+    case SIM_INJECT_PARTITION:
+    case SIM_INJECT_HEAL: {
+        uint8_t *old_side = malloc(sim->node_count);
+        if (old_side == NULL) {
+            break;
+        }
+        for (uint32_t id = 0; id < sim->node_count; id++) {
+            old_side[id] = sim->nodes[id].side;
+            sim->nodes[id].side =
+                inj->kind == SIM_INJECT_HEAL ? 0 : (on_side(inj, &sim->params.geometry, id) ? 1 : 0);
+        }
+        cut_links(sim, old_side, inj->kind == SIM_INJECT_HEAL);
+        free(old_side);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The event loop                                                       */
+/* ------------------------------------------------------------------ */
+
+static void step_deliver(struct sim *sim, const struct sim_event *e)
+{
+    struct sim_message *m = e->message;
+    struct sim_node *n = &sim->nodes[m->destination];
+    if (!node_running(n)) {
+        sim->stats.dropped_dead++;
+        free(m);
+        return;
+    }
+    if (n->side != sim->nodes[m->source].side) {
+        sim->stats.dropped_partition++;
+        free(m);
+        return;
+    }
+    m->next = NULL;
+    if (n->inbox_tail != NULL) {
+        n->inbox_tail->next = m;
+    } else {
+        n->inbox_head = m;
+    }
+    n->inbox_tail = m;
+    schedule_process(sim, m->destination);
+}
+
+static void step_process(struct sim *sim, uint32_t id)
+{
+    struct sim_node *n = &sim->nodes[id];
+    n->process_pending = false;
+    if (n->state != NODE_UP || n->inbox_head == NULL) {
+        return;
+    }
+    struct sim_message *m = n->inbox_head;
+    n->inbox_head = m->next;
+    if (n->inbox_head == NULL) {
+        n->inbox_tail = NULL;
+    }
+    struct membership *ctx = &sim->contexts[id];
+    struct membership_msg msg;
+    bool decoded = membership_decode(m->bytes, m->length, sim->node_count, &msg) ==
+                   MEMBERSHIP_DECODE_OK;
+    bool stale = decoded && membership_has_view(ctx) &&
+                 (msg.header.flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 &&
+                 msg.header.epoch < membership_epoch(ctx) &&
+                 msg.header.stable_epoch <= membership_stable_epoch(ctx) &&
+                 !exempt_from_epoch_check(msg.header.type);
+    uint64_t epoch_before = membership_epoch(ctx);
+    uint64_t digest_before = membership_digest(ctx);
+    trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s epoch=%" PRIx64 " stable=%" PRIx64
+               " (at %" PRIx64 ")",
+          sim->now, m->source, id, decoded ? membership_msg_type_name(msg.header.type) : "?",
+          msg.header.epoch, msg.header.stable_epoch, epoch_before);
+    membership_receive(ctx, m->bytes, m->length, sim->now, sim->outbox);
+    sim->stats.delivered++;
+    n->busy_until = sim->now + sim->params.cp_ns;
+    dispatch(sim, id, n->busy_until);
+    if (stale && (!membership_has_view(ctx) || membership_epoch(ctx) != epoch_before ||
+                  membership_digest(ctx) != digest_before)) {
+        violation(sim, "a %s from %" PRIu32 " at older epoch %" PRIx64
+                       " changed node %" PRIu32 "'s view",
+                  membership_msg_type_name(msg.header.type), m->source, msg.header.epoch, id);
+    }
+    check_node(sim, id);
+    free(m);
+    schedule_process(sim, id);
+    reschedule_tick(sim, id);
+}
+
+static void step_tick(struct sim *sim, const struct sim_event *e)
+{
+    struct sim_node *n = &sim->nodes[e->node];
+    if (n->tick_at != e->time_ns) {
+        return; /* superseded by an earlier tick */
+    }
+    n->tick_at = UINT64_MAX;
+    if (n->state != NODE_UP) {
+        return;
+    }
+    if (n->busy_until > sim->now) {
+        n->tick_at = n->busy_until;
+        push(sim, n->busy_until, SIM_EVENT_TICK, e->node, 0, 0, NULL);
+        return;
+    }
+    membership_tick(&sim->contexts[e->node], sim->now, sim->outbox);
+    dispatch(sim, e->node, sim->now);
+    check_node(sim, e->node);
+    reschedule_tick(sim, e->node);
+}
+
+static void step(struct sim *sim, const struct sim_event *e)
+{
+    sim->stats.steps++;
+    switch (e->kind) {
+    case SIM_EVENT_DELIVER:
+        step_deliver(sim, e);
+        break;
+    case SIM_EVENT_PROCESS:
+        step_process(sim, e->node);
+        break;
+    case SIM_EVENT_TICK:
+        step_tick(sim, e);
+        break;
+    case SIM_EVENT_LINK: {
+        struct sim_node *n = &sim->nodes[e->node];
+        if (n->state == NODE_UP) {
+            trace(sim, "t=%" PRIu64 " link %" PRIu32 "-%" PRIu32 " %s", sim->now, e->node, e->other,
+                  e->flag ? "up" : "down");
+            membership_link_event(&sim->contexts[e->node], e->other, e->flag != 0, sim->now,
+                                  sim->outbox);
+            dispatch(sim, e->node, sim->now);
+            check_node(sim, e->node);
+            reschedule_tick(sim, e->node);
+        }
+        break;
+    }
+    case SIM_EVENT_INJECT:
+        apply_injection(sim, &sim->injections[e->other]);
+        break;
+    case SIM_EVENT_RESUME: {
+        struct sim_node *n = &sim->nodes[e->node];
+        if (n->state == NODE_HUNG) {
+            n->state = NODE_UP;
+            trace(sim, "t=%" PRIu64 " resume %" PRIu32, sim->now, e->node);
+            if (n->busy_until < sim->now) {
+                n->busy_until = sim->now;
+            }
+            schedule_process(sim, e->node);
+            n->tick_at = UINT64_MAX;
+            reschedule_tick(sim, e->node);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Agreement once everything settled. */
+static void final_check(struct sim *sim)
+{
+    uint32_t reference[2] = {UINT32_MAX, UINT32_MAX};
+    uint32_t running[2] = {0, 0};
+    uint32_t viewers[2] = {0, 0};
+    for (uint32_t id = 0; id < sim->node_count; id++) {
+        const struct sim_node *n = &sim->nodes[id];
+        if (!node_running(n)) {
+            continue;
+        }
+        if (n->state == NODE_HUNG) {
+            violation(sim, "node %" PRIu32 " still hung at the end (settle longer)", id);
+            return;
+        }
+        running[n->side]++;
+        if (membership_has_view(&sim->contexts[id])) {
+            viewers[n->side]++;
+            if (reference[n->side] == UINT32_MAX) {
+                reference[n->side] = id;
+            }
+        }
+    }
+    bool partitioned = running[1] > 0;
+    uint32_t sides_with_views = (viewers[0] > 0) + (viewers[1] > 0);
+    if (sides_with_views == 0) {
+        if (running[0] + running[1] > 0) {
+            violation(sim, "no running node holds a view at the end");
+        }
+        return;
+    }
+    if (partitioned && sim->params.policy == MEMBERSHIP_POLICY_PRIMARY && sides_with_views > 1) {
+        violation(sim, "both sides of the partition hold views (primary policy)");
+        return;
+    }
+    for (unsigned side = 0; side < 2; side++) {
+        if (viewers[side] == 0) {
+            continue;
+        }
+        const struct membership *ref = &sim->contexts[reference[side]];
+        for (uint32_t id = 0; id < sim->node_count; id++) {
+            const struct sim_node *n = &sim->nodes[id];
+            if (!node_running(n) || n->side != side) {
+                if (membership_is_member(ref, id)) {
+                    violation(sim, "view %" PRIx64 " still holds node %" PRIu32 ", which is %s",
+                              membership_epoch(ref), id,
+                              node_running(n) ? "on the other side" : "down");
+                    return;
+                }
+                continue;
+            }
+            const struct membership *ctx = &sim->contexts[id];
+            if (!membership_has_view(ctx)) {
+                violation(sim, "node %" PRIu32 " (running) holds no view; node %" PRIu32
+                               " holds %" PRIx64,
+                          id, reference[side], membership_epoch(ref));
+                return;
+            }
+            if (membership_epoch(ctx) != membership_epoch(ref) ||
+                membership_digest(ctx) != membership_digest(ref)) {
+                violation(sim, "node %" PRIu32 " holds %" PRIx64 ", node %" PRIu32 " holds %" PRIx64,
+                          id, membership_epoch(ctx), reference[side], membership_epoch(ref));
+                return;
+            }
+            if (!membership_is_member(ref, id)) {
+                violation(sim, "running node %" PRIu32 " is not in the final view", id);
+                return;
+            }
+        }
+        sim->stats.final_epoch = membership_epoch(ref);
+        sim->stats.final_live = membership_live_count(ref);
+        sim->stats.final_viewers = viewers[side];
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Public API                                                           */
+/* ------------------------------------------------------------------ */
+
+struct sim *sim_create(const struct sim_params *params, char *error, size_t error_capacity)
+{
+    uint32_t n = params->geometry.node_count;
+    if (n == 0 || n > CONFIG_MAX_NODES) {
+        snprintf(error, error_capacity, "%" PRIu32 " nodes (expected 1..%u, CONFIG_MAX_NODES)", n,
+                 (unsigned)CONFIG_MAX_NODES);
+        return NULL;
+    }
+    struct sim *sim = calloc(1, sizeof *sim);
+    if (sim == NULL) {
+        snprintf(error, error_capacity, "out of memory");
+        return NULL;
+    }
+    sim->params = *params;
+    sim->node_count = n;
+    sim->contexts = calloc(n, sizeof *sim->contexts);
+    sim->nodes = calloc(n, sizeof *sim->nodes);
+    sim->outbox = calloc(1, sizeof *sim->outbox);
+    if (sim->contexts == NULL || sim->nodes == NULL || sim->outbox == NULL) {
+        snprintf(error, error_capacity, "out of memory for %" PRIu32 " nodes (%zu bytes each)", n,
+                 sizeof(struct membership));
+        sim_destroy(sim);
+        return NULL;
+    }
+    sim_queue_init(&sim->queue);
+    uint64_t unit = sim_unit_ns(params);
+    struct membership_config *c = &sim->base_config;
+    membership_config_defaults(c);
+    c->member_count = params->members;
+    c->radix = params->radix;
+    c->layout = params->layout;
+    c->policy = params->policy;
+    c->geometry = params->geometry;
+    c->watch_torus_neighbours = true;
+    c->heartbeat_ns = params->heartbeat_ns;
+    c->heartbeat_timeout_ns = params->heartbeat_ns != 0 ? 4u * params->heartbeat_ns : 16u * unit;
+    c->probe_timeout_ns = 4u * unit;
+    c->ack_timeout_ns = 4u * unit;
+    c->report_timeout_ns = 8u * unit;
+    c->join_timeout_ns = 16u * unit;
+    c->sync_timeout_ns = 4u * unit;
+    for (uint32_t id = 0; id < n; id++) {
+        sim->nodes[id].tick_at = UINT64_MAX;
+    }
+    return sim;
+}
+
+void sim_destroy(struct sim *sim)
+{
+    if (sim == NULL) {
+        return;
+    }
+    if (sim->nodes != NULL) {
+        for (uint32_t id = 0; id < sim->node_count; id++) {
+            free_inbox(&sim->nodes[id]);
+        }
+    }
+    struct sim_event e;
+    while (sim_queue_pop(&sim->queue, &e)) {
+        free(e.message);
+    }
+    sim_queue_free(&sim->queue);
+    free(sim->contexts);
+    free(sim->nodes);
+    free(sim->outbox);
+    free(sim->injections);
+    free(sim->epochs);
+    free(sim);
+}
+
+bool sim_add_injections(struct sim *sim, const struct sim_injection *items, size_t count)
+{
+    if (count == 0) {
+        return true;
+    }
+    struct sim_injection *grown =
+        realloc(sim->injections, (sim->injection_count + count) * sizeof *grown);
+    if (grown == NULL) {
+        return false;
+    }
+    memcpy(grown + sim->injection_count, items, count * sizeof *items);
+    sim->injections = grown;
+    sim->injection_count += count;
+    return true;
+}
+
+bool sim_run(struct sim *sim, FILE *out)
+{
+    sim->out = out;
+    sim->now = 0;
+    uint64_t last = 0;
+    for (size_t i = 0; i < sim->injection_count; i++) {
+        push(sim, sim->injections[i].time_ns, SIM_EVENT_INJECT, sim->injections[i].node,
+             (uint32_t)i, 0, NULL);
+        if (sim->injections[i].time_ns > last) {
+            last = sim->injections[i].time_ns;
+        }
+    }
+    uint64_t settle = sim->params.settle_ns != 0 ? sim->params.settle_ns
+                                                 : 400u * sim_unit_ns(&sim->params);
+    sim->end_ns = last + settle;
+    for (uint32_t id = 0; id < sim->node_count; id++) {
+        if (id < sim->params.members) {
+            boot_node(sim, id, false);
+        }
+    }
+    struct sim_event e;
+    while (!sim->stats.violation && sim_queue_peek_time(&sim->queue) <= sim->end_ns &&
+           sim_queue_pop(&sim->queue, &e)) {
+        sim->now = e.time_ns;
+        step(sim, &e);
+    }
+    sim->now = sim->end_ns > sim->now ? sim->end_ns : sim->now;
+    sim->stats.end_ns = sim->now;
+    if (!sim->stats.violation) {
+        final_check(sim);
+    }
+    return !sim->stats.violation;
+}
+
+const struct sim_stats *sim_get_stats(const struct sim *sim)
+{
+    return &sim->stats;
+}
+
+const struct sim_params *sim_get_params(const struct sim *sim)
+{
+    return &sim->params;
+}
+
+const struct membership *sim_node(const struct sim *sim, uint32_t id)
+{
+    return &sim->contexts[id];
+}
+
+bool sim_node_running(const struct sim *sim, uint32_t id)
+{
+    return node_running(&sim->nodes[id]);
+}

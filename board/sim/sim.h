@@ -1,0 +1,128 @@
+/*
+ * The deterministic simulator: every node of a torus in one process, each
+ * running the very same membership state machine as a real node, driven in
+ * virtual time by a priority queue of events.
+ *
+ * A message sent at time t from a to b is delivered at
+ *   t + hops(a, b) * hop_ns
+ * into b's inbox, provided b is running and on a's side of any partition
+ * at that moment.  A node handles one message at a time and each costs
+ * cp_ns (so messages queue up at busy nodes); what it sends leaves when it
+ * is done.  Timers cost nothing.  Same parameters and seed: byte-identical
+ * output.
+ *
+ * After every step the invariants are checked (self inclusion, one view per
+ * epoch, epochs never going back within a life, no state change from an
+ * older epoch's message) and, at the end, agreement: every running node of
+ * the primary side holds the same view, which is exactly the running nodes.
+ * A violation stops the run with the seed, the step and a trace.
+ */
+#ifndef BOARD_SIM_SIM_H
+#define BOARD_SIM_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "board/sim/sim_inject.h"
+#include "membership/codec.h"
+#include "membership/membership.h"
+#include "net/torus/geometry.h"
+
+struct sim_params {
+    struct torus_geometry geometry;
+    unsigned radix;
+    enum membership_layout_kind layout;
+    enum membership_policy policy;
+    uint32_t members;        /* initial view: ids below; the rest are spares */
+    uint64_t hop_ns;         /* latency of one torus hop */
+    uint64_t cp_ns;          /* time a node spends on each message */
+    uint64_t link_detect_ns; /* a dead neighbour's link reported down after this; 0: never */
+    uint64_t heartbeat_ns;   /* heartbeat period; 0: heartbeats off */
+    uint64_t unit_ns;        /* timeout unit (0: derived, about one round trip) */
+    uint64_t settle_ns;      /* run this long after the last injection (0: derived) */
+    uint64_t seed;
+    bool json;
+    unsigned verbosity; /* 0: stable and summary; 1: + node events but views; 2: all */
+};
+
+/* Fills defaults for a geometry (radix 4, radix layout, BG/L latencies). */
+void sim_params_defaults(struct sim_params *params, const struct torus_geometry *geometry);
+
+/* The timeout unit used for params (about one round trip across the torus). */
+uint64_t sim_unit_ns(const struct sim_params *params);
+
+/* Base and distance models for the tree of one node's view. */
+struct sim_model {
+    uint32_t levels;     /* H */
+    uint32_t hop_sum;    /* sum over levels of the largest parent-child hop count */
+    uint64_t base_ns;    /* 2 L (H-1) + O_cp H */
+    uint64_t dist_ns;    /* 2 L hop_sum + O_cp H */
+};
+
+void sim_model_compute(const struct membership *ctx, const struct torus_geometry *geometry,
+                       uint64_t hop_ns, uint64_t cp_ns, struct sim_model *model);
+
+struct sim_stable {
+    uint64_t t_ns;
+    uint32_t root;
+    uint64_t epoch;
+    uint64_t ts_ns;
+    uint32_t messages;
+    uint32_t episode_messages;
+    uint32_t detector_messages;
+    uint32_t rounds;
+    uint32_t live;
+    struct sim_model model;
+};
+
+struct sim_stats {
+    uint64_t steps;
+    uint64_t end_ns;
+    uint64_t sent[MEMBERSHIP_MSG_TYPE_LIMIT];
+    uint64_t sent_total;
+    uint64_t delivered;
+    uint64_t dropped_dead;
+    uint64_t dropped_partition;
+    uint64_t outbox_overflow;
+    uint32_t stable_count;
+    struct sim_stable last_stable;
+    struct sim_stable first_stable;
+    uint32_t failures_detected;
+    uint32_t false_detections;   /* a running node reported by someone */
+    uint64_t detect_latency_max; /* failure to first report, for killed nodes */
+    uint32_t views_installed;
+    uint32_t distinct_views;
+    uint32_t joined;
+    uint32_t expelled;
+    uint32_t partitioned;
+    uint64_t final_epoch;
+    uint32_t final_live;
+    uint32_t final_viewers;
+    bool violation;
+    char violation_text[256];
+};
+
+struct sim;
+
+/* Allocates every node's context once; NULL (with a reason) on failure. */
+struct sim *sim_create(const struct sim_params *params, char *error, size_t error_capacity);
+void sim_destroy(struct sim *sim);
+
+/* Adds scripted faults (copied). */
+bool sim_add_injections(struct sim *sim, const struct sim_injection *items, size_t count);
+
+/*
+ * Runs to the end (last injection + settle), writing lines to out (may be
+ * NULL), then checks agreement.  Returns false on an invariant violation.
+ */
+bool sim_run(struct sim *sim, FILE *out);
+
+const struct sim_stats *sim_get_stats(const struct sim *sim);
+const struct sim_params *sim_get_params(const struct sim *sim);
+/* The node's state machine (read-only), for tests. */
+const struct membership *sim_node(const struct sim *sim, uint32_t id);
+/* True when the node is running (not dead, not a spare that never booted). */
+bool sim_node_running(const struct sim *sim, uint32_t id);
+
+#endif /* BOARD_SIM_SIM_H */

@@ -1,0 +1,58 @@
+/*
+ * Scripted faults for the simulator, parsed from --inject text such as
+ *   "kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms"
+ * Kinds (times take ns, us, ms or s):
+ *   kill N at T            node N crashes
+ *   join N at T            node N (dead or spare) boots and joins
+ *   hang N at T for D      node N stops for D, then resumes
+ *   suspect D N at T       node D's application suspects node N
+ *   link A B off|on at T   the link between neighbours A and B fails/returns
+ *   partition x<K at T     nodes with coordinate x < K (or id<K; x y z u v w)
+ *                          are cut off from the others
+ *   heal at T              the partition ends
+ */
+#ifndef BOARD_SIM_SIM_INJECT_H
+#define BOARD_SIM_SIM_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/torus/geometry.h"
+
+enum sim_inject_kind {
+    SIM_INJECT_KILL = 1,
+    SIM_INJECT_JOIN,
+    SIM_INJECT_HANG,
+    SIM_INJECT_SUSPECT,
+    SIM_INJECT_LINK_OFF,
+    SIM_INJECT_LINK_ON,
+    SIM_INJECT_PARTITION,
+    SIM_INJECT_HEAL,
+};
+
+struct sim_injection {
+    uint8_t kind;
+    uint64_t time_ns;
+    uint32_t node;        /* KILL, JOIN, HANG; SUSPECT: the suspecting node; LINK: A */
+    uint32_t other;       /* SUSPECT: the suspected node; LINK: B */
+    uint64_t duration_ns; /* HANG */
+    int dim;              /* PARTITION: coordinate dimension, -1 for ids */
+    uint32_t below;       /* PARTITION: side 1 is coordinate (or id) < below */
+};
+
+/* "1ms", "250us", "10ns", "2s", "3" (ns) -> nanoseconds; false when malformed. */
+bool sim_parse_time(const char *text, uint64_t *ns);
+
+/*
+ * Parses a whole --inject text.  On success *items (malloc'd, caller frees)
+ * and *count are set; on failure returns false with a one-line reason.
+ */
+bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
+                      struct sim_injection **items, size_t *count, char *error,
+                      size_t error_capacity);
+
+/* One injection as text, the way it parses ("kill 5 at 1000000ns"). */
+void sim_inject_format(const struct sim_injection *item, char *out, size_t capacity);
+
+#endif /* BOARD_SIM_SIM_INJECT_H */

@@ -1,0 +1,348 @@
+/*
+ * The radix-tree membership protocol (Varma et al. 2006) as a pure state
+ * machine: a message or a tick goes in (with the current time), messages and
+ * events come out into a caller-provided outbox.  No I/O, no clock reads, no
+ * globals, no allocation, no recursion; one context per node, sized by
+ * CONFIG_MAX_NODES (see membership_context_bytes()).
+ *
+ * The view is the set of live members plus an epoch; the tree is derived
+ * from the view alone (membership/tree.h).  A change goes root -> leaves
+ * along the new tree (FAILED_NODE, ROOT_DEAD, ROOT_AND_NODE_FAILURE,
+ * NEW_NODE_JOIN, ALIVE_NODE_JOIN) as a delta over a named base epoch, and
+ * acks come back up (FAILURE_ACK, JOIN_ACK); the root that minted it reports
+ * `stable` when the last ack arrives.  A node that cannot apply a delta
+ * (it missed a change, or is joining) fetches the whole view in chunks.
+ *
+ * Ordering of views: each node keeps (stable_epoch, epoch), stable_epoch
+ * being the last view it knows to have completed.  A message whose sender is
+ * behind (older epoch, or a newer epoch on a branch that does not contain our
+ * last completed view) is counted, dropped and answered with VIEW_NOTICE;
+ * a sender ahead makes us fetch its view; a sender that knows a completed
+ * view that we never installed, newer than our history, means we are on a
+ * dead branch: we are expelled and rejoin.  Only join requests, probes and
+ * state transfer are exempt.
+ *
+ * Partitions, primary policy: a root may install a change only if the new
+ * view keeps a strict majority of the reference view (the last completed
+ * one; a tie goes to the side holding the reference's root).  The count is
+ * conservative: every removal since the reference counts against it.
+ * A side that fails the test emits `partitioned`, drops its view and keeps
+ * trying to rejoin.  EVERY_SIDE policy: no test; when sides meet again the
+ * branch with the newer completed view wins and the others rejoin it.
+ */
+#ifndef MEMBERSHIP_MEMBERSHIP_H
+#define MEMBERSHIP_MEMBERSHIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/tori_config.h"
+#include "membership/codec.h"
+#include "membership/layout.h"
+#include "membership/outbox.h"
+#include "membership/tree.h"
+#include "membership/view.h"
+#include "net/torus/geometry.h"
+
+#define MEMBERSHIP_NONE UINT32_MAX
+#define MEMBERSHIP_NEVER UINT64_MAX
+
+/* Bounded tables of the state machine. */
+#define MEMBERSHIP_WATCH_MAX (CONFIG_TREE_RADIX_MAX + 1 + CONFIG_MAX_LINKS)
+#define MEMBERSHIP_PROBE_MAX 16
+#define MEMBERSHIP_SUSPECT_MAX 64
+#define MEMBERSHIP_QUEUE_FAILED_MAX 1024
+#define MEMBERSHIP_QUEUE_JOINED_MAX 64
+#define MEMBERSHIP_RECENT_JOINS 16
+#define MEMBERSHIP_HISTORY 16
+#define MEMBERSHIP_NOTICE_CACHE 8
+
+enum membership_policy {
+    MEMBERSHIP_POLICY_PRIMARY = 0,    /* only a majority side continues */
+    MEMBERSHIP_POLICY_EVERY_SIDE = 1, /* every side forms its own view */
+};
+
+struct membership_config {
+    uint32_t node_id;
+    uint32_t incarnation;  /* boot incarnation; a restart must use a larger one */
+    uint32_t member_count; /* initial view: ids 0..member_count-1 (no messages) */
+    unsigned radix;        /* 2, 4, 8, 16 */
+    enum membership_layout_kind layout;
+    enum membership_policy policy;
+    struct torus_geometry geometry; /* node count, coordinates, neighbours */
+    bool watch_torus_neighbours;    /* heartbeat torus neighbours, not only tree ones */
+    uint64_t heartbeat_ns;          /* heartbeat period; 0 disables heartbeats */
+    uint64_t heartbeat_timeout_ns;  /* silence before a watched member is suspected */
+    uint64_t probe_timeout_ns;      /* HOW_ARE_YOU answer wait */
+    uint64_t ack_timeout_ns;        /* per tree level below a node, for view acks */
+    uint64_t report_timeout_ns;     /* FAILURE_DET_ACK wait before suspecting the root */
+    uint64_t join_timeout_ns;       /* join answer wait before trying the next contact */
+    uint64_t sync_timeout_ns;       /* view chunk wait */
+};
+
+enum membership_init_status {
+    MEMBERSHIP_INIT_OK = 0,
+    MEMBERSHIP_INIT_BAD_NODE,      /* node_id >= node count */
+    MEMBERSHIP_INIT_BAD_COUNT,     /* member_count > node count, or too many nodes */
+    MEMBERSHIP_INIT_BAD_RADIX,     /* not a power of two in 2..CONFIG_TREE_RADIX_MAX */
+    MEMBERSHIP_INIT_BAD_LAYOUT,
+    MEMBERSHIP_INIT_BAD_POLICY,
+    MEMBERSHIP_INIT_BAD_TIMEOUT,   /* a zero timeout, or heartbeat timeout <= period */
+};
+
+struct membership_counters {
+    uint32_t received;
+    uint32_t drops_malformed;   /* failed decode */
+    uint32_t drops_stale;       /* older epoch (or dead branch sender) */
+    uint32_t drops_no_view;     /* we or the sender hold no view */
+    uint32_t drops_config;      /* a joiner or chunk with another configuration */
+    uint32_t drops_unexpected;  /* well-formed but out of place */
+    uint32_t notices_sent;
+    uint32_t suspicions;
+    uint32_t false_suspicions;  /* a probed node that answered */
+    uint32_t reports_sent;
+    uint32_t report_timeouts;
+    uint32_t views_installed;
+    uint32_t syncs_started;
+    uint32_t syncs_completed;
+    uint32_t chunks_sent;
+    uint32_t rounds_started;    /* as coordinating root */
+    uint32_t rounds_incomplete;
+    uint32_t expulsions;
+    uint32_t partitions;
+    uint32_t joins_sent;
+    uint32_t table_overflows;   /* a bounded table was full */
+    uint32_t pauses;            /* long silences of our own (we were stopped) */
+};
+
+/* One watched neighbour (tree or torus) for heartbeats. */
+struct membership_watch {
+    uint32_t id;
+    uint64_t last_heard_ns;
+    bool suspected;
+};
+
+struct membership_probe {
+    uint32_t id;
+    uint64_t started_ns;
+    uint64_t deadline_ns;
+};
+
+enum membership_suspect_state { SUSPECT_NEW = 0, SUSPECT_REPORTED, SUSPECT_ACKED };
+
+struct membership_suspect {
+    uint32_t id;
+    uint8_t state;
+    uint32_t sequence;
+    uint64_t recheck_ns; /* ACKED: report again if still a member by then */
+};
+
+/* This node's part in the dissemination of one change. */
+struct membership_round {
+    bool active;
+    bool waiting_sync; /* must fetch the view before forwarding */
+    uint64_t epoch;
+    uint32_t parent;   /* id to ack */
+    uint32_t child_count;
+    uint32_t children[CONFIG_TREE_RADIX_MAX];
+    uint32_t pending;  /* bit per child still to ack */
+    uint32_t messages;
+    bool incomplete;
+    uint64_t deadline_ns;
+    uint8_t ack_type;
+    uint64_t done_epoch; /* last epoch acked upward */
+    uint16_t change_length;
+    uint8_t change[MEMBERSHIP_MAX_PAYLOAD];
+};
+
+struct membership_join_entry {
+    uint32_t id;
+    uint32_t incarnation;
+};
+
+/* The minting root: queued changes, the round in flight, the episode. */
+struct membership_coordinator {
+    bool acting;       /* accepted a ROOT_FAILURE: root until the next view */
+    uint32_t failed[MEMBERSHIP_QUEUE_FAILED_MAX];
+    uint32_t failed_count;
+    struct membership_join_entry joins[MEMBERSHIP_QUEUE_JOINED_MAX];
+    uint32_t join_count;
+    /* round in flight */
+    bool active;
+    uint64_t epoch;
+    uint32_t child_count;
+    uint32_t children[CONFIG_TREE_RADIX_MAX];
+    uint32_t pending;
+    uint32_t messages;
+    bool incomplete;
+    uint64_t started_ns;
+    uint64_t deadline_ns;
+    struct membership_join_entry round_joins[MEMBERSHIP_MAX_CHANGE_JOINED];
+    uint32_t round_join_count;
+    /* episode: from the first accepted report to a completed view */
+    bool episode;
+    uint64_t episode_start_ns;
+    uint32_t episode_rounds;
+    uint32_t episode_messages;
+    uint32_t detector_messages;
+    struct membership_join_entry recent[MEMBERSHIP_RECENT_JOINS];
+    uint32_t recent_next;
+    /* Before declaring a minority: probing the reported once more. */
+    bool confirming;
+    bool confirmed;
+    uint64_t confirm_deadline_ns;
+};
+
+/* Fetching a whole view in chunks. */
+struct membership_sync {
+    bool active;
+    uint32_t source;
+    uint64_t epoch;   /* of the chunks being assembled; 0 before the first */
+    uint64_t stable_epoch;
+    uint32_t next_from;
+    uint32_t live;
+    uint64_t digest;
+    uint32_t ref_count;
+    uint32_t ref_removed;
+    uint32_t ref_root;
+    uint64_t deadline_ns;
+    uint32_t attempts;
+    uint32_t messages; /* requests sent and chunks received, for round counts */
+    uint64_t staging[MEMBERSHIP_VIEW_WORDS];
+};
+
+struct membership_joiner {
+    bool active;
+    bool rejoin;       /* NODE_ALIVE (original id) rather than NEW_NODE */
+    uint32_t contact;  /* rank in the contact list (the last view) */
+    uint32_t tried;    /* contacts asked in this pass of the list */
+    uint32_t target;
+    bool redirected;
+    uint64_t deadline_ns;
+};
+
+struct membership {
+    struct membership_config config;
+    struct membership_layout layout;
+    uint32_t self;
+    uint32_t self_pos;
+    uint32_t incarnation;
+    uint32_t config_digest;
+    uint32_t node_count;
+
+    bool has_view;
+    uint64_t epoch;
+    uint64_t stable_epoch;
+    struct membership_view view; /* live positions; the contact list when joining */
+    uint64_t digest;
+    uint32_t root_pos;
+    uint32_t levels;
+    struct membership_tree_links links;
+    uint32_t ref_count;   /* reference (last completed) view: live count */
+    uint32_t ref_removed; /* removals applied since it */
+    uint32_t ref_root;    /* its root position */
+    uint64_t history[MEMBERSHIP_HISTORY];
+    uint32_t history_count;
+
+    uint32_t neighbours[CONFIG_MAX_LINKS];
+    uint32_t neighbour_count;
+    struct membership_watch watch[MEMBERSHIP_WATCH_MAX];
+    uint32_t watch_count;
+    uint64_t next_heartbeat_ns;
+    struct membership_probe probes[MEMBERSHIP_PROBE_MAX];
+    uint32_t probe_count;
+    struct membership_suspect suspects[MEMBERSHIP_SUSPECT_MAX];
+    uint32_t suspect_count;
+    uint32_t report_sequence;
+    uint32_t report_target;
+    uint64_t report_deadline_ns;
+
+    struct membership_round round;
+    struct membership_coordinator coord;
+    struct membership_sync sync;
+    struct membership_joiner join;
+
+    uint32_t notice_sender[MEMBERSHIP_NOTICE_CACHE];
+    uint64_t notice_epoch[MEMBERSHIP_NOTICE_CACHE];
+    uint32_t notice_next;
+
+    uint64_t last_now_ns;
+    uint64_t lag_epoch;       /* newest epoch seen ahead of ours (not a change) */
+    uint32_t lag_source;
+    uint64_t lag_deadline_ns; /* fetch the view from lag_source then */
+    uint32_t pending_work; /* WORK_* flags, run before an entry point returns */
+    struct membership_counters counters;
+};
+
+/* Fills timeouts and policy defaults (radix CONFIG_TREE_RADIX_DEFAULT). */
+void membership_config_defaults(struct membership_config *config);
+
+/*
+ * Derives the timeouts from a personality's heartbeat_ms and
+ * detect_timeout_ms: heartbeat period, heartbeat/probe/ack-per-level
+ * timeouts = detect timeout, report timeout = 2x, join timeout = 4x,
+ * sync timeout = detect timeout.
+ */
+void membership_config_timeouts_ms(struct membership_config *config, uint32_t heartbeat_ms,
+                                   uint32_t detect_timeout_ms);
+
+/*
+ * Initialises a context in the initial view (ids 0..member_count-1, epoch
+ * 0, root = first in layout order), with no messages.  A node outside the
+ * initial view (a spare) or restarted must then call membership_start_join.
+ */
+enum membership_init_status membership_init(struct membership *ctx,
+                                            const struct membership_config *config);
+const char *membership_init_status_text(enum membership_init_status status);
+
+/* Handles one received payload. */
+void membership_receive(struct membership *ctx, const uint8_t *payload, size_t length,
+                        uint64_t now_ns, struct membership_outbox *out);
+
+/* Runs every timer due at now_ns. */
+void membership_tick(struct membership *ctx, uint64_t now_ns, struct membership_outbox *out);
+
+/* Earliest time membership_tick has work, MEMBERSHIP_NEVER when none. */
+uint64_t membership_next_deadline(const struct membership *ctx);
+
+/* The torus layer saw the link to a neighbour go down (probe it) or up. */
+void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, uint64_t now_ns,
+                           struct membership_outbox *out);
+
+/*
+ * The application suspects a member (no answer to its own traffic): probe
+ * it with HOW_ARE_YOU and report it if it stays silent.  Returns false when
+ * the node is not a member (or is this node).
+ */
+bool membership_suspect(struct membership *ctx, uint32_t node, uint64_t now_ns,
+                        struct membership_outbox *out);
+
+/* Drops any view and joins through the contact list (spares, restarts). */
+void membership_start_join(struct membership *ctx, uint64_t now_ns, struct membership_outbox *out);
+
+/* Queries. */
+bool membership_has_view(const struct membership *ctx);
+bool membership_is_member(const struct membership *ctx, uint32_t id);
+uint64_t membership_epoch(const struct membership *ctx);
+uint64_t membership_stable_epoch(const struct membership *ctx);
+uint64_t membership_digest(const struct membership *ctx);
+uint32_t membership_live_count(const struct membership *ctx);
+uint32_t membership_root(const struct membership *ctx); /* id, MEMBERSHIP_NONE without view */
+uint32_t membership_incarnation(const struct membership *ctx);
+bool membership_is_joining(const struct membership *ctx);
+/* Tree neighbours of this node in its view (ids); false without a view. */
+bool membership_tree_of(const struct membership *ctx, uint32_t *parent, uint32_t *children,
+                        uint32_t *child_count, uint32_t *depth);
+const struct membership_counters *membership_get_counters(const struct membership *ctx);
+/*
+ * View digests (as in `view` events): membership_initial_digest(member_count)
+ * XOR membership_id_digest(id) for each id whose membership differs from
+ * the initial view.  Equal views give equal digests.
+ */
+uint64_t membership_id_digest(uint32_t id);
+uint64_t membership_initial_digest(uint32_t member_count);
+/* Bytes of one context at this build's CONFIG_MAX_NODES. */
+size_t membership_context_bytes(void);
+
+#endif /* MEMBERSHIP_MEMBERSHIP_H */

@@ -1,0 +1,129 @@
+/*
+ * The membership outbox: what one call into the state machine produced.
+ * Caller-provided and bounded: outgoing messages (destination id and
+ * payload, the payloads packed in one byte arena) and structured events.
+ * Anything that does not fit is counted, never written out of bounds.
+ * The caller drains it after each call and clears it.
+ */
+#ifndef MEMBERSHIP_OUTBOX_H
+#define MEMBERSHIP_OUTBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "membership/codec.h"
+
+#define MEMBERSHIP_OUTBOX_MESSAGES 320
+#define MEMBERSHIP_OUTBOX_BYTES 32768
+#define MEMBERSHIP_OUTBOX_EVENTS 32
+
+enum membership_event_type {
+    MEMBERSHIP_EVENT_VIEW = 1,         /* a view was installed */
+    MEMBERSHIP_EVENT_FAILURE_DETECTED, /* this node suspects a member */
+    MEMBERSHIP_EVENT_STABLE,           /* at the coordinating root: a view completed */
+    MEMBERSHIP_EVENT_JOINED,           /* this node is a member again */
+    MEMBERSHIP_EVENT_EXPELLED,         /* this node found itself out of the view */
+    MEMBERSHIP_EVENT_PARTITIONED,      /* this side lost the primary component */
+};
+
+/* What made this node suspect a member. */
+enum membership_detect_cause {
+    MEMBERSHIP_CAUSE_HEARTBEAT = 1, /* silence past the heartbeat timeout */
+    MEMBERSHIP_CAUSE_PROBE,         /* HOW_ARE_YOU unanswered (link down, application) */
+    MEMBERSHIP_CAUSE_ACK,           /* a child never acked a view change */
+    MEMBERSHIP_CAUSE_REPORT,        /* the root never acked a failure report */
+};
+
+struct membership_event_view {
+    uint64_t epoch;
+    uint32_t root; /* id */
+    uint32_t live;
+    uint64_t digest;
+};
+
+struct membership_event_failure {
+    uint32_t who;
+    uint32_t detector;
+    uint64_t detect_ns; /* from the last sign of life (or suspicion) to the report */
+    uint8_t cause;      /* enum membership_detect_cause */
+};
+
+struct membership_event_stable {
+    uint64_t epoch;
+    uint64_t ts_ns;                /* first report accepted .. last ack completing the view */
+    uint32_t messages;             /* tree messages of the completing round */
+    uint32_t episode_messages;     /* tree messages of all rounds since the first report */
+    uint32_t detector_messages;    /* reports received and their acks */
+    uint32_t rounds;               /* rounds since the first report */
+    uint32_t live;
+    uint32_t levels;               /* tree height H */
+};
+
+struct membership_event_joined {
+    uint64_t epoch;
+    uint32_t root;
+};
+
+struct membership_event_expelled {
+    uint64_t epoch;  /* the view that left this node out (0: unknown) */
+    uint32_t by;     /* who told us */
+};
+
+struct membership_event_partitioned {
+    uint64_t epoch;
+    uint32_t side_live;   /* members left on this side */
+    uint32_t ref_live;    /* members of the reference (last stable) view */
+};
+
+struct membership_event {
+    uint8_t type; /* enum membership_event_type */
+    uint64_t t_ns;
+    union {
+        struct membership_event_view view;
+        struct membership_event_failure failure;
+        struct membership_event_stable stable;
+        struct membership_event_joined joined;
+        struct membership_event_expelled expelled;
+        struct membership_event_partitioned partitioned;
+    } u;
+};
+
+struct membership_outgoing {
+    uint32_t destination;
+    uint16_t offset; /* into bytes[] */
+    uint16_t length;
+};
+
+struct membership_outbox {
+    struct membership_outgoing messages[MEMBERSHIP_OUTBOX_MESSAGES];
+    uint32_t message_count;
+    uint32_t bytes_used;
+    uint8_t bytes[MEMBERSHIP_OUTBOX_BYTES];
+    struct membership_event events[MEMBERSHIP_OUTBOX_EVENTS];
+    uint32_t event_count;
+    uint32_t dropped_messages; /* did not fit (counted, not sent) */
+    uint32_t dropped_events;
+};
+
+void membership_outbox_clear(struct membership_outbox *out);
+
+/* Payload of message i (i < message_count). */
+const uint8_t *membership_outbox_payload(const struct membership_outbox *out, uint32_t i);
+
+/*
+ * Reserves space for one message to destination: fills *writer with the
+ * free part of the arena (at most MEMBERSHIP_MAX_PAYLOAD bytes).  Then
+ * membership_outbox_commit records it, or counts a drop when it overflowed.
+ */
+void membership_outbox_begin(struct membership_outbox *out, struct membership_writer *writer);
+bool membership_outbox_commit(struct membership_outbox *out, uint32_t destination,
+                              const struct membership_writer *writer);
+
+/* Appends an event (counted drop when full); returns the slot or NULL. */
+struct membership_event *membership_outbox_event(struct membership_outbox *out, uint8_t type,
+                                                 uint64_t t_ns);
+
+const char *membership_event_name(uint8_t type);
+const char *membership_cause_name(uint8_t cause);
+
+#endif /* MEMBERSHIP_OUTBOX_H */

@@ -1,0 +1,59 @@
+/*
+ * The implicit membership tree, derived by every node from the view alone.
+ * Members are numbered by rank (0..live-1) in layout order; the tree is a
+ * function of (live set, radix, layout kind) only, so every node holding the
+ * same view computes the same tree, with no messages.
+ *
+ * - RADIX layout: an a-ary heap over ranks: parent(r) = (r-1)/a, children
+ *   a*r+1 .. a*r+a.  Root = rank 0 = lowest live id (the paper's tree).
+ * - TORUS layout: "runs": the subtree of a node is a contiguous run of ranks
+ *   starting with the node itself; the rest of the run is cut into a chunks
+ *   whose sizes differ by at most one, and each chunk is a child's subtree.
+ *   Consecutive ranks are close in the torus (snake order), so parents and
+ *   children are close too.
+ *
+ * Both trees have exactly the minimum height: levels(L) = the smallest h with
+ * 1 + a + ... + a^(h-1) >= L (for runs: a run of k <= C(h) members leaves
+ * k-1 <= a*C(h-1), so each chunk fits in height h-1).  Hence height <=
+ * ceil(log_a L) + 1 whatever changes came before.
+ *
+ * Locating a node costs O(log_a L) steps plus one select per child:
+ * O(a log N) with the view's index.  Pure.
+ */
+#ifndef MEMBERSHIP_TREE_H
+#define MEMBERSHIP_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/tori_config.h"
+#include "membership/layout.h"
+#include "membership/view.h"
+
+struct membership_tree_links {
+    uint32_t rank;           /* index of the node among live members */
+    uint32_t depth;          /* 0 at the root */
+    uint32_t parent;         /* layout position, MEMBERSHIP_POS_NONE at the root */
+    uint32_t child_count;
+    uint32_t children[CONFIG_TREE_RADIX_MAX]; /* layout positions */
+    uint32_t subtree_levels; /* levels of the subtree rooted here (1: leaf) */
+};
+
+/* True for 2, 4, 8, 16 (and any power of two up to CONFIG_TREE_RADIX_MAX). */
+bool membership_tree_radix_valid(unsigned radix);
+
+/* Levels (height counted in nodes) of a tree of live members; 0 when empty. */
+uint32_t membership_tree_levels(uint32_t live, unsigned radix);
+
+/*
+ * Parent, children, depth of the live member at layout position pos.
+ * Returns false when pos is not live.
+ */
+bool membership_tree_locate(const struct membership_view *view,
+                            enum membership_layout_kind kind, unsigned radix, uint32_t pos,
+                            struct membership_tree_links *out);
+
+/* Root of the tree (first live position), MEMBERSHIP_POS_NONE when empty. */
+uint32_t membership_tree_root(const struct membership_view *view);
+
+#endif /* MEMBERSHIP_TREE_H */
