@@ -18,6 +18,12 @@
  *                                writes one linktest-rx line per frame
  *   linkstats                    one line per link: driver counters and
  *                                what the receiver checked
+ *   linkrtt [COUNT]              COUNT (20, at most RTT_SAMPLES_MAX) echo
+ *                                round trips, one at a time, over the
+ *                                lowest present link: the peer's selftest
+ *                                answers each with a pong; one linkrtt line
+ *                                with min, median, p90 and max (a
+ *                                measurement, not a test of time)
  * Every received frame is checked: a valid tori ping, from the neighbour
  * the geometry puts behind that link, sent on the opposite link (its source
  * MAC), addressed to this NIC, in sequence.
@@ -41,10 +47,15 @@
 #include "net/torus/frame.h"
 #include "net/torus/geometry.h"
 
-/* Payload: sequence (4 bytes, little-endian), report flag, then padding. */
+/* Payload: sequence (4 bytes, little-endian), flags, then padding. */
 #define PAYLOAD_MIN 5u
-#define PAYLOAD_OFFSET_REPORT 4u
+#define PAYLOAD_OFFSET_FLAGS 4u
+#define PAYLOAD_FLAG_REPORT 1u /* the receiver writes a linktest-rx line */
+#define PAYLOAD_FLAG_ECHO 2u   /* the receiver answers with a pong */
 #define RECEIVE_BUDGET 16u /* frames per link per poll pass */
+#define RTT_SAMPLES_MAX 256u
+#define RTT_COUNT_DEFAULT 20u
+#define RTT_LOST_AFTER_NS 1000000000u /* an echo not back in 1 s is lost */
 
 struct selftest_link {
     uint32_t peer;
@@ -56,6 +67,20 @@ struct selftest_link {
     uint64_t good;
     uint64_t bad;
     uint64_t out_of_order;
+    uint64_t echoed;
+};
+
+/* The round-trip measurement of linkrtt (one echo outstanding at a time). */
+struct selftest_rtt {
+    unsigned link;
+    uint32_t remaining;
+    uint32_t sequence;
+    bool outstanding;
+    uint64_t sent_ns;
+    uint32_t lost;
+    uint32_t count;
+    uint32_t samples_ns[RTT_SAMPLES_MAX];
+    timer_id timer;
 };
 
 static struct personality personality;
@@ -65,6 +90,7 @@ static uint32_t link_mask;
 static struct selftest_link test_links[CONFIG_MAX_LINKS];
 static uint8_t frame[CONFIG_MAX_FRAME];
 static uint8_t payload[TORUS_FRAME_MAX_PAYLOAD];
+static struct selftest_rtt rtt;
 
 static void read_personality(void)
 {
@@ -169,32 +195,121 @@ static void command_linkstats(void *context, const char *arguments, uint64_t now
         event_add_u64("bad", t->bad);
         event_add_u64("out_of_order", t->out_of_order);
         event_add_u64("unsent", t->to_send);
+        event_add_u64("echoed", t->echoed);
         event_end();
     }
 }
 
-static bool send_one(unsigned link, struct selftest_link *t)
+/* Sends one selftest frame of type on link; false when the device is full. */
+static bool send_frame(unsigned link, uint32_t peer, uint8_t type, uint32_t sequence,
+                       uint8_t flags, uint32_t payload_length)
 {
     struct torus_frame_header header;
     memset(&header, 0, sizeof header);
-    torus_frame_mac_for_link(t->peer, torus_geometry_opposite_link(link),
+    torus_frame_mac_for_link(peer, torus_geometry_opposite_link(link),
                              header.destination_mac);
     torus_frame_mac_for_link(rank, link, header.source_mac);
-    header.type = TORUS_FRAME_TYPE_PING;
+    header.type = type;
     header.ttl = 1;
     header.source = rank;
-    header.destination = t->peer;
-    memset(payload, 0, t->payload_length);
-    payload[0] = (uint8_t)t->next_sequence;
-    payload[1] = (uint8_t)(t->next_sequence >> 8);
-    payload[2] = (uint8_t)(t->next_sequence >> 16);
-    payload[3] = (uint8_t)(t->next_sequence >> 24);
-    payload[PAYLOAD_OFFSET_REPORT] = t->report ? 1u : 0u;
-    size_t length = torus_frame_encode(&header, payload, t->payload_length, frame,
+    header.destination = peer;
+    memset(payload, 0, payload_length);
+    payload[0] = (uint8_t)sequence;
+    payload[1] = (uint8_t)(sequence >> 8);
+    payload[2] = (uint8_t)(sequence >> 16);
+    payload[3] = (uint8_t)(sequence >> 24);
+    payload[PAYLOAD_OFFSET_FLAGS] = flags;
+    size_t length = torus_frame_encode(&header, payload, payload_length, frame,
                                        sizeof frame);
     if (length == 0)
         kernel_panic("linktest: a test frame did not encode");
     return torus_driver_send(link, frame, length);
+}
+
+static bool send_one(unsigned link, struct selftest_link *t)
+{
+    return send_frame(link, t->peer, TORUS_FRAME_TYPE_PING, t->next_sequence,
+                      t->report ? PAYLOAD_FLAG_REPORT : 0u, t->payload_length);
+}
+
+/* Sends the next echo request of linkrtt, or reports when all are done. */
+static void rtt_next(uint64_t now_ns)
+{
+    if (rtt.remaining == 0) {
+        rtt.outstanding = false;
+        timer_disarm(timer_kernel_table(), rtt.timer);
+        uint32_t *s = rtt.samples_ns;
+        for (uint32_t i = 1; i < rtt.count; i++) { /* insertion sort: <= 256 */
+            uint32_t value = s[i];
+            uint32_t j = i;
+            for (; j > 0 && s[j - 1] > value; j--)
+                s[j] = s[j - 1];
+            s[j] = value;
+        }
+        event_begin("linkrtt");
+        event_add_str("link", torus_geometry_link_name(rtt.link));
+        event_add_u64("count", rtt.count);
+        event_add_u64("lost", rtt.lost);
+        if (rtt.count > 0) {
+            event_add_u64("min_ns", s[0]);
+            event_add_u64("median_ns", s[rtt.count / 2]);
+            event_add_u64("p90_ns", s[(rtt.count * 9) / 10]);
+            event_add_u64("max_ns", s[rtt.count - 1]);
+        }
+        event_end();
+        return;
+    }
+    rtt.remaining--;
+    rtt.sequence++;
+    rtt.outstanding = true;
+    rtt.sent_ns = now_ns;
+    timer_arm(timer_kernel_table(), rtt.timer, now_ns + RTT_LOST_AFTER_NS);
+    /* A full device counts as a lost echo: the timer moves on. */
+    (void)send_frame(rtt.link, test_links[rtt.link].peer, TORUS_FRAME_TYPE_PING,
+                     rtt.sequence, PAYLOAD_FLAG_ECHO, PAYLOAD_MIN);
+}
+
+static void rtt_timeout(void *context, uint64_t now_ns)
+{
+    (void)context;
+    if (!rtt.outstanding)
+        return;
+    rtt.lost++;
+    rtt_next(now_ns);
+}
+
+static void rtt_answer(uint32_t sequence, uint64_t now_ns)
+{
+    if (!rtt.outstanding || sequence != rtt.sequence)
+        return; /* late answer to an echo already counted lost */
+    uint64_t elapsed = now_ns - rtt.sent_ns;
+    if (rtt.count < RTT_SAMPLES_MAX)
+        rtt.samples_ns[rtt.count++] = elapsed > UINT32_MAX ? UINT32_MAX : (uint32_t)elapsed;
+    rtt_next(now_ns);
+}
+
+static void command_linkrtt(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)context;
+    uint32_t count = RTT_COUNT_DEFAULT;
+    if ((*arguments != '\0' && !parse_u32(&arguments, &count)) || *arguments != '\0' ||
+        count == 0 || count > RTT_SAMPLES_MAX) {
+        reply_error("linkrtt: expected linkrtt [COUNT], COUNT 1..256");
+        return;
+    }
+    if (link_mask == 0) {
+        reply_error("linkrtt: no link is cabled");
+        return;
+    }
+    if (rtt.outstanding) {
+        reply_error("linkrtt: a measurement is running");
+        return;
+    }
+    rtt.link = (unsigned)__builtin_ctz(link_mask);
+    rtt.remaining = count;
+    rtt.count = 0;
+    rtt.lost = 0;
+    rtt_next(now_ns);
 }
 
 static void report_bad(unsigned link, const char *reason)
@@ -206,7 +321,8 @@ static void report_bad(unsigned link, const char *reason)
 }
 
 /* Checks one received frame; see the top of this file. */
-static void check_received(unsigned link, struct selftest_link *t, size_t length)
+static void check_received(unsigned link, struct selftest_link *t, size_t length,
+                           uint64_t now_ns)
 {
     struct torus_frame_header header;
     const uint8_t *body = NULL;
@@ -223,7 +339,8 @@ static void check_received(unsigned link, struct selftest_link *t, size_t length
     uint8_t own_mac[TORUS_FRAME_MAC_SIZE];
     torus_frame_mac_for_link(rank, link, own_mac);
     const char *wrong = NULL;
-    if (header.type != TORUS_FRAME_TYPE_PING || header.payload_length < PAYLOAD_MIN)
+    if ((header.type != TORUS_FRAME_TYPE_PING && header.type != TORUS_FRAME_TYPE_PONG) ||
+        header.payload_length < PAYLOAD_MIN)
         wrong = "not_a_linktest_ping";
     else if (header.source != t->peer || header.destination != rank)
         wrong = "wrong_ranks";
@@ -239,11 +356,21 @@ static void check_received(unsigned link, struct selftest_link *t, size_t length
     }
     uint32_t sequence = (uint32_t)body[0] | (uint32_t)body[1] << 8 |
                         (uint32_t)body[2] << 16 | (uint32_t)body[3] << 24;
+    uint8_t flags = body[PAYLOAD_OFFSET_FLAGS];
+    if (header.type == TORUS_FRAME_TYPE_PONG) {
+        rtt_answer(sequence, now_ns);
+        return;
+    }
+    if ((flags & PAYLOAD_FLAG_ECHO) != 0) {
+        t->echoed++;
+        (void)send_frame(link, t->peer, TORUS_FRAME_TYPE_PONG, sequence, 0, PAYLOAD_MIN);
+        return;
+    }
     t->good++;
     if (sequence != t->expected)
         t->out_of_order++;
     t->expected = sequence + 1;
-    if (body[PAYLOAD_OFFSET_REPORT] != 0) {
+    if ((flags & PAYLOAD_FLAG_REPORT) != 0) {
         event_begin("linktest-rx");
         event_add_str("link", torus_geometry_link_name(link));
         event_add_u64("source", header.source);
@@ -257,7 +384,6 @@ static void check_received(unsigned link, struct selftest_link *t, size_t length
 static unsigned selftest_poll(void *context, uint64_t now_ns)
 {
     (void)context;
-    (void)now_ns;
     unsigned work = 0;
     for (unsigned link = 0; link < CONFIG_MAX_LINKS; link++) {
         if ((link_mask & (1u << link)) == 0)
@@ -272,7 +398,7 @@ static unsigned selftest_poll(void *context, uint64_t now_ns)
             size_t length = torus_driver_receive(link, frame, sizeof frame);
             if (length == 0)
                 break;
-            check_received(link, t, length);
+            check_received(link, t, length, now_ns);
             work++;
         }
     }
@@ -314,6 +440,10 @@ _Noreturn void kernel_main(void)
     console_command_init();
     console_command_register("linktest", command_linktest, NULL);
     console_command_register("linkstats", command_linkstats, NULL);
+    console_command_register("linkrtt", command_linkrtt, NULL);
+    rtt.timer = timer_add(timer_kernel_table(), "linkrtt", rtt_timeout, NULL);
+    if (rtt.timer < 0)
+        kernel_panic("linktest: timer table full");
     start_links();
     poll_register("linktest", selftest_poll, NULL);
 

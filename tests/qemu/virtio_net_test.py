@@ -22,6 +22,9 @@ Cases (one per CTest test, see tests/qemu/CMakeLists.txt):
                  arrive complete, in order, with no drop counted.
   idle-cpu       1-D torus of 2 (x+ and x- both cabled to the neighbour):
                  after traffic, each idle node costs its QEMU < 2% of a core.
+  rtt            1-D torus of 2: 50 echo round trips over x+, one at a time
+                 (`linkrtt`), all answered; prints min/median/p90/max as a
+                 measurement (no time is asserted).
   foreign-mac    a NIC whose MAC names another rank: the exact halt line,
                  no ready, ~0% CPU after.
   absent-link    a NIC naming a link (y+) the 1-D torus does not have.
@@ -58,7 +61,8 @@ BULK_FRAMES = 100
 MAX_PAYLOAD = 1454  # CONFIG_MAX_FRAME 1514 - the 60-byte header: full-size frames
 LINK_NAMES = ["x+", "x-", "y+", "y-", "z+", "z-", "u+", "u-", "v+", "v-", "w+", "w-"]
 COUNTERS = ("sent", "send_busy", "send_errors", "received", "receive_drops",
-            "good", "bad", "out_of_order", "unsent")
+            "good", "bad", "out_of_order", "unsent", "echoed")
+RTT_COUNT = 50
 
 
 class TestFailure(Exception):
@@ -439,6 +443,26 @@ def run_case(args, work_dir):
                                       f"{IDLE_CPU_LIMIT_PERCENT}% (InterruptACK missed?)")
             # Still alive after the idle period: one more frame each way.
             expect_one_frame_per_link(nodes, torus, args.timeout)
+        elif case == "rtt":
+            torus = Torus([2])
+            nodes = start_torus(args, work_dir, started, torus)
+            for node in nodes:
+                expect_ready_with_links(node, torus, args.timeout)
+            nodes[0].command(f"linkrtt {RTT_COUNT}")
+            _, match = nodes[0].wait_for(r"tori node=0 event=linkrtt .*", args.timeout)
+            fields = event_fields(match.group(0))
+            if fields.get("link") != "x+" or int(fields["count"]) != RTT_COUNT or \
+                    int(fields["lost"]) != 0:
+                raise TestFailure(f"linkrtt: {match.group(0)} (expected {RTT_COUNT} "
+                                  f"answered on x+, none lost)")
+            print("one-hop round trip through the driver: " +
+                  ", ".join(f"{key} {int(fields[key]) / 1000:.0f} us"
+                            for key in ("min_ns", "median_ns", "p90_ns", "max_ns")),
+                  flush=True)
+            stats = link_stats(nodes[1], 2, args.timeout)
+            if stats["x-"]["echoed"] != RTT_COUNT:
+                raise TestFailure(f"node 1 echoed {stats['x-']['echoed']} on x-, "
+                                  f"expected {RTT_COUNT}")
         elif case == "foreign-mac":
             node = single_node(args, work_dir, started, [Nic(0, 0, link_mac(1, 0))])
             expect_halt(node, "virtio-net: slot 0 has MAC 02:74:00:00:01:00 naming node 1, "
