@@ -1,5 +1,8 @@
 #include "qemu/emu_options.h"
 
+#define STR_VALUE(x) #x
+#define STR(x) STR_VALUE(x)
+
 #include <string.h>
 
 #include "kernel/personality.h"
@@ -21,6 +24,11 @@ void emu_options_usage(FILE *out)
         "                       nodes with an even coordinate sum, host on the rest\n"
         "  --radix N            membership tree radix, power of two 2..16 (4)\n"
         "  --tree radix|torus   membership tree layout (radix)\n"
+        "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ")\n"
+        "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ")\n"
+        "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) ")\n"
+        "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
+        "  --partition primary|every-side  who goes on after a partition (primary)\n"
         "  --spares K           the last K ranks start as spares, not members\n"
         "  --duration D         run D after every node is ready (e.g. 500ms, 5s, 2m;\n"
         "                       0: stop at once); default: until --ping is done, or\n"
@@ -79,6 +87,7 @@ struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu;
+    const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     bool mesh_all, ping, json, demo, verbose, check_qmp;
 };
 
@@ -103,6 +112,11 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--image", &raw->image},
         {"--node-binary", &raw->node_binary},
         {"--qemu", &raw->qemu},
+        {"--heartbeat-ms", &raw->heartbeat_ms},
+        {"--detect-timeout-ms", &raw->detect_timeout_ms},
+        {"--link-rto-ms", &raw->link_rto_ms},
+        {"--link-retries", &raw->link_retries},
+        {"--partition", &raw->partition},
     };
     struct {
         const char *name;
@@ -216,6 +230,11 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->tree_layout = PERSONALITY_TREE_RADIX;
     o->ping_parallel = 2;
     o->ping_timeout_ns = 60ull * 1000000000u;
+    o->heartbeat_ms = PERSONALITY_DEFAULT_HEARTBEAT_MS;
+    o->detect_timeout_ms = PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS;
+    o->link_rto_ms = PERSONALITY_DEFAULT_LINK_RTO_MS;
+    o->link_retries = PERSONALITY_DEFAULT_LINK_RETRIES;
+    o->partition_policy = PERSONALITY_PARTITION_PRIMARY;
 
     if (raw.dims == NULL && raw.demo)
         raw.dims = "2x2x2";
@@ -265,6 +284,50 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
             o->tree_layout = PERSONALITY_TREE_TORUS;
         else {
             fail(error, capacity, "--tree", raw.tree, "radix or torus");
+            return EMU_OPTIONS_ERROR;
+        }
+    }
+    struct {
+        const char *name, *text;
+        uint64_t min, max;
+    } timings[] = {
+        {"--heartbeat-ms", raw.heartbeat_ms, 1, 65535},
+        {"--detect-timeout-ms", raw.detect_timeout_ms, 2, 65535},
+        {"--link-rto-ms", raw.link_rto_ms, 1, 65535},
+        {"--link-retries", raw.link_retries, 1, 255},
+    };
+    uint64_t timing_values[4] = {o->heartbeat_ms, o->detect_timeout_ms, o->link_rto_ms,
+                                 o->link_retries};
+    for (unsigned t = 0; t < 4; t++) {
+        if (timings[t].text == NULL)
+            continue;
+        if (!cli_parse_u64(timings[t].text, timings[t].min, timings[t].max, &timing_values[t])) {
+            char expected[48];
+            snprintf(expected, sizeof expected, "a whole number in %u..%u",
+                     (unsigned)timings[t].min, (unsigned)timings[t].max);
+            fail(error, capacity, timings[t].name, timings[t].text, expected);
+            return EMU_OPTIONS_ERROR;
+        }
+    }
+    o->heartbeat_ms = (uint16_t)timing_values[0];
+    o->detect_timeout_ms = (uint16_t)timing_values[1];
+    o->link_rto_ms = (uint16_t)timing_values[2];
+    o->link_retries = (uint8_t)timing_values[3];
+    if (o->detect_timeout_ms <= o->heartbeat_ms) {
+        char expected[64];
+        snprintf(expected, sizeof expected, "more than --heartbeat-ms (%u)",
+                 (unsigned)o->heartbeat_ms);
+        fail(error, capacity, "--detect-timeout-ms",
+             raw.detect_timeout_ms != NULL ? raw.detect_timeout_ms : "(default)", expected);
+        return EMU_OPTIONS_ERROR;
+    }
+    if (raw.partition != NULL) {
+        if (strcmp(raw.partition, "primary") == 0)
+            o->partition_policy = PERSONALITY_PARTITION_PRIMARY;
+        else if (strcmp(raw.partition, "every-side") == 0)
+            o->partition_policy = PERSONALITY_PARTITION_EVERY_SIDE;
+        else {
+            fail(error, capacity, "--partition", raw.partition, "primary or every-side");
             return EMU_OPTIONS_ERROR;
         }
     }

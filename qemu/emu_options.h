@@ -22,6 +22,11 @@ struct emu_options {
     uint8_t radix;
     uint8_t tree_layout;      /* PERSONALITY_TREE_* */
     uint32_t spares;          /* the last ranks are spares */
+    uint16_t heartbeat_ms;     /* personality detector and link timings */
+    uint16_t detect_timeout_ms;
+    uint16_t link_rto_ms;
+    uint8_t link_retries;
+    uint8_t partition_policy; /* PERSONALITY_PARTITION_* */
     bool duration_set;
     uint64_t duration_ns;     /* after every node is ready (and --ping) */
     uint64_t ready_timeout_ns; /* 0: scaled with the node count */

@@ -534,6 +534,11 @@ static bool write_personality(struct emu *emu, struct emu_node *node)
     p.tree_radix = o->radix;
     p.tree_layout = o->tree_layout;
     p.member_count = emu->count - o->spares;
+    p.heartbeat_ms = o->heartbeat_ms;
+    p.detect_timeout_ms = o->detect_timeout_ms;
+    p.link_rto_ms = o->link_rto_ms;
+    p.link_retries = o->link_retries;
+    p.partition_policy = o->partition_policy;
     p.role = node->spare ? PERSONALITY_ROLE_SPARE : PERSONALITY_ROLE_COMPUTE;
     struct personality_error error;
     if (!personality_validate(&p, &error)) {
@@ -822,6 +827,14 @@ static bool wait_ready(struct emu *emu)
     fprintf(emu->human, TOOL ": all %u nodes ready after %.2f s\n", (unsigned)emu->count,
             (double)emu->all_ready_ns / 1e9);
     fflush(emu->human);
+    /* The job starts on every node at once, as the control system would
+     * launch it: each node's membership service runs from `start` on. */
+    for (uint32_t r = 0; r < emu->count; r++)
+        if (!emu_node_send(&emu->nodes[r], "start")) {
+            complain(emu, "node %u: cannot send `start` to its console", (unsigned)r);
+            emu->failed = true;
+            return false;
+        }
     return true;
 }
 
