@@ -41,6 +41,13 @@ const uint8_t *board_personality_block(size_t *length);
  */
 void board_idle_until(uint64_t deadline_ns);
 
+/*
+ * Resets this node has been through since it was powered on (0 on a fresh
+ * start).  The kernel adds it to the personality's boot incarnation, so a
+ * reset node never speaks with the incarnation of its earlier life.
+ */
+uint32_t board_reset_count(void);
+
 /* Stops the node for good: WFI loop on hardware, exit(code) on host. */
 _Noreturn void board_halt(int code);
 

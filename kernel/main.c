@@ -34,6 +34,8 @@ static void node_read_personality(void)
         kernel_panic(reason);
     }
     event_set_node(node.personality.node_id);
+    /* A reset node is a new life: nothing of its old one may be accepted. */
+    node.personality.boot_incarnation += board_reset_count();
 }
 
 _Noreturn void kernel_main(void)
@@ -47,6 +49,7 @@ _Noreturn void kernel_main(void)
     timer_table_init(timer_kernel_table());
     console_command_init();
     node_network_init(&node);
+    node_membership_init(&node);
     stack_report_init();
 
     kernel_enter_run_phase();
@@ -63,6 +66,7 @@ _Noreturn void kernel_main(void)
 #endif
     event_begin("ready");
     event_add_u64("incarnation", node.personality.boot_incarnation);
+    event_add_u64("resets", board_reset_count());
     event_add_u64("nodes", personality_node_count(&node.personality));
     event_add_u64("heap_used", heap_used());
     event_end();

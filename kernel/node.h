@@ -7,6 +7,7 @@
 #define KERNEL_NODE_H
 
 #include "kernel/personality.h"
+#include "membership/membership.h"
 #include "net/torus/network.h"
 #include "net/torus/ping.h"
 
@@ -14,6 +15,8 @@ struct node {
     struct personality personality;
     struct torus_network network;
     struct torus_ping ping;
+    struct membership membership;
+    struct membership_outbox membership_outbox;
 };
 
 /* Boot, init phase, seal, ready, poll loop; never returns. */
@@ -25,5 +28,11 @@ const struct node *node_state(void);
 /* Brings up geometry, link driver, network and ping (kernel/node_network.c);
  * panics with the driver's one-line reason when the links are unusable. */
 void node_network_init(struct node *node);
+
+/* Prepares the membership service (kernel/node_membership.c); it runs from
+ * the console command `start` on, spares and restarted nodes by joining. */
+void node_membership_init(struct node *node);
+void node_membership_link_event(struct node *node, uint32_t neighbour, bool up,
+                                uint64_t now_ns);
 
 #endif /* KERNEL_NODE_H */

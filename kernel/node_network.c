@@ -45,13 +45,13 @@ static unsigned network_poll(void *context, uint64_t now_ns)
 static void on_link_event(void *context, unsigned link, uint32_t neighbour,
                           bool up, uint64_t now_ns)
 {
-    (void)context;
-    (void)now_ns;
+    struct node *node = context;
     event_begin("link");
     event_add_str("link", torus_geometry_link_name(link));
     event_add_u64("peer", neighbour);
     event_add_str("state", up ? "up" : "down");
     event_end();
+    node_membership_link_event(node, neighbour, up, now_ns);
 }
 
 static void command_stats(void *context, const char *arguments, uint64_t now_ns)

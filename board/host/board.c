@@ -127,6 +127,12 @@ void board_idle_until(uint64_t deadline_ns)
     }
 }
 
+/* A host node restarts as a new process with a new personality. */
+uint32_t board_reset_count(void)
+{
+    return 0;
+}
+
 _Noreturn void board_halt(int code)
 {
     fflush(stdout);

@@ -7,6 +7,8 @@
  */
 #include "board/board.h"
 
+#include <stdbool.h>
+
 #include "board/qemu-virt/board_irq.h"
 #include "board/qemu-virt/generic_timer.h"
 #include "board/qemu-virt/memory_map.h"
@@ -61,6 +63,37 @@ const uint8_t *board_personality_block(size_t *length)
     /* The whole page is the block's; the decoder checks its size field. */
     *length = QEMU_VIRT_PERSONALITY_REGION_SIZE;
     return (const uint8_t *)QEMU_VIRT_PERSONALITY_ADDRESS;
+}
+
+/* "BOOT", the count, and the personality CRC it belongs to: a different
+ * personality (a new job) starts counting again. */
+#define BOOT_RECORD_MAGIC 0x544F4F42u
+
+struct boot_record {
+    uint32_t magic;
+    uint32_t resets;
+    uint32_t personality_crc;
+};
+
+uint32_t board_reset_count(void)
+{
+    static bool counted;
+    static uint32_t resets;
+    if (counted)
+        return resets;
+    counted = true;
+    volatile struct boot_record *record =
+        (volatile struct boot_record *)QEMU_VIRT_BOOT_RECORD_ADDRESS;
+    const volatile uint8_t *block =
+        (const volatile uint8_t *)QEMU_VIRT_PERSONALITY_ADDRESS;
+    uint32_t crc = (uint32_t)block[60] | (uint32_t)block[61] << 8 |
+                   (uint32_t)block[62] << 16 | (uint32_t)block[63] << 24;
+    if (record->magic == BOOT_RECORD_MAGIC && record->personality_crc == crc)
+        resets = record->resets + 1;
+    record->magic = BOOT_RECORD_MAGIC;
+    record->resets = resets;
+    record->personality_crc = crc;
+    return resets;
 }
 
 void board_idle_until(uint64_t deadline_ns)

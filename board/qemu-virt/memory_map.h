@@ -36,7 +36,16 @@
 
 /* Where the loader writes the personality block, and the page kept for it. */
 #define QEMU_VIRT_PERSONALITY_ADDRESS 0x40100000
-#define QEMU_VIRT_PERSONALITY_REGION_SIZE 0x1000
+#define QEMU_VIRT_PERSONALITY_REGION_SIZE 0x800
+
+/*
+ * The boot record: a few words in the same page, past the personality's
+ * room, that the board keeps across system_reset (QEMU re-applies ROM
+ * blobs and the ELF but leaves the rest of RAM alone; a new QEMU process
+ * starts with RAM zeroed).  It counts resets so that a rebooted node comes
+ * back with a new incarnation, as a node with a persistent boot counter.
+ */
+#define QEMU_VIRT_BOOT_RECORD_ADDRESS 0x40100800
 
 /* Load and run address of node.elf / node.bin (one region, LMA = VMA). */
 #define QEMU_VIRT_IMAGE_ADDRESS 0x40200000

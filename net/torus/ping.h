@@ -18,7 +18,7 @@
 
 #include "net/torus/network.h"
 
-#define TORUS_PING_WINDOW 4
+#define TORUS_PING_WINDOW 1 /* one at a time: an RTT never includes queueing behind another */
 #define TORUS_PING_ATTEMPTS 3
 #define TORUS_PING_TIMEOUT_NS 1000000000ull
 /* A send the network refuses (no route yet: links still handshaking) is

@@ -50,6 +50,11 @@ void board_idle_until(uint64_t deadline_ns)
     test_board_clock_ns = deadline_ns;
 }
 
+uint32_t board_reset_count(void)
+{
+    return 0;
+}
+
 _Noreturn void board_halt(int code)
 {
     test_board_halt_code = code;

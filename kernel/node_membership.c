@@ -1,0 +1,253 @@
+/*
+ * Node bring-up of the membership service: the pure state machine
+ * (membership/) fed with MEMBERSHIP frames, link events and ticks; its
+ * outbox turned into frames on the torus and into event lines.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/console_command.h"
+#include "kernel/event.h"
+#include "kernel/node.h"
+#include "kernel/panic.h"
+#include "kernel/poll.h"
+#include "kernel/timer.h"
+
+static timer_id membership_timer = -1;
+
+/*
+ * The service starts on the console command `start`, sent by the launcher
+ * (the control system) once every node of the job is ready, as a job is
+ * launched on Blue Gene: a detector started at each node's own boot would
+ * suspect the nodes still booting.  Until then membership frames are
+ * dropped; members start in the default view, spares and restarted nodes
+ * by joining.
+ */
+static bool membership_started;
+static void emit_event(const struct membership_event *e)
+{
+    event_begin(membership_event_name(e->type));
+    switch (e->type) {
+    case MEMBERSHIP_EVENT_VIEW:
+        event_add_u64("epoch", e->u.view.epoch);
+        event_add_u64("root", e->u.view.root);
+        event_add_u64("live", e->u.view.live);
+        event_add_hex("digest", e->u.view.digest);
+        break;
+    case MEMBERSHIP_EVENT_FAILURE_DETECTED:
+        event_add_u64("who", e->u.failure.who);
+        event_add_u64("detector", e->u.failure.detector);
+        event_add_u64("detect_ns", e->u.failure.detect_ns);
+        event_add_str("cause", membership_cause_name(e->u.failure.cause));
+        break;
+    case MEMBERSHIP_EVENT_STABLE:
+        event_add_u64("epoch", e->u.stable.epoch);
+        event_add_u64("ts_ns", e->u.stable.ts_ns);
+        event_add_u64("messages", e->u.stable.messages);
+        event_add_u64("episode_messages", e->u.stable.episode_messages);
+        event_add_u64("detector_messages", e->u.stable.detector_messages);
+        event_add_u64("rounds", e->u.stable.rounds);
+        event_add_u64("live", e->u.stable.live);
+        event_add_u64("levels", e->u.stable.levels);
+        break;
+    case MEMBERSHIP_EVENT_JOINED:
+        event_add_u64("epoch", e->u.joined.epoch);
+        event_add_u64("root", e->u.joined.root);
+        break;
+    case MEMBERSHIP_EVENT_EXPELLED:
+        event_add_u64("epoch", e->u.expelled.epoch);
+        event_add_u64("by", e->u.expelled.by);
+        break;
+    case MEMBERSHIP_EVENT_PARTITIONED:
+        event_add_u64("epoch", e->u.partitioned.epoch);
+        event_add_u64("side_live", e->u.partitioned.side_live);
+        event_add_u64("ref_live", e->u.partitioned.ref_live);
+        break;
+    default:
+        break;
+    }
+    event_end();
+}
+
+/* Sends what the state machine wrote and reports its events. */
+static void flush_outbox(struct node *node, uint64_t now_ns)
+{
+    struct membership_outbox *out = &node->membership_outbox;
+    uint64_t epoch = membership_epoch(&node->membership);
+    for (uint32_t i = 0; i < out->message_count; i++) {
+        const struct membership_outgoing *m = &out->messages[i];
+        /* Losses here are the protocol's to recover (timeouts, retries). */
+        torus_network_send(&node->network, m->destination,
+                           TORUS_FRAME_TYPE_MEMBERSHIP, epoch,
+                           membership_outbox_payload(out, i), m->length, now_ns);
+    }
+    for (uint32_t i = 0; i < out->event_count; i++)
+        emit_event(&out->events[i]);
+    if (out->dropped_messages != 0 || out->dropped_events != 0) {
+        event_begin("membership-outbox-overflow");
+        event_add_u64("messages", out->dropped_messages);
+        event_add_u64("events", out->dropped_events);
+        event_end();
+    }
+    membership_outbox_clear(out);
+}
+
+static void on_membership_frame(void *context, const struct torus_frame_header *header,
+                                const uint8_t *payload, uint64_t now_ns)
+{
+    struct node *node = context;
+    if (!membership_started)
+        return;
+    membership_receive(&node->membership, payload, header->payload_length, now_ns,
+                       &node->membership_outbox);
+    flush_outbox(node, now_ns);
+}
+
+void node_membership_link_event(struct node *node, uint32_t neighbour, bool up,
+                                uint64_t now_ns)
+{
+    if (!membership_started)
+        return;
+    membership_link_event(&node->membership, neighbour, up, now_ns,
+                          &node->membership_outbox);
+    flush_outbox(node, now_ns);
+}
+
+static void membership_wakeup(void *context, uint64_t now_ns)
+{
+    (void)context;
+    (void)now_ns; /* the poller does the work; the timer only ends idling */
+}
+
+static unsigned membership_poll(void *context, uint64_t now_ns)
+{
+    struct node *node = context;
+    unsigned work = 0;
+    if (!membership_started)
+        return 0;
+    if (membership_next_deadline(&node->membership) <= now_ns) {
+        membership_tick(&node->membership, now_ns, &node->membership_outbox);
+        flush_outbox(node, now_ns);
+        work = 1;
+    }
+    uint64_t deadline = membership_next_deadline(&node->membership);
+    if (deadline == MEMBERSHIP_NEVER)
+        timer_disarm(timer_kernel_table(), membership_timer);
+    else
+        timer_arm(timer_kernel_table(), membership_timer, deadline);
+    return work;
+}
+
+static void command_view(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)arguments;
+    (void)now_ns;
+    const struct node *node = context;
+    if (!membership_started) {
+        event_begin("console-error");
+        event_add_text("reason", "view: membership not started (send: start)");
+        event_end();
+        return;
+    }
+    const struct membership *m = &node->membership;
+    event_begin("view-state");
+    event_add_u64("epoch", membership_epoch(m));
+    event_add_u64("stable_epoch", membership_stable_epoch(m));
+    event_add_i64("root", membership_has_view(m) ? (int64_t)membership_root(m) : -1);
+    event_add_u64("live", membership_live_count(m));
+    event_add_hex("digest", membership_digest(m));
+    event_add_u64("member", membership_is_member(m, node->personality.node_id) ? 1 : 0);
+    event_add_u64("joining", membership_is_joining(m) ? 1 : 0);
+    event_end();
+}
+
+static void command_suspect(void *context, const char *arguments, uint64_t now_ns)
+{
+    struct node *node = context;
+    if (!membership_started) {
+        event_begin("console-error");
+        event_add_text("reason", "suspect: membership not started (send: start)");
+        event_end();
+        return;
+    }
+    char *end = NULL;
+    unsigned long who = strtoul(arguments, &end, 10);
+    if (end == arguments || *end != '\0' ||
+        who >= torus_geometry_node_count(&node->network.geometry)) {
+        event_begin("console-error");
+        event_add_text("reason", "suspect: expected a node id below the node count");
+        event_end();
+        return;
+    }
+    membership_suspect(&node->membership, (uint32_t)who, now_ns,
+                       &node->membership_outbox);
+    flush_outbox(node, now_ns);
+}
+
+static void command_start(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)arguments;
+    struct node *node = context;
+    const struct personality *p = &node->personality;
+    if (membership_started) {
+        event_begin("console-error");
+        event_add_text("reason", "start: membership already started");
+        event_end();
+        return;
+    }
+    membership_started = true;
+    event_begin("started");
+    event_add_str("as", personality_is_spare(p) ? "spare"
+                        : p->boot_incarnation > 1 ? "rejoining" : "member");
+    event_end();
+    /* Spares and restarted nodes are not in any view they can know of. */
+    if (personality_is_spare(p) || p->boot_incarnation > 1) {
+        membership_start_join(&node->membership, now_ns, &node->membership_outbox);
+    } else {
+        /* The default view needs no messages: every member derives it. */
+        struct membership_event initial;
+        memset(&initial, 0, sizeof initial);
+        initial.type = MEMBERSHIP_EVENT_VIEW;
+        initial.u.view.epoch = membership_epoch(&node->membership);
+        initial.u.view.root = membership_root(&node->membership);
+        initial.u.view.live = membership_live_count(&node->membership);
+        initial.u.view.digest = membership_digest(&node->membership);
+        emit_event(&initial);
+        membership_tick(&node->membership, now_ns, &node->membership_outbox);
+    }
+    flush_outbox(node, now_ns);
+}
+
+void node_membership_init(struct node *node)
+{
+    const struct personality *p = &node->personality;
+    struct membership_config config;
+    membership_config_defaults(&config);
+    config.node_id = p->node_id;
+    config.incarnation = p->boot_incarnation;
+    config.member_count = p->member_count;
+    config.radix = p->tree_radix;
+    config.layout = personality_uses_torus_tree(p) ? MEMBERSHIP_LAYOUT_TORUS
+                                                   : MEMBERSHIP_LAYOUT_RADIX;
+    config.policy = p->partition_policy == PERSONALITY_PARTITION_EVERY_SIDE
+                        ? MEMBERSHIP_POLICY_EVERY_SIDE
+                        : MEMBERSHIP_POLICY_PRIMARY;
+    config.geometry = node->network.geometry;
+    config.watch_torus_neighbours = true;
+    membership_config_timeouts_ms(&config, p->heartbeat_ms, p->detect_timeout_ms);
+    enum membership_init_status status = membership_init(&node->membership, &config);
+    if (status != MEMBERSHIP_INIT_OK)
+        kernel_panic(membership_init_status_text(status));
+    membership_outbox_clear(&node->membership_outbox);
+
+    torus_network_set_handler(&node->network, TORUS_FRAME_TYPE_MEMBERSHIP,
+                              on_membership_frame, node);
+    membership_timer = timer_add(timer_kernel_table(), "membership",
+                                 membership_wakeup, NULL);
+    if (membership_timer < 0)
+        kernel_panic("membership: timer table full (raise CONFIG_MAX_TIMERS)");
+    poll_register("membership", membership_poll, node);
+    console_command_register("view", command_view, node);
+    console_command_register("suspect", command_suspect, node);
+    console_command_register("start", command_start, node);
+}
