@@ -72,6 +72,36 @@ static void command_stats(void *context, const char *arguments, uint64_t now_ns)
     event_end();
 }
 
+/* "link x+ off|on": cut or mend a cable from inside, for fault injection on
+ * boards without a switchable NIC (host); QEMU can also use QMP set_link. */
+static void command_link(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)now_ns;
+    struct node *node = context;
+    char name[3] = {0};
+    unsigned link;
+    const char *state = arguments;
+    if (strlen(arguments) >= 2) {
+        memcpy(name, arguments, 2);
+        state = arguments + 2;
+        while (*state == ' ')
+            state++;
+    }
+    bool off = strcmp(state, "off") == 0;
+    if (!torus_geometry_link_from_name(name, &link) ||
+        (!off && strcmp(state, "on") != 0) ||
+        !torus_network_cut_link(&node->network, link, off)) {
+        event_begin("console-error");
+        event_add_text("reason", "link: expected 'link DIR off|on' with a link this node has");
+        event_end();
+        return;
+    }
+    event_begin("link-cut");
+    event_add_str("link", torus_geometry_link_name(link));
+    event_add_str("state", off ? "off" : "on");
+    event_end();
+}
+
 void node_network_init(struct node *node)
 {
     const struct personality *p = &node->personality;
@@ -103,6 +133,7 @@ void node_network_init(struct node *node)
         kernel_panic("network: timer table full (raise CONFIG_MAX_TIMERS)");
     poll_register("network", network_poll, node);
     console_command_register("stats", command_stats, node);
+    console_command_register("link", command_link, node);
 
     event_begin("network");
     event_add_str("driver", torus_driver_name());

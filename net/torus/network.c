@@ -213,6 +213,10 @@ static unsigned receive_from_drivers(struct torus_network *network)
             size_t length = torus_driver_receive(link, buffer, CONFIG_MAX_FRAME);
             if (length == 0)
                 break;
+            if (((network->cut_mask >> link) & 1u) != 0) {
+                count(network, TORUS_NETWORK_COUNT_CUT);
+                continue;
+            }
             torus_dma_commit(&network->reception, length, NULL);
             work++;
         }
@@ -223,6 +227,10 @@ static unsigned receive_from_drivers(struct torus_network *network)
 static void driver_send(struct torus_network *network, unsigned link,
                         const uint8_t *frame, size_t length)
 {
+    if (((network->cut_mask >> link) & 1u) != 0) {
+        count(network, TORUS_NETWORK_COUNT_CUT);
+        return;
+    }
     if (!torus_driver_send(link, frame, length))
         count(network, TORUS_NETWORK_COUNT_DRIVER_BUSY);
 }
@@ -286,6 +294,17 @@ unsigned torus_network_poll(struct torus_network *network, unsigned max,
         work += tick_link(network, link);
     }
     return work;
+}
+
+bool torus_network_cut_link(struct torus_network *network, unsigned link, bool cut)
+{
+    if (link >= CONFIG_MAX_LINKS || ((network->link_mask >> link) & 1u) == 0)
+        return false;
+    if (cut)
+        network->cut_mask |= 1u << link;
+    else
+        network->cut_mask &= ~(1u << link);
+    return true;
 }
 
 uint64_t torus_network_next_deadline(const struct torus_network *network)

@@ -46,7 +46,8 @@ enum torus_network_status {
     X(FOREIGN_MAC, "foreign_mac")   /* arrived with another node's MAC */    \
     X(LINK_DROPS, "link_drops")     /* refused by the link layer */          \
     X(NO_HANDLER, "no_handler")     /* for us, but nobody takes the type */  \
-    X(DRIVER_BUSY, "driver_busy")   /* device full: left to retransmission */
+    X(DRIVER_BUSY, "driver_busy")   /* device full: left to retransmission */\
+    X(CUT, "cut")                   /* lost on a link cut on purpose */
 
 enum torus_network_counter {
 #define TORUS_NETWORK_COUNTER_ENUM(name, text) TORUS_NETWORK_COUNT_##name,
@@ -79,6 +80,7 @@ struct torus_network {
     uint32_t rank;
     uint32_t link_mask;
     uint32_t up_mask; /* links whose session is UP */
+    uint32_t cut_mask; /* links cut on purpose: every frame in or out lost */
     uint64_t now_ns;  /* time of the poll being served, for handlers */
     uint64_t counters[TORUS_NETWORK_COUNTER_COUNT];
     torus_network_handler handler[TORUS_FRAME_TYPE_COUNT];
@@ -118,6 +120,13 @@ enum torus_network_status torus_network_send(struct torus_network *network,
  */
 unsigned torus_network_poll(struct torus_network *network, unsigned max,
                             uint64_t now_ns);
+
+/*
+ * Cuts (or mends) a link as a fault injector would cut its cable: from now
+ * on every frame sent or received on it is lost, and the link layer finds
+ * out the usual way.  False for a link this node does not have.
+ */
+bool torus_network_cut_link(struct torus_network *network, unsigned link, bool cut);
 
 /* When torus_network_poll next has timed work; UINT64_MAX: none. */
 uint64_t torus_network_next_deadline(const struct torus_network *network);
