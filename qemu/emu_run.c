@@ -163,6 +163,8 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
 {
     const char *name = line->name;
     count_event(emu, name);
+    if (emu->observer != NULL)
+        emu->observer(emu->observer_context, node, line);
     if (strcmp(name, "ready") == 0) {
         if (node->state == EMU_NODE_STARTED) {
             node->state = EMU_NODE_READY;
@@ -1040,5 +1042,38 @@ int emu_run(const struct emu_options *options)
     summarize(&emu);
     int status = emu.interrupted != 0 ? 128 + emu.interrupted : emu.failed ? 1 : 0;
     release(&emu);
+    return status;
+}
+
+/* ---- the phases, for programs that drive a torus themselves ---- */
+
+bool emu_open(struct emu *emu, const struct emu_options *options)
+{
+    memset(emu, 0, sizeof *emu);
+    emu->options = options;
+    emu->signal_fd = -1;
+    emu->out_dir_fd = -1;
+    emu->human = options->json ? stderr : stdout;
+    emu->origin_ns = monotonic_ns();
+    emu->progress_tty = isatty(STDERR_FILENO) != 0;
+    return prepare(emu) && setup_signals(emu);
+}
+
+bool emu_start_all(struct emu *emu)
+{
+    return start_all(emu) && wait_ready(emu);
+}
+
+int emu_close(struct emu *emu)
+{
+    if (emu->out_dir != NULL) {
+        shut_down(emu);
+        if (emu->interrupted != 0)
+            complain(emu, "stopped by signal %d (%s); every node stopped", emu->interrupted,
+                     strsignal(emu->interrupted));
+        summarize(emu);
+    }
+    int status = emu->interrupted != 0 ? 128 + emu->interrupted : emu->failed ? 1 : 0;
+    release(emu);
     return status;
 }

@@ -22,6 +22,13 @@
 /* Distinct event names counted for the closing summary. */
 #define EMU_EVENT_KINDS 48
 
+/*
+ * Called with every event line a node writes, before the launcher handles
+ * it: how a program built on the launcher (tori-bench-link) reads answers.
+ */
+typedef void (*emu_event_observer)(void *context, struct emu_node *node,
+                                   const struct event_line *line);
+
 struct emu_event_count {
     char name[32];
     unsigned count;
@@ -58,10 +65,26 @@ struct emu {
     bool progress_tty;
     bool progress_open; /* a progress line without its newline */
     uint64_t progress_last_ns;
+
+    emu_event_observer observer; /* NULL: none */
+    void *observer_context;
 };
 
 /* Runs the torus the options describe; returns the exit status. */
 int emu_run(const struct emu_options *options);
+
+/*
+ * The phases of emu_run for programs that drive a torus themselves (the
+ * benchmarks): emu_open prepares everything (false: a message was printed;
+ * call emu_close anyway); emu_start_all starts every node, waits until all
+ * are ready and sends `start`; between them and emu_close the program sends
+ * commands (emu_node_send) and turns the loop (emu_step).  emu_close stops
+ * every node (no orphan), prints the summary, releases everything and
+ * returns the exit status emu_run would have.
+ */
+bool emu_open(struct emu *emu, const struct emu_options *options);
+bool emu_start_all(struct emu *emu);
+int emu_close(struct emu *emu);
 
 /* Nanoseconds since the launcher started. */
 uint64_t emu_now_ns(const struct emu *emu);
