@@ -17,12 +17,15 @@
  *   12  8    sender epoch (view epoch; 0 with no view)
  *   20  8    sender stable epoch (last view known to have completed)
  *
- * Epochs: (counter << 20) | layout position of the root that minted the
- * view, compared as integers.  Only a root mints, always from its own
- * installed epoch's counter + 1, so two roots never mint the same epoch and
- * one root never mints the same epoch twice; a new root chosen after a root
- * failure lies after the old one in layout order, so its epochs compare
- * higher for the same counter.
+ * Epochs: (counter << 36) | (layout position of the minting root << 16) |
+ * (low 16 bits of the minting root's incarnation), compared as integers.
+ * Only a root mints, always from its own installed epoch's counter + 1, and
+ * within one life (incarnation) a node's epoch never goes back, so one life
+ * never mints the same epoch twice; two roots differ in position; two lives
+ * of one node differ in incarnation (launchers must give every boot an
+ * incarnation whose low 16 bits differ from the node's earlier lives, each
+ * rejoin adding one).  A root chosen after a root failure lies after the
+ * old one in layout order, so for the same counter its epochs compare higher.
  */
 #ifndef MEMBERSHIP_CODEC_H
 #define MEMBERSHIP_CODEC_H
@@ -37,10 +40,12 @@
 #define MEMBERSHIP_WIRE_VERSION 1
 #define MEMBERSHIP_HEADER_SIZE 28
 
-#define MEMBERSHIP_EPOCH_ROOT_BITS 20
-#define MEMBERSHIP_EPOCH(counter, root_pos)                                        \
-    (((uint64_t)(counter) << MEMBERSHIP_EPOCH_ROOT_BITS) | (uint64_t)(root_pos))
-#define MEMBERSHIP_EPOCH_COUNTER(epoch) ((epoch) >> MEMBERSHIP_EPOCH_ROOT_BITS)
+#define MEMBERSHIP_EPOCH_POS_BITS 20
+#define MEMBERSHIP_EPOCH(counter, root_pos, incarnation)                            \
+    (((uint64_t)(counter) << 36) | ((uint64_t)(root_pos) << 16) |                  \
+     ((uint64_t)(incarnation) & 0xffffu))
+#define MEMBERSHIP_EPOCH_COUNTER(epoch) ((epoch) >> 36)
+#define MEMBERSHIP_EPOCH_ROOT_POS(epoch) ((uint32_t)(((epoch) >> 16) & 0xfffffu))
 
 /* Largest lists in one message (they fit together in one payload). */
 #define MEMBERSHIP_MAX_CHANGE_FAILED 256

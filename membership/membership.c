@@ -16,6 +16,8 @@
 
 #include <string.h>
 
+#include "membership/reference.h"
+
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                        */
 /* ------------------------------------------------------------------ */
@@ -220,9 +222,18 @@ static bool history_has(const struct membership *ctx, uint64_t epoch)
 
 static void ref_to_current(struct membership *ctx)
 {
-    ctx->ref_count = ctx->view.live;
-    ctx->ref_removed = 0;
-    ctx->ref_root = ctx->root_pos;
+    membership_reference_take(&ctx->ref, &ctx->view, ctx->root_pos);
+}
+
+/* Every change of the live set goes through these (the reference is kept). */
+static bool view_remove_id(struct membership *ctx, uint32_t id)
+{
+    return membership_reference_remove(&ctx->ref, &ctx->view, pos_of(ctx, id));
+}
+
+static bool view_add_id(struct membership *ctx, uint32_t id)
+{
+    return membership_reference_add(&ctx->ref, &ctx->view, pos_of(ctx, id));
 }
 
 /* Learns that view `stable` completed. */
@@ -368,6 +379,7 @@ static void expel(struct membership *ctx, uint64_t now, struct membership_outbox
         e->u.expelled.by = by;
     }
     ctx->incarnation++; /* a new life: nothing from this one is accepted again */
+    ctx->join.hint = by != ctx->self ? by : MEMBERSHIP_NONE;
     enter_joining(ctx, now, out, true);
 }
 
@@ -398,16 +410,28 @@ static void join_next(struct membership *ctx, uint64_t now, struct membership_ou
     struct membership_joiner *j = &ctx->join;
     j->redirected = false;
     j->target = MEMBERSHIP_NONE;
-    uint32_t live = ctx->view.live;
-    if (j->tried >= live) {
+    if (j->hint != MEMBERSHIP_NONE) {
+        /* Whoever told us we are out holds the view that left us out. */
+        j->target = j->hint;
+        j->hint = MEMBERSHIP_NONE;
+        j->deadline_ns = deadline_after(now, ctx->config.join_timeout_ns);
+        send_join_request(ctx, out, j->target);
+        return;
+    }
+    /* First the last view, then (if that whole pass failed) every node. */
+    uint32_t count = j->wide ? ctx->node_count : ctx->view.live;
+    if (j->tried >= count) {
         j->tried = 0;
+        j->contact = 0;
+        j->wide = !j->wide;
         j->deadline_ns = deadline_after(now, ctx->config.join_timeout_ns);
         return;
     }
-    for (uint32_t tries = 0; tries < live && tries < 2u; tries++) {
+    for (uint32_t tries = 0; tries < count && tries < 2u; tries++) {
         j->tried++;
-        uint32_t pos = membership_view_select(&ctx->view, j->contact % live);
-        j->contact = (j->contact + 1u) % live;
+        uint32_t pos = j->wide ? j->contact % count
+                               : membership_view_select(&ctx->view, j->contact % count);
+        j->contact = (j->contact + 1u) % count;
         uint32_t id = id_at(ctx, pos);
         if (id != ctx->self) {
             j->target = id;
@@ -436,6 +460,7 @@ static void enter_joining(struct membership *ctx, uint64_t now, struct membershi
     ctx->join.rejoin = rejoin;
     ctx->join.contact = 0;
     ctx->join.tried = 0;
+    ctx->join.wide = false;
     join_next(ctx, now, out);
 }
 
@@ -508,9 +533,9 @@ static void send_chunk(struct membership *ctx, struct membership_outbox *out, ui
     membership_put_u32(&w, to);
     membership_put_u32(&w, v->live);
     membership_put_u64(&w, ctx->digest);
-    membership_put_u32(&w, ctx->ref_count);
-    membership_put_u32(&w, ctx->ref_removed);
-    membership_put_u32(&w, ctx->ref_root == MEMBERSHIP_POS_NONE ? 0 : ctx->ref_root);
+    membership_put_u32(&w, ctx->ref.count);
+    membership_put_u32(&w, ctx->ref.lost);
+    membership_put_u32(&w, ctx->ref.root_pos == MEMBERSHIP_POS_NONE ? 0 : ctx->ref.root_pos);
     if (use_bits) {
         for (uint32_t p = from; p < to; p += 8u) {
             uint8_t byte = 0;
@@ -575,6 +600,9 @@ static void install_synced(struct membership *ctx, uint64_t now, struct membersh
     s->active = false;
     ctx->counters.syncs_completed++;
     bool was_joining = ctx->join.active;
+    /* Wholesale replacement: the reference can no longer see old words. */
+    membership_reference_adopt(&ctx->ref, &ctx->view, ctx->ref.count, ctx->ref.lost,
+                               ctx->ref.root_pos);
     memcpy(ctx->view.words, s->staging, sizeof s->staging);
     membership_view_rebuild(&ctx->view);
     if (!staging_has(s->staging, ctx->self_pos)) {
@@ -593,9 +621,7 @@ static void install_synced(struct membership *ctx, uint64_t now, struct membersh
     } else if (s->stable_epoch > ctx->stable_epoch) {
         ctx->stable_epoch = s->stable_epoch;
     }
-    ctx->ref_count = s->ref_count;
-    ctx->ref_removed = s->ref_removed;
-    ctx->ref_root = s->ref_root;
+    membership_reference_adopt(&ctx->ref, &ctx->view, s->ref_count, s->ref_removed, s->ref_root);
     ctx->join.active = false;
     coordinator_reset(ctx);
     ctx->suspect_count = 0;
@@ -896,7 +922,9 @@ static void note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
             if (c->failed[i] == sender) {
                 /* Reported dead, yet it answers the root: not a failure. */
                 ctx->counters.false_suspicions++;
-                c->failed[i] = c->failed[--c->failed_count];
+                c->failed_count--;
+                c->failed[i] = c->failed[c->failed_count];
+                c->failed_at_us[i] = c->failed_at_us[c->failed_count];
                 break;
             }
         }
@@ -907,7 +935,13 @@ static void note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
 /* Coordinator (the root that mints changes)                            */
 /* ------------------------------------------------------------------ */
 
-static void coord_queue_failure(struct membership *ctx, uint32_t id)
+/* Queue times in microseconds (wrapping), enough to tell a stale report. */
+static uint32_t coarse_us(uint64_t now)
+{
+    return (uint32_t)(now / 1000u);
+}
+
+static void coord_queue_failure_at(struct membership *ctx, uint32_t id, uint32_t queued_us)
 {
     struct membership_coordinator *c = &ctx->coord;
     if (id == ctx->self || id_in_list(c->failed, c->failed_count, id)) {
@@ -917,7 +951,13 @@ static void coord_queue_failure(struct membership *ctx, uint32_t id)
         ctx->counters.table_overflows++;
         return;
     }
+    c->failed_at_us[c->failed_count] = queued_us;
     c->failed[c->failed_count++] = id;
+}
+
+static void coord_queue_failure(struct membership *ctx, uint32_t id)
+{
+    coord_queue_failure_at(ctx, id, coarse_us(ctx->last_now_ns));
 }
 
 static void coord_begin_episode(struct membership *ctx, uint64_t now)
@@ -955,7 +995,7 @@ static void go_partitioned(struct membership *ctx, const uint32_t *failed, uint3
 {
     uint64_t epoch = ctx->epoch;
     for (uint32_t i = 0; i < failed_count; i++) {
-        membership_view_remove(&ctx->view, pos_of(ctx, failed[i]));
+        view_remove_id(ctx, failed[i]);
     }
     refresh_tree(ctx, now);
     uint8_t payload[MEMBERSHIP_MAX_PAYLOAD];
@@ -992,14 +1032,14 @@ static void go_partitioned(struct membership *ctx, const uint32_t *failed, uint3
     }
     /* The whole last view stays our contact list for rejoining later. */
     for (uint32_t i = 0; i < failed_count; i++) {
-        membership_view_add(&ctx->view, pos_of(ctx, failed[i]));
+        view_add_id(ctx, failed[i]);
     }
     ctx->counters.partitions++;
     struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_PARTITIONED, now);
     if (e != NULL) {
         e->u.partitioned.epoch = epoch;
         e->u.partitioned.side_live = ctx->view.live;
-        e->u.partitioned.ref_live = ctx->ref_count;
+        e->u.partitioned.ref_live = ctx->ref.count;
     }
     ctx->incarnation++;
     enter_joining(ctx, now, out, true);
@@ -1016,7 +1056,10 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
     }
     /* The batch: queued failures still in the view, then joins. */
     uint32_t failed[MEMBERSHIP_MAX_CHANGE_FAILED];
+    uint32_t failed_at[MEMBERSHIP_MAX_CHANGE_FAILED];
     uint32_t failed_count = 0;
+    uint32_t stale_count = 0;
+    uint32_t stale_us = coarse_us(ctx->config.report_timeout_ns);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < c->failed_count; i++) {
         uint32_t id = c->failed[i];
@@ -1024,8 +1067,13 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
             continue;
         }
         if (failed_count < MEMBERSHIP_MAX_CHANGE_FAILED) {
+            failed_at[failed_count] = c->failed_at_us[i];
             failed[failed_count++] = id;
+            if (coarse_us(now) - c->failed_at_us[i] > stale_us) {
+                stale_count++;
+            }
         } else {
+            c->failed_at_us[kept] = c->failed_at_us[i];
             c->failed[kept++] = id;
         }
     }
@@ -1051,7 +1099,7 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
     if (c->confirming) {
         /* Waiting for answers from the reported: keep the batch queued. */
         for (uint32_t i = 0; i < failed_count; i++) {
-            coord_queue_failure(ctx, failed[i]);
+            coord_queue_failure_at(ctx, failed[i], failed_at[i]);
         }
         for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
             c->joins[c->join_count++] = joins[i];
@@ -1059,57 +1107,81 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
         return;
     }
     if (ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY) {
-        uint32_t removed = ctx->ref_removed + failed_count;
-        uint32_t survivors = ctx->ref_count > removed ? ctx->ref_count - removed : 0;
-        bool keeps_ref_root = ctx->ref_root != MEMBERSHIP_POS_NONE &&
-                              membership_view_is_live(&ctx->view, ctx->ref_root) &&
-                              !id_in_list(failed, failed_count, id_at(ctx, ctx->ref_root));
-        bool majority = 2u * (uint64_t)survivors > ctx->ref_count ||
-                        (2u * (uint64_t)survivors == ctx->ref_count && keeps_ref_root);
+        /* Reference members the new view would keep (exact). */
+        uint32_t ref_kept = membership_reference_kept(&ctx->ref);
+        for (uint32_t i = 0; i < failed_count; i++) {
+            uint32_t pos = pos_of(ctx, failed[i]);
+            if (membership_reference_contains(&ctx->ref, &ctx->view, pos) && ref_kept > 0) {
+                ref_kept--;
+            }
+        }
+        for (uint32_t i = 0; i < join_count; i++) {
+            uint32_t pos = pos_of(ctx, joins[i].id);
+            bool back = !membership_view_is_live(&ctx->view, pos) ||
+                        id_in_list(failed, failed_count, joins[i].id);
+            if (back && membership_reference_contains(&ctx->ref, &ctx->view, pos)) {
+                ref_kept++;
+            }
+        }
+        uint32_t ref_root = ctx->ref.root_pos;
+        bool keeps_ref_root = ref_root != MEMBERSHIP_POS_NONE &&
+                              membership_view_is_live(&ctx->view, ref_root) &&
+                              !id_in_list(failed, failed_count, id_at(ctx, ref_root));
+        bool majority = 2u * (uint64_t)ref_kept > ctx->ref.count ||
+                        (2u * (uint64_t)ref_kept == ctx->ref.count && keeps_ref_root);
         if (!majority && !c->confirmed) {
             /*
              * Before giving up the primary component, make sure the
              * reported are still out of reach now (a partition may have
              * healed since they were reported): probe them, then decide.
              */
-            c->confirming = true;
-            c->confirm_deadline_ns = deadline_after(now, ctx->config.probe_timeout_ns);
-            for (uint32_t i = 0; i < failed_count; i++) {
-                coord_queue_failure(ctx, failed[i]);
-                send_simple(ctx, out, failed[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
-            }
-            for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX;
-                 i++) {
-                c->joins[c->join_count++] = joins[i];
-            }
-            return;
+            stale_count = failed_count;
         }
-        c->confirmed = false;
-        if (!majority) {
+        if (!majority && c->confirmed) {
+            c->confirmed = false;
             go_partitioned(ctx, failed, failed_count, now, out, NULL, 0);
             return;
         }
     }
+    if (stale_count > 0 && !c->confirmed) {
+        /*
+         * Reports that waited in the queue (a round was in flight) may be
+         * out of date: probe the stale ones (or all, before a minority
+         * verdict) once, then decide with what stayed silent.
+         */
+        c->confirming = true;
+        c->confirm_deadline_ns = deadline_after(now, ctx->config.probe_timeout_ns);
+        bool all = stale_count == failed_count;
+        for (uint32_t i = 0; i < failed_count; i++) {
+            coord_queue_failure_at(ctx, failed[i], failed_at[i]);
+            if (all || coarse_us(now) - failed_at[i] > stale_us) {
+                send_simple(ctx, out, failed[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
+            }
+        }
+        for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
+            c->joins[c->join_count++] = joins[i];
+        }
+        return;
+    }
+    c->confirmed = false;
     /* Mint the new view and install it here first. */
     c->active = true;
     c->started_ns = now;
     uint32_t old_root = root_id(ctx);
     bool base_stable = ctx->stable_epoch == ctx->epoch;
     uint64_t base = ctx->epoch;
-    uint32_t removed = 0;
     for (uint32_t i = 0; i < failed_count; i++) {
-        if (membership_view_remove(&ctx->view, pos_of(ctx, failed[i]))) {
+        if (view_remove_id(ctx, failed[i])) {
             ctx->digest ^= membership_id_digest(failed[i]);
-            removed++;
         }
     }
     for (uint32_t i = 0; i < join_count; i++) {
-        if (membership_view_add(&ctx->view, pos_of(ctx, joins[i].id))) {
+        if (view_add_id(ctx, joins[i].id)) {
             ctx->digest ^= membership_id_digest(joins[i].id);
         }
     }
-    ctx->ref_removed += removed;
-    ctx->epoch = MEMBERSHIP_EPOCH(MEMBERSHIP_EPOCH_COUNTER(base) + 1u, ctx->self_pos);
+    ctx->epoch = MEMBERSHIP_EPOCH(MEMBERSHIP_EPOCH_COUNTER(base) + 1u, ctx->self_pos,
+                                  ctx->incarnation);
     installed(ctx, now, out);
 
     uint8_t type;
@@ -1455,10 +1527,17 @@ static bool apply_change(struct membership *ctx, const struct membership_msg *ms
     uint32_t removed_count = 0;
     uint32_t added[MEMBERSHIP_MAX_CHANGE_JOINED];
     uint32_t added_count = 0;
+    if ((c->flags & MEMBERSHIP_CHANGE_BASE_STABLE) != 0 && c->base_epoch == ctx->epoch) {
+        /* The base completed: it is the reference before the delta counts. */
+        if (c->base_epoch > ctx->stable_epoch) {
+            ctx->stable_epoch = c->base_epoch;
+        }
+        ref_to_current(ctx);
+    }
     uint64_t digest = ctx->digest;
     for (uint32_t i = 0; i < c->failed_count; i++) {
         uint32_t id = membership_msg_failed_id(msg, i);
-        if (membership_view_remove(&ctx->view, pos_of(ctx, id))) {
+        if (view_remove_id(ctx, id)) {
             removed[removed_count++] = id;
             digest ^= membership_id_digest(id);
         }
@@ -1467,7 +1546,7 @@ static bool apply_change(struct membership *ctx, const struct membership_msg *ms
         uint32_t id;
         uint32_t inc;
         membership_msg_joined(msg, i, &id, &inc);
-        if (membership_view_add(&ctx->view, pos_of(ctx, id))) {
+        if (view_add_id(ctx, id)) {
             added[added_count++] = id;
             digest ^= membership_id_digest(id);
         }
@@ -1478,23 +1557,13 @@ static bool apply_change(struct membership *ctx, const struct membership_msg *ms
               membership_view_is_live(&ctx->view, ctx->self_pos);
     if (!ok) {
         for (uint32_t i = 0; i < added_count; i++) {
-            membership_view_remove(&ctx->view, pos_of(ctx, added[i]));
+            view_remove_id(ctx, added[i]);
         }
         for (uint32_t i = 0; i < removed_count; i++) {
-            membership_view_add(&ctx->view, pos_of(ctx, removed[i]));
+            view_add_id(ctx, removed[i]);
         }
         return false;
     }
-    if ((c->flags & MEMBERSHIP_CHANGE_BASE_STABLE) != 0) {
-        /* The base completed: it becomes the reference before the delta counts. */
-        if (c->base_epoch > ctx->stable_epoch) {
-            ctx->stable_epoch = c->base_epoch;
-        }
-        ctx->ref_count = ctx->view.live + removed_count - added_count;
-        ctx->ref_removed = 0;
-        ctx->ref_root = ctx->root_pos;
-    }
-    ctx->ref_removed += removed_count;
     ctx->digest = digest;
     ctx->epoch = msg->header.epoch;
     if (msg->header.stable_epoch > ctx->stable_epoch) {
@@ -1880,6 +1949,17 @@ static void tick_heartbeats(struct membership *ctx, uint64_t now, struct members
         for (uint32_t i = 0; i < ctx->watch_count; i++) {
             send_simple(ctx, out, ctx->watch[i].id, MEMBERSHIP_MSG_HEARTBEAT);
         }
+        /*
+         * Torus neighbours outside our view hear from us too, more slowly:
+         * that is how views that went apart (a healed partition) meet again.
+         */
+        if ((ctx->heartbeat_count++ % 4u) == 0) {
+            for (uint32_t i = 0; i < ctx->neighbour_count; i++) {
+                if (!in_view(ctx, ctx->neighbours[i])) {
+                    send_simple(ctx, out, ctx->neighbours[i], MEMBERSHIP_MSG_HEARTBEAT);
+                }
+            }
+        }
         ctx->next_heartbeat_ns = deadline_after(now, ctx->config.heartbeat_ns);
     }
     for (uint32_t i = 0; i < ctx->watch_count && ctx->has_view; i++) {
@@ -2145,7 +2225,7 @@ const char *membership_init_status_text(enum membership_init_status status)
 static enum membership_init_status check_config(const struct membership_config *cfg)
 {
     uint32_t n = cfg->geometry.node_count;
-    if (n == 0 || n > CONFIG_MAX_NODES || n >= (UINT32_C(1) << MEMBERSHIP_EPOCH_ROOT_BITS) + 1u ||
+    if (n == 0 || n > CONFIG_MAX_NODES || n > (UINT32_C(1) << MEMBERSHIP_EPOCH_POS_BITS) ||
         cfg->member_count > n) {
         return MEMBERSHIP_INIT_BAD_COUNT;
     }
@@ -2211,7 +2291,7 @@ enum membership_init_status membership_init(struct membership *ctx,
     membership_view_rebuild(&ctx->view);
     ctx->digest = membership_initial_digest(config->member_count);
     ctx->root_pos = membership_tree_root(&ctx->view);
-    ctx->epoch = MEMBERSHIP_EPOCH(0, ctx->root_pos == MEMBERSHIP_POS_NONE ? 0 : ctx->root_pos);
+    ctx->epoch = MEMBERSHIP_EPOCH(0, ctx->root_pos == MEMBERSHIP_POS_NONE ? 0 : ctx->root_pos, 0);
     ctx->stable_epoch = ctx->epoch;
     ctx->has_view = in_view(ctx, ctx->self);
     ref_to_current(ctx);
@@ -2228,6 +2308,7 @@ enum membership_init_status membership_init(struct membership *ctx,
     }
     ctx->last_now_ns = MEMBERSHIP_NEVER;
     ctx->lag_deadline_ns = MEMBERSHIP_NEVER;
+    ctx->join.hint = MEMBERSHIP_NONE;
     refresh_tree(ctx, 0);
     return MEMBERSHIP_INIT_OK;
 }

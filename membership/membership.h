@@ -41,6 +41,7 @@
 #include "membership/codec.h"
 #include "membership/layout.h"
 #include "membership/outbox.h"
+#include "membership/reference.h"
 #include "membership/tree.h"
 #include "membership/view.h"
 #include "net/torus/geometry.h"
@@ -165,6 +166,7 @@ struct membership_join_entry {
 struct membership_coordinator {
     bool acting;       /* accepted a ROOT_FAILURE: root until the next view */
     uint32_t failed[MEMBERSHIP_QUEUE_FAILED_MAX];
+    uint32_t failed_at_us[MEMBERSHIP_QUEUE_FAILED_MAX]; /* when queued (wrapping us) */
     uint32_t failed_count;
     struct membership_join_entry joins[MEMBERSHIP_QUEUE_JOINED_MAX];
     uint32_t join_count;
@@ -217,6 +219,8 @@ struct membership_joiner {
     bool rejoin;       /* NODE_ALIVE (original id) rather than NEW_NODE */
     uint32_t contact;  /* rank in the contact list (the last view) */
     uint32_t tried;    /* contacts asked in this pass of the list */
+    bool wide;         /* this pass goes over every node id, not the last view */
+    uint32_t hint;     /* ask this one first (who expelled us), or MEMBERSHIP_NONE */
     uint32_t target;
     bool redirected;
     uint64_t deadline_ns;
@@ -239,9 +243,7 @@ struct membership {
     uint32_t root_pos;
     uint32_t levels;
     struct membership_tree_links links;
-    uint32_t ref_count;   /* reference (last completed) view: live count */
-    uint32_t ref_removed; /* removals applied since it */
-    uint32_t ref_root;    /* its root position */
+    struct membership_reference ref; /* the last completed view (primary rule) */
     uint64_t history[MEMBERSHIP_HISTORY];
     uint32_t history_count;
 
@@ -250,6 +252,7 @@ struct membership {
     struct membership_watch watch[MEMBERSHIP_WATCH_MAX];
     uint32_t watch_count;
     uint64_t next_heartbeat_ns;
+    uint32_t heartbeat_count;
     struct membership_probe probes[MEMBERSHIP_PROBE_MAX];
     uint32_t probe_count;
     struct membership_suspect suspects[MEMBERSHIP_SUSPECT_MAX];

@@ -595,7 +595,8 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
     struct sim_node *n = &sim->nodes[id];
     struct membership_config config = sim->base_config;
     config.node_id = id;
-    config.incarnation = n->boots << 16; /* each boot far above the last life's rejoins */
+    /* Each boot 1024 lives above the last: low 16 bits differ (see codec.h). */
+    config.incarnation = n->boots * 1024u;
     n->boots++;
     enum membership_init_status status = membership_init(&sim->contexts[id], &config);
     if (status != MEMBERSHIP_INIT_OK) {
