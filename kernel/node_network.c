@@ -13,6 +13,7 @@
 #include "kernel/poll.h"
 #include "kernel/timer.h"
 #include "net/torus/driver.h"
+#include "net/torus/flood.h"
 
 /* Frames handled per poll pass: bounds the time between timer checks. */
 #define NODE_NETWORK_POLL_BUDGET CONFIG_RING_SIZE
@@ -128,6 +129,7 @@ void node_network_init(struct node *node)
     torus_network_init(&node->network, &config);
     torus_network_set_link_handler(&node->network, on_link_event, node);
     torus_ping_init(&node->ping, &node->network);
+    torus_flood_service_init(&node->network);
     network_timer = timer_add(timer_kernel_table(), "network", network_wakeup, NULL);
     if (network_timer < 0)
         kernel_panic("network: timer table full (raise CONFIG_MAX_TIMERS)");

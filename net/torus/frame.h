@@ -76,7 +76,8 @@
     X(PING, "ping")                                                          \
     X(PONG, "pong")                                                          \
     X(MEMBERSHIP, "membership")                                              \
-    X(CONTROL, "control")
+    X(CONTROL, "control")                                                    \
+    X(FLOOD, "flood")           /* load for the link benchmark (flood.h) */
 
 enum torus_frame_type {
 #define TORUS_FRAME_TYPE_ENUM(name, text) TORUS_FRAME_TYPE_##name,

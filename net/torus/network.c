@@ -199,6 +199,7 @@ static const struct torus_dma_dispatch network_dispatch = {
         [TORUS_FRAME_TYPE_PONG] = on_data,
         [TORUS_FRAME_TYPE_MEMBERSHIP] = on_data,
         [TORUS_FRAME_TYPE_CONTROL] = on_data,
+        [TORUS_FRAME_TYPE_FLOOD] = on_data,
     },
 };
 
