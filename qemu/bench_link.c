@@ -65,6 +65,7 @@ struct session {
     struct reply *replies;     /* [rank * REPLY_KINDS + kind] */
     unsigned *error_serial;    /* console-error lines per node */
     char error_reason[200];    /* of the latest */
+    bool measuring; /* every node ready and started */
     /* The `ping` answer of the ping in flight. */
     bool ping_seen;
     uint64_t ping_hops, ping_rtt_ns, ping_ok;
@@ -97,6 +98,10 @@ static void observe(void *context, struct emu_node *node, const struct event_lin
         s->error_serial[node->rank]++;
         return;
     }
+    if (s->measuring && strcmp(line->name, "failure-detected") == 0)
+        s->result->failure_detections++;
+    if (s->measuring && strcmp(line->name, "view") == 0)
+        s->result->views++;
     if (strcmp(line->name, "ping") == 0) {
         s->ping_seen = event_line_get_u64(line, "ok", &s->ping_ok) &&
                        event_line_get_u64(line, "rtt_ns", &s->ping_rtt_ns);
@@ -421,6 +426,7 @@ int bench_link_run_board(const struct bench_link_options *o, unsigned board,
     bool measured = false;
     if (opened && emu_start_all(&s->emu)) {
         fprintf(stderr, "tori-bench-link: %s: %u nodes ready\n", result->name, o->ring);
+        s->measuring = true;
         measured = measure_rtt(s, o);
         for (uint32_t h = 1; measured && h <= BENCH_LINK_FLOODS && h <= result->max_hops;
              h++) {

@@ -99,6 +99,9 @@ struct bench_link_board {
     struct bench_link_line per_hop;  /* RTT (ns) against hops, per-hop medians */
     unsigned floods;
     struct bench_link_flood flood[BENCH_LINK_FLOODS];
+    /* Membership runs beside the measurements (the launcher starts the
+     * job): its churn is background load, reported with the results. */
+    uint64_t failure_detections, views;
 };
 
 /*

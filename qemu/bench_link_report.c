@@ -148,6 +148,13 @@ void bench_link_print_table(FILE *out, const struct bench_link_options *o,
                     any ? "" : " none", f->waits);
         }
     }
+    fprintf(out, "\nmembership in the background (false suspicions mean the host was "
+                 "loaded):");
+    for (unsigned b = 0; b < count; b++)
+        fprintf(out, "%s %s %" PRIu64 " failure detections, %" PRIu64 " views installed",
+                b == 0 ? "" : ";", boards[b].name, boards[b].failure_detections,
+                boards[b].views);
+    fputc('\n', out);
     for (unsigned b = 0; b < count; b++) {
         const struct bench_link_board *r = &boards[b];
         if (r->status != 0)
@@ -195,8 +202,10 @@ static void json_board(FILE *out, const struct bench_link_board *r)
         fputs("null", out);
     fprintf(out, ",\"out\":");
     json_string(out, r->out_dir);
-    fprintf(out, ",\"nodes\":%u,\"one_hop_rtt_ns\":%" PRIu64 ",\"rtt\":[", r->nodes,
-            bench_link_one_hop_ns(r));
+    fprintf(out, ",\"nodes\":%u,\"one_hop_rtt_ns\":%" PRIu64
+                 ",\"membership\":{\"failure_detections\":%" PRIu64 ",\"views\":%" PRIu64
+                 "},\"rtt\":[",
+            r->nodes, bench_link_one_hop_ns(r), r->failure_detections, r->views);
     for (unsigned h = 0; r->rtt_done && h < r->max_hops; h++) {
         const struct bench_link_hop *hop = &r->hop[h];
         const struct bench_link_spread *sp = &hop->spread;

@@ -41,7 +41,8 @@ wait_for_no_processes "$OUT/run/" 5
 
 for text in "round trips, node 0 to node H" "per extra hop: least-squares slope" \
             "floods, node 0 to node H" "frames/RTT" "1-hop RTT" "loss: " \
-            "drops and refusals:" "$BOARD logs: $OUT/run/$BOARD"; do
+            "drops and refusals:" "membership in the background" \
+            "$BOARD logs: $OUT/run/$BOARD"; do
     check_contains "$OUT/run.err" "$text"
 done
 
@@ -60,6 +61,8 @@ assert [b["board"] for b in result["boards"]] == [board_name]
 board = result["boards"][0]
 assert board["status"] == 0 and board["error"] is None, board
 assert board["nodes"] == 4
+assert isinstance(board["membership"]["failure_detections"], int)
+assert isinstance(board["membership"]["views"], int)
 one_hop = board["one_hop_rtt_ns"]
 assert isinstance(one_hop, int) and one_hop > 0
 # Hop counts 1..ring/2, each with its spread, ordered.
