@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "net/torus/geometry.h"
+#include "net/torus/route.h"
 #include "qemu/emu_run.h"
 #include "qemu/event_line.h"
 
@@ -253,11 +254,35 @@ struct snapshot {
     uint64_t counter[BENCH_LINK_COUNTER_COUNT];
 };
 
-/* `stats` and `flood stats` on ranks 0..last, summed into snap. */
-static bool take_snapshot(struct session *s, uint32_t last, struct snapshot *snap)
+/* The nodes a frame from 0 to destination passes, as the nodes route it. */
+struct path {
+    unsigned length;
+    uint32_t rank[BENCH_LINK_MAX_HOPS + 1];
+};
+
+static bool path_of(const struct torus_geometry *geometry, uint32_t destination,
+                    struct path *path)
+{
+    uint32_t here = 0;
+    path->length = 0;
+    while (path->length <= BENCH_LINK_MAX_HOPS) {
+        path->rank[path->length++] = here;
+        int link = torus_route_preferred_hop(geometry, here, destination);
+        if (link == TORUS_ROUTE_LOCAL)
+            return true;
+        if (link < 0)
+            return false;
+        here = torus_geometry_neighbour(geometry, here, (unsigned)link);
+    }
+    return false;
+}
+
+/* `stats` and `flood stats` on every node of the path, summed into snap. */
+static bool take_snapshot(struct session *s, const struct path *path, struct snapshot *snap)
 {
     memset(snap, 0, sizeof *snap);
-    for (uint32_t rank = 0; rank <= last; rank++) {
+    for (unsigned i = 0; i < path->length; i++) {
+        uint32_t rank = path->rank[i];
         if (!ask(s, rank, "stats", 1u << REPLY_STATS, QUERY_TIMEOUT_NS) ||
             !ask(s, rank, "flood stats", (1u << REPLY_FLOOD_RX) | (1u << REPLY_FLOOD_LINKS),
                  QUERY_TIMEOUT_NS))
@@ -290,6 +315,7 @@ static bool flood(struct session *s, const struct bench_link_options *o, uint32_
                   struct bench_link_flood *f)
 {
     uint32_t destination = hops; /* on the ring, node h is h hops from node 0 */
+    /* Counters are summed over the nodes the frames pass (the route's). */
     memset(f, 0, sizeof *f);
     f->destination = destination;
     f->hops = hops;
@@ -299,8 +325,14 @@ static bool flood(struct session *s, const struct bench_link_options *o, uint32_
                     "%u (%u hop%s)\n",
             s->result->name, o->flood_count, o->flood_size, (unsigned)destination,
             (unsigned)hops, hops == 1 ? "" : "s");
+    struct path path;
+    if (!path_of(&s->emu.geometry, destination, &path) || path.length != hops + 1u) {
+        fail(s, "no %u-hop route from node 0 to node %u", (unsigned)hops,
+             (unsigned)destination);
+        return false;
+    }
     struct snapshot before, after;
-    if (!take_snapshot(s, destination, &before))
+    if (!take_snapshot(s, &path, &before))
         return false;
     uint64_t received_before = received_total(s, destination);
 
@@ -346,7 +378,7 @@ static bool flood(struct session *s, const struct bench_link_options *o, uint32_
         reply_get(rx, "old", &f->old);
         reply_get(rx, "span_ns", &f->span_ns);
     }
-    if (!take_snapshot(s, destination, &after))
+    if (!take_snapshot(s, &path, &after))
         return false;
     for (unsigned c = 0; c < BENCH_LINK_COUNTER_COUNT; c++)
         f->counter[c] = after.counter[c] - before.counter[c];
