@@ -4,7 +4,9 @@
 
 #include "kernel/console_command.h"
 #include "kernel/event.h"
+#include "kernel/panic.h"
 #include "kernel/poll.h"
+#include "kernel/timer.h"
 #include "net/torus/driver.h"
 #include "net/torus/route.h"
 
@@ -236,28 +238,52 @@ static void command_flood(void *context, const char *arguments, uint64_t now_ns)
     uint32_t destination = 0, count = 0, size = 0;
     if (!parse_u32(&cursor, UINT32_MAX, &destination) ||
         !parse_u32(&cursor, TORUS_FLOOD_MAX_COUNT, &count) ||
-        !parse_u32(&cursor, TORUS_FLOOD_MAX_SIZE, &size) || *cursor != '\0') {
+        !parse_u32(&cursor, TORUS_FLOOD_MAX_SIZE, &size) || *cursor != '\0' ||
+        count == 0 || size < TORUS_FLOOD_MIN_SIZE) {
         report_error("flood: expected 'flood DST COUNT SIZE' (COUNT 1..10000000, "
                      "SIZE 12..1454) or 'flood stats'");
+        return;
+    }
+    if (destination >= torus_geometry_node_count(&flood->network->geometry) ||
+        destination == flood->network->rank) {
+        report_error("flood: expected DST to be another node's id, below the node count");
         return;
     }
     if (flood->sender.active) {
         report_error("flood: a flood is already running");
         return;
     }
-    if (!torus_flood_start(flood, destination, count, size, now_ns))
-        report_error("flood: expected another node's id, COUNT 1..10000000 and "
-                     "SIZE 12..1454");
+    torus_flood_start(flood, destination, count, size, now_ns);
+}
+
+static timer_id flood_timer = -1;
+
+static void flood_wakeup(void *context, uint64_t now_ns)
+{
+    (void)context;
+    (void)now_ns; /* the poller does the work; the timer only ends idling */
 }
 
 static unsigned flood_poll(void *context, uint64_t now_ns)
 {
-    return torus_flood_poll(context, now_ns);
+    struct torus_flood *flood = context;
+    unsigned injected = torus_flood_poll(flood, now_ns);
+    /* Waiting with no route and nothing in flight, the node would idle with
+     * no deadline: wake it when the flood is due to be declared stalled. */
+    if (!flood->sender.active)
+        timer_disarm(timer_kernel_table(), flood_timer);
+    else if (injected == 0)
+        timer_arm(timer_kernel_table(), flood_timer,
+                  flood->sender.progress_ns + TORUS_FLOOD_STALL_NS + 1u);
+    return injected;
 }
 
 void torus_flood_service_init(struct torus_network *network)
 {
     torus_flood_init(&flood_service, network);
+    flood_timer = timer_add(timer_kernel_table(), "flood", flood_wakeup, NULL);
+    if (flood_timer < 0)
+        kernel_panic("flood: timer table full (raise CONFIG_MAX_TIMERS)");
     console_command_register("flood", command_flood, &flood_service);
     poll_register("flood", flood_poll, &flood_service);
 }

@@ -90,7 +90,8 @@ unsigned torus_flood_poll(struct torus_flood *flood, uint64_t now_ns);
 
 /*
  * The node's flood service: one static instance on network, with its
- * console command and poller (kernel/node_network.c calls it at init).
+ * console command, poller and a timer that wakes an idle node for the stall
+ * check (kernel/node_network.c calls it at init).
  */
 void torus_flood_service_init(struct torus_network *network);
 
