@@ -186,7 +186,8 @@ static bool ask(struct session *s, uint32_t rank, const char *command, unsigned 
         emu_step(&s->emu, 20);
     }
     if (s->result->error[0] == '\0')
-        fail(s, s->emu.interrupted != 0 ? "interrupted" : "the torus failed (see above)");
+        fail(s, "%s",
+             s->emu.interrupted != 0 ? "interrupted" : "the torus failed (see above)");
     return false;
 }
 

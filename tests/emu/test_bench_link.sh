@@ -27,7 +27,7 @@ bad "--rounds '0' is invalid" --rounds 0
 bad "--ring '2' is invalid (expected a whole number in 4..64)" --ring 2
 bad "--flood-size '99999' is invalid" --flood-size 99999
 bad "unknown option '--nonsense'" --nonsense
-bad "node image '$OUT/none.elf' not found" --board qemu --image "$OUT/none.elf"
+bad "node image '$OUT/none.elf' not found" --board qemu --image "$OUT/none.elf" --qemu /bin/true
 bad "node program '$OUT/none' not found" --board host --node-binary "$OUT/none"
 
 # A tiny run with --json: JSON on stdout, the table on stderr.
