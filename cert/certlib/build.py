@@ -83,13 +83,46 @@ class Tree:
         with open(os.path.join(self.build_dir, "compile_commands.json"), encoding="utf-8") as f:
             return json.load(f)
 
-    def node_sources(self, commands=None):
-        """compile_commands entries of node code (not tests, not host tools)."""
+    def node_sources(self, commands=None, scope=None):
+        """compile_commands entries of node code (not tests, not host tools),
+        optionally only those under the path prefix scope."""
         result = []
+        linked = self._linked_object_dirs()
         for entry in commands or self.compile_commands():
             rel = os.path.relpath(entry["file"], self.source_dir)
+            if linked is not None and not any(_output_of(entry).startswith(d) for d in linked):
+                continue
             if rel.startswith(("kernel/", "net/", "membership/", "board/")) or \
                     rel.startswith("tests/cert/variants/"):
-                if rel.endswith(".c"):
+                if rel.endswith(".c") and (scope is None or rel.startswith(scope)) and \
+                        all(r != rel for r, _ in result):
                     result.append((rel, entry))
         return result
+
+    def _linked_object_dirs(self):
+        """Object directories of what node.elf links (from node.map), or None."""
+        path = os.path.join(self.build_dir, "node.map")
+        if not os.path.exists(path):
+            return None
+        dirs = set()
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.startswith("LOAD ") or os.path.isabs(line[5:].strip()):
+                    continue
+                obj = line[5:].strip()
+                if obj.endswith(".a"):
+                    library = os.path.basename(obj)[3:-2]
+                    dirs.add(os.path.join(self.build_dir, os.path.dirname(obj), "CMakeFiles",
+                                          library + ".dir") + os.sep)
+                else:
+                    dirs.add(os.path.join(self.build_dir, os.path.dirname(obj)) + os.sep)
+        return dirs
+
+
+def _output_of(entry):
+    words = entry.get("arguments") or entry["command"].split()
+    for i, w in enumerate(words):
+        if w == "-o" and i + 1 < len(words):
+            out = words[i + 1]
+            return out if os.path.isabs(out) else os.path.join(entry.get("directory", ""), out)
+    return ""

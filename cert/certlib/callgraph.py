@@ -197,6 +197,11 @@ class CallGraph:
                 value = self._resolve_register(caller, index, register)
                 target = self._function_from_word(value)
                 where = f"{caller.label} at {edge.site:08x}"
+                table = self._data_object_at(value) if target is None and value is not None else None
+                if table is not None:
+                    for g, w in self._registered_in_words(table.name, table.address, table.size).items():
+                        found.setdefault(g, []).extend(f"{where}: {x}" for x in w)
+                    continue
                 if target is None:
                     problems.append(Finding(caller.label,
                         f"cannot tell which function {caller.label} registers through "
@@ -205,6 +210,13 @@ class CallGraph:
                 else:
                     found.setdefault(target, []).append(where)
         return found, problems
+
+    def _data_object_at(self, value):
+        """The static data object starting at value (a table passed by address)."""
+        for s in self.image.elf.symbols:
+            if s.kind == "OBJECT" and s.value == value and s.size > 0:
+                return s
+        return None
 
     def _registered_in_words(self, label, addr, size):
         found = {}
@@ -258,6 +270,8 @@ class CallGraph:
                 if source[0] == "call":
                     found, problems = self._registered_through_call(source[1], source[2])
                     self.findings.extend(problems)
+                elif source[0] == "local":
+                    found = {}
                 elif source[0] == "table":
                     symbols = [s for s in image.elf.symbols if s.name == source[1] and s.kind == "OBJECT"]
                     found = {}
@@ -357,6 +371,32 @@ class CallGraph:
                     if len(component) > 1 or any(e.callee is v for e in self.edges[v]):
                         result.append(sorted(component, key=lambda f: f.start))
         return result
+
+
+def shortest_cycle(graph, component):
+    """An actual call cycle through the first member of a strongly connected
+    component: [f, g, ..., f] following real edges, with the edge sites."""
+    members = set(component)
+    start = component[0]
+    parent = {start: None}
+    queue = [start]
+    while queue:
+        f = queue.pop(0)
+        for e in graph.edges[f]:
+            if e.callee not in members:
+                continue
+            if e.callee is start:
+                path, edges = [f], [e]
+                while parent[path[-1]] is not None:
+                    edges.append(parent[path[-1]])
+                    path.append(parent[path[-1]].caller)
+                path.reverse()
+                edges.reverse()
+                return path + [start], edges
+            if e.callee not in parent:
+                parent[e.callee] = e
+                queue.append(e.callee)
+    return [start, start], []
 
 
 def _writes(insn):

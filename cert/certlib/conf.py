@@ -104,8 +104,10 @@ class IndirectCalls:
 
     SOURCE says where the function pointers come from, so that the check can
     find every function actually registered: call:FUNCTION:N (argument N of
-    every call to FUNCTION), table:OBJECT (the words of a static table),
-    section:NAME (the words of an output section).
+    every call to FUNCTION: a function, or a static table of them),
+    table:OBJECT (the words of a static table), section:NAME (the words of
+    an output section), local (a computed jump inside CALLER itself, e.g.
+    libgcc's unrolled division; TARGET must be '-').
     """
 
     def __init__(self, path):
@@ -128,9 +130,11 @@ class IndirectCalls:
                     sources.append(("call", parts[1], int(parts[2])))
                 elif parts[0] in ("table", "section") and len(parts) == 2:
                     sources.append((parts[0], parts[1]))
+                elif parts == ["local"]:
+                    sources.append(("local",))
                 else:
                     raise line.error(f"bad source '{spec}' (expected call:FUNCTION:N with N 1..4, "
-                                     f"table:OBJECT or section:NAME)")
+                                     f"table:OBJECT, section:NAME or local)")
             targets = [] if f[2:] == ["-"] else f[2:]
             if f[0] in self.entries:
                 raise line.error(f"second entry for {f[0]}")
@@ -189,7 +193,12 @@ class Sizing:
 
       object SYMBOL[@SOURCE] "C EXPRESSION" [HEADER...]   a static object and the
                                                           size it must have
+      part NAME "C EXPRESSION" [HEADER...]                a part of the node's state;
+                                                          the parts' growth must
+                                                          equal the .bss growth
       measure NAME "C EXPRESSION" [HEADER...]             a reported quantity
+
+    A HEADER may be a .c file: the expression is then evaluated in its scope.
     """
 
     def __init__(self, path):
@@ -201,11 +210,13 @@ class Sizing:
             if f[0] == "object" and len(f) >= 3:
                 symbol, _, source = f[1].partition("@")
                 self.objects.append(SizedObject(line, symbol, source or None, f[2], f[3:]))
-            elif f[0] == "measure" and len(f) >= 3:
-                self.measures.append(SizedObject(line, f[1], None, f[2], f[3:]))
+            elif f[0] in ("measure", "part") and len(f) >= 3:
+                m = SizedObject(line, f[1], None, f[2], f[3:])
+                m.part = f[0] == "part"
+                self.measures.append(m)
             else:
-                raise line.error('expected: object SYMBOL[@SOURCE] "EXPRESSION" [HEADER...] '
-                                 'or measure NAME "EXPRESSION" [HEADER...]')
+                raise line.error('expected: object SYMBOL[@SOURCE] "EXPRESSION" [HEADER...], '
+                                 'part NAME "EXPRESSION" [HEADER...] or measure NAME "EXPRESSION" [HEADER...]')
 
 
 class LibraryStack:

@@ -38,7 +38,22 @@ def _base_command(tree):
 
 
 def evaluate(tree, expressions, max_nodes_override=None):
-    """{name: value} for [(name, expression, headers)], with the tree's flags."""
+    """{name: value} for [(name, expression, headers)], with the tree's flags.
+
+    An expression may list a .c file among its headers, to be evaluated in
+    that file's scope (its private types and macros); each such set of .c
+    files gets a probe of its own, since two sources may share static names."""
+    groups = {}
+    for item in expressions:
+        key = tuple(h for h in item[2] if h.endswith(".c"))
+        groups.setdefault(key, []).append(item)
+    values = {}
+    for items in groups.values():
+        values.update(_evaluate_group(tree, items, max_nodes_override))
+    return values
+
+
+def _evaluate_group(tree, expressions, max_nodes_override):
     entry = _base_command(tree)
     words = shlex.split(entry["command"]) if "command" in entry else list(entry["arguments"])
     cleaned, skip = [], False
@@ -71,7 +86,7 @@ def evaluate(tree, expressions, max_nodes_override=None):
         with open(source, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
         try:
-            run(cleaned + ["-fno-common", "-Wno-missing-variable-declarations", "-c", source, "-o", obj],
+            run(cleaned + ["-fno-common", "-w", "-c", source, "-o", obj],
                 cwd=entry.get("directory"))
         except ToolError as e:
             raise ProbeError(f"the size probe did not compile (check the expressions and headers "

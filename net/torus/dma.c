@@ -105,6 +105,7 @@ unsigned torus_dma_poll(struct torus_dma_ring *ring, unsigned max,
             torus_dma_handler handler = table != NULL ? table->handler[header.type] : NULL;
             if (handler != NULL) {
                 ring->counters.dispatched++;
+                /* cert: indirect call, targets are the handlers of the caller's static dispatch table */
                 handler(context, &header, payload, slot->frame, slot->length);
             } else {
                 ring->counters.unhandled++;

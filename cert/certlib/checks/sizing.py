@@ -147,9 +147,16 @@ def run(ctx):
     for i, m in enumerate(measures):
         key = f"m{i}"
         per = _per_member(at_2n[key] - at_n[key], n)
-        measured[m.symbol] = {"expression": m.expression, "at_n": at_n[key], "at_2n": at_2n[key],
+        measured[m.symbol] = {"expression": m.expression, "part": m.part,
+                              "at_n": at_n[key], "at_2n": at_2n[key],
                               "at_65536": at_65536[key], "bytes_per_member": per[1],
                               "declared_at": m.line.where()}
+    parts = [m for m in measures if m.part]
+    parts_delta = sum(measured[m.symbol]["at_2n"] - measured[m.symbol]["at_n"] for m in parts)
+    if parts and parts_delta != delta:
+        result.fail(Finding("formula", f"the parts of the node's state in cert/sizing.conf ("
+                                       f"{', '.join(m.symbol for m in parts)}) grow by {parts_delta} B from N "
+                                       f"to 2N, .bss by {delta} B", kind="formula"))
     membership = measured.get("membership_state")
     budget = ctx.budgets["membership_state_65536"]
     if membership is None:
@@ -168,6 +175,10 @@ def run(ctx):
                                   and t.get("section") == ".bss" and t["size_2n"] != t["size_n"]) or "0")
                     + f" = {predicted_bss} B"),
         "predicted_delta": predicted_bss,
+        "parts_formula": ("delta(.bss) = " + (" + ".join(
+            f"delta[{m.expression}] ({measured[m.symbol]['at_2n'] - measured[m.symbol]['at_n']} B, "
+            f"{measured[m.symbol]['bytes_per_member']} B/member)" for m in parts) or "0")
+            + f" = {parts_delta} B"),
         "image_bytes_per_member": per_image[1],
         "terms": formula_terms,
         "measures": measured,
@@ -178,8 +189,10 @@ def run(ctx):
     if result.verdict == "pass":
         ms = (f"membership state at 65,536 nodes {membership['at_65536']} B "
               f"({membership['bytes_per_member']} B/member) <= budget {budget} B")
+        per_part = ", ".join(f"{m.symbol} {measured[m.symbol]['bytes_per_member']}" for m in parts
+                             if measured[m.symbol]["at_2n"] != measured[m.symbol]["at_n"])
         result.summary = (f".bss {bss_n} B at N={n}, {bss_2n} B at 2N: delta {delta} B = formula "
-                          f"{predicted_bss} B; image {per_image[1]} B/member; {ms}"
+                          f"{predicted_bss} B (B/member: {per_part or 'none'}; image {per_image[1]}); {ms}"
                           + ("" if membership_linked else " (membership not linked into the image yet)"))
     else:
         result.summary = f"delta(.bss) {delta} B vs formula {predicted_bss} B; rejected: " + ", ".join(

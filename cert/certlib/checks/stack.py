@@ -1,5 +1,5 @@
 """Check 5: a static bound on the one stack, from frames and the call graph."""
-from certlib.callgraph import Finding
+from certlib.callgraph import Finding, shortest_cycle
 from certlib.report import CheckResult
 
 ID = "stack"
@@ -53,15 +53,19 @@ def run(ctx):
 
     cycles = graph.cycles()
     for cycle in cycles:
-        names = [f.label for f in cycle]
-        if len(cycle) == 1:
+        path, edges = shortest_cycle(graph, cycle)
+        names = [f.label for f in path]
+        if len(path) == 2:
             text = f"{names[0]} calls itself"
         else:
-            text = "call cycle " + " -> ".join(names + [names[0]])
-        edge = next((e for e in graph.edges[cycle[0]] if e.callee in cycle), None)
+            text = "call cycle " + names[0] + "".join(
+                (" -(indirect)-> " if edges[i].kind == "indirect" else " -> ") + names[i + 1]
+                for i in range(len(edges)))
+        if len(cycle) > len(path) - 1:
+            text += f" ({len(cycle)} functions are on cycles with it: {', '.join(f.label for f in cycle)})"
         result.fail(Finding(names[0], f"recursion: {text}",
-                            image.location(edge.site) if edge else None,
-                            kind="recursion", cycle=names))
+                            image.location(edges[0].site) if edges else None,
+                            kind="recursion", cycle=[f.label for f in cycle]))
 
     entry = image.function_at(image.elf.entry & ~1)
     vectors = ctx.vectors()

@@ -11,6 +11,7 @@ set(TORI_CERT_VARIANTS
     big-frame            # stack and code: one frame over frame_max
     unannotated-call     # stack: a function-pointer call cert does not know
     unconfigured-table   # sizing: a per-node table sized by a literal
+    hidden-stack         # runtime: stack use the static bound cannot see
 )
 if(NOT TORI_TEST_VARIANT IN_LIST TORI_CERT_VARIANTS)
   string(REPLACE ";" ", " known "${TORI_CERT_VARIANTS}")
