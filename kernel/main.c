@@ -66,9 +66,9 @@ _Noreturn void kernel_main(void)
 #endif
     event_begin("ready");
     event_add_u64("incarnation", node.personality.boot_incarnation);
-    event_add_u64("resets", board_reset_count());
     event_add_u64("nodes", personality_node_count(&node.personality));
     event_add_u64("heap_used", heap_used());
+    event_add_u64("resets", board_reset_count());
     event_end();
 
     poll_run();

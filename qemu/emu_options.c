@@ -8,6 +8,7 @@
 #include "kernel/personality.h"
 #include "net/torus/geometry.h"
 #include "qemu/cli.h"
+#include "qemu/emu_inject.h"
 
 void emu_options_usage(FILE *out)
 {
@@ -24,9 +25,11 @@ void emu_options_usage(FILE *out)
         "                       nodes with an even coordinate sum, host on the rest\n"
         "  --radix N            membership tree radix, power of two 2..16 (4)\n"
         "  --tree radix|torus   membership tree layout (radix)\n"
-        "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ")\n"
-        "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ")\n"
-        "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) ")\n"
+        "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ";\n"
+        "                       above 16 nodes 10 per 16 nodes, at most 100)\n"
+        "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ";\n"
+        "                       above 16 nodes 10 heartbeats)\n"
+        "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) "; above 16 nodes 20)\n"
         "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
         "  --partition primary|every-side  who goes on after a partition (primary)\n"
         "  --spares K           the last K ranks start as spares, not members\n"
@@ -52,11 +55,35 @@ void emu_options_usage(FILE *out)
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
         "                       (<out>/nodeN.qmp) for its status; fail unless running\n"
-        "  --demo               boot a 2x2x2 QEMU torus, show its events for a few\n"
-        "                       seconds, stop\n"
         "\n"
-        "Exit status: 0 success, 1 a node failed (not ready, panic, exit, ping),\n"
-        "2 bad options or setup, 130/143 interrupted.\n",
+        "Faults (times count from the job start, once every node is ready):\n"
+        "  --inject SCRIPT      items separated by ';':\n"
+        "                         kill N at T         SIGKILL the node\n"
+        "                         hang N at T [for D] QMP stop / SIGSTOP (then resume)\n"
+        "                         resume N at T       QMP cont / SIGCONT\n"
+        "                         link N DIR off|on at T [for D]  cut / mend the cable\n"
+        "                                             at N's link DIR (both ends)\n"
+        "                         reboot N at T       QMP system_reset (QEMU nodes)\n"
+        "                         restart N at T      start a killed node again\n"
+        "                                             (same id, new incarnation)\n"
+        "                         join N at T         start spare N (see --spares)\n"
+        "                       e.g. 'kill 3 at 2s; hang 5 at 4s for 1s; join 7 at 6s'\n"
+        "  --chaos SPEC         random faults: seed=S,rate=R,kinds=kill,hang,link,\n"
+        "                       reboot,join[,count=N][,duration=D][,hold=D]; each\n"
+        "                       fault waits for the last to settle, and is undone\n"
+        "                       (restart, resume, mend) after hold\n"
+        "  --settle-quiet D     no membership event for D means settled\n"
+        "                       (6 detect timeouts, at least 300ms)\n"
+        "  --settle-timeout D   check agreement at the latest after D\n"
+        "                       (60 detect timeouts, at least 10s)\n"
+        "  After each fault settles every live node is asked `view`: same epoch,\n"
+        "  digest and root on all, and the expected members.  Records per fault in\n"
+        "  <out>/faults.jsonl (stdout too with --json), then a summary table.\n"
+        "  --demo               a 2x2x2 QEMU torus: kill a leaf, then the root, then\n"
+        "                       restart the leaf; every view change and the table\n"
+        "\n"
+        "Exit status: 0 success, 1 a node failed (not ready, panic, exit, ping) or an\n"
+        "agreement check failed, 2 bad options or setup, 130/143 interrupted.\n",
         out);
 }
 
@@ -88,6 +115,7 @@ struct raw_options {
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
+    const char *inject, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp;
 };
 
@@ -117,6 +145,10 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--link-rto-ms", &raw->link_rto_ms},
         {"--link-retries", &raw->link_retries},
         {"--partition", &raw->partition},
+        {"--inject", &raw->inject},
+        {"--chaos", &raw->chaos},
+        {"--settle-quiet", &raw->settle_quiet},
+        {"--settle-timeout", &raw->settle_timeout},
     };
     struct {
         const char *name;
@@ -309,6 +341,21 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
             return EMU_OPTIONS_ERROR;
         }
     }
+    /*
+     * Every node of an emulated torus shares this machine's cores, so a
+     * large torus gets slower timings unless told otherwise: heartbeats and
+     * timeouts grow with the node count beyond 16, which keeps the detector
+     * free of false suspicions when the host is busy.
+     */
+    if (nodes > 16) {
+        uint64_t scale = (nodes + 15) / 16;
+        if (raw.heartbeat_ms == NULL)
+            timing_values[0] = scale * 10 > 100 ? 100 : scale * 10;
+        if (raw.detect_timeout_ms == NULL)
+            timing_values[1] = timing_values[0] * 10;
+        if (raw.link_rto_ms == NULL)
+            timing_values[2] = 20;
+    }
     o->heartbeat_ms = (uint16_t)timing_values[0];
     o->detect_timeout_ms = (uint16_t)timing_values[1];
     o->link_rto_ms = (uint16_t)timing_values[2];
@@ -346,9 +393,37 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
                                    error, capacity))
             return EMU_OPTIONS_ERROR;
         o->duration_set = true;
-    } else if (raw.demo) {
-        o->duration_set = true;
-        o->duration_ns = 5ull * 1000000000u;
+    }
+    if (raw.inject != NULL) {
+        struct emu_script script;
+        char reason[280];
+        if (!emu_inject_parse(raw.inject, &script, reason, sizeof reason)) {
+            snprintf(error, capacity, "--inject: %s", reason);
+            return EMU_OPTIONS_ERROR;
+        }
+        emu_script_free(&script);
+        o->inject_text = raw.inject;
+    }
+    if (raw.chaos != NULL) {
+        char reason[280];
+        if (!emu_chaos_parse(raw.chaos, &o->chaos_spec, reason, sizeof reason)) {
+            snprintf(error, capacity, "--chaos: %s", reason);
+            return EMU_OPTIONS_ERROR;
+        }
+        o->chaos_set = true;
+    }
+    if (raw.settle_quiet != NULL &&
+        !parse_duration_option("--settle-quiet", raw.settle_quiet, false,
+                               &o->settle_quiet_ns, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    if (raw.settle_timeout != NULL &&
+        !parse_duration_option("--settle-timeout", raw.settle_timeout, false,
+                               &o->settle_timeout_ns, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    if (raw.ping && (raw.inject != NULL || raw.chaos != NULL)) {
+        snprintf(error, capacity, "--ping and --inject/--chaos cannot be combined (expected "
+                                  "one of them: a fault run measures its own latency)");
+        return EMU_OPTIONS_ERROR;
     }
     if (raw.ready_timeout != NULL &&
         !parse_duration_option("--ready-timeout", raw.ready_timeout, false,
