@@ -31,7 +31,8 @@ int main(int argc, char **argv)
     }
     if (options.demo)
         fprintf(options.json ? stderr : stdout,
-                "tori demo: a %s QEMU torus boots, runs for a few seconds and stops\n",
+                "tori demo: a %s QEMU torus boots; a leaf node is killed, then the "
+                "root, then the leaf restarts and rejoins with its old id\n",
                 options.dims_text);
     return emu_run(&options);
 }

@@ -44,6 +44,8 @@ struct emu_node {
     bool expect_exit;       /* the launcher is stopping it: exit is no error */
     bool panicked;
     unsigned starts;        /* how many times it was started */
+    uint32_t reported_incarnation; /* from its latest `ready` line, 0: none yet */
+    bool job_started;       /* told `start` since its latest boot */
 
     pid_t pid;              /* 0 when not running */
     int console_in;         /* write end of its stdin, -1 when closed */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "config/tori_config.h"
+#include "qemu/emu_chaos.h"
 
 enum emu_boards { EMU_BOARDS_QEMU, EMU_BOARDS_HOST, EMU_BOARDS_MIXED };
 
@@ -37,6 +38,13 @@ struct emu_options {
     const char *out_dir;      /* NULL: a fresh directory under /tmp */
     uint32_t base_port;       /* 0: the system picks free ports */
     const char *image, *node_binary, *qemu;
+
+    /* Fault runs (qemu/emu_faults.h). */
+    const char *inject_text;  /* --inject SCRIPT (syntax checked here) */
+    bool chaos_set;
+    struct emu_chaos_spec chaos_spec;
+    uint64_t settle_quiet_ns;   /* 0: from the detect timeout */
+    uint64_t settle_timeout_ns; /* 0: from the detect timeout */
 };
 
 enum emu_options_result { EMU_OPTIONS_OK, EMU_OPTIONS_HELP, EMU_OPTIONS_ERROR };

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kernel/personality.h"
+#include "qemu/emu_faults.h"
 #include "qemu/event_json.h"
 #include "qemu/event_line.h"
 
@@ -38,6 +39,11 @@ static uint64_t monotonic_ns(void)
 uint64_t emu_now_ns(const struct emu *emu)
 {
     return monotonic_ns() - emu->origin_ns;
+}
+
+uint64_t emu_job_ns(const struct emu *emu)
+{
+    return emu->job_started ? emu_now_ns(emu) - emu->job_start_ns : 0;
 }
 
 static void progress_end(struct emu *emu)
@@ -104,24 +110,34 @@ static void count_event(struct emu *emu, const char *name)
  * summary): start-up chatter and ping answers.  --demo and --verbose show
  * them all; a link going down is always shown.
  */
-static bool is_routine(const struct event_line *line)
+static bool is_routine(const struct emu *emu, const struct event_line *line)
 {
     const char *name = line->name;
     if (strcmp(name, "link") == 0) {
         const char *state = event_line_get(line, "state");
         return state != NULL && strcmp(state, "up") == 0;
     }
+    /* A fault run on a big torus: one line per node per view is too many
+     * (the agreement checks summarize them). */
+    if (emu->faults != NULL && emu->count > 16 &&
+        (strcmp(name, "view") == 0 || strcmp(name, "started") == 0 ||
+         strcmp(name, "link-cut") == 0))
+        return true;
     return strcmp(name, "boot") == 0 || strcmp(name, "ready") == 0 ||
            strcmp(name, "network") == 0 || strcmp(name, "ping") == 0 ||
-           strcmp(name, "ping-done") == 0;
+           strcmp(name, "ping-done") == 0 || strcmp(name, "view-state") == 0;
 }
 
 static void show_event(struct emu *emu, const struct emu_node *node,
                        const struct event_line *line)
 {
     progress_end(emu);
-    fprintf(emu->human, "  %+9.3fs  node %-4u %-14s", (double)emu_now_ns(emu) / 1e9,
-            (unsigned)node->rank, line->name);
+    /* Times from the job start once it started (fault scripts count from it). */
+    double seconds = emu->job_started
+                         ? ((double)emu_now_ns(emu) - (double)emu->job_start_ns) / 1e9
+                         : (double)emu_now_ns(emu) / 1e9;
+    fprintf(emu->human, "  %+9.3fs  node %-4u %-14s", seconds, (unsigned)node->rank,
+            line->name);
     for (unsigned i = 0; i < line->field_count; i++) {
         const struct event_field *field = &line->fields[i];
         fprintf(emu->human, field->quoted ? " %s=\"%s\"" : " %s=%s", field->key,
@@ -166,12 +182,24 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
     if (emu->observer != NULL)
         emu->observer(emu->observer_context, node, line);
     if (strcmp(name, "ready") == 0) {
+        uint64_t incarnation = 0;
+        if (event_line_get_u64(line, "incarnation", &incarnation) && incarnation <= UINT32_MAX)
+            node->reported_incarnation = (uint32_t)incarnation;
         if (node->state == EMU_NODE_STARTED) {
             node->state = EMU_NODE_READY;
             node->ready_ns = emu_now_ns(emu);
             emu->ready++;
             if (emu->ready == emu->running)
                 emu->all_ready_ns = node->ready_ns;
+            if (emu->job_started && !node->job_started) {
+                /* Back (or new) after the job started: it joins the job. */
+                emu_faults_on_ready(emu, node);
+                if (emu_node_send(node, "start"))
+                    node->job_started = true;
+                else
+                    complain(emu, "node %u: cannot send `start` to its console",
+                             (unsigned)node->rank);
+            }
         }
     } else if (strcmp(name, "panic") == 0) {
         const char *reason = event_line_get(line, "reason");
@@ -199,7 +227,9 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
         finish_ping(emu, node);
         emu->failed = true;
     }
-    if (!is_routine(line) || emu->options->demo || emu->options->verbose)
+    if (emu->faults != NULL)
+        emu_faults_on_event(emu, node, line);
+    if (!is_routine(emu, line) || emu->options->demo || emu->options->verbose)
         show_event(emu, node, line);
 }
 
@@ -282,6 +312,7 @@ static void reap(struct emu *emu)
         node->wait_status = status;
         node->state = EMU_NODE_IDLE;
         node->hung = false;
+        node->job_started = false;
         emu->running--;
         if (was_ready)
             emu->ready--;
@@ -378,7 +409,7 @@ static bool check_qmp(struct emu *emu)
     unsigned asked = 0;
     for (uint32_t r = 0; r < emu->count && keep_going(emu); r++) {
         struct emu_node *node = &emu->nodes[r];
-        if (node->board != EMU_BOARD_QEMU)
+        if (node->board != EMU_BOARD_QEMU || node->pid <= 0)
             continue;
         char reply[256];
         enum qmp_status status = emu_qmp(emu, node, "query-status", NULL, reply,
@@ -660,6 +691,8 @@ static bool prepare(struct emu *emu)
         want_host |= node->board == EMU_BOARD_HOST;
         emu_links_plan(&emu->geometry, r, node->link);
     }
+    if (emu_faults_wanted(o) && !emu_faults_prepare(emu))
+        return false;
     if (!check_programs(emu, want_qemu, want_host))
         return false;
     uint64_t files = emu_links_needed(&emu->geometry) + 5ull * emu->count + 64;
@@ -773,9 +806,15 @@ static void show_progress(struct emu *emu, uint32_t started, bool force)
     emu->progress_open = emu->progress_tty;
 }
 
+/* Every node but the spares: they wait for a `join` (fault runs). */
+static uint32_t first_nodes(const struct emu *emu)
+{
+    return emu->count - emu->options->spares;
+}
+
 static bool start_all(struct emu *emu)
 {
-    for (uint32_t r = 0; r < emu->count && keep_going(emu); r++) {
+    for (uint32_t r = 0; r < first_nodes(emu) && keep_going(emu); r++) {
         if (!emu_start_node(emu, &emu->nodes[r]))
             return false;
         emu_step(emu, 0);
@@ -794,11 +833,11 @@ static uint64_t ready_timeout(const struct emu *emu)
 static bool wait_ready(struct emu *emu)
 {
     uint64_t deadline = emu_now_ns(emu) + ready_timeout(emu);
-    while (keep_going(emu) && emu->ready < emu->count) {
+    while (keep_going(emu) && emu->ready < first_nodes(emu)) {
         if (emu_now_ns(emu) >= deadline) {
-            uint32_t missing = emu->count - emu->ready;
+            uint32_t missing = first_nodes(emu) - emu->ready;
             struct emu_node *first = NULL;
-            for (uint32_t r = 0; r < emu->count && first == NULL; r++)
+            for (uint32_t r = 0; r < first_nodes(emu) && first == NULL; r++)
                 if (emu->nodes[r].state != EMU_NODE_READY)
                     first = &emu->nodes[r];
             complain(emu, "node %u (%s, pid %d) is not ready after %.1f s%s", (unsigned)
@@ -807,7 +846,7 @@ static bool wait_ready(struct emu *emu)
                      missing > 1 ? " (nor are others; see their logs)" : "");
             if (missing > 1) {
                 fprintf(stderr, "  not ready:");
-                for (uint32_t r = 0, shown = 0; r < emu->count && shown < 16; r++)
+                for (uint32_t r = 0, shown = 0; r < first_nodes(emu) && shown < 16; r++)
                     if (emu->nodes[r].state != EMU_NODE_READY) {
                         fprintf(stderr, " %u", (unsigned)r);
                         shown++;
@@ -826,18 +865,43 @@ static bool wait_ready(struct emu *emu)
     if (emu->count >= 16 || emu->progress_open)
         show_progress(emu, emu->count, true);
     progress_end(emu);
-    fprintf(emu->human, TOOL ": all %u nodes ready after %.2f s\n", (unsigned)emu->count,
+    fprintf(emu->human, TOOL ": all %u nodes ready after %.2f s", (unsigned)first_nodes(emu),
             (double)emu->all_ready_ns / 1e9);
+    if (emu->options->spares > 0)
+        fprintf(emu->human, " (%u spare%s not started)", (unsigned)emu->options->spares,
+                emu->options->spares == 1 ? "" : "s");
+    fputc('\n', emu->human);
     fflush(emu->human);
+    return true;
+}
+
+bool emu_start_job(struct emu *emu)
+{
     /* The job starts on every node at once, as the control system would
      * launch it: each node's membership service runs from `start` on. */
-    for (uint32_t r = 0; r < emu->count; r++)
-        if (!emu_node_send(&emu->nodes[r], "start")) {
+    emu->job_started = true;
+    emu->job_start_ns = emu_now_ns(emu);
+    for (uint32_t r = 0; r < emu->count; r++) {
+        struct emu_node *node = &emu->nodes[r];
+        if (node->state != EMU_NODE_READY)
+            continue;
+        if (!emu_node_send(node, "start")) {
             complain(emu, "node %u: cannot send `start` to its console", (unsigned)r);
             emu->failed = true;
             return false;
         }
+        node->job_started = true;
+    }
     return true;
+}
+
+void emu_node_rebooting(struct emu *emu, struct emu_node *node)
+{
+    if (node->state == EMU_NODE_READY && emu->ready > 0)
+        emu->ready--;
+    node->state = EMU_NODE_STARTED;
+    node->job_started = false;
+    node->ready_ns = 0;
 }
 
 static bool run_ping(struct emu *emu)
@@ -983,6 +1047,7 @@ static void summarize(struct emu *emu)
 
 static void release(struct emu *emu)
 {
+    emu_faults_release(emu);
     for (uint32_t r = 0; emu->nodes != NULL && r < emu->count; r++) {
         struct emu_node *node = &emu->nodes[r];
         for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++)
@@ -1025,14 +1090,18 @@ int emu_run(const struct emu_options *options)
     fflush(emu.human);
 
     if (start_all(&emu) && wait_ready(&emu) && (!options->check_qmp || check_qmp(&emu))) {
-        bool pinged = !options->ping || run_ping(&emu);
-        if (pinged && keep_going(&emu)) {
-            bool forever = !options->duration_set && !options->ping;
-            if (forever) {
-                fprintf(emu.human, TOOL ": running; Ctrl-C stops every node\n");
-                fflush(emu.human);
+        if (emu.faults != NULL) {
+            emu_faults_run(&emu);
+        } else if (emu_start_job(&emu)) {
+            bool pinged = !options->ping || run_ping(&emu);
+            if (pinged && keep_going(&emu)) {
+                bool forever = !options->duration_set && !options->ping;
+                if (forever) {
+                    fprintf(emu.human, TOOL ": running; Ctrl-C stops every node\n");
+                    fflush(emu.human);
+                }
+                run_for(&emu, forever, options->duration_ns);
             }
-            run_for(&emu, forever, options->duration_ns);
         }
     }
     shut_down(&emu);
@@ -1040,7 +1109,13 @@ int emu_run(const struct emu_options *options)
         complain(&emu, "stopped by signal %d (%s); every node stopped", emu.interrupted,
                  strsignal(emu.interrupted));
     summarize(&emu);
-    int status = emu.interrupted != 0 ? 128 + emu.interrupted : emu.failed ? 1 : 0;
+    unsigned failed_checks = emu_faults_failed_checks(&emu);
+    if (failed_checks > 0)
+        complain(&emu, "%u agreement check%s failed", failed_checks,
+                 failed_checks == 1 ? "" : "s");
+    int status = emu.interrupted != 0                ? 128 + emu.interrupted
+                 : emu.failed || failed_checks > 0 ? 1
+                                                   : 0;
     release(&emu);
     return status;
 }
@@ -1061,7 +1136,7 @@ bool emu_open(struct emu *emu, const struct emu_options *options)
 
 bool emu_start_all(struct emu *emu)
 {
-    return start_all(emu) && wait_ready(emu);
+    return start_all(emu) && wait_ready(emu) && emu_start_job(emu);
 }
 
 int emu_close(struct emu *emu)

@@ -1,8 +1,9 @@
 /*
  * A running emulated torus: the node table, the one poll() loop over every
  * node's console, and the phases of a run (start, wait until ready, ping,
- * run for a duration, shut down).  Fault injection builds on the same
- * pieces: emu_start_node (restart with a new incarnation, join a spare),
+ * run for a duration, shut down).  Spares (--spares) are not started at
+ * first.  Fault runs (qemu/emu_faults.h) build on the same pieces:
+ * emu_start_node (restart with a new incarnation, join a spare),
  * emu_signal_node, the node's QMP socket (qemu/qmp.h) and emu_step.
  */
 #ifndef QEMU_EMU_RUN_H
@@ -18,6 +19,8 @@
 #include "qemu/emu_options.h"
 #include "qemu/emu_ping.h"
 #include "qemu/emu_spawn.h"
+
+struct emu_faults;
 
 /* Distinct event names counted for the closing summary. */
 #define EMU_EVENT_KINDS 48
@@ -51,6 +54,9 @@ struct emu {
 
     uint64_t origin_ns;    /* CLOCK_MONOTONIC at start: emu times count from it */
     uint64_t all_ready_ns; /* when the last node became ready */
+    bool job_started;      /* every node was told `start` */
+    uint64_t job_start_ns; /* emu time of that */
+    struct emu_faults *faults; /* a fault run (qemu/emu_faults.h), or NULL */
     uint32_t running, ready;
     bool stopping;         /* shutting down: exits are expected */
     int interrupted;       /* the signal that asked us to stop, or 0 */
@@ -112,5 +118,18 @@ enum qmp_status emu_qmp(struct emu *emu, struct emu_node *node, const char *comm
  * or child exits, and handles them all.
  */
 void emu_step(struct emu *emu, int timeout_ms);
+
+/*
+ * Starts the job: tells every ready node `start` (its membership service
+ * runs from then on).  From then on a node that becomes ready again
+ * (restarted, rebooted, joined) is told `start` as soon as it is ready.
+ */
+bool emu_start_job(struct emu *emu);
+
+/* Nanoseconds since the job started (0 before). */
+uint64_t emu_job_ns(const struct emu *emu);
+
+/* node was just reset (QMP system_reset): it boots again, not ready. */
+void emu_node_rebooting(struct emu *emu, struct emu_node *node);
 
 #endif /* QEMU_EMU_RUN_H */

@@ -50,7 +50,7 @@ static void test_good(void)
     CHECK(options.duration_set && options.duration_ns == 0);
     CHECK(parse("--demo") == EMU_OPTIONS_OK);
     CHECK(options.demo && options.dims == 3 && options.size[0] == 2 &&
-          options.boards == EMU_BOARDS_QEMU && options.duration_set);
+          options.boards == EMU_BOARDS_QEMU && !options.duration_set);
     CHECK(parse("--dims 2 --check-qmp --verbose") == EMU_OPTIONS_OK);
     CHECK(options.check_qmp && options.verbose && !options.ping);
     CHECK(parse("--dims 2 --help") == EMU_OPTIONS_HELP);
@@ -109,10 +109,51 @@ static void test_values(void)
     CHECK(strlen(cli_echo(long_text, echo)) == CLI_ECHO_MAX + 3);
 }
 
+/* --inject and --chaos values hold spaces: argv built by hand. */
+static enum emu_options_result parse_fault_option(const char *option, const char *value)
+{
+    char *argv[] = {"tori-emu", "--dims", "2x2x2", (char *)option, (char *)value, NULL};
+    error[0] = '\0';
+    return emu_options_parse(5, argv, "/img", "/node", &options, error, sizeof error);
+}
+
+static void expect_fault_error(const char *option, const char *value, const char *part)
+{
+    CHECK(parse_fault_option(option, value) == EMU_OPTIONS_ERROR);
+    CHECK_CONTAINS(error, part);
+    CHECK(strchr(error, '\n') == NULL);
+}
+
+static void test_fault_options(void)
+{
+    CHECK(parse_fault_option("--inject", "kill 3 at 2s; hang 5 at 4s for 1s; link 6 x+ off "
+                                         "at 6s; reboot 2 at 9s; restart 3 at 11s") ==
+          EMU_OPTIONS_OK);
+    CHECK(options.inject_text != NULL && !options.chaos_set);
+    CHECK(parse_fault_option("--chaos", "seed=7,rate=0.5,kinds=kill,hang,count=20") ==
+          EMU_OPTIONS_OK);
+    CHECK(options.chaos_set && options.chaos_spec.seed == 7 && options.chaos_spec.count == 20);
+    CHECK(options.chaos_spec.kinds == ((1u << EMU_CHAOS_KILL) | (1u << EMU_CHAOS_HANG)));
+    CHECK(parse_fault_option("--settle-quiet", "500ms") == EMU_OPTIONS_OK &&
+          options.settle_quiet_ns == 500000000ull);
+    expect_fault_error("--inject", "kil 3 at 2s",
+                       "--inject: 'kil 3 at 2s': unknown action 'kil' (expected kill, hang, "
+                       "resume, link, reboot, restart, join)");
+    expect_fault_error("--inject", "kill 3 at 2s; hang x at 1s", "'hang x at 1s': 'x' is not");
+    expect_fault_error("--inject", "", "the script is empty");
+    expect_fault_error("--chaos", "seed=1,rate=fast", "--chaos: rate='fast' is invalid");
+    expect_fault_error("--settle-timeout", "soon", "--settle-timeout 'soon' is invalid");
+    char *both[] = {"tori-emu", "--dims", "2", "--ping", "--inject", "kill 1 at 1s", NULL};
+    CHECK(emu_options_parse(6, both, "/img", "/node", &options, error, sizeof error) ==
+          EMU_OPTIONS_ERROR);
+    CHECK_CONTAINS(error, "--ping and --inject/--chaos cannot be combined");
+}
+
 int main(void)
 {
     test_good();
     test_bad();
     test_values();
+    test_fault_options();
     return check_report("emu.options");
 }
