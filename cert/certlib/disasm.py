@@ -13,7 +13,7 @@ BRANCH_RE = re.compile(rf"^(blx|bl|bx|bxj|b|cbz|cbnz)({CONDITIONS})?(\.w|\.n)?$"
 HEADER_RE = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 INSN_RE = re.compile(r"^\s*([0-9a-f]+):\t(\S+)(?:\t([^@;]*))?(?:[@;]\s*(.*))?$")
 ADDR_OPERAND_RE = re.compile(r"^([0-9a-f]+)(?:\s+<([^>]+)>)?$")
-COMMENT_ADDR_RE = re.compile(r"\(?\s*(?:0x)?([0-9a-f]{6,8})\b")
+COMMENT_ADDR_RE = re.compile(r"\b([0-9a-f]+)\s+<")
 REGLIST_RE = re.compile(r"\{([^}]*)\}")
 STRIP_SUFFIX_RE = re.compile(rf"^([a-z0-9]+?)(s)?({CONDITIONS})?(\.w|\.n)?$")
 
@@ -70,7 +70,8 @@ class Instruction:
 
 
 def _first_comment_address(comment):
-    m = COMMENT_ADDR_RE.search(comment)
+    """The address objdump prints for a pc-relative operand: '40200078 <f+0x78>'."""
+    m = COMMENT_ADDR_RE.search(comment) or re.match(r"^\(?\s*(?:0x)?([0-9a-f]+)\s*\)?$", comment)
     return int(m.group(1), 16) if m else None
 
 
@@ -119,13 +120,13 @@ def classify(insn):
         insn.literal = _first_comment_address(insn.comment)
 
     # Transfers through pc other than branches.
-    if root in ("pop", "ldm", "ldmia", "ldmfd") and "pc" in _reglist(ops):
+    if root in ("pop", "ldm", "ldmia", "ldmfd") and "r15" in _reglist(ops):
         if root == "pop" or "sp!" in ops.replace(" ", ""):
             insn.kind = "return"
         else:
             insn.kind = "ijump"
     elif root == "ldr" and dest == "r15":
-        if len(operand_list) >= 2 and operand_list[1].replace(" ", "").startswith("[sp],"):
+        if len(operand_list) >= 3 and operand_list[1].replace(" ", "") == "[sp]":
             insn.kind = "return"
         elif insn.literal is not None and re.match(r"^\[pc(,\s*#-?\d+)?\]$", operand_list[1]):
             insn.kind = "literal-jump"
@@ -226,6 +227,8 @@ def _stack_change(root, operands, ops, dest):
             return ("dec", -offset) if offset < 0 else None
     if dest != "r13":
         return None
+    if root.startswith(("stm", "str", "vst")):
+        return None   # sp is the base of a store without writeback, not written
     if root in ("pop", "vpop", "ldm", "ldmia", "ldmfd", "ldmib", "ldmda", "ldmdb", "ldrd"):
         return None   # base writeback on sp: the stack shrinks
     if operands and operands[0].strip().endswith("!"):

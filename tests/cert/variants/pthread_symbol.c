@@ -4,9 +4,12 @@
 
 int pthread_mutex_lock(void *mutex);
 
-int pthread_mutex_lock(void *mutex)
+static volatile int cert_variant_locked;
+
+__attribute__((noinline)) int pthread_mutex_lock(void *mutex)
 {
-    return mutex == 0 ? -1 : 0;
+    cert_variant_locked = mutex != 0;
+    return 0;
 }
 
 void cert_variant_run(void)

@@ -4,9 +4,9 @@
 
 static volatile unsigned cert_variant_steps;
 
-__attribute__((noinline)) static void cert_variant_walk_odd(unsigned depth);
+__attribute__((noinline, noipa)) static void cert_variant_walk_odd(unsigned depth);
 
-__attribute__((noinline)) static void cert_variant_walk_even(unsigned depth)
+__attribute__((noinline, noipa)) static void cert_variant_walk_even(unsigned depth)
 {
     cert_variant_steps++;
     if (depth > 0)
@@ -14,7 +14,7 @@ __attribute__((noinline)) static void cert_variant_walk_even(unsigned depth)
     cert_variant_steps++;
 }
 
-__attribute__((noinline)) static void cert_variant_walk_odd(unsigned depth)
+__attribute__((noinline, noipa)) static void cert_variant_walk_odd(unsigned depth)
 {
     cert_variant_steps++;
     if (depth > 0)
