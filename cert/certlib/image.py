@@ -203,13 +203,15 @@ class Image:
             return []
         m = re.match(r"^(.*)\(([^()]+)\)$", obj)
         if m:
-            archive_dir = os.path.dirname(os.path.join(self.build_dir, m.group(1)))
+            # CMake: lib<name>.a in DIR holds the objects of DIR/CMakeFiles/<name>.dir/.
+            archive = os.path.join(self.build_dir, m.group(1))
+            library = os.path.basename(archive)
+            library = library[3:] if library.startswith("lib") else library
+            target_dir = os.path.join(os.path.dirname(archive), "CMakeFiles",
+                                      re.sub(r"\.a$", "", library) + ".dir") + os.sep
             member = re.sub(r"\.(obj|o)$", "", m.group(2)) + ".su"
-            found = []
-            for path in self.su_by_file:
-                if os.path.basename(path) == member and path.startswith(archive_dir + os.sep):
-                    found.append(path)
-            return found
+            return [path for path in self.su_by_file
+                    if os.path.basename(path) == member and path.startswith(target_dir)]
         path = re.sub(r"\.(obj|o)$", "", os.path.join(self.build_dir, obj)) + ".su"
         return [path] if path in self.su_by_file else []
 
@@ -220,11 +222,13 @@ class Image:
             f.library = is_library_object(f.object)
             f.object_display = object_display(f.object)
             usage = None
+            # GCC's clones are 'f.constprop.0' in the ELF, 'f.constprop' in .su;
+            # several clones of one name share the largest frame.
+            su_name = re.sub(r"\.\d+$", "", f.name) if re.search(r"\.(constprop|isra|part|cold)\.\d+$", f.name) else f.name
             for path in self._su_candidates(f.object):
                 for u in self.su_by_file[path]:
-                    if u.name == f.name:
+                    if u.name in (f.name, su_name) and (usage is None or u.size > usage.size):
                         usage = u
-                        break
                 if usage:
                     break
             if usage is None and not f.library and f.object is not None and len(self.su_by_name.get(f.name, [])) == 1:

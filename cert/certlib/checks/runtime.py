@@ -15,10 +15,13 @@ ID = "runtime"
 TITLE = "Runtime stack evidence"
 METHOD = ("Start-up code paints the stack (board/qemu-virt/start.S, BOARD_STACK_PAINT); the node "
           "reports the deepest painted word overwritten (board_stack_high_water) as an event line "
-          "on the `stack` console command and on `halt` (kernel/stack_report.c). The certified image "
-          "boots in QEMU with a generated personality; a busy scenario drives its console (every "
-          "command, unknown commands, over-long lines, repeated) and then halts it; every reported "
-          "mark must be at most the static bound of check 'stack' and below the stack size.")
+          "on the `stack` console command and on `halt` (kernel/stack_report.c). Two QEMU runs of the "
+          "certified image: (1) one node whose console is driven busy (every command, unknown "
+          "commands, over-long lines, repeated) and then halted, its own reports collected; (2) a "
+          "2x2 torus under tori-emu with node 3 killed, run until the survivors agree on the new "
+          "view, then each survivor's stack region read through QMP (pmemsave) and its mark "
+          "computed from the paint. Every mark must be at most the static bound of check 'stack' "
+          "and below the stack size.")
 
 ROUNDS = 150
 TIMEOUT_S = 60
@@ -75,14 +78,14 @@ def run(ctx):
             marks.append((int(fields["high_water"]), int(fields["size"]), fields.get("reason", "?")))
         except (KeyError, ValueError):
             result.fail(Finding("stack event", f"malformed stack event line: {line.strip()}"))
+    torus = _torus_scenario(ctx, image, host, result)
     requests = [m for m in marks if m[2] == "request"]
     halts = [m for m in marks if m[2] == "halt"]
     ready = " event=ready " in output
     result.figures = {
         "scenario": f"single node, console busy loop: {ROUNDS} rounds of help, stack, unknown "
                     f"command, 300-byte line, blank line, stack with arguments; then halt",
-        "torus_scenario": "not run: tori-emu has no fault injection yet and membership is not linked "
-                          "into the node image",
+        "torus_scenario": torus,
         "command": " ".join(command),
         "console_log": log,
         "ready": ready,
@@ -100,9 +103,11 @@ def run(ctx):
         result.fail(Finding("stack command", f"no reply to the `stack` console command; see {log}"))
     if not halts:
         result.fail(Finding("halt report", f"no stack report when the node halted; see {log}"))
-    if marks:
-        high = max(m[0] for m in marks)
-        size = marks[0][1]
+    torus_marks = [v for v in torus.get("high_water_bytes", {}).values()] if isinstance(torus, dict) else []
+    if marks or torus_marks:
+        high = max([m[0] for m in marks] + torus_marks)
+        result.figures["high_water_bytes"] = high
+        size = marks[0][1] if marks else torus.get("stack_size_bytes")
         if high >= size:
             result.fail(Finding("stack paint", f"high-water mark {high} B is the whole stack ({size} B): "
                                                f"the stack was not painted, or overflowed"))
@@ -113,9 +118,12 @@ def run(ctx):
                                                f"{bound} B: the static analysis missed stack use",
                                 kind="bound-exceeded"))
     if result.verdict == "pass":
-        result.summary = (f"QEMU single-node busy run: high-water mark {max(m[0] for m in marks)} B <= "
-                          f"static bound {bound} B (stack {marks[0][1]} B); {len(requests)} on request, "
-                          f"{len(halts)} on halt")
+        torus_text = (f"2x2 torus with node {torus['killed']} killed: marks "
+                      + ", ".join(f"node {n} {v} B" for n, v in sorted(torus["high_water_bytes"].items()))
+                      if torus.get("high_water_bytes") else "torus run: " + str(torus.get("skipped")))
+        result.summary = (f"high-water mark {result.figures['high_water_bytes']} B <= static bound {bound} B "
+                          f"(stack {size} B); single-node busy console {max(m[0] for m in marks)} B "
+                          f"({len(requests)} reports on request, {len(halts)} on halt); {torus_text}")
     else:
         result.summary = "runtime evidence rejected: " + ", ".join(sorted({f.offender for f in result.findings}))
     return result
@@ -158,3 +166,115 @@ def _run_qemu(command, script):
             pass
         process.wait()
     return output.decode("utf-8", "replace"), halted, reason
+
+
+TORUS_DIMS = "2x2"
+TORUS_KILL = 3
+
+
+def _qmp_pmemsave(path, address, size, out_file, timeout=10.0):
+    """Reads guest memory through a QEMU QMP socket into out_file."""
+    import json
+    import socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        reader = sock.makefile("r", encoding="utf-8")
+
+        def reply():
+            while True:
+                line = reader.readline()
+                if not line:
+                    raise OSError("QMP connection closed")
+                message = json.loads(line)
+                if "return" in message or "error" in message:
+                    return message
+
+        json.loads(reader.readline())   # greeting
+        sock.sendall(b'{"execute":"qmp_capabilities"}\n')
+        reply()
+        command = {"execute": "pmemsave", "arguments": {"val": address, "size": size,
+                                                         "filename": out_file}}
+        sock.sendall((json.dumps(command) + "\n").encode())
+        answer = reply()
+        if "error" in answer:
+            raise OSError(f"pmemsave: {answer['error'].get('desc')}")
+
+
+def _high_water(dump, paint):
+    import struct
+    words = struct.unpack(f"<{len(dump) // 4}I", dump[:len(dump) - len(dump) % 4])
+    untouched = 0
+    while untouched < len(words) and words[untouched] == paint:
+        untouched += 1
+    return (len(words) - untouched) * 4
+
+
+def _torus_scenario(ctx, image, host, result):
+    """2x2 torus under tori-emu, node 3 killed; survivors' stacks read via QMP."""
+    import json
+    bottom, top = image.elf.symbol("__stack_bottom"), image.elf.symbol("__stack_top")
+    if bottom is None or top is None:
+        return {"skipped": "no __stack_bottom/__stack_top in the image"}
+    paint = probe.evaluate(ctx.tree(), [("paint", "BOARD_STACK_PAINT", ["board/qemu-virt/stack.h"])])["paint"]
+    if not ctx.args.no_build:
+        host.build("tori-emu")
+    emu = os.path.join(host.build_dir, "qemu", "tori-emu")
+    out = os.path.join(ctx.build_root, "runtime-torus")
+    if os.path.isdir(out):
+        for name in os.listdir(out):
+            os.remove(os.path.join(out, name))
+    os.makedirs(out, exist_ok=True)
+    command = [emu, "--dims", TORUS_DIMS, "--image", image.elf_path,
+               "--inject", f"kill {TORUS_KILL} at 1s; restart {TORUS_KILL} at 100s", "--out", out]
+    log_path = os.path.join(ctx.build_root, "runtime-torus.log")
+    figures = {"command": " ".join(command), "log": log_path, "killed": TORUS_KILL,
+               "stack_size_bytes": top.value - bottom.value}
+    with open(log_path, "w", encoding="utf-8") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        agreement = None
+        while time.monotonic() < deadline and process.poll() is None and agreement is None:
+            time.sleep(0.2)
+            path = os.path.join(out, "faults.jsonl")
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    for line in f:
+                        try:
+                            record = json.loads(line)
+                        except ValueError:
+                            continue
+                        if record.get("record") == "fault" and record.get("agreement"):
+                            agreement = record["agreement"]
+        figures["agreement"] = agreement.get("result") if agreement else None
+        if agreement is None:
+            result.fail(Finding("torus scenario", f"the 2x2 torus did not settle after the kill "
+                                                  f"(tori-emu {'exited ' + str(process.poll()) if process.poll() is not None else 'timed out'}); "
+                                                  f"see {log_path}"))
+            return figures
+        marks = {}
+        for rank in range(4):
+            if rank == TORUS_KILL:
+                continue
+            dump_path = os.path.join(out, f"node{rank}.stack.bin")
+            try:
+                _qmp_pmemsave(os.path.join(out, f"node{rank}.qmp"), bottom.value, top.value - bottom.value,
+                              dump_path)
+                with open(dump_path, "rb") as f:
+                    marks[rank] = _high_water(f.read(), paint)
+            except OSError as e:
+                result.fail(Finding(f"node {rank}", f"cannot read node {rank}'s stack through QMP: {e}"))
+        figures["high_water_bytes"] = marks
+        figures["agreement_detail"] = {k: agreement.get(k) for k in ("epoch", "live", "root", "digest")}
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait()
+    return figures
