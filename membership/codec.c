@@ -2,12 +2,13 @@
  * Membership wire format (see codec.h).  Body layouts, after the header:
  *
  *   report      detector u32, sequence u32, failed_root u32, count u16,
- *               reserved u16, then count ids (u32)
+ *               flags u16, then count ids (u32)
  *   report ack  sequence u32
  *   change      base_epoch u64, flags u8, reserved u8, failed u16, joined u16,
  *               reserved u16, live_after u32, root_after u32, digest u64,
  *               then failed ids (u32), then joined (id u32, incarnation u32)
- *   ack         epoch u64 (the view acked), messages u32, flags u8, reserved u8 x3
+ *   ack         epoch u64 (the view acked), messages u32, reached u32, flags u8,
+ *               reserved u8 x3
  *   join        config_digest u32, flags u8, reserved u8 x3
  *   redirect    root u32 (UINT32_MAX: the contact holds no view either)
  *   join ack    joiner_incarnation u32
@@ -187,7 +188,8 @@ static enum membership_decode_status decode_report(const uint8_t *b, size_t body
     r->sequence = membership_get_u32(b + 4);
     r->failed_root = membership_get_u32(b + 8);
     r->count = get_u16(b + 12);
-    if (get_u16(b + 14) != 0) {
+    r->flags = get_u16(b + 14);
+    if ((r->flags & ~MEMBERSHIP_REPORT_PREFIX) != 0) {
         return MEMBERSHIP_DECODE_RESERVED;
     }
     if (r->count > MEMBERSHIP_MAX_REPORT_IDS) {
@@ -349,15 +351,19 @@ static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
         return decode_change(b, body, node_count, msg);
     case MEMBERSHIP_MSG_FAILURE_ACK:
     case MEMBERSHIP_MSG_JOIN_ACK: {
-        enum membership_decode_status s = check_length(body, 16);
+        enum membership_decode_status s = check_length(body, 20);
         if (s != MEMBERSHIP_DECODE_OK) {
             return s;
         }
         msg->body.ack.epoch = membership_get_u64(b);
         msg->body.ack.messages = membership_get_u32(b + 8);
-        msg->body.ack.flags = b[12];
-        if ((b[12] & ~MEMBERSHIP_ACK_INCOMPLETE) != 0 || b[13] != 0 || b[14] != 0 || b[15] != 0) {
+        msg->body.ack.reached = membership_get_u32(b + 12);
+        msg->body.ack.flags = b[16];
+        if ((b[16] & ~MEMBERSHIP_ACK_INCOMPLETE) != 0 || b[17] != 0 || b[18] != 0 || b[19] != 0) {
             return MEMBERSHIP_DECODE_RESERVED;
+        }
+        if (msg->body.ack.reached > node_count) {
+            return MEMBERSHIP_DECODE_BAD_COUNT;
         }
         return MEMBERSHIP_DECODE_OK;
     }

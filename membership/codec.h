@@ -55,6 +55,9 @@
 /* Header flags. */
 #define MEMBERSHIP_FLAG_HAS_VIEW 0x01u /* the sender holds an installed view */
 
+/* Report flags. */
+#define MEMBERSHIP_REPORT_PREFIX 0x01u /* every member before the receiver is dead */
+
 /* Change flags. */
 #define MEMBERSHIP_CHANGE_BASE_STABLE 0x01u /* the base view completed */
 
@@ -133,6 +136,7 @@ struct membership_body_report {
     uint32_t sequence;    /* echoed by FAILURE_DET_ACK */
     uint32_t failed_root; /* the root believed dead, or UINT32_MAX */
     uint32_t count;       /* ids (u32 each) in the list */
+    uint16_t flags;       /* MEMBERSHIP_REPORT_* */
 };
 
 /* FAILURE_DET_ACK. */
@@ -155,6 +159,7 @@ struct membership_body_change {
 struct membership_body_ack {
     uint64_t epoch;    /* the view whose dissemination is acked */
     uint32_t messages; /* messages of the acking subtree in this round */
+    uint32_t reached;  /* members of the acking subtree that acked */
     uint8_t flags;     /* MEMBERSHIP_ACK_* */
 };
 

@@ -312,6 +312,7 @@ static void coordinator_reset(struct membership *ctx)
     c->round_join_count = 0;
     c->confirming = false;
     c->confirmed = false;
+    c->low_reach_rounds = 0;
 }
 
 static void enter_joining(struct membership *ctx, uint64_t now, struct membership_outbox *out,
@@ -340,6 +341,7 @@ static void installed(struct membership *ctx, uint64_t now, struct membership_ou
     ctx->counters.views_installed++;
     history_add(ctx, ctx->epoch);
     ctx->coord.acting = false;
+    ctx->search.active = false;
     if (ctx->round.active && ctx->round.epoch < ctx->epoch) {
         ctx->round.active = false; /* superseded: its acks will not come */
     }
@@ -455,10 +457,18 @@ static void enter_joining(struct membership *ctx, uint64_t now, struct membershi
     ctx->suspect_count = 0;
     ctx->watch_count = 0;
     ctx->report_deadline_ns = MEMBERSHIP_NEVER;
+    ctx->search.active = false;
+    ctx->sweep.active = false;
     ctx->pending_work = 0;
     ctx->join.active = true;
     ctx->join.rejoin = rejoin;
-    ctx->join.contact = 0;
+    /*
+     * Where in the list to start: a per-node, per-life offset, so that the
+     * nodes of a cut-off slab do not all ask each other first.
+     */
+    uint32_t live = ctx->view.live > 0 ? ctx->view.live : 1u;
+    ctx->join.contact =
+        (uint32_t)(mix64(((uint64_t)ctx->self << 32) | ctx->incarnation) % live);
     ctx->join.tried = 0;
     ctx->join.wide = false;
     join_next(ctx, now, out);
@@ -760,6 +770,166 @@ static uint32_t first_live_excluding(const struct membership *ctx, const uint32_
     return MEMBERSHIP_NONE;
 }
 
+/*
+ * The search for the next root after a root failure: the first member after
+ * the dead root in layout order that answers (the paper's linear scan), but
+ * probing MEMBERSHIP_SEARCH_BATCH candidates at a time, so that a long run
+ * of dead candidates (a partition cutting off the low ids) costs one probe
+ * timeout per batch rather than per node.
+ */
+static void search_launch(struct membership *ctx, uint32_t base_rank, uint64_t now,
+                          struct membership_outbox *out)
+{
+    struct membership_root_search *s = &ctx->search;
+    s->base_rank = base_rank;
+    s->count = 0;
+    s->answered = 0;
+    for (uint32_t k = base_rank; k < ctx->view.live && s->count < MEMBERSHIP_SEARCH_BATCH; k++) {
+        uint32_t id = id_at(ctx, membership_view_select(&ctx->view, k));
+        s->ids[s->count++] = id;
+        if (id != ctx->self) {
+            send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
+        }
+    }
+    s->deadline_ns = deadline_after(now, ctx->config.probe_timeout_ns);
+    s->waiting = true;
+}
+
+/* The candidate: first of the batch that answered with all before it silent. */
+static uint32_t search_step(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_root_search *s = &ctx->search;
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint32_t id = s->ids[i];
+        if (id == ctx->self || ((s->answered >> i) & 1u)) {
+            if (suspect_index(ctx, id) < 0) {
+                return id;
+            }
+            /* It answered, then failed to take the report: look past it. */
+            search_launch(ctx, s->base_rank + i + 1u, now, out);
+            return MEMBERSHIP_NONE;
+        }
+        if (now < s->deadline_ns) {
+            return MEMBERSHIP_NONE; /* an earlier candidate may still answer */
+        }
+    }
+    search_launch(ctx, s->base_rank + s->count, now, out);
+    return MEMBERSHIP_NONE;
+}
+
+/*
+ * Members of the subtree rooted at the live position pos in the current
+ * tree (pos itself excluded), at most capacity of them.  Heap layout: the
+ * subtree of rank r holds, at depth d below it, the ranks
+ * r*a^d + (a^d - 1)/(a - 1) .. + a^d - 1; runs layout: one rank interval.
+ */
+static uint32_t subtree_members(const struct membership *ctx, uint32_t pos, uint32_t *ids,
+                                uint32_t capacity)
+{
+    const struct membership_view *v = &ctx->view;
+    uint32_t count = 0;
+    struct membership_tree_links links;
+    if (!membership_tree_locate(v, ctx->layout.kind, ctx->config.radix, pos, &links)) {
+        return 0;
+    }
+    if (ctx->layout.kind == MEMBERSHIP_LAYOUT_TORUS) {
+        for (uint32_t k = links.rank + 1u; k < links.rank + links.subtree_size && count < capacity;
+             k++) {
+            ids[count++] = id_at(ctx, membership_view_select(v, k));
+        }
+        return count;
+    }
+    uint64_t live = v->live;
+    uint64_t a = ctx->config.radix;
+    uint64_t first = links.rank;
+    uint64_t width = 1;
+    for (uint32_t depth = 0; depth < 64 && count < capacity; depth++) {
+        first = first * a + 1u;
+        width *= a;
+        if (first >= live) {
+            break;
+        }
+        for (uint64_t k = first; k < first + width && k < live && count < capacity; k++) {
+            ids[count++] = id_at(ctx, membership_view_select(v, (uint32_t)k));
+        }
+    }
+    return count;
+}
+
+static void coord_queue_failure(struct membership *ctx, uint32_t id);
+
+/*
+ * A child never acked, so nothing below it was reached either: sweep its
+ * subtree (probe every member) in the background and report the silent
+ * ones to the root.  A partition is then peeled in a few rounds, while a
+ * single dead interior node costs only probes; the load falls on the
+ * parents that saw the silence, not on the root.
+ */
+static void sweep_subtree(struct membership *ctx, uint32_t child, uint64_t now,
+                          struct membership_outbox *out)
+{
+    struct membership_sweep *sw = &ctx->sweep;
+    if (!sw->active) {
+        sw->count = 0;
+        memset(sw->answered, 0, sizeof sw->answered);
+    }
+    uint32_t first = sw->count;
+    sw->count += subtree_members(ctx, pos_of(ctx, child), sw->ids + sw->count,
+                                 MEMBERSHIP_SWEEP_MAX - sw->count);
+    for (uint32_t i = first; i < sw->count; i++) {
+        send_simple(ctx, out, sw->ids[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
+    }
+    if (sw->count > 0) {
+        sw->active = true;
+        /* The answers queue up here: the more probes, the longer the wait. */
+        sw->deadline_ns = deadline_after(
+            now, ctx->config.probe_timeout_ns * (1u + sw->count / 64u));
+    }
+}
+
+static void sweep_finish(struct membership *ctx, struct membership_outbox *out)
+{
+    struct membership_sweep *sw = &ctx->sweep;
+    sw->active = false;
+    uint32_t silent[MEMBERSHIP_SWEEP_MAX];
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < sw->count; i++) {
+        if (((sw->answered[i / 64u] >> (i % 64u)) & 1u) == 0 && is_member(ctx, sw->ids[i])) {
+            silent[count++] = sw->ids[i];
+        }
+    }
+    if (count == 0 || !ctx->has_view) {
+        return;
+    }
+    if (is_root(ctx)) {
+        for (uint32_t i = 0; i < count; i++) {
+            coord_queue_failure(ctx, silent[i]);
+        }
+        request_work(ctx, WORK_COORD);
+        return;
+    }
+    struct membership_writer w;
+    begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
+    membership_put_u32(&w, ctx->self);
+    membership_put_u32(&w, 0); /* not tracked: the next round would find them again */
+    membership_put_u32(&w, UINT32_MAX);
+    membership_put_u16(&w, (uint16_t)count);
+    membership_put_u16(&w, 0);
+    for (uint32_t i = 0; i < count; i++) {
+        membership_put_u32(&w, silent[i]);
+    }
+    membership_outbox_commit(out, root_id(ctx), &w);
+}
+
+/* As next root: every live member before us in layout order is dead. */
+static void queue_prefix(struct membership *ctx)
+{
+    uint32_t rank = membership_view_rank(&ctx->view, ctx->self_pos);
+    for (uint32_t k = 0; k < rank; k++) {
+        coord_queue_failure(ctx, id_at(ctx, membership_view_select(&ctx->view, k)));
+    }
+}
+
 static void send_report(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     if (!ctx->has_view) {
@@ -787,8 +957,18 @@ static void send_report(struct membership *ctx, uint64_t now, struct membership_
     uint32_t root = root_id(ctx);
     bool root_suspected = suspect_index(ctx, root) >= 0;
     uint32_t target = root;
+    (void)all;
     if (root_suspected) {
-        target = first_live_excluding(ctx, all, ctx->suspect_count);
+        struct membership_root_search *search = &ctx->search;
+        if (!search->active || search->root != root) {
+            search->active = true;
+            search->root = root;
+            search_launch(ctx, membership_view_rank(&ctx->view, ctx->root_pos) + 1u, now, out);
+        }
+        target = search_step(ctx, now, out);
+        if (target == MEMBERSHIP_NONE) {
+            return; /* probing candidates; the search's deadline brings us back */
+        }
     }
     if (target == MEMBERSHIP_NONE) {
         return;
@@ -797,6 +977,7 @@ static void send_report(struct membership *ctx, uint64_t now, struct membership_
         /* We are the root, or the next one: take the report ourselves. */
         if (root_suspected && root != ctx->self) {
             ctx->coord.acting = true;
+            queue_prefix(ctx);
         }
         for (uint32_t i = 0; i < ctx->suspect_count; i++) {
             struct membership_suspect *s = &ctx->suspects[i];
@@ -819,7 +1000,7 @@ static void send_report(struct membership *ctx, uint64_t now, struct membership_
     membership_put_u32(&w, sequence);
     membership_put_u32(&w, root_suspected ? root : UINT32_MAX);
     membership_put_u16(&w, (uint16_t)listed_count);
-    membership_put_u16(&w, 0);
+    membership_put_u16(&w, root_suspected ? MEMBERSHIP_REPORT_PREFIX : 0);
     for (uint32_t i = 0; i < listed_count; i++) {
         membership_put_u32(&w, listed[i]);
     }
@@ -914,6 +1095,20 @@ static void note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
             ctx->counters.false_suspicions++;
             ctx->probes[i] = ctx->probes[--ctx->probe_count];
             break;
+        }
+    }
+    struct membership_sweep *sw = &ctx->sweep;
+    for (uint32_t i = 0; sw->active && i < sw->count; i++) {
+        if (sw->ids[i] == sender) {
+            sw->answered[i / 64u] |= UINT64_C(1) << (i % 64u);
+            break;
+        }
+    }
+    struct membership_root_search *search = &ctx->search;
+    for (uint32_t i = 0; search->active && i < search->count; i++) {
+        if (search->ids[i] == sender && ((search->answered >> i) & 1u) == 0) {
+            search->answered |= UINT32_C(1) << i;
+            request_work(ctx, WORK_REPORT);
         }
     }
     struct membership_coordinator *c = &ctx->coord;
@@ -1069,7 +1264,7 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
         if (failed_count < MEMBERSHIP_MAX_CHANGE_FAILED) {
             failed_at[failed_count] = c->failed_at_us[i];
             failed[failed_count++] = id;
-            if (coarse_us(now) - c->failed_at_us[i] > stale_us) {
+            if ((int32_t)(coarse_us(now) - c->failed_at_us[i]) > (int32_t)stale_us) {
                 stale_count++;
             }
         } else {
@@ -1097,10 +1292,13 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
         return;
     }
     if (c->confirming) {
-        /* Waiting for answers from the reported: keep the batch queued. */
-        for (uint32_t i = 0; i < failed_count; i++) {
-            coord_queue_failure_at(ctx, failed[i], failed_at[i]);
-        }
+        /* Waiting for answers from the reported: the batch stays first in line. */
+        memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
+        memmove(c->failed_at_us + failed_count, c->failed_at_us,
+                sizeof(uint32_t) * c->failed_count);
+        c->failed_count += failed_count;
+        memcpy(c->failed, failed, sizeof(uint32_t) * failed_count);
+        memcpy(c->failed_at_us, failed_at, sizeof(uint32_t) * failed_count);
         for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
             c->joins[c->join_count++] = joins[i];
         }
@@ -1143,20 +1341,36 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
             return;
         }
     }
-    if (stale_count > 0 && !c->confirmed) {
+    if (stale_count > 0) {
         /*
          * Reports that waited in the queue (a round was in flight) may be
          * out of date: probe the stale ones (or all, before a minority
          * verdict) once, then decide with what stayed silent.
          */
         c->confirming = true;
-        c->confirm_deadline_ns = deadline_after(now, ctx->config.probe_timeout_ns);
         bool all = stale_count == failed_count;
+        uint32_t probes = 0;
         for (uint32_t i = 0; i < failed_count; i++) {
-            coord_queue_failure_at(ctx, failed[i], failed_at[i]);
-            if (all || coarse_us(now) - failed_at[i] > stale_us) {
-                send_simple(ctx, out, failed[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
+            if (all || (int32_t)(coarse_us(now) - failed_at[i]) > (int32_t)stale_us) {
+                probes++;
             }
+        }
+        /* Answers queue up at this one node: the more probes, the longer the wait. */
+        uint64_t wait = ctx->config.probe_timeout_ns * (1u + probes / 64u);
+        c->confirm_deadline_ns = deadline_after(now, wait);
+        /* The batch goes back to the front of the queue: it is the next one. */
+        memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
+        memmove(c->failed_at_us + failed_count, c->failed_at_us,
+                sizeof(uint32_t) * c->failed_count);
+        c->failed_count += failed_count;
+        for (uint32_t i = 0; i < failed_count; i++) {
+            uint32_t at = failed_at[i];
+            if (all || (int32_t)(coarse_us(now) - at) > (int32_t)stale_us) {
+                send_simple(ctx, out, failed[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
+                at = coarse_us(now + wait); /* probed: fresh once the answers are in */
+            }
+            c->failed[i] = failed[i];
+            c->failed_at_us[i] = at;
         }
         for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
             c->joins[c->join_count++] = joins[i];
@@ -1234,6 +1448,7 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
     }
     c->pending = (uint32_t)((UINT64_C(1) << c->child_count) - 1u);
     c->messages = c->child_count;
+    c->reached = handover ? 0 : 1; /* in a handover we are inside the new root's count */
     c->incomplete = false;
     uint64_t wait = (uint64_t)ctx->levels * ctx->config.ack_timeout_ns;
     if (handover) {
@@ -1258,6 +1473,47 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
     }
 }
 
+/*
+ * We are no longer the root (a joiner before us in layout order took over):
+ * what we still had queued goes to the new root, joiners by redirection.
+ */
+static void coord_hand_off(struct membership *ctx, struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    uint32_t root = root_id(ctx);
+    if (root == MEMBERSHIP_NONE || root == ctx->self) {
+        return;
+    }
+    for (uint32_t i = 0; i < c->join_count; i++) {
+        struct membership_writer w;
+        begin_message(ctx, out, &w, MEMBERSHIP_MSG_JOIN_REDIRECT);
+        membership_put_u32(&w, root);
+        membership_outbox_commit(out, c->joins[i].id, &w);
+    }
+    c->join_count = 0;
+    uint32_t count = 0;
+    uint32_t ids[MEMBERSHIP_MAX_REPORT_IDS];
+    for (uint32_t i = 0; i < c->failed_count && count < MEMBERSHIP_MAX_REPORT_IDS; i++) {
+        if (in_view(ctx, c->failed[i])) {
+            ids[count++] = c->failed[i];
+        }
+    }
+    c->failed_count = 0;
+    if (count > 0) {
+        struct membership_writer w;
+        begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
+        membership_put_u32(&w, ctx->self);
+        membership_put_u32(&w, 0);
+        membership_put_u32(&w, UINT32_MAX);
+        membership_put_u16(&w, (uint16_t)count);
+        membership_put_u16(&w, 0);
+        for (uint32_t i = 0; i < count; i++) {
+            membership_put_u32(&w, ids[i]);
+        }
+        membership_outbox_commit(out, root, &w);
+    }
+}
+
 static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
@@ -1271,6 +1527,9 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
             emit_failure(ctx, c->children[i], now - c->started_ns, MEMBERSHIP_CAUSE_ACK, now, out);
             ctx->counters.suspicions++;
             coord_queue_failure(ctx, c->children[i]);
+            if (ctx->epoch == c->epoch && ctx->root_pos == ctx->self_pos) {
+                sweep_subtree(ctx, c->children[i], now, out);
+            }
         }
     }
     for (uint32_t i = 0; i < c->round_join_count; i++) {
@@ -1288,7 +1547,33 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
     } else {
         ctx->counters.rounds_incomplete++;
     }
-    if (coord_has_work(ctx)) {
+    if (ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY && ctx->epoch == c->epoch) {
+        /*
+         * Who acknowledged tells us which side we are on: a round that
+         * reaches no majority of the reference, twice running (the second
+         * round already routes around whoever failed in the first), means
+         * this side lost the primary component however many members its
+         * view still lists.
+         */
+        if (2u * (uint64_t)c->reached <= ctx->ref.count) {
+            c->low_reach_rounds++;
+        } else {
+            c->low_reach_rounds = 0;
+        }
+        if (c->low_reach_rounds >= 2) {
+            uint32_t lost[MEMBERSHIP_MAX_CHANGE_FAILED];
+            uint32_t lost_count = 0;
+            for (uint32_t i = 0; i < c->failed_count && lost_count < MEMBERSHIP_MAX_CHANGE_FAILED;
+                 i++) {
+                lost[lost_count++] = c->failed[i];
+            }
+            go_partitioned(ctx, lost, lost_count, now, out, NULL, 0);
+            return;
+        }
+    }
+    if (!is_root(ctx)) {
+        coord_hand_off(ctx, out);
+    } else if (coord_has_work(ctx)) {
         request_work(ctx, WORK_COORD); /* the episode goes on with another round */
         return;
     }
@@ -1323,11 +1608,17 @@ static void handle_report(struct membership *ctx, const struct membership_msg *m
         ids[count++] = r->failed_root;
     }
     uint32_t root = root_id(ctx);
+    uint32_t queued_before = ctx->coord.failed_count;
     if (!is_root(ctx)) {
         bool about_root = msg->header.type == MEMBERSHIP_MSG_ROOT_FAILURE || id_in_list(ids, count, root);
-        uint32_t target = about_root ? first_live_excluding(ctx, ids, count) : root;
+        bool prefix = (r->flags & MEMBERSHIP_REPORT_PREFIX) != 0;
+        uint32_t target = about_root ? (prefix ? ctx->self : first_live_excluding(ctx, ids, count))
+                                     : root;
         if (target == ctx->self && about_root) {
             ctx->coord.acting = true; /* next in line: take over */
+            if (prefix) {
+                queue_prefix(ctx); /* the detector probed them all: silent */
+            }
         } else {
             if (target != MEMBERSHIP_NONE && target != msg->header.sender) {
                 send_forward(ctx, out, target, payload, length);
@@ -1337,13 +1628,13 @@ static void handle_report(struct membership *ctx, const struct membership_msg *m
             return;
         }
     }
-    if (r->detector != ctx->self) {
+    if (r->detector != ctx->self && r->sequence != 0) {
         struct membership_writer w;
         begin_message(ctx, out, &w, MEMBERSHIP_MSG_FAILURE_DET_ACK);
         membership_put_u32(&w, r->sequence);
         membership_outbox_commit(out, r->detector, &w);
     }
-    bool any_new = false;
+    bool any_new = ctx->coord.failed_count > queued_before;
     for (uint32_t i = 0; i < count; i++) {
         uint32_t id = ids[i];
         if (id != ctx->self && in_view(ctx, id) &&
@@ -1443,6 +1734,7 @@ static void finish_member_round(struct membership *ctx, struct membership_outbox
     begin_message(ctx, out, &w, r->ack_type);
     membership_put_u64(&w, r->epoch);
     membership_put_u32(&w, r->messages + 1u); /* + this ack */
+    membership_put_u32(&w, r->reached);
     membership_put_u8(&w, r->incomplete ? MEMBERSHIP_ACK_INCOMPLETE : 0);
     membership_put_u8(&w, 0);
     membership_put_u16(&w, 0);
@@ -1466,13 +1758,16 @@ static void start_member_round(struct membership *ctx, uint32_t parent, const ui
     r->parent = parent;
     r->ack_type = ack_type_for(r->change[1]);
     r->messages = extra_messages;
+    r->reached = 1;
     r->incomplete = false;
     r->child_count = 0;
     for (uint32_t i = 0; i < ctx->links.child_count; i++) {
+        /*
+         * In a handover (the new root is a joiner) the coordinator that sent
+         * us the change may be one of our children: it gets the change like
+         * any child and forwards it to its own subtree.
+         */
         uint32_t child = id_at(ctx, ctx->links.children[i]);
-        if (child == parent) {
-            continue; /* the coordinator handing over is never waited for twice */
-        }
         r->children[r->child_count++] = child;
         send_forward(ctx, out, child, r->change, r->change_length);
         r->messages++;
@@ -1651,6 +1946,7 @@ static void handle_ack(struct membership *ctx, const struct membership_msg *msg,
         if (c->children[i] == sender && ((c->pending >> i) & 1u)) {
             c->pending &= ~(UINT32_C(1) << i);
             c->messages += msg->body.ack.messages;
+            c->reached += msg->body.ack.reached;
             c->incomplete = c->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);
             if (c->pending == 0) {
                 coord_complete(ctx, now, out);
@@ -1664,6 +1960,7 @@ static void handle_ack(struct membership *ctx, const struct membership_msg *msg,
         if (r->children[i] == sender && ((r->pending >> i) & 1u)) {
             r->pending &= ~(UINT32_C(1) << i);
             r->messages += msg->body.ack.messages;
+            r->reached += msg->body.ack.reached;
             r->incomplete = r->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);
             if (r->pending == 0) {
                 finish_member_round(ctx, out);
@@ -1700,13 +1997,25 @@ static void handle_redirect(struct membership *ctx, const struct membership_msg 
 {
     struct membership_joiner *j = &ctx->join;
     uint32_t root = msg->body.redirect.root;
+    bool handed_off = root != MEMBERSHIP_NONE && msg->header.sender == j->target && j->redirected;
     if (!j->active || ctx->has_view || ctx->sync.active || msg->header.sender != j->target) {
         ctx->counters.drops_unexpected++;
         return;
     }
+    if (handed_off && root != ctx->self && root != msg->header.sender) {
+        /* The root we asked handed its queue to a new root: ask that one. */
+        j->target = root;
+        j->deadline_ns = deadline_after(now, ctx->config.join_timeout_ns);
+        send_join_request(ctx, out, root);
+        return;
+    }
     if (root == MEMBERSHIP_NONE || j->redirected || root == ctx->self ||
         root == msg->header.sender) {
-        join_next(ctx, now, out); /* this contact cannot help: the next one */
+        /* This contact cannot help: the next one at once, a few per timeout. */
+        if (j->quick < 4u) {
+            j->quick++;
+            join_next(ctx, now, out);
+        }
         return;
     }
     j->target = root;
@@ -1810,6 +2119,8 @@ static void note_time(struct membership *ctx, uint64_t now)
     shift_deadline(&ctx->sync.deadline_ns, gap);
     shift_deadline(&ctx->join.deadline_ns, gap);
     shift_deadline(&ctx->lag_deadline_ns, gap);
+    shift_deadline(&ctx->search.deadline_ns, gap);
+    shift_deadline(&ctx->sweep.deadline_ns, gap);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1878,8 +2189,14 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
     if (!ctx->has_view) {
         if (membership_msg_is_change(h->type)) {
             handle_change(ctx, &msg, payload, length, now_ns, out);
-        } else {
-            ctx->counters.drops_no_view++;
+            return;
+        }
+        ctx->counters.drops_no_view++;
+        if (ctx->join.active && (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 &&
+            h->sender != ctx->join.target && ctx->join.hint == MEMBERSHIP_NONE) {
+            /* A view holder within reach: ask it next. */
+            ctx->join.hint = h->sender;
+            ctx->join.deadline_ns = now_ns;
         }
         return;
     }
@@ -2000,6 +2317,13 @@ static void tick_detector(struct membership *ctx, uint64_t now, struct membershi
         }
         request_work(ctx, WORK_REPORT);
     }
+    if (ctx->sweep.active && ctx->sweep.deadline_ns <= now) {
+        sweep_finish(ctx, out);
+    }
+    if (ctx->search.active && ctx->search.waiting && ctx->search.deadline_ns <= now) {
+        ctx->search.waiting = false;
+        request_work(ctx, WORK_REPORT);
+    }
     bool recheck = false;
     for (uint32_t i = 0; i < ctx->suspect_count && ctx->has_view; i++) {
         struct membership_suspect *s = &ctx->suspects[i];
@@ -2022,6 +2346,7 @@ static void tick_rounds(struct membership *ctx, uint64_t now, struct membership_
         } else {
             for (uint32_t i = 0; i < r->child_count; i++) {
                 if ((r->pending >> i) & 1u) {
+                    sweep_subtree(ctx, r->children[i], now, out);
                     add_suspect(ctx, r->children[i], MEMBERSHIP_CAUSE_ACK, r->deadline_ns, now,
                                 out);
                 }
@@ -2063,6 +2388,7 @@ static void tick_transfers(struct membership *ctx, uint64_t now, struct membersh
     }
     struct membership_joiner *j = &ctx->join;
     if (j->active && !ctx->has_view && j->deadline_ns <= now && !s->active) {
+        j->quick = 0;
         join_next(ctx, now, out);
     }
 }
@@ -2100,6 +2426,12 @@ uint64_t membership_next_deadline(const struct membership *ctx)
         for (uint32_t i = 0; i < ctx->probe_count; i++) {
             d = min_u64(d, ctx->probes[i].deadline_ns);
         }
+        if (ctx->search.active && ctx->search.waiting) {
+            d = min_u64(d, ctx->search.deadline_ns);
+        }
+        if (ctx->sweep.active) {
+            d = min_u64(d, ctx->sweep.deadline_ns);
+        }
         if (!ctx->sync.active) {
             d = min_u64(d, ctx->report_deadline_ns);
         }
@@ -2133,9 +2465,12 @@ void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, 
 {
     note_time(ctx, now_ns);
     if (up) {
-        if (ctx->join.active && !ctx->has_view && !ctx->sync.active) {
-            ctx->join.deadline_ns = now_ns; /* a way back may have opened */
+        if (ctx->join.active && !ctx->has_view && !ctx->sync.active &&
+            neighbour < ctx->node_count && neighbour != ctx->self) {
+            ctx->join.hint = neighbour; /* a way back may have opened */
+            ctx->join.deadline_ns = now_ns;
         }
+        run_pending(ctx, now_ns, out);
         return;
     }
     if (is_member(ctx, neighbour) && neighbour != ctx->self) {

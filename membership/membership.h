@@ -149,12 +149,37 @@ struct membership_round {
     uint32_t children[CONFIG_TREE_RADIX_MAX];
     uint32_t pending;  /* bit per child still to ack */
     uint32_t messages;
+    uint32_t reached;  /* members of our subtree that acked, us included */
     bool incomplete;
     uint64_t deadline_ns;
     uint8_t ack_type;
     uint64_t done_epoch; /* last epoch acked upward */
     uint16_t change_length;
     uint8_t change[MEMBERSHIP_MAX_PAYLOAD];
+};
+
+#define MEMBERSHIP_SEARCH_BATCH 32
+#define MEMBERSHIP_SWEEP_MAX 256
+
+/* Probing the subtree of a child that never acked (see sweep_subtree). */
+struct membership_sweep {
+    bool active;
+    uint32_t count;
+    uint32_t ids[MEMBERSHIP_SWEEP_MAX];
+    uint64_t answered[MEMBERSHIP_SWEEP_MAX / 64];
+    uint64_t deadline_ns;
+};
+
+/* Looking for the next root after the root failed (batched linear scan). */
+struct membership_root_search {
+    bool active;
+    bool waiting;      /* deadline armed */
+    uint32_t root;     /* the dead root this search replaces */
+    uint32_t base_rank;
+    uint32_t count;
+    uint32_t ids[MEMBERSHIP_SEARCH_BATCH];
+    uint32_t answered; /* bit per candidate that answered the probe */
+    uint64_t deadline_ns;
 };
 
 struct membership_join_entry {
@@ -177,6 +202,8 @@ struct membership_coordinator {
     uint32_t children[CONFIG_TREE_RADIX_MAX];
     uint32_t pending;
     uint32_t messages;
+    uint32_t reached;          /* members that acked this round */
+    uint32_t low_reach_rounds; /* rounds in a row reaching no majority of the reference */
     bool incomplete;
     uint64_t started_ns;
     uint64_t deadline_ns;
@@ -220,6 +247,7 @@ struct membership_joiner {
     uint32_t contact;  /* rank in the contact list (the last view) */
     uint32_t tried;    /* contacts asked in this pass of the list */
     bool wide;         /* this pass goes over every node id, not the last view */
+    uint32_t quick;    /* contacts skipped at once since the last timeout */
     uint32_t hint;     /* ask this one first (who expelled us), or MEMBERSHIP_NONE */
     uint32_t target;
     bool redirected;
@@ -257,6 +285,8 @@ struct membership {
     uint32_t probe_count;
     struct membership_suspect suspects[MEMBERSHIP_SUSPECT_MAX];
     uint32_t suspect_count;
+    struct membership_root_search search;
+    struct membership_sweep sweep;
     uint32_t report_sequence;
     uint32_t report_target;
     uint64_t report_deadline_ns;

@@ -52,12 +52,17 @@ static void locate_heap(const struct membership_view *view, unsigned radix, uint
     for (uint32_t j = 0; j < radix && first + j < live; j++) {
         out->children[out->child_count++] = membership_view_select(view, (uint32_t)(first + j));
     }
-    /* The leftmost path is the deepest in a heap. */
+    /* The leftmost path is the deepest in a heap; each level is one rank block. */
     uint32_t levels = 1;
+    uint64_t size = 1;
+    uint64_t width = radix;
     for (uint64_t r = first; r < live; r = r * radix + 1u) {
         levels++;
+        size += (r + width <= live) ? width : live - r;
+        width *= radix;
     }
     out->subtree_levels = levels;
+    out->subtree_size = (uint32_t)size;
 }
 
 static void locate_runs(const struct membership_view *view, unsigned radix, uint32_t rank,
@@ -97,6 +102,7 @@ static void locate_runs(const struct membership_view *view, unsigned radix, uint
         }
     }
     out->subtree_levels = membership_tree_levels(k, radix);
+    out->subtree_size = k;
 }
 
 bool membership_tree_locate(const struct membership_view *view,

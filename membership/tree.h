@@ -37,6 +37,7 @@ struct membership_tree_links {
     uint32_t child_count;
     uint32_t children[CONFIG_TREE_RADIX_MAX]; /* layout positions */
     uint32_t subtree_levels; /* levels of the subtree rooted here (1: leaf) */
+    uint32_t subtree_size;   /* members of the subtree rooted here, itself included */
 };
 
 /* True for 2, 4, 8, 16 (and any power of two up to CONFIG_TREE_RADIX_MAX). */

@@ -292,9 +292,11 @@ static int run_script(const struct options *o)
         fprintf(stderr, TOOL ": --inject: %s\n", error);
         return 2;
     }
+    /* Heartbeats (the protocol's anti-entropy) unless the faults are plain crashes. */
     bool hangs = false;
     for (size_t i = 0; i < count; i++) {
-        hangs = hangs || items[i].kind == SIM_INJECT_HANG;
+        hangs = hangs || items[i].kind == SIM_INJECT_HANG || items[i].kind == SIM_INJECT_PARTITION ||
+                items[i].kind == SIM_INJECT_HEAL;
     }
     struct sim_params p;
     fill_params(o, &p, hangs);

@@ -1,0 +1,219 @@
+/*
+ * The implicit tree: layouts are bijections with one-hop steps (snake
+ * order); after long random sequences of failures and joins the tree of
+ * every layout and radix is a proper tree over exactly the live members,
+ * with minimum height (<= ceil(log_a L) + 1), and two nodes that reached
+ * the same live set by different histories compute the same tree.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "membership/layout.h"
+#include "membership/tree.h"
+#include "membership/view.h"
+#include "net/torus/geometry.h"
+#include "tests/membership/membership_check.h"
+
+static struct membership_view incremental;
+static struct membership_view rebuilt;
+
+static bool make_geometry(struct torus_geometry *g, unsigned dims, const uint32_t *sizes, bool mesh)
+{
+    bool flags[CONFIG_MAX_DIMS];
+    for (unsigned d = 0; d < CONFIG_MAX_DIMS; d++) {
+        flags[d] = mesh;
+    }
+    return torus_geometry_init(g, dims, sizes, flags, NULL) == TORUS_GEOMETRY_OK;
+}
+
+static void check_layout(unsigned dims, const uint32_t *sizes, bool mesh)
+{
+    struct membership_layout layout;
+    if (!make_geometry(&layout.geometry, dims, sizes, mesh)) {
+        return; /* larger than CONFIG_MAX_NODES in this build */
+    }
+    uint32_t n = layout.geometry.node_count;
+    for (int kind = 0; kind < 2; kind++) {
+        layout.kind = (enum membership_layout_kind)kind;
+        for (uint32_t pos = 0; pos < n; pos++) {
+            uint32_t id = membership_layout_id(&layout, pos);
+            CHECKF(id < n && membership_layout_pos(&layout, id) == pos, "bijection at %u", pos);
+            if (kind == MEMBERSHIP_LAYOUT_TORUS && pos + 1 < n) {
+                uint32_t next = membership_layout_id(&layout, pos + 1);
+                CHECKF(torus_geometry_distance(&layout.geometry, id, next) == 1,
+                       "snake step %u -> %u is not one hop", pos, pos + 1);
+            }
+        }
+    }
+    uint32_t neighbours[CONFIG_MAX_LINKS];
+    unsigned count = membership_layout_neighbours(&layout, 0, neighbours);
+    for (unsigned i = 0; i < count; i++) {
+        CHECK(torus_geometry_distance(&layout.geometry, 0, neighbours[i]) == 1);
+        for (unsigned j = 0; j < i; j++) {
+            CHECK(neighbours[i] != neighbours[j]);
+        }
+    }
+}
+
+static uint32_t ceil_log(uint32_t live, unsigned radix)
+{
+    uint32_t levels = 0;
+    uint64_t reach = 1;
+    while (reach < live) {
+        reach *= radix;
+        levels++;
+    }
+    return levels;
+}
+
+/* Checks the whole tree of a view; returns its height in levels. */
+static void check_tree(const struct membership_view *v, const struct membership_view *other,
+                       enum membership_layout_kind kind, unsigned radix)
+{
+    uint32_t live = v->live;
+    uint32_t levels = membership_tree_levels(live, radix);
+    CHECKF(levels <= ceil_log(live, radix) + 1u, "levels %u for %u live, radix %u", levels, live,
+           radix);
+    uint32_t max_depth = 0;
+    uint64_t child_total = 0;
+    for (uint32_t k = 0; k < live; k++) {
+        uint32_t pos = membership_view_select(v, k);
+        struct membership_tree_links links;
+        struct membership_tree_links same;
+        CHECK(membership_tree_locate(v, kind, radix, pos, &links));
+        CHECK(links.rank == k);
+        /* Same live set, other history: same tree. */
+        CHECK(membership_tree_locate(other, kind, radix, pos, &same));
+        CHECK(links.rank == same.rank && links.depth == same.depth &&
+              links.parent == same.parent && links.child_count == same.child_count &&
+              links.subtree_levels == same.subtree_levels);
+        for (uint32_t c = 0; c < links.child_count && c < same.child_count; c++) {
+            CHECK(links.children[c] == same.children[c]);
+        }
+        if (links.depth > max_depth) {
+            max_depth = links.depth;
+        }
+        child_total += links.child_count;
+        CHECK(links.child_count <= radix);
+        if (k == 0) {
+            CHECK(links.parent == MEMBERSHIP_POS_NONE && links.depth == 0);
+            CHECK(pos == membership_tree_root(v));
+        } else {
+            struct membership_tree_links parent;
+            CHECK(membership_tree_locate(v, kind, radix, links.parent, &parent));
+            bool listed = false;
+            for (uint32_t c = 0; c < parent.child_count; c++) {
+                listed = listed || parent.children[c] == pos;
+            }
+            CHECKF(listed, "position %u not a child of its parent %u", pos, links.parent);
+            CHECK(parent.depth + 1 == links.depth);
+            CHECK(parent.subtree_levels >= links.subtree_levels + 1);
+        }
+        if (kind == MEMBERSHIP_LAYOUT_RADIX && k > 0) {
+            /* The paper's heap: parent (r-1)/a, root = lowest live id. */
+            CHECK(links.parent == membership_view_select(v, (k - 1) / radix));
+        }
+        uint32_t deepest_child = 0;
+        uint32_t size = 1;
+        for (uint32_t c = 0; c < links.child_count; c++) {
+            struct membership_tree_links child;
+            CHECK(membership_tree_locate(v, kind, radix, links.children[c], &child));
+            if (child.subtree_levels > deepest_child) {
+                deepest_child = child.subtree_levels;
+            }
+            size += child.subtree_size;
+        }
+        CHECK(links.subtree_levels == deepest_child + 1);
+        CHECKF(links.subtree_size == size, "subtree size %u, children add to %u", links.subtree_size,
+               size);
+        if (k == 0) {
+            CHECK(links.subtree_size == live);
+        }
+    }
+    CHECK(child_total + 1 == live || live == 0);
+    CHECKF(live == 0 || max_depth + 1 == levels, "height %u, expected %u (live %u radix %u)",
+           max_depth + 1, levels, live, radix);
+}
+
+static void random_history(uint32_t n, uint32_t steps, unsigned long long seed)
+{
+    static uint8_t live[CONFIG_MAX_NODES];
+    unsigned long long rng = seed;
+    membership_view_reset(&incremental, n);
+    for (uint32_t p = 0; p < n; p++) {
+        membership_view_add(&incremental, p);
+        live[p] = 1;
+    }
+    for (uint32_t step = 0; step < steps; step++) {
+        uint32_t p = (uint32_t)(test_random(&rng) % n);
+        /* Mostly failures, some joins: the live set drifts down and back. */
+        if (test_random(&rng) % 3 != 0) {
+            if (incremental.live > 1) {
+                membership_view_remove(&incremental, p);
+                live[p] = 0;
+            }
+        } else {
+            membership_view_add(&incremental, p);
+            live[p] = 1;
+        }
+    }
+    membership_view_reset(&rebuilt, n);
+    for (uint32_t p = 0; p < n; p++) {
+        if (live[p]) {
+            rebuilt.words[p / 64] |= UINT64_C(1) << (p % 64);
+        }
+    }
+    membership_view_rebuild(&rebuilt);
+    CHECK(rebuilt.live == incremental.live);
+    static const unsigned radices[] = {2, 4, 8, 16};
+    for (unsigned r = 0; r < 4; r++) {
+        check_tree(&incremental, &rebuilt, MEMBERSHIP_LAYOUT_RADIX, radices[r]);
+        check_tree(&incremental, &rebuilt, MEMBERSHIP_LAYOUT_TORUS, radices[r]);
+    }
+}
+
+int main(void)
+{
+    static const uint32_t cube[] = {4, 4, 4};
+    static const uint32_t odd[] = {3, 5, 2};
+    static const uint32_t bgl[] = {16, 8, 8};
+    static const uint32_t big[] = {64, 32, 32};
+    static const uint32_t six[] = {2, 3, 2, 2, 3, 2};
+    check_layout(3, cube, false);
+    check_layout(3, odd, false);
+    check_layout(3, odd, true);
+    check_layout(3, bgl, false);
+    check_layout(3, big, false);
+    check_layout(6, six, true);
+    check_layout(1, odd + 1, false);
+
+    CHECK(membership_tree_radix_valid(2) && membership_tree_radix_valid(16));
+    CHECK(!membership_tree_radix_valid(3) && !membership_tree_radix_valid(1) &&
+          !membership_tree_radix_valid(32) && !membership_tree_radix_valid(0));
+    CHECK(membership_tree_levels(0, 4) == 0);
+    CHECK(membership_tree_levels(1, 4) == 1);
+    CHECK(membership_tree_levels(5, 4) == 2);
+    CHECK(membership_tree_levels(6, 4) == 3);
+    CHECK(membership_tree_levels(1023, 2) == 10);
+
+    /* Every live-set size from 1 to 200, all radices and both layouts. */
+    membership_view_reset(&incremental, 256);
+    membership_view_reset(&rebuilt, 256);
+    for (uint32_t p = 0; p < 200; p++) {
+        membership_view_add(&incremental, p * 1u);
+        membership_view_add(&rebuilt, p * 1u);
+        static const unsigned radices[] = {2, 4, 8, 16};
+        for (unsigned r = 0; r < 4; r++) {
+            check_tree(&incremental, &rebuilt, MEMBERSHIP_LAYOUT_RADIX, radices[r]);
+            check_tree(&incremental, &rebuilt, MEMBERSHIP_LAYOUT_TORUS, radices[r]);
+        }
+    }
+    random_history(64, 500, 1);
+    random_history(1024, 5000, 2);
+    random_history(4096, 20000, 3);
+    if (CONFIG_MAX_NODES >= 65536) {
+        random_history(65536, 60000, 4);
+    }
+    return check_report("membership.tree");
+}
