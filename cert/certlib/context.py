@@ -50,8 +50,11 @@ class Context:
         key = (board, max_nodes if board == "qemu-virt" else None)
         if key not in self._trees:
             path = os.path.join(self.build_root, self._tree_name(board, max_nodes))
-            self._trees[key] = Tree(self.tools, self.source_dir, path, board,
-                                    max_nodes if board == "qemu-virt" else None, self.variant)
+            # The shipped node count is not passed at all, so that the tree is
+            # configured exactly like the qemu-virt preset.
+            override = max_nodes if board == "qemu-virt" and \
+                max_nodes != self.shipped_config()["CONFIG_MAX_NODES"] else None
+            self._trees[key] = Tree(self.tools, self.source_dir, path, board, override, self.variant)
         return self._trees[key]
 
     def built_tree(self, max_nodes=None):
