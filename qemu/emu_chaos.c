@@ -246,6 +246,34 @@ static uint32_t pick_node(struct emu_chaos *chaos, const struct emu_inject_world
     return UINT32_MAX;
 }
 
+/* An uncut cable between two running nodes, as (node, link). */
+static bool cable_usable(const struct emu_inject_world *world, uint32_t node, unsigned link)
+{
+    uint32_t peer = torus_geometry_neighbour(world->geometry, node, link);
+    return peer != TORUS_RANK_NONE && world->state[node] == EMU_INJECT_RUNNING &&
+           world->state[peer] == EMU_INJECT_RUNNING && ((world->cut[node] >> link) & 1u) == 0;
+}
+
+static bool pick_cable(struct emu_chaos *chaos, const struct emu_inject_world *world,
+                       struct emu_action *out)
+{
+    uint32_t candidates = 0;
+    for (uint32_t r = 0; r < world->count; r++)
+        for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++)
+            candidates += cable_usable(world, r, l);
+    if (candidates == 0)
+        return false;
+    uint32_t chosen = below(chaos, candidates);
+    for (uint32_t r = 0; r < world->count; r++)
+        for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++)
+            if (cable_usable(world, r, l) && chosen-- == 0) {
+                out->node = r;
+                out->link = l;
+                return true;
+            }
+    return false;
+}
+
 static bool add_undo(struct emu_chaos *chaos, const struct emu_action *action, uint64_t due)
 {
     for (unsigned i = 0; i < EMU_CHAOS_UNDO_MAX; i++) {
@@ -292,35 +320,13 @@ static bool draw(struct emu_chaos *chaos, struct emu_inject_world *world, unsign
         has_undo = false;
         break;
     case EMU_CHAOS_LINK:
-    default: {
-        if (cut_cables(world) >= MAX_CUT_CABLES)
-            return false;
-        out->node = pick_node(chaos, world, EMU_INJECT_RUNNING, false, false);
-        if (out->node == UINT32_MAX)
-            return false;
-        uint32_t mask = torus_geometry_link_mask(world->geometry, out->node) &
-                        ~(uint32_t)world->cut[out->node];
-        unsigned links = (unsigned)__builtin_popcount(mask);
-        if (links == 0)
-            return false;
-        unsigned chosen = below(chaos, links);
-        for (unsigned l = 0; l < 16; l++) {
-            if (((mask >> l) & 1u) != 0) {
-                if (chosen == 0) {
-                    out->link = l;
-                    break;
-                }
-                chosen--;
-            }
-        }
-        uint32_t peer = torus_geometry_neighbour(world->geometry, out->node, out->link);
-        if (peer == TORUS_RANK_NONE || world->state[peer] != EMU_INJECT_RUNNING)
+    default:
+        if (cut_cables(world) >= MAX_CUT_CABLES || !pick_cable(chaos, world, out))
             return false;
         out->kind = EMU_ACTION_LINK_OFF;
         undo = *out;
         undo.kind = EMU_ACTION_LINK_ON;
         break;
-    }
     }
     if (out->node == UINT32_MAX)
         return false;

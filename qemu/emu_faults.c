@@ -420,6 +420,7 @@ bool emu_faults_run(struct emu *emu)
     measure(emu, f);
     if (emu->failed || emu->interrupted != 0 || !emu_start_job(emu))
         return false;
+    f->results.job_start_ns = emu->job_start_ns;
     if (f->chaos_on) {
         uint64_t hold = 10u * (uint64_t)o->detect_timeout_ms * NS_PER_MS;
         emu_chaos_init(&f->chaos, &f->chaos_spec, 0, hold < NS_PER_S ? NS_PER_S : hold);

@@ -160,6 +160,9 @@ static bool split_item(const char *begin, const char *end, struct item *item, ch
         memcpy(item->text, begin, sizeof item->text - 4);
         memcpy(item->text + sizeof item->text - 4, "...", 4);
     }
+    for (char *c = item->text; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+            *c = '?'; /* messages stay one printable line */
     if (length >= sizeof item->buffer)
         return item_error(item, error, capacity, "item too long (expected e.g. 'kill 3 at 2s')");
     memcpy(item->buffer, begin, length);
@@ -435,6 +438,10 @@ bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *a
         world->state[n] = EMU_INJECT_RUNNING;
         return true;
     case EMU_ACTION_JOIN:
+        if (world->spares == 0)
+            return refuse(error, capacity, "node %u is not a spare (there are no spares: see "
+                                           "--spares)",
+                          (unsigned)n);
         if (n < world->count - world->spares)
             return refuse(error, capacity, "node %u is not a spare (expected one of the last "
                                            "%u ranks: see --spares)",

@@ -377,12 +377,12 @@ void emu_results_write_summary(const struct emu_results *results, FILE *out)
             "{\"record\":\"summary\",\"faults\":%u,\"injection_errors\":%u,\"checks\":%u,"
             "\"failed_checks\":%u,\"one_hop_ns\":%.0f,\"latency_samples\":%u,\"ocp_ns\":%.1f,"
             "\"ts_median_ns\":%.0f,\"detection_median_ns\":%.0f,\"recovery_median_ns\":%.0f,"
-            "\"ratio_median\":%.3f}\n",
+            "\"ratio_median\":%.3f,\"job_start_emu_ns\":%" PRIu64 "}\n",
             results->fault_count, errors, results->check_count, results->failed_checks,
             results->one_hop_ns, results->latency_samples, results->ocp_ns,
             emu_results_median(results, EMU_RESULTS_TS),
             emu_results_median(results, EMU_RESULTS_DETECTION),
             emu_results_median(results, EMU_RESULTS_RECOVERY),
-            emu_results_median(results, EMU_RESULTS_RATIO));
+            emu_results_median(results, EMU_RESULTS_RATIO), results->job_start_ns);
     fflush(out);
 }

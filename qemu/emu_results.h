@@ -81,6 +81,7 @@ struct emu_results {
     double one_hop_ns;        /* L */
     unsigned latency_samples;
     double ocp_ns;            /* O_cp */
+    uint64_t job_start_ns;    /* on the launcher clock of events.jsonl (emu_ns) */
     unsigned failed_checks;
 };
 

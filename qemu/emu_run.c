@@ -229,7 +229,7 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
     }
     if (emu->faults != NULL)
         emu_faults_on_event(emu, node, line);
-    if (!is_routine(emu, line) || emu->options->demo || emu->options->verbose)
+    if (!is_routine(emu, line) || emu->options->verbose)
         show_event(emu, node, line);
 }
 

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Checks a tori-emu fault run's records against what its scenario implies.
+
+usage: check_faults.py SCENARIO BOARD RUN_DIR
+
+Every fault was injected, every agreement check passed and settled, and the
+member set after each check is the one the faults imply (computed here on
+its own: kill and hang remove a node; resume, reboot, restart and join bring
+it back once it rejoined; a link cut changes nothing), with the lowest id
+as root (the radix layout).  Then what each scenario must show: who
+detected what, who rejoined, the link going down and up.  No timing is
+asserted.
+"""
+import json
+import sys
+
+
+def fail(message):
+    print(f"check_faults: FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def main():
+    scenario, board, run = sys.argv[1], sys.argv[2], sys.argv[3]
+    records = load(f"{run}/faults.jsonl")
+    events = load(f"{run}/events.jsonl")
+    faults = [r for r in records if r["record"] == "fault"]
+    summaries = [r for r in records if r["record"] == "summary"]
+    if len(summaries) != 1:
+        fail(f"expected one summary record, found {len(summaries)}")
+    summary = summaries[0]
+    if not faults:
+        fail("no fault records")
+    if summary["failed_checks"] != 0 or summary["injection_errors"] != 0:
+        fail(f"summary: {summary}")
+    if summary["faults"] != len(faults):
+        fail("summary fault count differs from the records")
+
+    spares = 1 if scenario == "join" else 0
+    members = set(range(8 - spares))
+    groups = {}
+    for f in faults:
+        if not f["injected"]:
+            fail(f"fault #{f['index']} ({f['text']}) not injected: {f.get('error')}")
+        node, action = f["node"], f["action"]
+        if action in ("kill", "hang"):
+            members.discard(node)
+        elif action in ("resume", "reboot", "restart", "join"):
+            members.add(node)
+        groups[f["group"]] = (f, set(members))
+    checks = []
+    for group in sorted(groups):
+        f, expected = groups[group]
+        a = f["agreement"]
+        where = f"check #{group} (after fault #{f['index']}, {f['text']})"
+        if a["result"] != "pass":
+            fail(f"{where}: {a['reason']}")
+        if not a["settled"]:
+            fail(f"{where}: the torus never settled")
+        if a["live"] != len(expected) or a["members"] != len(expected):
+            fail(f"{where}: {a['live']} live, {a['members']} members answered; "
+                 f"expected {sorted(expected)}")
+        if a["root"] != min(expected):
+            fail(f"{where}: root {a['root']}, expected {min(expected)}")
+        if a["digest"] != a["expected_digest"]:
+            fail(f"{where}: digest {a['digest']} is not {a['expected_digest']}")
+        checks.append((f, a, expected))
+
+    def after(index):
+        return faults[index]["injected_ns"]
+
+    def node_events(node, name, since=0):
+        return [e for e in events if e["node"] == node and e["event"] == name
+                and e["emu_ns"] >= since]
+
+    # emu_ns counts from the launcher's start, injected_ns from the job start.
+    job = summary["job_start_emu_ns"]
+
+    def detected(index):
+        if faults[index]["detection"] is None:
+            fail(f"nobody detected fault #{index + 1} ({faults[index]['text']})")
+
+    if scenario in ("crash", "root_crash"):
+        detected(0)
+        if faults[0]["stable"] is None:
+            fail("no stable event after the crash")
+    elif scenario == "restart":
+        detected(0)
+        since = job + after(1)
+        if not [e for e in node_events(6, "started", since) if e["as"] == "rejoining"]:
+            fail("node 6 did not start as rejoining after its restart")
+        ready = node_events(6, "ready", since)
+        if not ready or ready[-1]["incarnation"] < 2:
+            fail(f"node 6's restart did not run a new incarnation: {ready}")
+        if not node_events(6, "joined", since):
+            fail("node 6 never joined after its restart")
+    elif scenario == "hang":
+        detected(0)
+        if checks[0][1]["live"] != 7 or checks[1][1]["live"] != 8:
+            fail("the hung node was not out during the hang and back after it")
+        since = job + after(1)
+        if not node_events(5, "joined", since):
+            fail("node 5 never rejoined after it resumed")
+        print(f"check_faults: node 5 after resume: "
+              f"{len(node_events(5, 'expelled', since))} expelled, "
+              f"{len(node_events(5, 'joined', since))} joined")
+    elif scenario == "reboot":
+        since = job + after(0)
+        ready = node_events(2, "ready", since)
+        if not ready:
+            fail("node 2 never came back ready after the reset")
+        if ready[-1].get("incarnation", 0) < 2:
+            fail(f"node 2 came back with incarnation {ready[-1].get('incarnation')} "
+                 "(expected a new one: the board's reset counter)")
+        if not [e for e in node_events(2, "started", since) if e["as"] == "rejoining"]:
+            fail("node 2 did not start as rejoining after its reset")
+        if not node_events(2, "joined", since):
+            fail("node 2 never rejoined after its reset")
+    elif scenario == "link_cut":
+        cut, mend = job + after(0), job + after(1)
+        # The cut cable: 6 x+ to 7 x-.  A link layer notices a cut only when
+        # it has frames to send on it, so at least one end must see it go
+        # down, and every end that went down must come back up after the mend.
+        went_down = 0
+        for node, link, peer in [(6, "x+", 7), (7, "x-", 6)]:
+            downs = [e for e in node_events(node, "link", cut)
+                     if e["link"] == link and e["peer"] == peer and e["state"] == "down"
+                     and e["emu_ns"] < mend]
+            if not downs:
+                print(f"check_faults: node {node} did not notice the cut of its link {link}")
+                continue
+            went_down += 1
+            ups = [e for e in node_events(node, "link", mend)
+                   if e["link"] == link and e["state"] == "up"]
+            if not ups:
+                fail(f"node {node}'s link {link} never came back up after the mend")
+        if went_down == 0:
+            fail("neither end of the cut cable saw it go down")
+        # A cut cable is routed around: nobody may be suspected, no view change.
+        suspicions = [e for e in events if e["event"] == "failure-detected"
+                      and e["emu_ns"] >= cut]
+        if suspicions:
+            fail(f"the link cut made nodes suspect others: {suspicions[:3]}")
+        if checks[0][1]["epoch"] != checks[1][1]["epoch"] or any(
+                e["event"] == "view" and e["emu_ns"] >= cut for e in events):
+            fail("the view changed because of a link cut")
+    elif scenario in ("double_crash", "double_crash_diagonal"):
+        if faults[0]["group"] != faults[1]["group"]:
+            fail("two crashes at the same time were checked separately")
+        detected(0)
+        detected(1)
+    elif scenario == "join":
+        since = job + after(0)
+        if not [e for e in node_events(7, "started", since) if e["as"] == "spare"]:
+            fail("node 7 did not start as a spare")
+        if not node_events(7, "joined", since):
+            fail("spare 7 never joined")
+    elif scenario == "chaos":
+        if len(faults) < 4:
+            fail(f"only {len(faults)} chaos faults")
+        if checks[-1][1]["live"] != 8:
+            fail("chaos did not end on a whole torus")
+    print(f"check_faults: {scenario} ({board}): {len(faults)} faults, "
+          f"{len(checks)} checks passed")
+
+
+main()

@@ -1,0 +1,48 @@
+#!/bin/bash
+# A fault scenario on a small torus: tori-emu injects it, every agreement
+# check must pass and settle, and the membership after each check must be
+# the one the scenario implies (check_faults.py).  Timings are never
+# asserted.  The detector runs with a 200 ms timeout: the tests are about
+# what the views become, not how fast, and a loaded CI machine must not
+# make a node look dead.
+# usage: test_emu_faults.sh EMU BOARD SCENARIO OUT [IMAGE]
+source "$(dirname "$0")/lib.sh"
+EMU=$1
+BOARD=$2
+SCENARIO=$3
+OUT=$4
+IMAGE=${5:-}
+[[ "$BOARD" == host ]] || skip_without_image "$IMAGE"
+TIMING=(--heartbeat-ms 20 --detect-timeout-ms 200)
+EXTRA=()
+case "$SCENARIO" in
+    crash)          SCRIPT='kill 6 at 1s' ;;
+    root_crash)     SCRIPT='kill 0 at 1s' ;;
+    restart)        SCRIPT='kill 6 at 1s; restart 6 at 3s' ;;
+    hang)           SCRIPT='hang 5 at 1s for 3s' ;;
+    reboot)         SCRIPT='reboot 2 at 1s' ;;
+    link_cut)       SCRIPT='link 6 x+ off at 1s; link 6 x+ on at 3s' ;;
+    double_crash)   SCRIPT='kill 3 at 1s; kill 7 at 1s' ;;
+    # 3 and 5 are the middles of both shortest paths between 1 and 7.
+    double_crash_diagonal) SCRIPT='kill 3 at 1s; kill 5 at 1s' ;;
+    join)           SCRIPT='join 7 at 1s'; EXTRA=(--spares 1) ;;
+    chaos)          SCRIPT=''
+                    KINDS=kill,hang,link,reboot
+                    [[ "$BOARD" == host ]] && KINDS=kill,hang,link
+                    EXTRA=(--chaos "seed=11,rate=4,kinds=$KINDS,count=4,hold=1500ms") ;;
+    *) fail "unknown scenario $SCENARIO" ;;
+esac
+[[ -n "$SCRIPT" ]] && EXTRA+=(--inject "$SCRIPT")
+rm -rf "$OUT"
+mkdir -p "$OUT"
+"$EMU" --dims 2x2x2 --board "$BOARD" ${IMAGE:+--image "$IMAGE"} "${TIMING[@]}" "${EXTRA[@]}" \
+    --json --out "$OUT/run" > "$OUT/stdout.jsonl" 2> "$OUT/stderr.txt"
+status=$?
+cat "$OUT/stderr.txt"
+check_status 0 "$status" "$SCENARIO on a 2x2x2 $BOARD torus"
+check_contains "$OUT/stderr.txt" "agreement check"
+[[ -s "$OUT/run/faults.jsonl" ]] || fail "no faults.jsonl"
+python3 "$(dirname "$0")/check_faults.py" "$SCENARIO" "$BOARD" "$OUT/run" \
+    || fail "$SCENARIO: membership not as expected (see $OUT/run)"
+wait_for_no_processes "$OUT/run/" 5
+echo "emu.faults ($SCENARIO, $BOARD): all checks passed"
