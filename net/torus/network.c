@@ -86,10 +86,26 @@ static void deliver_local(struct torus_network *network,
             network->now_ns);
 }
 
+/*
+ * Room an injection ring keeps for membership and control frames: a flood
+ * of data must not crowd out the heartbeats that tell the living from the
+ * dead.
+ */
+#define TORUS_NETWORK_RESERVED_SLOTS (CONFIG_RING_SIZE / 4)
+
+static bool ring_has_room(const struct torus_dma_ring *ring, unsigned type)
+{
+    uint32_t limit = type == TORUS_FRAME_TYPE_MEMBERSHIP || type == TORUS_FRAME_TYPE_CONTROL
+                         ? CONFIG_RING_SIZE
+                         : CONFIG_RING_SIZE - TORUS_NETWORK_RESERVED_SLOTS;
+    return torus_dma_count(ring) < limit;
+}
+
 static enum torus_network_status route_and_inject(struct torus_network *network,
                                                   const uint8_t *frame,
                                                   size_t length,
-                                                  uint32_t destination)
+                                                  uint32_t destination,
+                                                  unsigned type)
 {
     int link = torus_route_next_hop(&network->geometry, network->rank,
                                     destination, network->up_mask);
@@ -97,7 +113,8 @@ static enum torus_network_status route_and_inject(struct torus_network *network,
         count(network, TORUS_NETWORK_COUNT_NO_ROUTE);
         return TORUS_NETWORK_NO_ROUTE;
     }
-    if (torus_dma_inject(&network->injection[link], frame, length, NULL) != TORUS_DMA_OK) {
+    if (!ring_has_room(&network->injection[link], type) ||
+        torus_dma_inject(&network->injection[link], frame, length, NULL) != TORUS_DMA_OK) {
         count(network, TORUS_NETWORK_COUNT_RING_FULL);
         return TORUS_NETWORK_FULL;
     }
@@ -134,7 +151,7 @@ enum torus_network_status torus_network_send(struct torus_network *network,
                       network->scratch + TORUS_FRAME_HEADER_SIZE);
         return TORUS_NETWORK_OK;
     }
-    return route_and_inject(network, network->scratch, frame_length, destination);
+    return route_and_inject(network, network->scratch, frame_length, destination, type);
 }
 
 /* The link a frame arrived on, from its destination MAC; -1: not ours. */
@@ -173,12 +190,24 @@ static void on_data(void *context, const struct torus_frame_header *header,
         count(network, TORUS_NETWORK_COUNT_FOREIGN_MAC);
         return;
     }
+    bool transit = header->destination != network->rank;
+    if (transit) {
+        /* Back-pressure, as a torus router's link-level flow control: a
+         * transit frame the next hop has no room for is not acknowledged,
+         * so its sender keeps it and sends it again. */
+        int next = torus_route_next_hop(&network->geometry, network->rank,
+                                        header->destination, network->up_mask);
+        if (next >= 0 && !ring_has_room(&network->injection[next], header->type)) {
+            count(network, TORUS_NETWORK_COUNT_BACKPRESSURE);
+            return;
+        }
+    }
     if (torus_link_receive(&network->links[link], header, network->now_ns) !=
         TORUS_LINK_DELIVER) {
         count(network, TORUS_NETWORK_COUNT_LINK_DROPS);
         return;
     }
-    if (header->destination == network->rank) {
+    if (!transit) {
         deliver_local(network, header, payload);
         return;
     }
@@ -186,7 +215,7 @@ static void on_data(void *context, const struct torus_frame_header *header,
         count(network, TORUS_NETWORK_COUNT_TTL_EXPIRED);
         return;
     }
-    if (route_and_inject(network, frame, length, header->destination) ==
+    if (route_and_inject(network, frame, length, header->destination, header->type) ==
         TORUS_NETWORK_OK)
         count(network, TORUS_NETWORK_COUNT_FORWARDED);
 }

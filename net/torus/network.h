@@ -47,7 +47,8 @@ enum torus_network_status {
     X(LINK_DROPS, "link_drops")     /* refused by the link layer */          \
     X(NO_HANDLER, "no_handler")     /* for us, but nobody takes the type */  \
     X(DRIVER_BUSY, "driver_busy")   /* device full: left to retransmission */\
-    X(CUT, "cut")                   /* lost on a link cut on purpose */
+    X(CUT, "cut")                   /* lost on a link cut on purpose */    \
+    X(BACKPRESSURE, "backpressure") /* transit refused: next ring full */
 
 enum torus_network_counter {
 #define TORUS_NETWORK_COUNTER_ENUM(name, text) TORUS_NETWORK_COUNT_##name,
