@@ -21,7 +21,7 @@ class Tree:
         self.max_nodes = max_nodes
         self.variant = variant
         self.configured = False
-        self.built = False
+        self.built = set()
 
     def cache_wanted(self):
         wanted = {"TORI_BOARD": self.board,
@@ -68,7 +68,7 @@ class Tree:
 
     def build(self, target="node"):
         self.configure()
-        if self.built:
+        if target in self.built:
             return
         code, out, err = run([self.tools.ninja, "-C", self.build_dir, target], check=False)
         if code != 0:
@@ -76,7 +76,7 @@ class Tree:
                       if re.search(r"(error|undefined reference|FAILED)", l)]
             raise BuildError(f"building {target} in {self.build_dir} failed:\n  "
                              + "\n  ".join(errors[:12] or (out + err).splitlines()[-12:]))
-        self.built = True
+        self.built.add(target)
 
     def compile_commands(self):
         self.configure()

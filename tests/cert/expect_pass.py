@@ -34,6 +34,9 @@ def main():
     problems = []
     if run.returncode != 0:
         problems.append(f"tori-cert exited {run.returncode}, expected 0")
+    if not os.path.exists(report_path):
+        print(f"expect_pass: tori-cert wrote no report ({report_path})", file=sys.stderr)
+        return 1
     with open(report_path, encoding="utf-8") as f:
         report = json.load(f)
     for key in ("git", "toolchain", "configuration", "checks", "verdict"):
