@@ -52,6 +52,8 @@ class CallGraph:
         self.callers = {f: [] for f in image.functions}
         self.indirect_sites = {}       # function -> [instructions]
         self.exception_returns = []    # instructions
+        self.jump_tables = []          # (function, instruction, entries) checked
+        self.computed_jumps = []       # (function, instruction) taken as local
         self.findings = []             # problems with the graph itself
         self.registered = {}           # caller name -> {function: [where]}
         self.address_taken = {}        # function -> [where]
@@ -97,6 +99,33 @@ class CallGraph:
                     self.indirect_sites.setdefault(f, []).append(insn)
                 elif insn.kind == "exception-return":
                     self.exception_returns.append(insn)
+                elif insn.kind == "table-jump":
+                    self._table_jump(f, insn)
+
+    def _table_jump(self, f, insn):
+        """A switch through a jump table: 'ldr pc, [pc, rN, lsl #2]' reads the
+        words that follow (pc + 8); every entry must be code of f itself or
+        becomes an edge.  Other computed jumps (tbb/tbh, add pc, pc, rN) are
+        taken as jumps within f and listed as such."""
+        if insn.mnemonic.startswith("ldr"):
+            entries = []
+            addr = insn.addr + 8
+            while True:
+                word = self.image.insn_at.get(addr)
+                if word is None or not word.is_data or word.mnemonic != ".word":
+                    break
+                entries.append(word.value)
+                addr += 4
+            if not entries:
+                self.findings.append(Finding(f.label, f"jump table at {insn.addr:08x} in {f.label} has no "
+                                                      f"table of addresses after it", kind="unresolved-table"))
+                return
+            for value in entries:
+                if not f.start <= value < f.end:
+                    self._add(f, self.image.function_at(value & ~1), "tail", insn.addr)
+            self.jump_tables.append((f, insn, len(entries)))
+        else:
+            self.computed_jumps.append((f, insn))
 
     def _function_from_word(self, value):
         """The function a data word points to (Thumb bit allowed), or None."""

@@ -19,7 +19,20 @@ class PhaseError(Exception):
 def _successors(f, index):
     insn = f.instructions[index]
     nxt = [index + 1] if index + 1 < len(f.instructions) else []
-    if insn.kind in ("return", "ijump", "literal-jump", "exception-return", "table-jump"):
+    if insn.kind == "table-jump":
+        # Successors: the entries of the jump table that follows (ldr pc
+        # form); any other computed jump could go anywhere in f.
+        index_of = {x.addr: i for i, x in enumerate(f.instructions)}
+        if insn.mnemonic.startswith("ldr"):
+            out, addr = [index + 1] if insn.conditional else [], insn.addr + 8
+            while addr in index_of and f.instructions[index_of[addr]].mnemonic == ".word":
+                target = f.instructions[index_of[addr]].value
+                if target in index_of:
+                    out.append(index_of[target])
+                addr += 4
+            return out
+        return [i for i, x in enumerate(f.instructions) if not x.is_data]
+    if insn.kind in ("return", "ijump", "literal-jump", "exception-return"):
         return []
     if insn.kind == "branch":
         targets = []

@@ -173,6 +173,9 @@ def run(ctx):
                            sorted((f for f in reachable if frames.get(f) is not None),
                                   key=lambda f: -frames[f])[:8]],
         "recursion_cycles": [[f.label for f in c] for c in cycles],
+        "jump_tables_checked": [f"{f.label} at 0x{i.addr:08x} ({n} entries)" for f, i, n in graph.jump_tables],
+        "computed_jumps_taken_as_local": [f"{f.label} at 0x{i.addr:08x}: {i.text()}"
+                                          for f, i in graph.computed_jumps],
         "indirect_sites": list(getattr(graph, "site_info", {}).values()),
     }
     if result.verdict == "pass":
