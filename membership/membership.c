@@ -1279,8 +1279,18 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
     kept = 0;
     for (uint32_t i = 0; i < c->join_count; i++) {
         struct membership_join_entry e = c->joins[i];
-        bool blocked = in_view(ctx, e.id) && !id_in_list(failed, failed_count, e.id);
-        if (join_count < MEMBERSHIP_MAX_CHANGE_JOINED && !blocked) {
+        /*
+         * A joiner still in the view restarted before anyone noticed: the
+         * same change removes its old life and adds the new one.
+         */
+        bool restart = in_view(ctx, e.id) && !id_in_list(failed, failed_count, e.id);
+        bool room = join_count < MEMBERSHIP_MAX_CHANGE_JOINED &&
+                    (!restart || failed_count < MEMBERSHIP_MAX_CHANGE_FAILED);
+        if (room) {
+            if (restart) {
+                failed_at[failed_count] = coarse_us(now);
+                failed[failed_count++] = e.id;
+            }
             joins[join_count++] = e;
             any_rejoin |= (uint8_t)(e.id < ctx->config.member_count);
         } else {
@@ -1701,8 +1711,7 @@ static void handle_join_request(struct membership *ctx, const struct membership_
                 return;
             }
         }
-        /* Restarted before anyone noticed: its old life leaves, the new one joins. */
-        coord_queue_failure(ctx, joiner);
+        /* Restarted before anyone noticed: the round removes and re-adds it. */
     }
     if (c->join_count >= MEMBERSHIP_QUEUE_JOINED_MAX) {
         ctx->counters.table_overflows++;

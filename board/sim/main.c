@@ -7,7 +7,7 @@
  *            [--link-detect-ns N] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms']
  *            [--chaos --seeds 1000 --rate R] [--seed S]
- *            [--json] [--events | --quiet]
+ *            [--json] [--events | --quiet] [--trace-node N]
  *
  * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
  */
@@ -45,6 +45,8 @@ struct options {
     uint64_t seed;
     bool json;
     unsigned verbosity;
+    uint32_t trace_node;
+    bool trace_set;
 };
 
 static _Noreturn void usage_error(const char *fmt, const char *arg, const char *expected)
@@ -158,6 +160,9 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->seeds = parse_u64(a, v, 1, 10000000, "1..1e7");
         } else if (strcmp(a, "--rate") == 0) {
             o->rate_milli = parse_rate(v);
+        } else if (strcmp(a, "--trace-node") == 0) {
+            o->trace_node = (uint32_t)parse_u64(a, v, 0, CONFIG_MAX_NODES - 1, "a node id");
+            o->trace_set = true;
         } else if (strcmp(a, "--seed") == 0) {
             o->seed = parse_u64(a, v, 0, UINT64_MAX, "an integer");
         } else {
@@ -176,7 +181,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --settle-ms, --inject, "
-                            "--chaos, --seeds, --rate, --seed, --json, --events, --quiet");
+                            "--chaos, --seeds, --rate, --seed, --trace-node, --json, --events, --quiet");
             }
         }
         if (takes) {
@@ -239,6 +244,7 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->seed = o->seed;
     p->json = o->json;
     p->verbosity = o->verbosity;
+    p->trace_node = o->trace_set ? o->trace_node : UINT32_MAX;
     if (o->heartbeat_us >= 0) {
         p->heartbeat_ns = (uint64_t)o->heartbeat_us; /* held in ns */
     } else {

@@ -96,6 +96,7 @@ void sim_params_defaults(struct sim_params *params, const struct torus_geometry 
     params->link_detect_ns = 10000;
     params->heartbeat_ns = 0;
     params->verbosity = 1;
+    params->trace_node = UINT32_MAX;
 }
 
 uint64_t sim_unit_ns(const struct sim_params *params)
@@ -797,6 +798,12 @@ static void step_process(struct sim *sim, uint32_t id)
                " (at %" PRIx64 ")",
           sim->now, m->source, id, decoded ? membership_msg_type_name(msg.header.type) : "?",
           msg.header.epoch, msg.header.stable_epoch, epoch_before);
+    if (id == sim->params.trace_node && sim->out != NULL) {
+        fprintf(sim->out, "t_ns=%" PRIu64 " node=%" PRIu32 " event=handle from=%" PRIu32
+                          " type=%s epoch=%" PRIx64 " stable=%" PRIx64 " mine=%" PRIx64 "\n",
+                sim->now, id, m->source, decoded ? membership_msg_type_name(msg.header.type) : "?",
+                msg.header.epoch, msg.header.stable_epoch, epoch_before);
+    }
     membership_receive(ctx, m->bytes, m->length, sim->now, sim->outbox);
     sim->stats.delivered++;
     n->busy_until = sim->now + sim->params.cp_ns;

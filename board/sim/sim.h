@@ -44,6 +44,7 @@ struct sim_params {
     uint64_t seed;
     bool json;
     unsigned verbosity; /* 0: stable and summary; 1: + node events but views; 2: all */
+    uint32_t trace_node; /* print every message this node handles (UINT32_MAX: none) */
 };
 
 /* Fills defaults for a geometry (radix 4, radix layout, BG/L latencies). */
