@@ -45,6 +45,7 @@ struct emu_faults {
 
     bool group_open;
     unsigned group;
+    uint64_t last_inject_ns;      /* job time of the latest scripted action */
     uint64_t group_begin_ns, last_activity_ns;
     unsigned open_detections, open_false;
 
@@ -411,6 +412,23 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
+/*
+ * When the next scripted action is due (job time); UINT64_MAX while it
+ * must wait for the open group to be checked (--sequential).
+ */
+static uint64_t script_due(const struct emu *emu, const struct emu_faults *f)
+{
+    const struct emu_action *next = &f->script.actions[f->next_action];
+    if (!emu->options->sequential || f->next_action == 0)
+        return next->at_ns;
+    const struct emu_action *previous = &f->script.actions[f->next_action - 1];
+    if (next->at_ns == previous->at_ns)
+        return 0; /* together with the one before */
+    if (f->group_open)
+        return UINT64_MAX;
+    return f->last_inject_ns + (next->at_ns - previous->at_ns);
+}
+
 bool emu_faults_run(struct emu *emu)
 {
     struct emu_faults *f = emu->faults;
@@ -437,9 +455,10 @@ bool emu_faults_run(struct emu *emu)
                     f->script.count - f->next_action);
             break;
         }
-        while (f->next_action < f->script.count &&
-               f->script.actions[f->next_action].at_ns <= now && !emu->failed)
+        while (f->next_action < f->script.count && script_due(emu, f) <= now && !emu->failed) {
+            f->last_inject_ns = now;
             inject(emu, f, &f->script.actions[f->next_action++], false);
+        }
         if (f->chaos_on && !f->group_open) {
             struct emu_action action;
             if (emu_chaos_next(&f->chaos, &f->world, now, &action))
@@ -459,7 +478,7 @@ bool emu_faults_run(struct emu *emu)
         /* Sleep until something is due. */
         uint64_t due = now + 200 * NS_PER_MS;
         if (!script_done)
-            due = min_u64(due, f->script.actions[f->next_action].at_ns);
+            due = min_u64(due, script_due(emu, f));
         if (f->group_open)
             due = min_u64(due, min_u64(f->last_activity_ns + f->quiet_ns,
                                        f->group_begin_ns + f->timeout_ns));

@@ -68,6 +68,10 @@ void emu_options_usage(FILE *out)
         "                                             (same id, new incarnation)\n"
         "                         join N at T         start spare N (see --spares)\n"
         "                       e.g. 'kill 3 at 2s; hang 5 at 4s for 1s; join 7 at 6s'\n"
+        "  --sequential         an item never comes before the torus settled after\n"
+        "                       the one before (and was checked): script times become\n"
+        "                       the least spacing between items (equal times still go\n"
+        "                       together)\n"
         "  --chaos SPEC         random faults: seed=S,rate=R,kinds=kill,hang,link,\n"
         "                       reboot,join[,count=N][,duration=D][,hold=D]; each\n"
         "                       fault waits for the last to settle, and is undone\n"
@@ -116,7 +120,7 @@ struct raw_options {
     const char *image, *node_binary, *qemu;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *chaos, *settle_quiet, *settle_timeout;
-    bool mesh_all, ping, json, demo, verbose, check_qmp;
+    bool mesh_all, ping, json, demo, verbose, check_qmp, sequential;
 };
 
 static enum emu_options_result collect(int argc, char **argv, struct raw_options *raw,
@@ -159,6 +163,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--demo", &raw->demo},
         {"--verbose", &raw->verbose},
         {"--check-qmp", &raw->check_qmp},
+        {"--sequential", &raw->sequential},
     };
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -254,6 +259,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->demo = raw.demo;
     o->verbose = raw.verbose;
     o->check_qmp = raw.check_qmp;
+    o->sequential = raw.sequential;
     o->image = raw.image != NULL ? raw.image : default_image;
     o->node_binary = raw.node_binary != NULL ? raw.node_binary : default_node_binary;
     o->qemu = raw.qemu != NULL ? raw.qemu : "qemu-system-arm";
@@ -420,6 +426,10 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         !parse_duration_option("--settle-timeout", raw.settle_timeout, false,
                                &o->settle_timeout_ns, error, capacity))
         return EMU_OPTIONS_ERROR;
+    if (raw.sequential && raw.inject == NULL) {
+        snprintf(error, capacity, "--sequential needs --inject (expected a script to pace)");
+        return EMU_OPTIONS_ERROR;
+    }
     if (raw.ping && (raw.inject != NULL || raw.chaos != NULL)) {
         snprintf(error, capacity, "--ping and --inject/--chaos cannot be combined (expected "
                                   "one of them: a fault run measures its own latency)");

@@ -41,6 +41,7 @@ struct emu_options {
 
     /* Fault runs (qemu/emu_faults.h). */
     const char *inject_text;  /* --inject SCRIPT (syntax checked here) */
+    bool sequential;          /* script times are minimum spacings after settling */
     bool chaos_set;
     struct emu_chaos_spec chaos_spec;
     uint64_t settle_quiet_ns;   /* 0: from the detect timeout */

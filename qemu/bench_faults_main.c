@@ -1,0 +1,324 @@
+/*
+ * tori-bench-faults (./tori bench faults): T_s and detection time after
+ * node crashes on QEMU and host-process tori, beside the distance model
+ * from each run's own one-hop latency (qemu/bench_faults.h).  Each
+ * configuration is one tori-emu run; its logs and records stay under --out.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "qemu/bench_faults.h"
+#include "qemu/cli.h"
+#include "qemu/emu_spawn.h"
+
+#ifndef TORI_DEFAULT_IMAGE
+#error "TORI_DEFAULT_IMAGE must be defined by the build"
+#endif
+#ifndef TORI_DEFAULT_NODE_BINARY
+#error "TORI_DEFAULT_NODE_BINARY must be defined by the build"
+#endif
+#ifndef TORI_DEFAULT_EMU
+#error "TORI_DEFAULT_EMU must be defined by the build"
+#endif
+
+#define TOOL "tori-bench-faults"
+#define CONFIGS_MAX 8
+
+static void usage(FILE *out)
+{
+    fputs("usage: tori-bench-faults [options]\n"
+          "\n"
+          "Kills a spread of nodes (a leaf, inner nodes, the root) one at a time on each\n"
+          "configuration, restarting each before the next, and reports the root's\n"
+          "stabilization time T_s and the detection time beside the paper's distance\n"
+          "model computed from the one-hop latency measured in the same run.\n"
+          "\n"
+          "  --configs LIST     BOARD-DIMS[@HB/DT],... timeouts in ms after @\n"
+          "                     (qemu-2x2x2,qemu-2x2x2@20/200,qemu-4x4x4,host-8x8x8)\n"
+          "  --kills N          crashes per configuration, 1..10 (6)\n"
+          "  --heartbeat-ms N   heartbeat for every configuration (default: by size,\n"
+          "                     10 up to 8 nodes, 100 above)\n"
+          "  --detect-timeout-ms N  detector timeout for every configuration (default:\n"
+          "                     by size, 50 up to 8 nodes, 1000 above)\n"
+          "  --out DIR          where each configuration's run goes\n"
+          "                     (default: a fresh /tmp/tori-bench-faults-XXXXXX)\n"
+          "  --json             one JSON object per configuration on stdout (the\n"
+          "                     table then goes to stderr)\n"
+          "  --image FILE       node image for QEMU (build/qemu-virt/node.elf)\n"
+          "  --node-binary FILE host node program (the build's tori-node)\n"
+          "  --emu FILE         the launcher (the build's tori-emu)\n"
+          "\n"
+          "Exit status: 0 every run passed its agreement checks, 1 a run failed,\n"
+          "2 bad options.\n",
+          out);
+}
+
+struct options {
+    const char *configs, *out, *image, *node_binary, *emu;
+    unsigned kills, heartbeat_ms, detect_timeout_ms;
+    bool json;
+};
+
+static bool parse(int argc, char **argv, struct options *o, char *error, size_t capacity,
+                  bool *help)
+{
+    memset(o, 0, sizeof *o);
+    o->configs = "qemu-2x2x2,qemu-2x2x2@20/200,qemu-4x4x4,host-8x8x8";
+    o->image = TORI_DEFAULT_IMAGE;
+    o->node_binary = TORI_DEFAULT_NODE_BINARY;
+    o->emu = TORI_DEFAULT_EMU;
+    o->kills = 6;
+    const char *kills = NULL, *heartbeat = NULL, *detect = NULL;
+    struct {
+        const char *name;
+        const char **slot;
+    } const valued[] = {
+        {"--configs", &o->configs},    {"--out", &o->out},
+        {"--image", &o->image},        {"--node-binary", &o->node_binary},
+        {"--emu", &o->emu},            {"--kills", &kills},
+        {"--heartbeat-ms", &heartbeat}, {"--detect-timeout-ms", &detect},
+    };
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
+            *help = true;
+            return true;
+        }
+        if (cli_is_flag(argv[i], "--json")) {
+            o->json = true;
+            continue;
+        }
+        bool matched = false;
+        for (size_t v = 0; v < sizeof valued / sizeof valued[0] && !matched; v++) {
+            const char *value = NULL;
+            int found = cli_take_value(argc, argv, &i, valued[v].name, &value);
+            if (found < 0) {
+                snprintf(error, capacity, "%s needs a value (see --help)", valued[v].name);
+                return false;
+            }
+            if (found > 0) {
+                *valued[v].slot = value;
+                matched = true;
+            }
+        }
+        if (!matched) {
+            char echo[CLI_ECHO_MAX + 4];
+            snprintf(error, capacity, "unknown option '%s' (expected one of the options in "
+                                      "--help)",
+                     cli_echo(argv[i], echo));
+            return false;
+        }
+    }
+    uint64_t value = 0;
+    if (kills != NULL) {
+        if (!cli_parse_u64(kills, 1, 10, &value)) {
+            snprintf(error, capacity, "--kills '%.40s' is invalid (expected 1..10)", kills);
+            return false;
+        }
+        o->kills = (unsigned)value;
+    }
+    if (heartbeat != NULL) {
+        if (!cli_parse_u64(heartbeat, 1, 65535, &value)) {
+            snprintf(error, capacity, "--heartbeat-ms '%.40s' is invalid (expected 1..65535)",
+                     heartbeat);
+            return false;
+        }
+        o->heartbeat_ms = (unsigned)value;
+    }
+    if (detect != NULL) {
+        if (!cli_parse_u64(detect, 2, 65535, &value)) {
+            snprintf(error, capacity,
+                     "--detect-timeout-ms '%.40s' is invalid (expected 2..65535)", detect);
+            return false;
+        }
+        o->detect_timeout_ms = (unsigned)value;
+    }
+    return true;
+}
+
+/* Runs tori-emu for one configuration; returns its exit status or -1. */
+static int run_config(const struct options *o, const struct bench_faults_config *config,
+                      const char *dir, FILE *human)
+{
+    static char script[2048];
+    unsigned gap = bench_faults_script(config, script, sizeof script);
+    char heartbeat[16], detect[16], rto[16], retries[16], log_path[640];
+    snprintf(heartbeat, sizeof heartbeat, "%u", config->heartbeat_ms);
+    snprintf(detect, sizeof detect, "%u", config->detect_timeout_ms);
+    snprintf(rto, sizeof rto, "%u", config->link_rto_ms != 0 ? config->link_rto_ms : 4u);
+    snprintf(retries, sizeof retries, "%u", config->link_retries != 0 ? config->link_retries : 8u);
+    snprintf(log_path, sizeof log_path, "%s.log", dir);
+    fprintf(human, TOOL ": %s: %u crashes, each %u ms after the last settled, heartbeat %u ms, detect %u ms, link "
+                   "%s x %s ms (log %s)\n",
+            config->name, config->kills, gap, config->heartbeat_ms,
+            config->detect_timeout_ms, retries, rto, log_path);
+    fflush(human);
+    char *argv[] = {(char *)o->emu,
+                    "--dims",
+                    (char *)config->dims,
+                    "--board",
+                    (char *)config->board,
+                    "--heartbeat-ms",
+                    heartbeat,
+                    "--detect-timeout-ms",
+                    detect,
+                    "--link-rto-ms",
+                    rto,
+                    "--link-retries",
+                    retries,
+                    "--inject",
+                    script,
+                    "--sequential",
+                    "--out",
+                    (char *)dir,
+                    "--image",
+                    (char *)o->image,
+                    "--node-binary",
+                    (char *)o->node_binary,
+                    NULL};
+    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log < 0) {
+        fprintf(stderr, TOOL ": cannot create '%s': %s\n", log_path, strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(log, STDOUT_FILENO);
+        dup2(log, STDERR_FILENO);
+        execv(argv[0], argv);
+        fprintf(stderr, TOOL ": cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(log);
+    if (pid < 0) {
+        fprintf(stderr, TOOL ": fork: %s\n", strerror(errno));
+        return -1;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    char error[320];
+    bool help = false;
+    if (!parse(argc, argv, &o, error, sizeof error, &help)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        return 2;
+    }
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    static struct bench_faults_summary summaries[CONFIGS_MAX];
+    unsigned count = 0;
+    char list[512];
+    if (strlen(o.configs) >= sizeof list) {
+        fprintf(stderr, TOOL ": --configs is too long (expected at most %d configurations)\n",
+                CONFIGS_MAX);
+        return 2;
+    }
+    snprintf(list, sizeof list, "%s", o.configs);
+    char *save = NULL;
+    bool want_qemu = false, want_host = false;
+    for (char *item = strtok_r(list, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+        if (count == CONFIGS_MAX) {
+            fprintf(stderr, TOOL ": --configs names more than %d configurations\n", CONFIGS_MAX);
+            return 2;
+        }
+        struct bench_faults_config *c = &summaries[count].config;
+        if (!bench_faults_parse_config(item, o.kills, c, error, sizeof error)) {
+            fprintf(stderr, TOOL ": --configs: %s\n", error);
+            return 2;
+        }
+        if (o.heartbeat_ms != 0)
+            c->heartbeat_ms = o.heartbeat_ms;
+        if (o.detect_timeout_ms != 0)
+            c->detect_timeout_ms = o.detect_timeout_ms;
+        if (c->detect_timeout_ms <= c->heartbeat_ms) {
+            fprintf(stderr, TOOL ": %s: detect timeout %u ms is not above the heartbeat %u ms "
+                            "(expected --detect-timeout-ms larger than --heartbeat-ms)\n",
+                    c->name, c->detect_timeout_ms, c->heartbeat_ms);
+            return 2;
+        }
+        want_qemu |= strcmp(c->board, "host") != 0;
+        want_host |= strcmp(c->board, "qemu") != 0;
+        count++;
+    }
+    if (count == 0) {
+        fprintf(stderr, TOOL ": --configs is empty (expected e.g. qemu-2x2x2)\n");
+        return 2;
+    }
+    char resolved[PATH_MAX];
+    if (!emu_spawn_find_program(o.emu, resolved, sizeof resolved)) {
+        fprintf(stderr, TOOL ": launcher '%s' not found (expected a built tori-emu: run "
+                        "./tori build host, or pass --emu FILE)\n",
+                o.emu);
+        return 2;
+    }
+    if (want_qemu && access(o.image, R_OK) != 0) {
+        fprintf(stderr, TOOL ": node image '%s' not found (expected a built image: run "
+                        "./tori build qemu-virt, or pass --image FILE)\n",
+                o.image);
+        return 2;
+    }
+    if (want_host && !emu_spawn_find_program(o.node_binary, resolved, sizeof resolved)) {
+        fprintf(stderr, TOOL ": node program '%s' not found (expected a built tori-node: run "
+                        "./tori build host, or pass --node-binary FILE)\n",
+                o.node_binary);
+        return 2;
+    }
+    char out[400];
+    if (o.out != NULL) {
+        if (strlen(o.out) >= sizeof out - 1 || (mkdir(o.out, 0755) != 0 && errno != EEXIST)) {
+            fprintf(stderr, TOOL ": cannot create --out directory '%.200s' (expected a "
+                            "writable path under 400 bytes)\n",
+                    o.out);
+            return 2;
+        }
+        snprintf(out, sizeof out, "%s", o.out);
+    } else {
+        char template[] = "/tmp/tori-bench-faults-XXXXXX";
+        if (mkdtemp(template) == NULL) {
+            fprintf(stderr, TOOL ": cannot create a directory under /tmp: %s\n",
+                    strerror(errno));
+            return 2;
+        }
+        snprintf(out, sizeof out, "%s", template);
+    }
+    FILE *human = o.json ? stderr : stdout;
+    int status = 0;
+    for (unsigned i = 0; i < count; i++) {
+        struct bench_faults_summary *s = &summaries[i];
+        /* out is under 400 bytes and a name under 32: it fits. */
+        size_t out_length = strlen(out), name_length = strlen(s->config.name);
+        memcpy(s->out_dir, out, out_length);
+        s->out_dir[out_length] = '/';
+        memcpy(s->out_dir + out_length + 1, s->config.name, name_length + 1);
+        s->status = run_config(&o, &s->config, s->out_dir, human);
+        if (!bench_faults_read(s->out_dir, s))
+            fprintf(stderr, TOOL ": %s: no fault records in %s/faults.jsonl (exit %d; see "
+                            "%s.log)\n",
+                    s->config.name, s->out_dir, s->status, s->out_dir);
+        if (s->status != 0 || s->checks_passed != s->checks || s->faults == 0)
+            status = 1;
+        if (o.json)
+            bench_faults_write_json(s, stdout);
+    }
+    bench_faults_print_table(summaries, count, human);
+    return status;
+}
