@@ -114,10 +114,14 @@ void sim_model_compute(const struct membership *ctx, const struct torus_geometry
 {
     memset(model, 0, sizeof *model);
     const struct membership_view *view = &ctx->view;
-    uint32_t levels = membership_tree_levels(view->live, ctx->config.radix);
+    uint32_t live = view->live;
+    uint32_t levels = membership_tree_levels(live, ctx->config.radix);
     uint32_t max_hops[64];
     memset(max_hops, 0, sizeof max_hops);
-    for (uint32_t k = 0; k < view->live; k++) {
+    /* Parents come before their children in rank order (both layouts). */
+    uint32_t *path = calloc(live > 0 ? live : 1, sizeof *path);
+    uint64_t worst = 0;
+    for (uint32_t k = 0; k < live; k++) {
         uint32_t pos = membership_view_select(view, k);
         struct membership_tree_links links;
         if (!membership_tree_locate(view, ctx->layout.kind, ctx->config.radix, pos, &links) ||
@@ -130,7 +134,16 @@ void sim_model_compute(const struct membership *ctx, const struct torus_geometry
         if (hops > max_hops[links.depth]) {
             max_hops[links.depth] = hops;
         }
+        if (path != NULL) {
+            path[k] = path[membership_view_rank(view, links.parent)] + hops;
+            uint64_t t = 2u * hop_ns * path[k] + 2u * cp_ns * links.depth;
+            if (t > worst) {
+                worst = t;
+                model->path_hops = path[k];
+            }
+        }
     }
+    free(path);
     uint32_t sum = 0;
     for (uint32_t d = 1; d < levels && d < 64; d++) {
         sum += max_hops[d];
@@ -140,6 +153,7 @@ void sim_model_compute(const struct membership *ctx, const struct torus_geometry
     uint64_t h1 = levels > 0 ? levels - 1u : 0;
     model->base_ns = 2u * hop_ns * h1 + cp_ns * levels;
     model->dist_ns = 2u * hop_ns * sum + cp_ns * levels;
+    model->path_ns = worst;
 }
 
 /* ------------------------------------------------------------------ */
@@ -457,8 +471,11 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
         line_u64(sim, "base_model_ns", s.model.base_ns);
         line_u64(sim, "hop_sum", s.model.hop_sum);
         line_u64(sim, "distance_model_ns", s.model.dist_ns);
+        line_u64(sim, "path_hops", s.model.path_hops);
+        line_u64(sim, "path_model_ns", s.model.path_ns);
         line_ratio(sim, "ts_per_base", s.ts_ns, s.model.base_ns);
         line_ratio(sim, "ts_per_distance", s.ts_ns, s.model.dist_ns);
+        line_ratio(sim, "ts_per_path", s.ts_ns, s.model.path_ns);
         line_ratio(sim, "ts_per_hop", s.ts_ns, sim->params.hop_ns);
         line_end(sim);
         break;

@@ -57,8 +57,10 @@ uint64_t sim_unit_ns(const struct sim_params *params);
 struct sim_model {
     uint32_t levels;     /* H */
     uint32_t hop_sum;    /* sum over levels of the largest parent-child hop count */
-    uint64_t base_ns;    /* 2 L (H-1) + O_cp H */
-    uint64_t dist_ns;    /* 2 L hop_sum + O_cp H */
+    uint32_t path_hops;  /* hops of the longest root-to-node path (critical path) */
+    uint64_t base_ns;    /* paper, base:     2 L (H-1) + O_cp H */
+    uint64_t dist_ns;    /* paper, distance: 2 L hop_sum + O_cp H */
+    uint64_t path_ns;    /* critical path:   max over nodes v of 2 L hops(v) + 2 O_cp depth(v) */
 };
 
 void sim_model_compute(const struct membership *ctx, const struct torus_geometry *geometry,
