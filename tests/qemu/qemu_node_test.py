@@ -11,7 +11,8 @@ Cases (one per CTest test, see tests/qemu/CMakeLists.txt):
   bad-radix         tree_radix=3 with a valid CRC: the exact field message
   bad-dims          dims=7 with a valid CRC: the exact field message
   reset             QMP system_reset: the node boots again with the same
-                    personality (the loader re-applies it)
+                    personality (the loader re-applies it) and, counting
+                    the reset, a new incarnation (1 + resets)
   idle-cpu          a ready, idle node costs its QEMU process < 2% of a core
   malloc-after-init builds the TORI_TEST_VARIANT=malloc-after-init image in
                     its own tree and expects the heap-sealing panic
@@ -245,8 +246,9 @@ def expect_halt(node, reason, timeout):
                           f"expected < {IDLE_CPU_LIMIT_PERCENT}%")
 
 
-def ready_pattern():
-    return r"tori node=5 event=ready t_ns=\d+ incarnation=1 nodes=8( .*)?"
+def ready_pattern(incarnation=1, resets=0):
+    return (rf"tori node=5 event=ready t_ns=\d+ incarnation={incarnation} nodes=8 "
+            rf"heap_used=\d+ resets={resets}( .*)?")
 
 
 def text_section_range(elf_path):
@@ -343,7 +345,8 @@ def run_case(args, work_dir):
             node.qmp("system_reset")
             boot_again, _ = node.wait_for(r"tori node=- event=boot t_ns=\d+ board=qemu-virt",
                                           args.timeout, start=first + 1)
-            node.wait_for(ready_pattern(), args.timeout, start=boot_again + 1)
+            node.wait_for(ready_pattern(incarnation=2, resets=1), args.timeout,
+                          start=boot_again + 1)
         elif case == "idle-cpu":
             path, _ = write_personality(args.personality_tool, work_dir)
             node = boot(args.node_elf, path)
