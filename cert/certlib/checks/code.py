@@ -22,6 +22,8 @@ TITLE = "Code checks"
 METHOD = __doc__.strip().split("\n", 1)[1].strip()
 SUBCHECKS = ["warnings", "misra", "tidy", "analyzer"]
 MISRA_RULES = ("misra-c2012-21.3", "misra-c2012-17.2", "misra-c2012-18.8")
+CPPCHECK_FAILURES = ("syntaxError", "internalAstError", "unknownMacro", "preprocessorErrorDirective",
+                     "cppcheckError", "internalError", "misra-config", "misra-c2012-0.0")
 MISRA_SCRIPT = "/usr/lib/x86_64-linux-gnu/cppcheck/addons/misra.py"
 WARNING_RE = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<kind>warning|error): "
                         r"(?P<message>.*?)(?: \[(?P<flag>[^\]]+)\])?$")
@@ -132,6 +134,11 @@ def _misra(ctx, result):
             continue
         rule = m.group("id")
         path = os.path.relpath(m.group("file"), ctx.source_dir) if os.path.isabs(m.group("file")) else m.group("file")
+        if rule in CPPCHECK_FAILURES:
+            # A file cppcheck could not analyse is not a file without findings.
+            result.fail(Finding(path, f"cppcheck could not analyse it ({rule}: {m.group('message')})",
+                                f"{path}:{m.group('line')}", subcheck="misra"))
+            continue
         if rule not in MISRA_RULES:
             others[rule] = others.get(rule, 0) + 1
             continue
@@ -181,6 +188,12 @@ def _tidy(ctx, result):
         for text in pool.map(one, sources):
             for line in text.splitlines():
                 m = WARNING_RE.match(line)
+                if m and m.group("kind") == "error":
+                    # clang could not compile the file: it was not checked.
+                    path = os.path.relpath(m.group("file"), ctx.source_dir)
+                    result.fail(Finding(path, f"clang-tidy could not analyse it: {m.group('message')}",
+                                        f"{path}:{m.group('line')}", subcheck="tidy"))
+                    continue
                 if m and m.group("flag") and "misc-no-recursion" in m.group("flag"):
                     path = os.path.relpath(m.group("file"), ctx.source_dir)
                     found.add((path, int(m.group("line")), m.group("message")))
