@@ -152,6 +152,8 @@ def _misra(ctx, result):
     result.figures["misra"] = {"sources": len(sources), "rules": list(MISRA_RULES),
                                "findings_in_rules": counted, "deviated": deviated,
                                "deviations_listed": len(ctx.deviations.entries),
+                               "deviations_unused": [f"{d.rule} {d.file} ({d.line.where()})"
+                                                     for d in ctx.deviations.entries if d.used == 0],
                                "other_misra_findings_not_checked": sum(others.values())}
     bad = counted - len(deviated)
     return (f"MISRA 21.3/17.2/18.8: {bad} findings outside {len(deviated)} deviation(s)" if bad
