@@ -91,6 +91,9 @@ struct torus_network {
     struct torus_link links[CONFIG_MAX_LINKS];
     struct torus_dma_ring injection[CONFIG_MAX_LINKS];
     struct torus_dma_ring reception;
+    /* Frames this node sends to itself, delivered on the next pass: never
+     * inline, so a handler that sends cannot re-enter itself. */
+    struct torus_dma_ring loopback;
     uint8_t scratch[CONFIG_MAX_FRAME];
 };
 
@@ -107,7 +110,7 @@ void torus_network_set_link_handler(struct torus_network *network,
 
 /*
  * Sends payload to destination as a frame of type, routed over the torus.
- * A frame for this node itself is handed to its handler at once.
+ * A frame for this node itself is delivered on the next poll pass.
  */
 enum torus_network_status torus_network_send(struct torus_network *network,
                                              uint32_t destination, unsigned type,
