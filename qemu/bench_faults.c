@@ -78,9 +78,11 @@ bool bench_faults_parse_config(const char *text, unsigned kills, struct bench_fa
         config->detect_timeout_ms = 50;
     } else {
         /* 64 QEMU nodes keep 2 cores busy: slower links (a link declared
-         * down needs 10 resends 25 ms apart) and a detector well above that. */
-        config->heartbeat_ms = 100;
-        config->detect_timeout_ms = 1000;
+         * down needs 10 resends 25 ms apart) and a detector well above that.
+         * 512 host processes heartbeating every 100 ms saturate 2 cores on
+         * their own: every 500 ms leaves room. */
+        config->heartbeat_ms = config->nodes <= 64 ? 100 : 500;
+        config->detect_timeout_ms = 10u * config->heartbeat_ms;
         config->link_rto_ms = 25;
         config->link_retries = 10;
     }
@@ -334,7 +336,7 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
     fprintf(out,
             "\nT_s and detection after node crashes (medians; model: distance model "
             "2 L S + O_cp H from the run's own one-hop latency L)\n");
-    fprintf(out, "%-12s %5s %9s %9s %9s %9s %9s %7s %7s %9s %6s %9s %7s\n", "config", "nodes",
+    fprintf(out, "%-20s %5s %9s %9s %9s %9s %9s %7s %7s %9s %6s %9s %7s\n", "config", "nodes",
             "timeouts", "L ms", "detect ms", "T_s ms", "model ms", "T_s/mod", "T_s/L",
             "fail->st", "H/S", "rejoin ms", "checks");
     for (unsigned i = 0; i < count; i++) {
@@ -344,7 +346,7 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
                  s->config.detect_timeout_ms);
         snprintf(shape, sizeof shape, "%u/%u", (unsigned)s->levels, (unsigned)s->hop_sum);
         snprintf(checks, sizeof checks, "%u/%u", s->checks_passed, s->checks);
-        fprintf(out, "%-12s %5u %9s", s->config.name, (unsigned)s->config.nodes, timeouts);
+        fprintf(out, "%-20s %5u %9s", s->config.name, (unsigned)s->config.nodes, timeouts);
         if (s->status < 0 || s->faults == 0) {
             fprintf(out, "  did not run (exit %d; see %s)\n", s->status, s->out_dir);
             continue;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a tori-emu fault run's records against what its scenario implies.
 
-usage: check_faults.py SCENARIO BOARD RUN_DIR
+usage: check_faults.py SCENARIO BOARD RUN_DIR [NODES]
 
 Every fault was injected, every agreement check passed and settled, and the
 member set after each check is the one the faults imply (computed here on
@@ -27,6 +27,7 @@ def load(path):
 
 def main():
     scenario, board, run = sys.argv[1], sys.argv[2], sys.argv[3]
+    nodes = int(sys.argv[4]) if len(sys.argv) > 4 else 8
     records = load(f"{run}/faults.jsonl")
     events = load(f"{run}/events.jsonl")
     faults = [r for r in records if r["record"] == "fault"]
@@ -42,7 +43,7 @@ def main():
         fail("summary fault count differs from the records")
 
     spares = 1 if scenario == "join" else 0
-    members = set(range(8 - spares))
+    members = set(range(nodes - spares))
     groups = {}
     for f in faults:
         if not f["injected"]:
@@ -160,11 +161,13 @@ def main():
             fail("node 7 did not start as a spare")
         if not node_events(7, "joined", since):
             fail("spare 7 never joined")
-    elif scenario == "chaos":
-        if len(faults) < 4:
-            fail(f"only {len(faults)} chaos faults")
-        if checks[-1][1]["live"] != 8:
-            fail("chaos did not end on a whole torus")
+    elif scenario in ("chaos", "campaign"):
+        wanted = 4 if scenario == "chaos" else 100
+        new = [f for f in faults if "undo" not in f["text"]]
+        if len(new) < wanted:
+            fail(f"only {len(new)} random faults (expected {wanted})")
+        if checks[-1][1]["live"] != nodes:
+            fail("the random faults did not end on a whole torus")
     print(f"check_faults: {scenario} ({board}): {len(faults)} faults, "
           f"{len(checks)} checks passed")
 

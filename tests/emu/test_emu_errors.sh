@@ -36,6 +36,26 @@ refused "--board 'arm' is invalid (expected qemu, host or mixed)" --dims 2x2 --b
 refused "unknown option '--nodes'" --dims 2x2 --nodes 4
 refused "--spares '4' is invalid (expected 0..3" --dims 2x2 --board host --spares 4
 
+# Fault scripts: syntax and what cannot happen on this torus, before anything starts.
+refused "--inject: 'kil 3 at 2s': unknown action 'kil' (expected kill, hang, resume, link, reboot, restart, join)" \
+    --dims 2x2x2 --board host --inject 'kil 3 at 2s'
+refused "--inject: 'kill 8 at 1s': node 8 does not exist (expected 0..7)" \
+    --dims 2x2x2 --board host --inject 'kill 2 at 0; kill 8 at 1s'
+refused "--inject: 'restart 3 at 1s': node 3 is running (expected a killed node)" \
+    --dims 2x2x2 --board host --inject 'restart 3 at 1s'
+refused "--inject: 'join 2 at 1s': node 2 is not a spare (expected one of the last 1 ranks" \
+    --dims 2x2x2 --board host --spares 1 --inject 'join 2 at 1s'
+refused "--inject: 'link 1 z+ off at 1s': node 1 has no link z+" \
+    --dims 2x2 --board host --inject 'link 1 z+ off at 1s'
+refused "--inject: 'reboot 1 at 1s': node 1 is a host process (expected a QEMU node" \
+    --dims 2x2 --board host --inject 'reboot 1 at 1s'
+refused "--chaos: unknown key 'rat' (expected seed, rate, kinds, count, duration, hold)" \
+    --dims 2x2 --board host --chaos 'seed=1,rat=2'
+refused "--chaos: kinds=join needs spares (expected --spares K)" \
+    --dims 2x2 --board host --chaos 'kinds=join'
+refused "--sequential needs --inject" --dims 2x2 --board host --sequential
+
 "$EMU" --help > "$OUT/help.txt" || fail "--help failed"
 check_contains "$OUT/help.txt" "usage: tori-emu --dims DIMS"
+check_contains "$OUT/help.txt" "--inject SCRIPT"
 echo "emu.errors: all checks passed"

@@ -1,0 +1,43 @@
+#!/bin/bash
+# tori-bench-faults end to end at a tiny size (one crash on a 2x2x2 host
+# torus and, with an image, on QEMU): the table has its columns and a row
+# per configuration, the JSON its keys, every agreement check passed, and
+# bad options are refused in one line.  No timing is asserted.
+# usage: test_bench_faults.sh BENCH OUT [IMAGE]
+source "$(dirname "$0")/lib.sh"
+BENCH=$1
+OUT=$2
+IMAGE=${3:-}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+CONFIGS=host-2x2x2@20/200
+[[ -n "$IMAGE" && -f "$IMAGE" ]] && CONFIGS="$CONFIGS,qemu-2x2x2@20/200"
+"$BENCH" --configs "$CONFIGS" --kills 1 ${IMAGE:+--image "$IMAGE"} --json --out "$OUT/run" \
+    > "$OUT/stdout.jsonl" 2> "$OUT/stderr.txt"
+status=$?
+cat "$OUT/stderr.txt"
+check_status 0 "$status" "tori-bench-faults --configs $CONFIGS --kills 1"
+for column in "config" "L ms" "detect ms" "T_s ms" "model ms" "T_s/mod" "T_s/L" "fail->st" "checks"; do
+    check_contains "$OUT/stderr.txt" "$column"
+done
+check_contains "$OUT/stderr.txt" "host-2x2x2@20-200"
+python3 - "$OUT/stdout.jsonl" "$CONFIGS" <<'PY' || fail "JSON output"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert len(rows) == len(sys.argv[2].split(",")), rows
+for row in rows:
+    for key in ("config", "nodes", "one_hop_ns", "detection_ns", "ts_ns", "model_ns", "ratio",
+                "ts_over_l", "recovery_ns", "checks", "checks_passed", "kills"):
+        assert key in row, key
+    assert row["status"] == 0 and row["kills"] == 1 and row["checks"] == row["checks_passed"], row
+    assert row["one_hop_ns"] > 0 and row["model_ns"] > 0, row
+PY
+[[ -s "$OUT/run/host-2x2x2@20-200/faults.jsonl" ]] || fail "no fault records kept"
+"$BENCH" --configs arm-2x2 > "$OUT/bad.txt" 2>&1
+check_status 2 $? "a bad configuration"
+check_contains "$OUT/bad.txt" "tori-bench-faults: --configs: 'arm-2x2': unknown board 'arm'"
+"$BENCH" --kills 0 > "$OUT/bad.txt" 2>&1
+check_status 2 $? "--kills 0"
+check_contains "$OUT/bad.txt" "--kills '0' is invalid (expected 1..10)"
+wait_for_no_processes "$OUT/run/" 5
+echo "emu.bench_faults: all checks passed"
