@@ -75,7 +75,7 @@ static void demo_script(const struct emu_faults *f, char *text, size_t capacity)
 {
     uint32_t root = 0, leaf = 0;
     emu_model_ends(&f->model, f->expected, &root, &leaf);
-    snprintf(text, capacity, "kill %u at 1s; kill %u at 2.5s; restart %u at 4s",
+    snprintf(text, capacity, "kill %u at 1s; kill %u at 2s; restart %u at 3s",
              (unsigned)leaf, (unsigned)root, (unsigned)leaf);
 }
 

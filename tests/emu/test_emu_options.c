@@ -51,6 +51,10 @@ static void test_good(void)
     CHECK(parse("--demo") == EMU_OPTIONS_OK);
     CHECK(options.demo && options.dims == 3 && options.size[0] == 2 &&
           options.boards == EMU_BOARDS_QEMU && !options.duration_set);
+    CHECK(options.sequential && options.heartbeat_ms == 20 &&
+          options.detect_timeout_ms == 200);
+    CHECK(parse("--demo --detect-timeout-ms 90") == EMU_OPTIONS_OK);
+    CHECK(options.detect_timeout_ms == 90 && options.heartbeat_ms == 20);
     CHECK(parse("--dims 2 --check-qmp --verbose") == EMU_OPTIONS_OK);
     CHECK(options.check_qmp && options.verbose && !options.ping);
     CHECK(parse("--dims 2 --help") == EMU_OPTIONS_HELP);
