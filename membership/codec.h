@@ -60,6 +60,7 @@
 
 /* Change flags. */
 #define MEMBERSHIP_CHANGE_BASE_STABLE 0x01u /* the base view completed */
+#define MEMBERSHIP_CHANGE_DIRECT 0x02u      /* PARTITIONED sent to each member: do not forward */
 
 /* Ack flags. */
 #define MEMBERSHIP_ACK_INCOMPLETE 0x01u /* some child of the subtree never acked */

@@ -124,16 +124,16 @@ static void begin_message(const struct membership *ctx, struct membership_outbox
     membership_put_header(w, &h);
 }
 
-static void send_simple(struct membership *ctx, struct membership_outbox *out, uint32_t dest,
+static bool send_simple(struct membership *ctx, struct membership_outbox *out, uint32_t dest,
                         uint8_t type)
 {
     struct membership_writer w;
     begin_message(ctx, out, &w, type);
-    membership_outbox_commit(out, dest, &w);
+    return membership_outbox_commit(out, dest, &w);
 }
 
 /* Forwards an encoded message with this node as sender. */
-static void send_forward(struct membership *ctx, struct membership_outbox *out, uint32_t dest,
+static bool send_forward(struct membership *ctx, struct membership_outbox *out, uint32_t dest,
                          const uint8_t *payload, size_t length)
 {
     struct membership_writer w;
@@ -145,7 +145,7 @@ static void send_forward(struct membership *ctx, struct membership_outbox *out, 
         membership_patch_sender(w.buffer, length, ctx->self, ctx->incarnation);
         w.length = length;
     }
-    membership_outbox_commit(out, dest, &w);
+    return membership_outbox_commit(out, dest, &w);
 }
 
 static void send_notice(struct membership *ctx, struct membership_outbox *out, uint32_t dest,
@@ -313,6 +313,7 @@ static void coordinator_reset(struct membership *ctx)
     c->confirming = false;
     c->confirmed = false;
     c->low_reach_rounds = 0;
+    ctx->census.active = false;
 }
 
 static void enter_joining(struct membership *ctx, uint64_t now, struct membership_outbox *out,
@@ -459,6 +460,7 @@ static void enter_joining(struct membership *ctx, uint64_t now, struct membershi
     ctx->report_deadline_ns = MEMBERSHIP_NEVER;
     ctx->search.active = false;
     ctx->sweep.active = false;
+    ctx->census.active = false;
     ctx->pending_work = 0;
     ctx->join.active = true;
     ctx->join.rejoin = rejoin;
@@ -1081,6 +1083,8 @@ static void start_probe(struct membership *ctx, uint32_t id, uint64_t now,
     send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
 }
 
+static void census_heard(struct membership *ctx, uint32_t sender);
+
 /* Any message is a sign of life of its sender. */
 static void note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
 {
@@ -1097,6 +1101,7 @@ static void note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
             break;
         }
     }
+    census_heard(ctx, sender);
     struct membership_sweep *sw = &ctx->sweep;
     for (uint32_t i = 0; sw->active && i < sw->count; i++) {
         if (sw->ids[i] == sender) {
@@ -1194,7 +1199,7 @@ static void go_partitioned(struct membership *ctx, const uint32_t *failed, uint3
     }
     refresh_tree(ctx, now);
     uint8_t payload[MEMBERSHIP_MAX_PAYLOAD];
-    size_t length = forward_length;
+    size_t length = forward_length; /* 0 with a payload: nothing to forward */
     if (forward == NULL) {
         struct membership_writer w;
         membership_writer_init(&w, payload, sizeof payload);
@@ -1242,11 +1247,139 @@ static void go_partitioned(struct membership *ctx, const uint32_t *failed, uint3
 
 static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 
+/*
+ * The census: before giving up the primary component on the evidence of
+ * rounds that reached too few members (slow, syncing members look the same),
+ * probe every member of the view, a batch at a time, and count who answers.
+ */
+#define CENSUS_BATCH 128u
+
+static void census_batch(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_census *cs = &ctx->census;
+    uint32_t sent = 0;
+    while (cs->next_rank < ctx->view.live && sent < CENSUS_BATCH) {
+        uint32_t pos = membership_view_select(&ctx->view, cs->next_rank);
+        uint32_t id = id_at(ctx, pos);
+        if (id == ctx->self) {
+            cs->bits[pos / 64u] |= UINT64_C(1) << (pos % 64u);
+            cs->answered_ref += membership_reference_contains(&ctx->ref, &ctx->view, pos) ? 1u : 0u;
+            cs->next_rank++;
+            continue;
+        }
+        if (!send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU)) {
+            break; /* the outbox is full: the rest on the next tick */
+        }
+        cs->next_rank++;
+        sent++;
+    }
+    cs->deadline_ns = deadline_after(now, ctx->config.probe_timeout_ns * (1u + sent / 64u));
+}
+
+static void census_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_census *cs = &ctx->census;
+    cs->active = true;
+    cs->next_rank = 0;
+    cs->answered_ref = 0;
+    memset(cs->bits, 0, sizeof(uint64_t) * ctx->view.word_count);
+    census_batch(ctx, now, out);
+}
+
+static void census_heard(struct membership *ctx, uint32_t sender)
+{
+    struct membership_census *cs = &ctx->census;
+    uint32_t pos = pos_of(ctx, sender);
+    if (!cs->active || !membership_view_is_live(&ctx->view, pos) ||
+        ((cs->bits[pos / 64u] >> (pos % 64u)) & 1u) != 0) {
+        return;
+    }
+    cs->bits[pos / 64u] |= UINT64_C(1) << (pos % 64u);
+    cs->answered_ref += membership_reference_contains(&ctx->ref, &ctx->view, pos) ? 1u : 0u;
+    /* Within reach after all: not a failure, whatever was reported. */
+    struct membership_coordinator *c = &ctx->coord;
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (c->failed[i] == sender) {
+            c->failed_count--;
+            c->failed[i] = c->failed[c->failed_count];
+            c->failed_at_us[i] = c->failed_at_us[c->failed_count];
+            break;
+        }
+    }
+}
+
+/* All probed and waited for: a minority only if the answers say so. */
+static void census_finish(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_census *cs = &ctx->census;
+    cs->active = false;
+    uint32_t ref_root = ctx->ref.root_pos;
+    bool root_answered = ref_root != MEMBERSHIP_POS_NONE && ref_root < ctx->view.positions &&
+                         ((cs->bits[ref_root / 64u] >> (ref_root % 64u)) & 1u) != 0;
+    bool majority = 2u * (uint64_t)cs->answered_ref > ctx->ref.count ||
+                    (2u * (uint64_t)cs->answered_ref == ctx->ref.count && root_answered);
+    ctx->coord.low_reach_rounds = 0;
+    if (majority) {
+        request_work(ctx, WORK_COORD);
+        return;
+    }
+    /*
+     * We know exactly who is on our side: tell each of them directly (a
+     * batch per tick, see census_notify), not down a tree still full of
+     * the unreachable.
+     */
+    struct membership_writer w;
+    membership_writer_init(&w, ctx->round.change, sizeof ctx->round.change);
+    struct membership_header h = {
+        .type = MEMBERSHIP_MSG_PARTITIONED,
+        .flags = MEMBERSHIP_FLAG_HAS_VIEW,
+        .sender = ctx->self,
+        .incarnation = ctx->incarnation,
+        .epoch = ctx->epoch,
+        .stable_epoch = ctx->stable_epoch,
+    };
+    membership_put_header(&w, &h);
+    membership_put_u64(&w, ctx->epoch);
+    membership_put_u8(&w, MEMBERSHIP_CHANGE_DIRECT);
+    membership_put_u8(&w, 0);
+    membership_put_u16(&w, 0);
+    membership_put_u16(&w, 0);
+    membership_put_u16(&w, 0);
+    membership_put_u32(&w, cs->answered_ref > 0 ? cs->answered_ref : 1u);
+    membership_put_u32(&w, ctx->self);
+    membership_put_u64(&w, 0);
+    ctx->round.change_length = (uint16_t)w.length;
+    go_partitioned(ctx, NULL, 0, now, out, ctx->round.change, 0);
+    cs->notify = true;
+    cs->next_rank = 0;
+    cs->deadline_ns = now;
+}
+
+/* Sends the direct partition notices, a batch per call, to who answered. */
+static void census_notify(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_census *cs = &ctx->census;
+    uint32_t sent = 0;
+    while (cs->next_rank < ctx->view.live && sent < CENSUS_BATCH) {
+        uint32_t pos = membership_view_select(&ctx->view, cs->next_rank);
+        uint32_t id = id_at(ctx, pos);
+        if (id != ctx->self && ((cs->bits[pos / 64u] >> (pos % 64u)) & 1u) != 0) {
+            if (!send_forward(ctx, out, id, ctx->round.change, ctx->round.change_length)) {
+                break; /* the outbox is full: the rest on the next call */
+            }
+            sent++;
+        }
+        cs->next_rank++;
+    }
+    cs->notify = cs->next_rank < ctx->view.live;
+    cs->deadline_ns = now + 1u;
+}
+
 /* Starts the next round if this node is root, idle, and has changes queued. */
 static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
-    if (!is_root(ctx) || c->active) {
+    if (!is_root(ctx) || c->active || ctx->census.active) {
         return;
     }
     /* The batch: queued failures still in the view, then joins. */
@@ -1337,17 +1470,23 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
                               !id_in_list(failed, failed_count, id_at(ctx, ref_root));
         bool majority = 2u * (uint64_t)ref_kept > ctx->ref.count ||
                         (2u * (uint64_t)ref_kept == ctx->ref.count && keeps_ref_root);
-        if (!majority && !c->confirmed) {
+        if (!majority) {
             /*
-             * Before giving up the primary component, make sure the
-             * reported are still out of reach now (a partition may have
-             * healed since they were reported): probe them, then decide.
+             * Before giving up the primary component, count who is still
+             * within reach now (a partition may have healed since these were
+             * reported): the census decides, and tells our side directly.
              */
-            stale_count = failed_count;
-        }
-        if (!majority && c->confirmed) {
-            c->confirmed = false;
-            go_partitioned(ctx, failed, failed_count, now, out, NULL, 0);
+            memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
+            memmove(c->failed_at_us + failed_count, c->failed_at_us,
+                    sizeof(uint32_t) * c->failed_count);
+            c->failed_count += failed_count;
+            memcpy(c->failed, failed, sizeof(uint32_t) * failed_count);
+            memcpy(c->failed_at_us, failed_at, sizeof(uint32_t) * failed_count);
+            for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX;
+                 i++) {
+                c->joins[c->join_count++] = joins[i];
+            }
+            census_start(ctx, now, out);
             return;
         }
     }
@@ -1570,14 +1709,8 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
         } else {
             c->low_reach_rounds = 0;
         }
-        if (c->low_reach_rounds >= 2) {
-            uint32_t lost[MEMBERSHIP_MAX_CHANGE_FAILED];
-            uint32_t lost_count = 0;
-            for (uint32_t i = 0; i < c->failed_count && lost_count < MEMBERSHIP_MAX_CHANGE_FAILED;
-                 i++) {
-                lost[lost_count++] = c->failed[i];
-            }
-            go_partitioned(ctx, lost, lost_count, now, out, NULL, 0);
+        if (c->low_reach_rounds >= 2 && !ctx->census.active) {
+            census_start(ctx, now, out); /* the verdict waits for the census */
             return;
         }
     }
@@ -1994,7 +2127,8 @@ static void handle_partitioned(struct membership *ctx, const struct membership_m
     for (uint32_t i = 0; i < c->failed_count; i++) {
         failed[i] = membership_msg_failed_id(msg, i);
     }
-    go_partitioned(ctx, failed, c->failed_count, now, out, payload, length);
+    bool direct = (c->flags & MEMBERSHIP_CHANGE_DIRECT) != 0;
+    go_partitioned(ctx, failed, c->failed_count, now, out, payload, direct ? 0 : length);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2130,6 +2264,7 @@ static void note_time(struct membership *ctx, uint64_t now)
     shift_deadline(&ctx->lag_deadline_ns, gap);
     shift_deadline(&ctx->search.deadline_ns, gap);
     shift_deadline(&ctx->sweep.deadline_ns, gap);
+    shift_deadline(&ctx->census.deadline_ns, gap);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2370,6 +2505,14 @@ static void tick_rounds(struct membership *ctx, uint64_t now, struct membership_
     if (c->active && c->deadline_ns <= now) {
         coord_complete(ctx, now, out);
     }
+    if (ctx->census.active && ctx->census.deadline_ns <= now) {
+        if (ctx->census.next_rank < ctx->view.live) {
+            census_batch(ctx, now, out);
+        } else {
+            census_finish(ctx, now, out);
+            return;
+        }
+    }
     if (c->confirming && c->confirm_deadline_ns <= now) {
         c->confirming = false;
         c->confirmed = true; /* the next attempt decides for good */
@@ -2379,6 +2522,9 @@ static void tick_rounds(struct membership *ctx, uint64_t now, struct membership_
 
 static void tick_transfers(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
+    if (ctx->census.notify && ctx->census.deadline_ns <= now) {
+        census_notify(ctx, now, out);
+    }
     struct membership_sync *s = &ctx->sync;
     if (ctx->lag_deadline_ns <= now) {
         ctx->lag_deadline_ns = MEMBERSHIP_NEVER;
@@ -2458,6 +2604,9 @@ uint64_t membership_next_deadline(const struct membership *ctx)
     }
     if (ctx->coord.confirming) {
         d = min_u64(d, ctx->coord.confirm_deadline_ns);
+    }
+    if (ctx->census.active || ctx->census.notify) {
+        d = min_u64(d, ctx->census.deadline_ns);
     }
     if (ctx->sync.active) {
         d = min_u64(d, ctx->sync.deadline_ns);

@@ -182,6 +182,16 @@ struct membership_root_search {
     uint64_t deadline_ns;
 };
 
+/* Probing every member before a minority verdict (see census_start). */
+struct membership_census {
+    bool active;
+    bool notify;           /* after a minority verdict: telling who answered */
+    uint32_t next_rank;
+    uint32_t answered_ref; /* answering members of the reference view (us included) */
+    uint64_t deadline_ns;
+    uint64_t bits[MEMBERSHIP_VIEW_WORDS]; /* positions that answered */
+};
+
 struct membership_join_entry {
     uint32_t id;
     uint32_t incarnation;
@@ -287,6 +297,7 @@ struct membership {
     uint32_t suspect_count;
     struct membership_root_search search;
     struct membership_sweep sweep;
+    struct membership_census census;
     uint32_t report_sequence;
     uint32_t report_target;
     uint64_t report_deadline_ns;
