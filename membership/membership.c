@@ -1490,11 +1490,13 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
             return;
         }
     }
-    if (stale_count > 0) {
+    if (stale_count > 0 && !c->confirmed) {
         /*
          * Reports that waited in the queue (a round was in flight) may be
-         * out of date: probe the stale ones (or all, before a minority
-         * verdict) once, then decide with what stayed silent.
+         * out of date: probe the stale ones once, then decide with what
+         * stayed silent.  The attempt right after a confirmation goes ahead
+         * (its probed batch is first in line), or reports arriving during
+         * the wait would keep the root confirming for ever.
          */
         c->confirming = true;
         bool all = stale_count == failed_count;
@@ -1813,6 +1815,15 @@ static void handle_join_request(struct membership *ctx, const struct membership_
     }
     uint32_t joiner = msg->header.sender;
     uint32_t incarnation = msg->header.incarnation;
+    if (!is_root(ctx) && joiner == root_id(ctx)) {
+        /*
+         * Our root asks to join: it restarted and lost everything, so it is
+         * no root any more.  Suspect it (the next root takes over and lets
+         * its new life in); meanwhile it will try again.
+         */
+        add_suspect(ctx, joiner, MEMBERSHIP_CAUSE_PROBE, now, now, out);
+        return;
+    }
     if (!is_root(ctx)) {
         struct membership_writer w;
         begin_message(ctx, out, &w, MEMBERSHIP_MSG_JOIN_REDIRECT);

@@ -538,6 +538,11 @@ static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
         if (type < MEMBERSHIP_MSG_TYPE_LIMIT) {
             sim->stats.sent[type]++;
         }
+        if (source == sim->params.trace_node && sim->out != NULL) {
+            fprintf(sim->out, "t_ns=%" PRIu64 " node=%" PRIu32 " event=send to=%" PRIu32
+                              " type=%s\n",
+                    sim->now, source, o->destination, membership_msg_type_name(type));
+        }
         sim->stats.sent_total++;
         uint64_t hops = torus_geometry_distance(&sim->params.geometry, source, o->destination);
         push(sim, depart + hops * sim->params.hop_ns, SIM_EVENT_DELIVER, o->destination, source,
