@@ -341,6 +341,7 @@ int main(int argc, char **argv)
     printf("  coordinator queues       %8zu\n", sizeof m->coord);
     printf("  round (change copy)      %8zu\n", sizeof m->round);
     printf("  subtree sweep            %8zu\n", sizeof m->sweep);
+    printf("  census (minority check)  %8zu\n", sizeof m->census);
     printf("  detector (watch/probes/suspects/search) %zu\n",
            sizeof m->watch + sizeof m->probes + sizeof m->suspects + sizeof m->search);
     printf("per member: %.2f bytes (%u members); outbox (caller's) %zu bytes\n",
