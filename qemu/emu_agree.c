@@ -86,7 +86,9 @@ void emu_agree_evaluate(const struct emu_view_answer *answers, uint32_t count,
         out->asked += a->asked;
         out->answered += a->answered;
         if (expected[id] && !a->asked)
-            fail(out, "node %u is expected in the view but is not running", (unsigned)id);
+            fail(out, "node %u is expected in the view but could not be asked (not running, "
+                      "not ready or hung)",
+                 (unsigned)id);
         else if (expected[id] && !a->answered)
             fail(out, "node %u is expected in the view but did not answer `view`",
                  (unsigned)id);
