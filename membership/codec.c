@@ -232,7 +232,8 @@ static enum membership_decode_status decode_change(const uint8_t *b, size_t body
         return MEMBERSHIP_DECODE_RESERVED;
     }
     if (c->failed_count > MEMBERSHIP_MAX_CHANGE_FAILED ||
-        c->joined_count > MEMBERSHIP_MAX_CHANGE_JOINED) {
+        c->joined_count > MEMBERSHIP_MAX_CHANGE_JOINED ||
+        !MEMBERSHIP_CHANGE_FITS(c->failed_count, c->joined_count)) {
         return MEMBERSHIP_DECODE_BAD_COUNT;
     }
     enum membership_decode_status s =

@@ -47,10 +47,18 @@
 #define MEMBERSHIP_EPOCH_COUNTER(epoch) ((epoch) >> 36)
 #define MEMBERSHIP_EPOCH_ROOT_POS(epoch) ((uint32_t)(((epoch) >> 16) & 0xfffffu))
 
-/* Largest lists in one message (they fit together in one payload). */
+/*
+ * Largest lists in one message.  A change holds at most 256 failed ids
+ * (4 bytes each) and 160 joined (id, incarnation) pairs (8 bytes each), and
+ * both together must fit (MEMBERSHIP_CHANGE_FITS): many joins go in a round
+ * with few failures.
+ */
 #define MEMBERSHIP_MAX_CHANGE_FAILED 256
-#define MEMBERSHIP_MAX_CHANGE_JOINED 32
+#define MEMBERSHIP_MAX_CHANGE_JOINED 160
 #define MEMBERSHIP_MAX_REPORT_IDS 256
+#define MEMBERSHIP_CHANGE_FITS(failed, joined)                                     \
+    (MEMBERSHIP_HEADER_SIZE + MEMBERSHIP_CHANGE_FIXED + 4u * (failed) + 8u * (joined) <=  \
+     MEMBERSHIP_MAX_PAYLOAD)
 
 /* Header flags. */
 #define MEMBERSHIP_FLAG_HAS_VIEW 0x01u /* the sender holds an installed view */

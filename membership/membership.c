@@ -1417,8 +1417,10 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
          * same change removes its old life and adds the new one.
          */
         bool restart = in_view(ctx, e.id) && !id_in_list(failed, failed_count, e.id);
+        uint32_t more_failed = failed_count + (restart ? 1u : 0u);
         bool room = join_count < MEMBERSHIP_MAX_CHANGE_JOINED &&
-                    (!restart || failed_count < MEMBERSHIP_MAX_CHANGE_FAILED);
+                    more_failed <= MEMBERSHIP_MAX_CHANGE_FAILED &&
+                    MEMBERSHIP_CHANGE_FITS(more_failed, join_count + 1u);
         if (room) {
             if (restart) {
                 failed_at[failed_count] = coarse_us(now);
