@@ -32,7 +32,8 @@ void emu_options_usage(FILE *out)
         "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) "; above 16 nodes 20)\n"
         "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
         "  --partition primary|every-side  who goes on after a partition (primary)\n"
-        "  --spares K           the last K ranks start as spares, not members\n"
+        "  --spares K           the last K ranks are spares: not started until a\n"
+        "                       fault script joins them (join N)\n"
         "  --duration D         run D after every node is ready (e.g. 500ms, 5s, 2m;\n"
         "                       0: stop at once); default: until --ping is done, or\n"
         "                       until Ctrl-C\n"
@@ -434,6 +435,11 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         !parse_duration_option("--settle-timeout", raw.settle_timeout, false,
                                &o->settle_timeout_ns, error, capacity))
         return EMU_OPTIONS_ERROR;
+    if (raw.ping && o->spares > 0) {
+        snprintf(error, capacity, "--ping and --spares cannot be combined (expected one of "
+                                  "them: spares are not started until a fault run joins them)");
+        return EMU_OPTIONS_ERROR;
+    }
     if (raw.sequential && raw.inject == NULL) {
         snprintf(error, capacity, "--sequential needs --inject (expected a script to pace)");
         return EMU_OPTIONS_ERROR;

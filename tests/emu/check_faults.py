@@ -124,13 +124,18 @@ def main():
             fail("node 2 did not start as rejoining after its reset")
         if not node_events(2, "joined", since):
             fail("node 2 never rejoined after its reset")
-    elif scenario == "link_cut":
+    elif scenario in ("link_cut", "link_cut_4x4"):
         cut, mend = job + after(0), job + after(1)
-        # The cut cable: 6 x+ to 7 x-.  A link layer notices a cut only when
-        # it has frames to send on it, so at least one end must see it go
-        # down, and every end that went down must come back up after the mend.
+        # The cut cable: 6 x+ to 7 x- (2x2x2), 5 x+ to 6 x- (4x4).  A link
+        # layer notices a cut only when it has frames to send on it, so at
+        # least one end must see it go down, and every end that went down
+        # must come back up after the mend.  The torus stays connected
+        # without the cable, so the network must route around it: nobody may
+        # be suspected, the view must not change.
+        ends = [(6, "x+", 7), (7, "x-", 6)] if scenario == "link_cut" else \
+            [(5, "x+", 6), (6, "x-", 5)]
         went_down = 0
-        for node, link, peer in [(6, "x+", 7), (7, "x-", 6)]:
+        for node, link, peer in ends:
             downs = [e for e in node_events(node, "link", cut)
                      if e["link"] == link and e["peer"] == peer and e["state"] == "down"
                      and e["emu_ns"] < mend]
@@ -144,7 +149,6 @@ def main():
                 fail(f"node {node}'s link {link} never came back up after the mend")
         if went_down == 0:
             fail("neither end of the cut cable saw it go down")
-        # A cut cable is routed around: nobody may be suspected, no view change.
         suspicions = [e for e in events if e["event"] == "failure-detected"
                       and e["emu_ns"] >= cut]
         if suspicions:

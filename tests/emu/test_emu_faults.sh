@@ -1,5 +1,5 @@
 #!/bin/bash
-# A fault scenario on a small torus: tori-emu injects it, every agreement
+# A fault scenario on a small torus (2x2x2 unless the scenario says): tori-emu injects it, every agreement
 # check must pass and settle, and the membership after each check must be
 # the one the scenario implies (check_faults.py).  Timings are never
 # asserted.  The detector runs with a 200 ms timeout: the tests are about
@@ -15,6 +15,8 @@ IMAGE=${5:-}
 [[ "$BOARD" == host ]] || skip_without_image "$IMAGE"
 TIMING=(--heartbeat-ms 20 --detect-timeout-ms 200)
 EXTRA=()
+DIMS=2x2x2
+NODES=8
 case "$SCENARIO" in
     crash)          SCRIPT='kill 6 at 1s' ;;
     root_crash)     SCRIPT='kill 0 at 1s' ;;
@@ -22,6 +24,8 @@ case "$SCENARIO" in
     hang)           SCRIPT='hang 5 at 1s for 3s' ;;
     reboot)         SCRIPT='reboot 2 at 1s' ;;
     link_cut)       SCRIPT='link 6 x+ off at 1s; link 6 x+ on at 3s' ;;
+    # On a 4x4 torus the cut cable is the only shortest path between 5 and 6.
+    link_cut_4x4)   SCRIPT='link 5 x+ off at 1s; link 5 x+ on at 4s'; DIMS=4x4; NODES=16 ;;
     double_crash)   SCRIPT='kill 3 at 1s; kill 7 at 1s' ;;
     # 3 and 5 are the middles of both shortest paths between 1 and 7.
     double_crash_diagonal) SCRIPT='kill 3 at 1s; kill 5 at 1s' ;;
@@ -35,14 +39,14 @@ esac
 [[ -n "$SCRIPT" ]] && EXTRA+=(--inject "$SCRIPT")
 rm -rf "$OUT"
 mkdir -p "$OUT"
-"$EMU" --dims 2x2x2 --board "$BOARD" ${IMAGE:+--image "$IMAGE"} "${TIMING[@]}" "${EXTRA[@]}" \
+"$EMU" --dims "$DIMS" --board "$BOARD" ${IMAGE:+--image "$IMAGE"} "${TIMING[@]}" "${EXTRA[@]}" \
     --json --out "$OUT/run" > "$OUT/stdout.jsonl" 2> "$OUT/stderr.txt"
 status=$?
 cat "$OUT/stderr.txt"
-check_status 0 "$status" "$SCENARIO on a 2x2x2 $BOARD torus"
+check_status 0 "$status" "$SCENARIO on a $DIMS $BOARD torus"
 check_contains "$OUT/stderr.txt" "agreement check"
 [[ -s "$OUT/run/faults.jsonl" ]] || fail "no faults.jsonl"
-python3 "$(dirname "$0")/check_faults.py" "$SCENARIO" "$BOARD" "$OUT/run" \
+python3 "$(dirname "$0")/check_faults.py" "$SCENARIO" "$BOARD" "$OUT/run" "$NODES" \
     || fail "$SCENARIO: membership not as expected (see $OUT/run)"
 wait_for_no_processes "$OUT/run/" 5
 echo "emu.faults ($SCENARIO, $BOARD): all checks passed"

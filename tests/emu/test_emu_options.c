@@ -31,11 +31,11 @@ static void expect_error(const char *line, const char *part)
 
 static void test_good(void)
 {
-    CHECK(parse("--dims 4x4x4 --board host --ping --json --radix 8 --tree torus "
+    CHECK(parse("--dims 4x4x4 --board host --json --radix 8 --tree torus "
                 "--spares 2 --duration 1500ms --base-port 30000 --out /tmp/x") ==
           EMU_OPTIONS_OK);
     CHECK(options.dims == 3 && options.size[2] == 4 && options.boards == EMU_BOARDS_HOST);
-    CHECK(options.ping && options.json && options.radix == 8 && options.tree_layout == 1);
+    CHECK(!options.ping && options.json && options.radix == 8 && options.tree_layout == 1);
     CHECK(options.spares == 2 && options.duration_set &&
           options.duration_ns == 1500000000ull);
     CHECK(options.base_port == 30000 && strcmp(options.out_dir, "/tmp/x") == 0);
@@ -58,6 +58,7 @@ static void test_good(void)
     CHECK(parse("--dims 2 --check-qmp --verbose") == EMU_OPTIONS_OK);
     CHECK(options.check_qmp && options.verbose && !options.ping);
     CHECK(parse("--dims 2 --help") == EMU_OPTIONS_HELP);
+    CHECK(parse("--dims 2x2 --ping") == EMU_OPTIONS_OK && options.ping);
 }
 
 static void test_bad(void)
@@ -151,6 +152,10 @@ static void test_fault_options(void)
     CHECK(emu_options_parse(6, both, "/img", "/node", &options, error, sizeof error) ==
           EMU_OPTIONS_ERROR);
     CHECK_CONTAINS(error, "--ping and --inject/--chaos cannot be combined");
+    char *spares[] = {"tori-emu", "--dims", "2x2", "--ping", "--spares", "1", NULL};
+    CHECK(emu_options_parse(6, spares, "/img", "/node", &options, error, sizeof error) ==
+          EMU_OPTIONS_ERROR);
+    CHECK_CONTAINS(error, "--ping and --spares cannot be combined");
 }
 
 int main(void)
