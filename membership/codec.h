@@ -64,7 +64,7 @@
 #define MEMBERSHIP_FLAG_HAS_VIEW 0x01u /* the sender holds an installed view */
 
 /* Report flags. */
-#define MEMBERSHIP_REPORT_PREFIX 0x01u /* every member before the receiver is dead */
+#define MEMBERSHIP_REPORT_PREFIX 0x01u /* every member from failed_root to the receiver is dead */
 
 /* Change flags. */
 #define MEMBERSHIP_CHANGE_BASE_STABLE 0x01u /* the base view completed */

@@ -923,11 +923,19 @@ static void sweep_finish(struct membership *ctx, struct membership_outbox *out)
     membership_outbox_commit(out, root_id(ctx), &w);
 }
 
-/* As next root: every live member before us in layout order is dead. */
-static void queue_prefix(struct membership *ctx)
+/*
+ * As next root: the detector probed every member from the dead root up to
+ * us, and none answered.  Only that stretch: members before the dead root
+ * (our view may be newer than the detector's) are not its business.
+ */
+static void queue_prefix(struct membership *ctx, uint32_t failed_root)
 {
+    if (failed_root >= ctx->node_count) {
+        return;
+    }
+    uint32_t first = membership_view_rank(&ctx->view, pos_of(ctx, failed_root));
     uint32_t rank = membership_view_rank(&ctx->view, ctx->self_pos);
-    for (uint32_t k = 0; k < rank; k++) {
+    for (uint32_t k = first; k < rank; k++) {
         coord_queue_failure(ctx, id_at(ctx, membership_view_select(&ctx->view, k)));
     }
 }
@@ -979,7 +987,7 @@ static void send_report(struct membership *ctx, uint64_t now, struct membership_
         /* We are the root, or the next one: take the report ourselves. */
         if (root_suspected && root != ctx->self) {
             ctx->coord.acting = true;
-            queue_prefix(ctx);
+            queue_prefix(ctx, root);
         }
         for (uint32_t i = 0; i < ctx->suspect_count; i++) {
             struct membership_suspect *s = &ctx->suspects[i];
@@ -1764,7 +1772,7 @@ static void handle_report(struct membership *ctx, const struct membership_msg *m
         if (target == ctx->self && about_root) {
             ctx->coord.acting = true; /* next in line: take over */
             if (prefix) {
-                queue_prefix(ctx); /* the detector probed them all: silent */
+                queue_prefix(ctx, r->failed_root); /* the detector probed them: silent */
             }
         } else {
             if (target != MEMBERSHIP_NONE && target != msg->header.sender) {
@@ -1819,11 +1827,15 @@ static void handle_join_request(struct membership *ctx, const struct membership_
     uint32_t incarnation = msg->header.incarnation;
     if (!is_root(ctx) && joiner == root_id(ctx)) {
         /*
-         * Our root asks to join: it restarted and lost everything, so it is
-         * no root any more.  Suspect it (the next root takes over and lets
-         * its new life in); meanwhile it will try again.
+         * Our root asks to join: it may have restarted and lost everything
+         * (then it is no root any more), or this is an old request that was
+         * still on its way when it got in.  Ask it: an answer without a view
+         * (or none) makes it a suspect, see receive_message.
          */
-        add_suspect(ctx, joiner, MEMBERSHIP_CAUSE_PROBE, now, now, out);
+        if (ctx->root_check == MEMBERSHIP_NONE) {
+            ctx->root_check = joiner;
+            start_probe(ctx, joiner, now, out);
+        }
         return;
     }
     if (!is_root(ctx)) {
@@ -2315,6 +2327,13 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
         return;
     }
     note_alive(ctx, h->sender, now_ns);
+    if (h->sender == ctx->root_check) {
+        ctx->root_check = MEMBERSHIP_NONE;
+        if ((h->flags & MEMBERSHIP_FLAG_HAS_VIEW) == 0 && h->sender == root_id(ctx)) {
+            /* Our root answers without a view: it restarted. */
+            add_suspect(ctx, h->sender, MEMBERSHIP_CAUSE_PROBE, now_ns, now_ns, out);
+        }
+    }
     switch (h->type) {
     case MEMBERSHIP_MSG_HOW_ARE_YOU:
         send_simple(ctx, out, h->sender, MEMBERSHIP_MSG_I_AM_ALIVE);
@@ -2814,6 +2833,7 @@ enum membership_init_status membership_init(struct membership *ctx,
     }
     ctx->last_now_ns = MEMBERSHIP_NEVER;
     ctx->lag_deadline_ns = MEMBERSHIP_NEVER;
+    ctx->root_check = MEMBERSHIP_NONE;
     ctx->join.hint = MEMBERSHIP_NONE;
     refresh_tree(ctx, 0);
     return MEMBERSHIP_INIT_OK;

@@ -315,6 +315,7 @@ struct membership {
     uint64_t lag_epoch;       /* newest epoch seen ahead of ours (not a change) */
     uint32_t lag_source;
     uint64_t lag_deadline_ns; /* fetch the view from lag_source then */
+    uint32_t root_check;      /* our root asked to join: is it still root? (probed) */
     uint32_t pending_work; /* WORK_* flags, run before an entry point returns */
     struct membership_counters counters;
 };
