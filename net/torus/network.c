@@ -94,6 +94,9 @@ static void deliver_local(struct torus_network *network,
  */
 #define TORUS_NETWORK_RESERVED_SLOTS (CONFIG_RING_SIZE / 4)
 
+/* TTL beyond the diameter: room for detours around cut cables. */
+#define TORUS_NETWORK_DETOUR_HOPS 8
+
 static bool ring_has_room(const struct torus_dma_ring *ring, unsigned type)
 {
     uint32_t limit = type == TORUS_FRAME_TYPE_MEMBERSHIP || type == TORUS_FRAME_TYPE_CONTROL
@@ -106,10 +109,10 @@ static enum torus_network_status route_and_inject(struct torus_network *network,
                                                   const uint8_t *frame,
                                                   size_t length,
                                                   uint32_t destination,
-                                                  unsigned type)
+                                                  unsigned type, int in_link)
 {
-    int link = torus_route_next_hop(&network->geometry, network->rank,
-                                    destination, network->up_mask);
+    int link = torus_route_next_hop_detour(&network->geometry, network->rank,
+                                           destination, network->up_mask, in_link);
     if (link < 0) {
         count(network, TORUS_NETWORK_COUNT_NO_ROUTE);
         return TORUS_NETWORK_NO_ROUTE;
@@ -133,9 +136,11 @@ enum torus_network_status torus_network_send(struct torus_network *network,
     struct torus_frame_header header;
     memset(&header, 0, sizeof header);
     header.type = (uint8_t)type;
-    /* Routes are minimal, so the diameter bounds every path. */
+    /* Minimal routes need the diameter; the slack pays for a few detours
+     * around cut cables, and ends a frame that would wander. */
     uint32_t diameter = torus_geometry_diameter(&network->geometry);
-    header.ttl = (uint8_t)(diameter < 254 ? diameter + 1 : 255);
+    header.ttl = (uint8_t)(diameter + TORUS_NETWORK_DETOUR_HOPS < 255
+                               ? diameter + TORUS_NETWORK_DETOUR_HOPS : 255);
     header.source = network->rank;
     header.destination = destination;
     header.epoch = epoch;
@@ -155,7 +160,7 @@ enum torus_network_status torus_network_send(struct torus_network *network,
         }
         return TORUS_NETWORK_OK;
     }
-    return route_and_inject(network, network->scratch, frame_length, destination, type);
+    return route_and_inject(network, network->scratch, frame_length, destination, type, -1);
 }
 
 /* The link a frame arrived on, from its destination MAC; -1: not ours. */
@@ -199,8 +204,9 @@ static void on_data(void *context, const struct torus_frame_header *header,
         /* Back-pressure, as a torus router's link-level flow control: a
          * transit frame the next hop has no room for is not acknowledged,
          * so its sender keeps it and sends it again. */
-        int next = torus_route_next_hop(&network->geometry, network->rank,
-                                        header->destination, network->up_mask);
+        int next = torus_route_next_hop_detour(&network->geometry, network->rank,
+                                               header->destination, network->up_mask,
+                                               link);
         if (next >= 0 && !ring_has_room(&network->injection[next], header->type)) {
             count(network, TORUS_NETWORK_COUNT_BACKPRESSURE);
             return;
@@ -219,7 +225,7 @@ static void on_data(void *context, const struct torus_frame_header *header,
         count(network, TORUS_NETWORK_COUNT_TTL_EXPIRED);
         return;
     }
-    if (route_and_inject(network, frame, length, header->destination, header->type) ==
+    if (route_and_inject(network, frame, length, header->destination, header->type, link) ==
         TORUS_NETWORK_OK)
         count(network, TORUS_NETWORK_COUNT_FORWARDED);
 }

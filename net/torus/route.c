@@ -54,3 +54,22 @@ uint32_t torus_route_path_length(const struct torus_geometry *geometry,
     }
     return UINT32_MAX;
 }
+
+int torus_route_next_hop_detour(const struct torus_geometry *geometry,
+                                uint32_t here, uint32_t destination,
+                                uint32_t link_up_mask, int in_link)
+{
+    uint32_t usable = link_up_mask & torus_geometry_link_mask(geometry, here);
+    if (in_link >= 0 && in_link < CONFIG_MAX_LINKS)
+        usable &= ~(1u << (unsigned)in_link);
+    int hop = torus_route_next_hop(geometry, here, destination, usable);
+    if (hop != TORUS_ROUTE_NONE || here >= torus_geometry_node_count(geometry) ||
+        destination >= torus_geometry_node_count(geometry))
+        return hop;
+    /* A detour in a higher dimension leaves the blocked dimension the
+     * lowest one to correct at the next node, which takes a parallel cable. */
+    for (unsigned link = torus_geometry_link_count(geometry); link-- > 0;)
+        if ((usable >> link) & 1u)
+            return (int)link;
+    return TORUS_ROUTE_NONE;
+}

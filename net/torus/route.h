@@ -38,6 +38,18 @@
 int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
                          uint32_t destination, uint32_t link_up_mask);
 
+/*
+ * The router the network uses for a frame that arrived on in_link (-1: one
+ * this node sends): torus_route_next_hop, except that a frame never goes
+ * straight back out of the link it came in on, and that when no productive
+ * link is up it takes a detour - a link that is up but not productive,
+ * higher dimensions first - so a cut cable is routed around, as Phoenix
+ * does.  The frame's TTL bounds any wandering.
+ */
+int torus_route_next_hop_detour(const struct torus_geometry *geometry,
+                                uint32_t here, uint32_t destination,
+                                uint32_t link_up_mask, int in_link);
+
 /* The dimension-order link with every link up (same as the above with
  * TORUS_ROUTE_ALL_LINKS_UP). */
 int torus_route_preferred_hop(const struct torus_geometry *geometry,
