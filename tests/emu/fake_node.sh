@@ -15,8 +15,9 @@ if [[ "$mode" == "never-ready:$rank" ]]; then
     read -r _
     exit 0
 fi
-printf 'tori node=%s event=ready t_ns=2 incarnation=1 nodes=%s\n' "$rank" "$nodes"
+# Malformed before ready: the launcher has read it by the time all are ready.
 printf 'tori node=%s event=broken t_ns=\n' "$rank"   # malformed: counted
+printf 'tori node=%s event=ready t_ns=2 incarnation=1 nodes=%s\n' "$rank" "$nodes"
 if [[ "$mode" == "panic:$rank" ]]; then
     printf 'tori node=%s event=panic t_ns=3 reason="fake failure in %s"\n' "$rank" "$rank"
 fi
