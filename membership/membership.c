@@ -1391,8 +1391,8 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
         return;
     }
     /* The batch: queued failures still in the view, then joins. */
-    uint32_t failed[MEMBERSHIP_MAX_CHANGE_FAILED];
-    uint32_t failed_at[MEMBERSHIP_MAX_CHANGE_FAILED];
+    uint32_t *failed = c->batch_failed;
+    uint32_t *failed_at = c->batch_failed_at;
     uint32_t failed_count = 0;
     uint32_t stale_count = 0;
     uint32_t stale_us = coarse_us(ctx->config.report_timeout_ns);
@@ -1414,7 +1414,7 @@ static void coord_maybe_start(struct membership *ctx, uint64_t now, struct membe
         }
     }
     c->failed_count = kept;
-    struct membership_join_entry joins[MEMBERSHIP_MAX_CHANGE_JOINED];
+    struct membership_join_entry *joins = c->batch_joins;
     uint8_t any_rejoin = 0;
     uint32_t join_count = 0;
     kept = 0;

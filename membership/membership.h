@@ -219,6 +219,11 @@ struct membership_coordinator {
     uint64_t deadline_ns;
     struct membership_join_entry round_joins[MEMBERSHIP_MAX_CHANGE_JOINED];
     uint32_t round_join_count;
+    /* The batch being assembled for the next change: kept here, not on the
+     * stack, whose frames the certification bounds. */
+    uint32_t batch_failed[MEMBERSHIP_MAX_CHANGE_FAILED];
+    uint32_t batch_failed_at[MEMBERSHIP_MAX_CHANGE_FAILED];
+    struct membership_join_entry batch_joins[MEMBERSHIP_MAX_CHANGE_JOINED];
     /* episode: from the first accepted report to a completed view */
     bool episode;
     uint64_t episode_start_ns;
