@@ -29,7 +29,8 @@ void emu_options_usage(FILE *out)
         "                       above 16 nodes 10 per 16 nodes, at most 100)\n"
         "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ";\n"
         "                       above 16 nodes 10 heartbeats)\n"
-        "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) "; above 16 nodes 20)\n"
+        "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) "; above 16\n"
+        "                       nodes the detect timeout / (retries + 1), at least 20)\n"
         "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
         "  --partition primary|every-side  who goes on after a partition (primary)\n"
         "  --spares K           the last K ranks are spares: not started until a\n"
@@ -362,8 +363,12 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
             timing_values[0] = scale * 10 > 100 ? 100 : scale * 10;
         if (raw.detect_timeout_ms == NULL)
             timing_values[1] = timing_values[0] * 10;
-        if (raw.link_rto_ms == NULL)
-            timing_values[2] = 20;
+    }
+    /* A link must not be declared down (which makes membership probe and
+     * suspect) before the detector itself would suspect the silence. */
+    if (nodes > 16 && raw.link_rto_ms == NULL) {
+        uint64_t rto = timing_values[1] / (timing_values[3] + 1);
+        timing_values[2] = rto < 20 ? 20 : rto;
     }
     /* The demo shows clean view changes: a detector well above the time a
      * link takes to be declared down (no false suspicions on the way). */

@@ -112,6 +112,15 @@ def main():
             fail("node 5 was never expelled after it resumed")
         if not node_events(5, "joined", expelled[0]["emu_ns"]):
             fail("node 5 never rejoined after it was expelled")
+    elif scenario == "kill_hang_4x4x4":
+        detected(0)
+        detected(1)
+        since = job + after(2)
+        expelled = node_events(42, "expelled", since)
+        if not expelled:
+            fail("node 42 was never expelled after it resumed")
+        if not node_events(42, "joined", expelled[0]["emu_ns"]):
+            fail("node 42 never rejoined after it was expelled")
     elif scenario == "reboot":
         since = job + after(0)
         ready = node_events(2, "ready", since)

@@ -30,6 +30,16 @@ case "$SCENARIO" in
     # 3 and 5 are the middles of both shortest paths between 1 and 7.
     double_crash_diagonal) SCRIPT='kill 3 at 1s; kill 5 at 1s' ;;
     join)           SCRIPT='join 7 at 1s'; EXTRA=(--spares 1) ;;
+    # Issue 4 on real nodes: a crash and a hang on a 4x4x4 host torus (64
+    # processes on this machine's cores: a slower detector).  Not yet
+    # reliable on a loaded 2-core machine (false suspicions keep the views
+    # churning), so only with ./tori test --long.
+    kill_hang_4x4x4) SCRIPT='kill 21 at 1s; hang 42 at 4s for 3s'; DIMS=4x4x4; NODES=64
+                    TIMING=(--heartbeat-ms 50 --detect-timeout-ms 500)
+                    if [[ "${TORI_LONG_TESTS:-0}" != 1 ]]; then
+                        echo "skipped: kill_hang_4x4x4 runs with ./tori test --long"
+                        exit 77
+                    fi ;;
     chaos)          SCRIPT=''
                     KINDS=kill,hang,link,reboot
                     [[ "$BOARD" == host ]] && KINDS=kill,hang,link
