@@ -60,8 +60,14 @@ int torus_route_next_hop_detour(const struct torus_geometry *geometry,
                                 uint32_t link_up_mask, int in_link)
 {
     uint32_t usable = link_up_mask & torus_geometry_link_mask(geometry, here);
-    if (in_link >= 0 && in_link < CONFIG_MAX_LINKS)
-        usable &= ~(1u << (unsigned)in_link);
+    if (in_link >= 0 && in_link < CONFIG_MAX_LINKS) {
+        /* Not back to the node it came from, on any cable: in a size-2
+         * dimension both links reach the same neighbour. */
+        uint32_t previous = torus_geometry_neighbour(geometry, here, (unsigned)in_link);
+        for (unsigned link = 0; link < torus_geometry_link_count(geometry); link++)
+            if (torus_geometry_neighbour(geometry, here, link) == previous)
+                usable &= ~(1u << link);
+    }
     int hop = torus_route_next_hop(geometry, here, destination, usable);
     if (hop != TORUS_ROUTE_NONE || here >= torus_geometry_node_count(geometry) ||
         destination >= torus_geometry_node_count(geometry))

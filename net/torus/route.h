@@ -41,7 +41,7 @@ int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
 /*
  * The router the network uses for a frame that arrived on in_link (-1: one
  * this node sends): torus_route_next_hop, except that a frame never goes
- * straight back out of the link it came in on, and that when no productive
+ * straight back to the node it came from (on any cable), and that when no productive
  * link is up it takes a detour - a link that is up but not productive,
  * higher dimensions first - so a cut cable is routed around, as Phoenix
  * does.  The frame's TTL bounds any wandering.
