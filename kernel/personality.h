@@ -81,10 +81,15 @@ bool personality_decode(const uint8_t *block, size_t length,
 void personality_encode(const struct personality *p,
                         uint8_t out[PERSONALITY_SIZE]);
 
-/* Default detector and link timings, shared with the host tools. */
-#define PERSONALITY_DEFAULT_HEARTBEAT_MS 10
-#define PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS 50
-#define PERSONALITY_DEFAULT_LINK_RTO_MS 4
+/*
+ * Default detector and link timings, shared with the host tools.  Chosen for
+ * emulated tori sharing a small host, where a node may not run for tens of
+ * milliseconds: a link is declared down after (retries + 1) x rto = 90 ms,
+ * a silent member suspected after 200 ms.  Hardware would use far less.
+ */
+#define PERSONALITY_DEFAULT_HEARTBEAT_MS 20
+#define PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS 200
+#define PERSONALITY_DEFAULT_LINK_RTO_MS 10
 #define PERSONALITY_DEFAULT_LINK_RETRIES 8
 
 /* One line, NUL-terminated, cut to fit: "personality: tree_radix=3 is

@@ -26,11 +26,11 @@ void emu_options_usage(FILE *out)
         "  --radix N            membership tree radix, power of two 2..16 (4)\n"
         "  --tree radix|torus   membership tree layout (radix)\n"
         "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ";\n"
-        "                       above 16 nodes 10 per 16 nodes, at most 100)\n"
+        "                       above 32 nodes 10 per 16 nodes, at most 100)\n"
         "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ";\n"
-        "                       above 16 nodes 10 heartbeats)\n"
+        "                       above 32 nodes 10 heartbeats)\n"
         "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) "; above 16\n"
-        "                       nodes the detect timeout / (retries + 1), at least 20)\n"
+        "                       nodes the detect timeout / 2 (retries + 1), at least 10)\n"
         "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
         "  --partition primary|every-side  who goes on after a partition (primary)\n"
         "  --spares K           the last K ranks are spares: not started until a\n"
@@ -357,7 +357,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
      * timeouts grow with the node count beyond 16, which keeps the detector
      * free of false suspicions when the host is busy.
      */
-    if (nodes > 16) {
+    if (nodes > 32) {
         uint64_t scale = (nodes + 15) / 16;
         if (raw.heartbeat_ms == NULL)
             timing_values[0] = scale * 10 > 100 ? 100 : scale * 10;
@@ -367,8 +367,8 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     /* A link must not be declared down (which makes membership probe and
      * suspect) before the detector itself would suspect the silence. */
     if (nodes > 16 && raw.link_rto_ms == NULL) {
-        uint64_t rto = timing_values[1] / (timing_values[3] + 1);
-        timing_values[2] = rto < 20 ? 20 : rto;
+        uint64_t rto = timing_values[1] / (2 * (timing_values[3] + 1));
+        timing_values[2] = rto < 10 ? 10 : rto;
     }
     /* The demo shows clean view changes: a detector well above the time a
      * link takes to be declared down (no false suspicions on the way). */
