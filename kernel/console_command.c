@@ -33,7 +33,7 @@ void console_command_register(const char *name, console_command_fn handler,
     command_count++;
 }
 
-static void reply_error(const char *reason)
+void console_command_reply_error(const char *reason)
 {
     event_begin("console-error");
     event_add_text("reason", reason);
@@ -62,7 +62,7 @@ static void dispatch_line(uint64_t now_ns)
             return;
         }
     }
-    reply_error("unknown command (try: help)");
+    console_command_reply_error("unknown command (try: help)");
 }
 
 unsigned console_command_feed(const char *bytes, unsigned length,
@@ -73,7 +73,7 @@ unsigned console_command_feed(const char *bytes, unsigned length,
         char c = bytes[i];
         if (c == '\n' || c == '\r') {
             if (line_overflowed)
-                reply_error("command line too long");
+                console_command_reply_error("command line too long");
             else if (line_length > 0)
                 dispatch_line(now_ns);
             line_length = 0;

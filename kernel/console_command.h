@@ -25,6 +25,9 @@ void console_command_register(const char *name, console_command_fn handler,
 /* Registers the console poller and the built-in commands (help, halt). */
 void console_command_init(void);
 
+/* Answers a command that cannot be done: `event=console-error reason="..."`. */
+void console_command_reply_error(const char *reason);
+
 /* Feeds bytes as if typed: used by the poller and by tests. */
 unsigned console_command_feed(const char *bytes, unsigned length,
                               uint64_t now_ns);

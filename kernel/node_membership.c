@@ -113,12 +113,6 @@ void node_membership_link_event(struct node *node, uint32_t neighbour, bool up,
     flush_outbox(node, now_ns);
 }
 
-static void membership_wakeup(void *context, uint64_t now_ns)
-{
-    (void)context;
-    (void)now_ns; /* the poller does the work; the timer only ends idling */
-}
-
 static unsigned membership_poll(void *context, uint64_t now_ns)
 {
     struct node *node = context;
@@ -144,9 +138,7 @@ static void command_view(void *context, const char *arguments, uint64_t now_ns)
     (void)now_ns;
     const struct node *node = context;
     if (!membership_started) {
-        event_begin("console-error");
-        event_add_text("reason", "view: membership not started (send: start)");
-        event_end();
+        console_command_reply_error("view: membership not started (send: start)");
         return;
     }
     const struct membership *m = &node->membership;
@@ -165,18 +157,14 @@ static void command_suspect(void *context, const char *arguments, uint64_t now_n
 {
     struct node *node = context;
     if (!membership_started) {
-        event_begin("console-error");
-        event_add_text("reason", "suspect: membership not started (send: start)");
-        event_end();
+        console_command_reply_error("suspect: membership not started (send: start)");
         return;
     }
     char *end = NULL;
     unsigned long who = strtoul(arguments, &end, 10);
     if (end == arguments || *end != '\0' ||
         who >= torus_geometry_node_count(&node->network.geometry)) {
-        event_begin("console-error");
-        event_add_text("reason", "suspect: expected a node id below the node count");
-        event_end();
+        console_command_reply_error("suspect: expected a node id below the node count");
         return;
     }
     membership_suspect(&node->membership, (uint32_t)who, now_ns,
@@ -190,9 +178,7 @@ static void command_start(void *context, const char *arguments, uint64_t now_ns)
     struct node *node = context;
     const struct personality *p = &node->personality;
     if (membership_started) {
-        event_begin("console-error");
-        event_add_text("reason", "start: membership already started");
-        event_end();
+        console_command_reply_error("start: membership already started");
         return;
     }
     membership_started = true;
@@ -242,8 +228,7 @@ void node_membership_init(struct node *node)
 
     torus_network_set_handler(&node->network, TORUS_FRAME_TYPE_MEMBERSHIP,
                               on_membership_frame, node);
-    membership_timer = timer_add(timer_kernel_table(), "membership",
-                                 membership_wakeup, NULL);
+    membership_timer = timer_add_wakeup(timer_kernel_table(), "membership");
     if (membership_timer < 0)
         kernel_panic("membership: timer table full (raise CONFIG_MAX_TIMERS)");
     poll_register("membership", membership_poll, node);

@@ -20,12 +20,6 @@
 
 static timer_id network_timer = -1;
 
-static void network_wakeup(void *context, uint64_t now_ns)
-{
-    (void)context;
-    (void)now_ns; /* the poller does the work; the timer only ends idling */
-}
-
 static unsigned network_poll(void *context, uint64_t now_ns)
 {
     struct node *node = context;
@@ -92,9 +86,7 @@ static void command_link(void *context, const char *arguments, uint64_t now_ns)
     if (!torus_geometry_link_from_name(name, &link) ||
         (!off && strcmp(state, "on") != 0) ||
         !torus_network_cut_link(&node->network, link, off)) {
-        event_begin("console-error");
-        event_add_text("reason", "link: expected 'link DIR off|on' with a link this node has");
-        event_end();
+        console_command_reply_error("link: expected 'link DIR off|on' with a link this node has");
         return;
     }
     event_begin("link-cut");
@@ -130,7 +122,7 @@ void node_network_init(struct node *node)
     torus_network_set_link_handler(&node->network, on_link_event, node);
     torus_ping_init(&node->ping, &node->network);
     torus_flood_service_init(&node->network);
-    network_timer = timer_add(timer_kernel_table(), "network", network_wakeup, NULL);
+    network_timer = timer_add_wakeup(timer_kernel_table(), "network");
     if (network_timer < 0)
         kernel_panic("network: timer table full (raise CONFIG_MAX_TIMERS)");
     poll_register("network", network_poll, node);

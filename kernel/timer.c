@@ -26,6 +26,17 @@ timer_id timer_add(struct timer_table *table, const char *name,
     return (timer_id)table->count++;
 }
 
+static void timer_wakeup_only(void *context, uint64_t now_ns)
+{
+    (void)context;
+    (void)now_ns;
+}
+
+timer_id timer_add_wakeup(struct timer_table *table, const char *name)
+{
+    return timer_add(table, name, timer_wakeup_only, NULL);
+}
+
 static struct timer_slot *timer_slot_of(struct timer_table *table, timer_id id)
 {
     if (id < 0 || (unsigned)id >= table->count)

@@ -35,6 +35,12 @@ void timer_table_init(struct timer_table *table);
 timer_id timer_add(struct timer_table *table, const char *name,
                    timer_fn callback, void *context);
 
+/*
+ * Adds a timer whose only job is to end the poll loop's idling at its
+ * deadline, for a poller that does the work itself; -1 when full.
+ */
+timer_id timer_add_wakeup(struct timer_table *table, const char *name);
+
 /* Sets (or moves) the deadline of a timer. */
 void timer_arm(struct timer_table *table, timer_id id, uint64_t deadline_ns);
 void timer_disarm(struct timer_table *table, timer_id id);

@@ -135,13 +135,6 @@ static bool parse_u32(const char **text, uint32_t *value)
     return true;
 }
 
-static void reply_error(const char *reason)
-{
-    event_begin("console-error");
-    event_add_text("reason", reason);
-    event_end();
-}
-
 static void command_linktest(void *context, const char *arguments, uint64_t now_ns)
 {
     (void)context;
@@ -149,16 +142,16 @@ static void command_linktest(void *context, const char *arguments, uint64_t now_
     uint32_t count = 1;
     uint32_t length = PAYLOAD_MIN;
     if (*arguments != '\0' && !parse_u32(&arguments, &count)) {
-        reply_error("linktest: expected linktest [COUNT [PAYLOAD]]");
+        console_command_reply_error("linktest: expected linktest [COUNT [PAYLOAD]]");
         return;
     }
     if (*arguments != '\0' && !parse_u32(&arguments, &length)) {
-        reply_error("linktest: expected linktest [COUNT [PAYLOAD]]");
+        console_command_reply_error("linktest: expected linktest [COUNT [PAYLOAD]]");
         return;
     }
     if (*arguments != '\0' || count == 0 || length < PAYLOAD_MIN ||
         length > TORUS_FRAME_MAX_PAYLOAD) {
-        reply_error("linktest: expected COUNT >= 1 and PAYLOAD 5..1454 bytes");
+        console_command_reply_error("linktest: expected COUNT >= 1 and PAYLOAD 5..1454 bytes");
         return;
     }
     for (unsigned link = 0; link < CONFIG_MAX_LINKS; link++) {
@@ -294,15 +287,15 @@ static void command_linkrtt(void *context, const char *arguments, uint64_t now_n
     uint32_t count = RTT_COUNT_DEFAULT;
     if ((*arguments != '\0' && !parse_u32(&arguments, &count)) || *arguments != '\0' ||
         count == 0 || count > RTT_SAMPLES_MAX) {
-        reply_error("linkrtt: expected linkrtt [COUNT], COUNT 1..256");
+        console_command_reply_error("linkrtt: expected linkrtt [COUNT], COUNT 1..256");
         return;
     }
     if (link_mask == 0) {
-        reply_error("linkrtt: no link is cabled");
+        console_command_reply_error("linkrtt: no link is cabled");
         return;
     }
     if (rtt.outstanding) {
-        reply_error("linkrtt: a measurement is running");
+        console_command_reply_error("linkrtt: a measurement is running");
         return;
     }
     rtt.link = (unsigned)__builtin_ctz(link_mask);

@@ -163,13 +163,6 @@ static bool parse_u32(const char **cursor, uint32_t max, uint32_t *out)
     return true;
 }
 
-static void report_error(const char *reason)
-{
-    event_begin("console-error");
-    event_add_text("reason", reason);
-    event_end();
-}
-
 static void report_stats(const struct torus_flood *flood)
 {
     const struct torus_flood_receiver *r = &flood->receiver;
@@ -240,29 +233,23 @@ static void command_flood(void *context, const char *arguments, uint64_t now_ns)
         !parse_u32(&cursor, TORUS_FLOOD_MAX_COUNT, &count) ||
         !parse_u32(&cursor, TORUS_FLOOD_MAX_SIZE, &size) || *cursor != '\0' ||
         count == 0 || size < TORUS_FLOOD_MIN_SIZE) {
-        report_error("flood: expected 'flood DST COUNT SIZE' (COUNT 1..10000000, "
+        console_command_reply_error("flood: expected 'flood DST COUNT SIZE' (COUNT 1..10000000, "
                      "SIZE 12..1454) or 'flood stats'");
         return;
     }
     if (destination >= torus_geometry_node_count(&flood->network->geometry) ||
         destination == flood->network->rank) {
-        report_error("flood: expected DST to be another node's id, below the node count");
+        console_command_reply_error("flood: expected DST to be another node's id, below the node count");
         return;
     }
     if (flood->sender.active) {
-        report_error("flood: a flood is already running");
+        console_command_reply_error("flood: a flood is already running");
         return;
     }
     torus_flood_start(flood, destination, count, size, now_ns);
 }
 
 static timer_id flood_timer = -1;
-
-static void flood_wakeup(void *context, uint64_t now_ns)
-{
-    (void)context;
-    (void)now_ns; /* the poller does the work; the timer only ends idling */
-}
 
 static unsigned flood_poll(void *context, uint64_t now_ns)
 {
@@ -281,7 +268,7 @@ static unsigned flood_poll(void *context, uint64_t now_ns)
 void torus_flood_service_init(struct torus_network *network)
 {
     torus_flood_init(&flood_service, network);
-    flood_timer = timer_add(timer_kernel_table(), "flood", flood_wakeup, NULL);
+    flood_timer = timer_add_wakeup(timer_kernel_table(), "flood");
     if (flood_timer < 0)
         kernel_panic("flood: timer table full (raise CONFIG_MAX_TIMERS)");
     console_command_register("flood", command_flood, &flood_service);

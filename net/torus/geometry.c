@@ -1,5 +1,7 @@
 #include "net/torus/geometry.h"
 
+#include "kernel/format.h"
+
 #include <string.h>
 
 static const char dim_names[CONFIG_MAX_DIMS + 1] = "xyzuvw";
@@ -168,13 +170,9 @@ static void put_text(struct text_out *t, const char *s)
 static void put_u64(struct text_out *t, uint64_t value)
 {
     char digits[20];
-    unsigned n = 0;
-    do {
-        digits[n++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value != 0);
-    while (n > 0)
-        put_char(t, digits[--n]);
+    unsigned n = format_u64(digits, value);
+    for (unsigned i = 0; i < n; i++)
+        put_char(t, digits[i]);
 }
 
 size_t torus_geometry_format_error(const struct torus_geometry_error *error,

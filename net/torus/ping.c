@@ -128,9 +128,7 @@ static void command_ping(void *context, const char *arguments, uint64_t now_ns)
     struct torus_ping *ping = context;
     uint32_t node_count = torus_geometry_node_count(&ping->network->geometry);
     if (ping->sweeping) {
-        event_begin("console-error");
-        event_add_text("reason", "ping: a sweep is already running");
-        event_end();
+        console_command_reply_error("ping: a sweep is already running");
         return;
     }
     if (strcmp(arguments, "all") == 0) {
@@ -140,9 +138,7 @@ static void command_ping(void *context, const char *arguments, uint64_t now_ns)
     char *end = NULL;
     unsigned long destination = strtoul(arguments, &end, 10);
     if (end == arguments || *end != '\0' || destination >= node_count) {
-        event_begin("console-error");
-        event_add_text("reason", "ping: expected 'all' or a node id below the node count");
-        event_end();
+        console_command_reply_error("ping: expected 'all' or a node id below the node count");
         return;
     }
     start_sweep(ping, (uint32_t)destination, (uint32_t)destination, false);

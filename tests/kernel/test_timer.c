@@ -61,6 +61,14 @@ int main(void)
     CHECK(fire_count == 2);
     timer_disarm(&table, rearming);
 
+    /* A wake-up-only timer fires (ending an idle wait) and does nothing else. */
+    timer_id wakeup = timer_add_wakeup(&table, "wakeup");
+    CHECK(wakeup >= 0);
+    timer_arm(&table, wakeup, 600);
+    CHECK(timer_next_deadline(&table) == 600);
+    CHECK(timer_run_due(&table, 600) == 1);
+    CHECK(fire_count == 2 && !timer_is_armed(&table, wakeup));
+
     /* Capacity is CONFIG_MAX_TIMERS; the next add fails cleanly. */
     while (table.count < CONFIG_MAX_TIMERS)
         CHECK(timer_add(&table, "fill", record, &labels[0]) >= 0);
