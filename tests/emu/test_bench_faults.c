@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "qemu/bench_faults.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static char error[320];
 

@@ -4,7 +4,7 @@
 
 #include "net/torus/flood.h"
 #include "qemu/bench_link_options.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static struct bench_link_options options;
 static char error[320];

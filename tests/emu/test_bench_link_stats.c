@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "qemu/bench_link_stats.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static bool near(double a, double b)
 {

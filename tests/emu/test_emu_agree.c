@@ -6,7 +6,7 @@
 #include "membership/membership.h"
 #include "qemu/emu_agree.h"
 #include "qemu/emu_model.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static struct emu_model_params params;
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "qemu/emu_inject.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 #define NS_PER_MS 1000000ull
 

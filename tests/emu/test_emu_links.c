@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "qemu/emu_links.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static struct emu_link links[64][CONFIG_MAX_LINKS];
 

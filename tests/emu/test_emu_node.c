@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "qemu/emu_node.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static struct emu_node node;
 

@@ -4,7 +4,7 @@
 
 #include "qemu/cli.h"
 #include "qemu/emu_options.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static struct emu_options options;
 static char error[320];

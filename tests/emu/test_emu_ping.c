@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "qemu/emu_ping.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static void test_quantiles(void)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "qemu/emu_results.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static struct event_line line;
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "qemu/emu_spawn.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static bool has_argument(const struct emu_argv *argv, const char *option,
                          const char *value)

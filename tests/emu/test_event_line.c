@@ -5,7 +5,7 @@
 
 #include "qemu/event_json.h"
 #include "qemu/event_line.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static struct event_line line;
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "qemu/qmp.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static char directory[64];
 static char socket_path[100];

@@ -1,7 +1,7 @@
 /* Console command lines: assembly across reads, dispatch by first word,
  * unknown commands and overlong lines answered, never overrun. */
 #include "kernel/console_command.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 #include "tests/kernel/test_board.h"
 
 static char last_arguments[CONSOLE_COMMAND_LINE_MAX];

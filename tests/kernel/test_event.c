@@ -1,6 +1,6 @@
 /* Event lines: exact syntax, token sanitising, quoting, and no overrun. */
 #include "kernel/event.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 #include "tests/kernel/test_board.h"
 
 int main(void)

@@ -3,7 +3,7 @@
 #include "config/tori_config.h"
 #include "kernel/heap.h"
 #include "kernel/phase.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 #include "tests/kernel/test_board.h"
 
 int main(void)

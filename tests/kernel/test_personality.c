@@ -4,7 +4,7 @@
 
 #include "kernel/crc32.h"
 #include "kernel/personality.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static struct personality valid_personality(void)
 {

@@ -1,6 +1,6 @@
 /* The static timer table: order, re-arming, capacity, next deadline. */
 #include "kernel/timer.h"
-#include "tests/kernel/check.h"
+#include "tests/check.h"
 
 static int fire_log[16];
 static int fire_count;

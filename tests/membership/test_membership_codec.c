@@ -9,7 +9,7 @@
 
 #include "membership/codec.h"
 #include "membership/membership.h"
-#include "tests/membership/membership_check.h"
+#include "tests/check.h"
 
 #define NODES 64u
 

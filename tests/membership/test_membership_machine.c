@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "membership/membership.h"
-#include "tests/membership/membership_check.h"
+#include "tests/check.h"
 
 #define N 64u
 

@@ -13,7 +13,7 @@
 #include "membership/tree.h"
 #include "membership/view.h"
 #include "net/torus/geometry.h"
-#include "tests/membership/membership_check.h"
+#include "tests/check.h"
 
 static struct membership_view incremental;
 static struct membership_view rebuilt;

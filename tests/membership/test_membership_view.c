@@ -9,7 +9,7 @@
 
 #include "membership/reference.h"
 #include "membership/view.h"
-#include "tests/membership/membership_check.h"
+#include "tests/check.h"
 
 static struct membership_view view;
 static struct membership_reference reference;

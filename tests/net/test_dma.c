@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "net/torus/dma.h"
-#include "tests/net/net_check.h"
+#include "tests/check.h"
 
 #define NODES 16u
 

@@ -10,7 +10,7 @@
 
 #include "kernel/crc32.h"
 #include "net/torus/frame.h"
-#include "tests/net/net_check.h"
+#include "tests/check.h"
 
 #define NODES 64u
 #define FUZZ_INPUTS 120000u

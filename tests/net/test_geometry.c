@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "net/torus/geometry.h"
-#include "tests/net/net_check.h"
+#include "tests/check.h"
 #include "tests/net/shapes.h"
 
 #define MAX_TEST_NODES 256

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "net/torus/link.h"
-#include "tests/net/net_check.h"
+#include "tests/check.h"
 
 #define US ((uint64_t)1000)
 #define MS (1000 * US)

@@ -7,7 +7,7 @@
  * answered only when no productive link is up.
  */
 #include "net/torus/route.h"
-#include "tests/net/net_check.h"
+#include "tests/check.h"
 #include "tests/net/shapes.h"
 
 static void init_shape(struct torus_geometry *g, const struct test_shape *shape,

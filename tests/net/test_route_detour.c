@@ -7,7 +7,7 @@
  */
 #include "net/torus/geometry.h"
 #include "net/torus/route.h"
-#include "tests/net/net_check.h"
+#include "tests/check.h"
 
 /* Link mask of node here with the cable (cut_rank, cut_link) removed. */
 static uint32_t up_mask(const struct torus_geometry *g, uint32_t here, uint32_t cut_rank,

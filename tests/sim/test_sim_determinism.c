@@ -14,7 +14,7 @@
 
 #include "board/sim/sim.h"
 #include "board/sim/sim_chaos.h"
-#include "tests/membership/membership_check.h"
+#include "tests/check.h"
 #include "tests/sim/sim_case.h"
 
 /* Reads a whole stream into a malloc'd buffer. */

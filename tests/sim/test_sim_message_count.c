@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "membership/codec.h"
-#include "tests/membership/membership_check.h"
+#include "tests/check.h"
 #include "tests/sim/sim_case.h"
 
 static void run(const char *dims, unsigned radix, enum membership_layout_kind layout)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/membership/membership_check.h"
+#include "tests/check.h"
 #include "tests/sim/sim_case.h"
 
 struct scenario {

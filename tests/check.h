@@ -1,10 +1,14 @@
 /*
- * Assertions for the net unit tests: report file:line (and both values for
- * the _EQ forms), count failures, and a seeded PRNG so every randomized
- * test is the same on every run.
+ * Assertions for every C unit test: each failed check prints file:line, the
+ * expression and (for the _EQ and _CONTAINS forms) the values, and is
+ * counted; check_report() turns the count into the exit status.  A test goes
+ * on after a failed check so that one run shows every broken case.
+ *
+ * Also a seeded PRNG (splitmix64), so every randomized test draws the same
+ * inputs on every run.
  */
-#ifndef TESTS_NET_NET_CHECK_H
-#define TESTS_NET_NET_CHECK_H
+#ifndef TESTS_CHECK_H
+#define TESTS_CHECK_H
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -22,6 +26,19 @@ static int check_failures;
         }                                                                     \
     } while (0)
 
+/* Like CHECK, with a printf-style explanation (say which values were wrong). */
+#define CHECKF(condition, ...)                                                \
+    do {                                                                      \
+        if (!(condition)) {                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__,  \
+                    #condition);                                              \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fprintf(stderr, "\n");                                            \
+            check_failures++;                                                 \
+        }                                                                     \
+    } while (0)
+
+/* Integer equality; both sides are compared and printed as uint64_t. */
 #define CHECK_EQ(actual, expected)                                            \
     do {                                                                      \
         uint64_t check_a_ = (uint64_t)(actual);                               \
@@ -34,10 +51,11 @@ static int check_failures;
         }                                                                     \
     } while (0)
 
+/* `part` must occur in `text`; prints the whole text when it does not. */
 #define CHECK_CONTAINS(text, part)                                            \
     do {                                                                      \
         if (strstr((text), (part)) == NULL) {                                 \
-            fprintf(stderr, "%s:%d: '%s' not found in '%s'\n", __FILE__,      \
+            fprintf(stderr, "%s:%d: '%s' not found in:\n%s\n", __FILE__,      \
                     __LINE__, (part), (text));                                \
             check_failures++;                                                 \
         }                                                                     \
@@ -52,6 +70,7 @@ static int check_failures;
         }                                                                     \
     } while (0)
 
+/* Prints the verdict; returns the exit status for main (0 = all passed). */
 static inline int check_report(const char *name)
 {
     if (check_failures == 0)
@@ -61,30 +80,34 @@ static inline int check_report(const char *name)
     return check_failures == 0 ? 0 : 1;
 }
 
-/* xorshift64*: small, fast, deterministic for a given seed. */
+/* One splitmix64 step: advances *state, returns the next value. */
+static inline unsigned long long test_random(unsigned long long *state)
+{
+    unsigned long long z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The same generator behind a struct, for tests that pass it around. */
 struct check_rng {
-    uint64_t state;
+    unsigned long long state;
 };
 
 static inline void check_rng_seed(struct check_rng *rng, uint64_t seed)
 {
-    rng->state = seed != 0 ? seed : 0x9E3779B97F4A7C15ull;
+    rng->state = seed;
 }
 
 static inline uint64_t check_rng_next(struct check_rng *rng)
 {
-    uint64_t x = rng->state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng->state = x;
-    return x * 0x2545F4914F6CDD1Dull;
+    return test_random(&rng->state);
 }
 
 /* Uniform in 0..bound-1 (bound > 0; the tiny modulo bias is irrelevant). */
 static inline uint32_t check_rng_below(struct check_rng *rng, uint32_t bound)
 {
-    return (uint32_t)((check_rng_next(rng) >> 16) % bound);
+    return (uint32_t)(check_rng_next(rng) % bound);
 }
 
 /* True with probability percent / 100. */
@@ -93,4 +116,4 @@ static inline int check_rng_percent(struct check_rng *rng, unsigned percent)
     return check_rng_below(rng, 100) < percent;
 }
 
-#endif /* TESTS_NET_NET_CHECK_H */
+#endif /* TESTS_CHECK_H */
