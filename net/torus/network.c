@@ -105,14 +105,19 @@ static bool ring_has_room(const struct torus_dma_ring *ring, unsigned type)
     return torus_dma_count(ring) < limit;
 }
 
+static int next_hop(const struct torus_network *network, uint32_t destination, int in_link)
+{
+    return torus_route_next_hop_detour(&network->geometry, network->rank, destination,
+                                       network->up_mask, network->absent_mask, in_link);
+}
+
 static enum torus_network_status route_and_inject(struct torus_network *network,
                                                   const uint8_t *frame,
                                                   size_t length,
                                                   uint32_t destination,
                                                   unsigned type, int in_link)
 {
-    int link = torus_route_next_hop_detour(&network->geometry, network->rank,
-                                           destination, network->up_mask, in_link);
+    int link = next_hop(network, destination, in_link);
     if (link < 0) {
         count(network, TORUS_NETWORK_COUNT_NO_ROUTE);
         return TORUS_NETWORK_NO_ROUTE;
@@ -204,9 +209,7 @@ static void on_data(void *context, const struct torus_frame_header *header,
         /* Back-pressure, as a torus router's link-level flow control: a
          * transit frame the next hop has no room for is not acknowledged,
          * so its sender keeps it and sends it again. */
-        int next = torus_route_next_hop_detour(&network->geometry, network->rank,
-                                               header->destination, network->up_mask,
-                                               link);
+        int next = next_hop(network, header->destination, link);
         if (next >= 0 && !ring_has_room(&network->injection[next], header->type)) {
             count(network, TORUS_NETWORK_COUNT_BACKPRESSURE);
             return;
@@ -365,6 +368,11 @@ bool torus_network_cut_link(struct torus_network *network, unsigned link, bool c
     else
         network->cut_mask &= ~(1u << link);
     return true;
+}
+
+void torus_network_set_absent_links(struct torus_network *network, uint32_t link_mask)
+{
+    network->absent_mask = link_mask & network->link_mask;
 }
 
 uint64_t torus_network_next_deadline(const struct torus_network *network)

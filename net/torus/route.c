@@ -55,27 +55,97 @@ uint32_t torus_route_path_length(const struct torus_geometry *geometry,
     return UINT32_MAX;
 }
 
-int torus_route_next_hop_detour(const struct torus_geometry *geometry,
-                                uint32_t here, uint32_t destination,
-                                uint32_t link_up_mask, int in_link)
+/* Links from here whose far node another link from here reaches too, and
+ * that other link is down: in a size-2 dimension both cables lead to the
+ * same neighbour, and when one stops answering the neighbour itself is the
+ * likelier culprit, so its twin is a poor second choice. */
+static uint32_t twins_of_down_links(const struct torus_geometry *geometry, uint32_t here,
+                                    uint32_t cabled, uint32_t link_up_mask)
 {
-    uint32_t usable = link_up_mask & torus_geometry_link_mask(geometry, here);
-    if (in_link >= 0 && in_link < CONFIG_MAX_LINKS) {
-        /* Not back to the node it came from, on any cable: in a size-2
-         * dimension both links reach the same neighbour. */
-        uint32_t previous = torus_geometry_neighbour(geometry, here, (unsigned)in_link);
-        for (unsigned link = 0; link < torus_geometry_link_count(geometry); link++)
-            if (torus_geometry_neighbour(geometry, here, link) == previous)
-                usable &= ~(1u << link);
+    uint32_t down = cabled & ~link_up_mask;
+    uint32_t twins = 0;
+    for (unsigned dim = 0; down != 0 && dim < torus_geometry_dims(geometry); dim++) {
+        unsigned plus = torus_geometry_link(dim, TORUS_DIRECTION_PLUS);
+        unsigned pair = (1u << plus) | (1u << (plus ^ 1u));
+        if ((cabled & pair) != pair || (down & pair) == 0 ||
+            torus_geometry_neighbour(geometry, here, plus) !=
+                torus_geometry_neighbour(geometry, here, plus ^ 1u))
+            continue;
+        twins |= pair;
     }
+    return twins;
+}
+
+/* Drops from mask the links whose far node is the destination itself. */
+static uint32_t except_towards(const struct torus_geometry *geometry, uint32_t here,
+                               uint32_t destination, uint32_t mask)
+{
+    if (mask == 0)
+        return 0;
+    return mask & ~torus_route_links_towards(geometry, here, destination);
+}
+
+/* A productive link among usable, else a detour: any usable link, higher
+ * dimensions first.  A detour in a higher dimension leaves the blocked
+ * dimension the lowest one to correct at the next node, which then takes a
+ * parallel cable. */
+static int productive_or_detour(const struct torus_geometry *geometry, uint32_t here,
+                                uint32_t destination, uint32_t usable)
+{
     int hop = torus_route_next_hop(geometry, here, destination, usable);
-    if (hop != TORUS_ROUTE_NONE || here >= torus_geometry_node_count(geometry) ||
-        destination >= torus_geometry_node_count(geometry))
+    if (hop != TORUS_ROUTE_NONE)
         return hop;
-    /* A detour in a higher dimension leaves the blocked dimension the
-     * lowest one to correct at the next node, which takes a parallel cable. */
     for (unsigned link = torus_geometry_link_count(geometry); link-- > 0;)
         if ((usable >> link) & 1u)
             return (int)link;
     return TORUS_ROUTE_NONE;
+}
+
+int torus_route_next_hop_detour(const struct torus_geometry *geometry,
+                                uint32_t here, uint32_t destination,
+                                uint32_t link_up_mask, uint32_t avoid_mask, int in_link)
+{
+    uint32_t nodes = torus_geometry_node_count(geometry);
+    if (here >= nodes || destination >= nodes)
+        return TORUS_ROUTE_NONE;
+    if (here == destination)
+        return TORUS_ROUTE_LOCAL;
+    uint32_t cabled = torus_geometry_link_mask(geometry, here);
+    uint32_t usable = link_up_mask & cabled;
+    /* Back to the node it came from, on any cable: in a size-2 dimension
+     * both links reach the same neighbour. */
+    uint32_t back = 0;
+    if (in_link >= 0 && in_link < CONFIG_MAX_LINKS) {
+        uint32_t previous = torus_geometry_neighbour(geometry, here, (unsigned)in_link);
+        back = torus_route_links_towards(geometry, here, previous);
+    }
+    uint32_t avoid = except_towards(geometry, here, destination, avoid_mask & usable);
+    uint32_t twins = except_towards(geometry, here, destination,
+                                    twins_of_down_links(geometry, here, cabled, link_up_mask) &
+                                        usable);
+    /* Best first; a U-turn only beats crossing a node out of the view. */
+    const uint32_t tiers[] = {
+        usable & ~back & ~avoid & ~twins,
+        usable & ~back & ~avoid,
+        usable & ~avoid,
+        usable & ~back,
+    };
+    for (unsigned i = 0; i < sizeof tiers / sizeof tiers[0]; i++) {
+        if (tiers[i] == 0)
+            continue;
+        int hop = productive_or_detour(geometry, here, destination, tiers[i]);
+        if (hop != TORUS_ROUTE_NONE)
+            return hop;
+    }
+    return TORUS_ROUTE_NONE;
+}
+
+uint32_t torus_route_links_towards(const struct torus_geometry *geometry, uint32_t here,
+                                   uint32_t node)
+{
+    uint32_t mask = 0;
+    for (unsigned link = 0; link < torus_geometry_link_count(geometry); link++)
+        if (torus_geometry_neighbour(geometry, here, link) == node)
+            mask |= 1u << link;
+    return mask;
 }

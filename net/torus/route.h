@@ -40,15 +40,27 @@ int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
 
 /*
  * The router the network uses for a frame that arrived on in_link (-1: one
- * this node sends): torus_route_next_hop, except that a frame never goes
- * straight back to the node it came from (on any cable), and that when no productive
- * link is up it takes a detour - a link that is up but not productive,
- * higher dimensions first - so a cut cable is routed around, as Phoenix
- * does.  The frame's TTL bounds any wandering.
+ * this node sends): torus_route_next_hop, except that
+ *  - a frame does not go straight back to the node it came from, on any
+ *    cable, unless the only other way crosses a node out of the view;
+ *  - links in avoid_mask (their far node is known not to forward: it left
+ *    the view) and the twin cables of a down link in a size-2 dimension (the
+ *    neighbour behind them is the likely casualty) are taken only when
+ *    nothing else leads anywhere, and always when their far node is the
+ *    destination itself;
+ *  - when no productive link is usable it takes a detour - a link that is up
+ *    but not productive, higher dimensions first - so a cut cable or a dead
+ *    node is routed around, as Phoenix does.  The frame's TTL bounds any
+ *    wandering.
  */
 int torus_route_next_hop_detour(const struct torus_geometry *geometry,
                                 uint32_t here, uint32_t destination,
-                                uint32_t link_up_mask, int in_link);
+                                uint32_t link_up_mask, uint32_t avoid_mask, int in_link);
+
+/* The links of here whose far node is node (0: none; two in a size-2
+ * dimension). */
+uint32_t torus_route_links_towards(const struct torus_geometry *geometry, uint32_t here,
+                                   uint32_t node);
 
 /* The dimension-order link with every link up (same as the above with
  * TORUS_ROUTE_ALL_LINKS_UP). */

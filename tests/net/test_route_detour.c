@@ -4,6 +4,9 @@
  * minimal path; with one cable cut anywhere, every pair is still delivered,
  * in at most the hop distance plus 2 hops, and a frame never turns straight
  * back.  With many cuts it never leaves the torus and the TTL ends it.
+ * A node out of the view (its neighbours avoid it) is never crossed while
+ * another way exists, and is still reached when it is the destination; the
+ * twin cable of a down link in a size-2 dimension is a last resort.
  */
 #include "net/torus/geometry.h"
 #include "net/torus/route.h"
@@ -22,27 +25,44 @@ static uint32_t up_mask(const struct torus_geometry *g, uint32_t here, uint32_t 
     return mask;
 }
 
-/* Walks from source to destination; returns hops, or UINT32_MAX past ttl. */
-static uint32_t walk(const struct torus_geometry *g, uint32_t source, uint32_t destination,
-                     uint32_t cut_rank, unsigned cut_link, uint32_t ttl)
+/* Links of here whose far node is absent (TORUS_RANK_NONE: none). */
+static uint32_t links_towards(const struct torus_geometry *g, uint32_t here, uint32_t absent)
+{
+    return absent == TORUS_RANK_NONE ? 0 : torus_route_links_towards(g, here, absent);
+}
+
+/* Walks from source to destination; returns hops, or UINT32_MAX past ttl.
+ * Nodes next to absent avoid it; crossing it counts as a failed walk. */
+static uint32_t walk_avoiding(const struct torus_geometry *g, uint32_t source,
+                              uint32_t destination, uint32_t cut_rank, unsigned cut_link,
+                              uint32_t absent, uint32_t ttl)
 {
     uint32_t here = source;
     int in_link = -1;
     for (uint32_t hops = 0; hops <= ttl; hops++) {
+        if (here == absent && destination != absent)
+            return UINT32_MAX;
         int link = torus_route_next_hop_detour(g, here, destination,
-                                               up_mask(g, here, cut_rank, cut_link), in_link);
+                                               up_mask(g, here, cut_rank, cut_link),
+                                               links_towards(g, here, absent), in_link);
         if (link == TORUS_ROUTE_LOCAL)
             return hops;
         if (link < 0)
             return UINT32_MAX;
         uint32_t next = torus_geometry_neighbour(g, here, (unsigned)link);
-        if (in_link >= 0) /* never straight back, on any cable */
+        if (in_link >= 0 && absent == TORUS_RANK_NONE) /* never straight back */
             CHECK(next != torus_geometry_neighbour(g, here, (unsigned)in_link));
         CHECK(next != TORUS_RANK_NONE);
         in_link = link ^ 1;
         here = next;
     }
     return UINT32_MAX;
+}
+
+static uint32_t walk(const struct torus_geometry *g, uint32_t source, uint32_t destination,
+                     uint32_t cut_rank, unsigned cut_link, uint32_t ttl)
+{
+    return walk_avoiding(g, source, destination, cut_rank, cut_link, TORUS_RANK_NONE, ttl);
 }
 
 static void every_single_cut(unsigned dims, const uint32_t *sizes)
@@ -68,6 +88,73 @@ static void every_single_cut(unsigned dims, const uint32_t *sizes)
     }
 }
 
+/* Every absent node, every pair of others: delivered without crossing it,
+ * within 4 hops of the distance; the absent node itself is still reached. */
+static void every_absent_node(unsigned dims, const uint32_t *sizes)
+{
+    struct torus_geometry g;
+    CHECK(torus_geometry_init(&g, dims, sizes, NULL, NULL) == TORUS_GEOMETRY_OK);
+    uint32_t n = torus_geometry_node_count(&g);
+    for (uint32_t absent = 0; absent < n; absent++) {
+        for (uint32_t s = 0; s < n; s++) {
+            for (uint32_t d = 0; d < n; d++) {
+                if (s == absent)
+                    continue;
+                uint32_t hops = walk_avoiding(&g, s, d, TORUS_RANK_NONE, 0, absent, 64);
+                CHECK(hops != UINT32_MAX);
+                if (hops != UINT32_MAX)
+                    CHECK(hops <= torus_geometry_distance(&g, s, d) + 4);
+            }
+        }
+    }
+}
+
+/* 2x2x2: node 7 (1,1,1) to node 1 (1,0,0) goes y first, to node 5.  With
+ * that cable down, the twin y cable also reaches 5; the router goes z (node
+ * 3) instead, or a detour by x (node 6) if z is down too, and the twin only
+ * when nothing else is up. */
+static void twin_cable_is_last_resort(void)
+{
+    const uint32_t pairs[] = {2, 2, 2};
+    struct torus_geometry g;
+    CHECK(torus_geometry_init(&g, 3, pairs, NULL, NULL) == TORUS_GEOMETRY_OK);
+    int preferred = torus_route_preferred_hop(&g, 7, 1);
+    CHECK(preferred >= 0 && torus_geometry_link_dim((unsigned)preferred) == 1);
+    if (preferred < 0)
+        return;
+    unsigned y = (unsigned)preferred;
+    unsigned z_plus = torus_geometry_link(2, TORUS_DIRECTION_PLUS);
+    uint32_t all = torus_geometry_link_mask(&g, 7);
+    CHECK_EQ(torus_geometry_neighbour(&g, 7, y), 5);
+    int hop = torus_route_next_hop_detour(&g, 7, 1, all & ~(1u << y), 0, -1);
+    CHECK(hop >= 0);
+    if (hop >= 0)
+        CHECK_EQ(torus_geometry_neighbour(&g, 7, (unsigned)hop), 3);
+    uint32_t no_z = all & ~(1u << y) & ~(3u << z_plus);
+    hop = torus_route_next_hop_detour(&g, 7, 1, no_z, 0, -1);
+    CHECK(hop >= 0);
+    if (hop >= 0)
+        CHECK_EQ(torus_geometry_neighbour(&g, 7, (unsigned)hop), 6);
+    uint32_t only_twin = 1u << (y ^ 1u);
+    hop = torus_route_next_hop_detour(&g, 7, 1, only_twin, 0, -1);
+    CHECK_EQ(hop, (int)(y ^ 1u));
+    /* Towards 5 itself the twin is the way. */
+    hop = torus_route_next_hop_detour(&g, 7, 5, all & ~(1u << y), 0, -1);
+    CHECK_EQ(hop, (int)(y ^ 1u));
+    /* Node 5 out of the view: 7 to 1 goes by 3 though every link is up,
+     * 7 to 5 still goes to 5. */
+    uint32_t avoid = links_towards(&g, 7, 5);
+    CHECK_EQ(avoid, 3u << (y & ~1u));
+    hop = torus_route_next_hop_detour(&g, 7, 1, all, avoid, -1);
+    CHECK(hop >= 0);
+    if (hop >= 0)
+        CHECK_EQ(torus_geometry_neighbour(&g, 7, (unsigned)hop), 3);
+    hop = torus_route_next_hop_detour(&g, 7, 5, all, avoid, -1);
+    CHECK(hop >= 0);
+    if (hop >= 0)
+        CHECK_EQ(torus_geometry_neighbour(&g, 7, (unsigned)hop), 5);
+}
+
 int main(void)
 {
     const uint32_t square[] = {4, 4};
@@ -76,5 +163,13 @@ int main(void)
     every_single_cut(2, square);
     every_single_cut(3, odd);
     every_single_cut(3, pairs);
+    const uint32_t ring[] = {6};
+    const uint32_t mesh_line[] = {4, 3};
+    every_absent_node(2, square);
+    every_absent_node(3, odd);
+    every_absent_node(3, pairs);
+    every_absent_node(1, ring);
+    every_absent_node(2, mesh_line);
+    twin_cable_is_last_resort();
     return check_report("test_route_detour");
 }
