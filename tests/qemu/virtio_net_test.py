@@ -32,64 +32,30 @@ Cases (one per CTest test, see tests/qemu/CMakeLists.txt):
   not-tori-mac   a NIC with QEMU's usual 52:54:00:... address.
   legacy         QEMU without -global virtio-mmio.force-legacy=false.
 
-Every QEMU process started here is killed on success, failure, timeout and
-on SIGTERM/SIGINT/SIGHUP (and via PR_SET_PDEATHSIG should this script die).
+QEMU is started, read, stopped and cleaned up by qemu_harness.py (every
+process killed on any exit; console lines echoed for the CTest log).
 Exit status: 0 pass, 1 fail, 2 usage or environment error.
 """
 
 import argparse
-import ctypes
 import os
 import re
-import selectors
-import shutil
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 
-MEMORY_MAP = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "..", "..", "board", "qemu-virt", "memory_map.h")
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import qemu_harness as harness  # noqa: E402  (tests/qemu/qemu_harness.py)
+from qemu_harness import TestFailure, event_fields  # noqa: E402
 
 RCVBUF_BYTES = 4 << 20
-IDLE_CPU_LIMIT_PERCENT = 2.0
 IDLE_MEASURE_SECONDS = 4.0
-HALTED_MEASURE_SECONDS = 2.0
 BULK_FRAMES = 100
 MAX_PAYLOAD = 1454  # CONFIG_MAX_FRAME 1514 - the 60-byte header: full-size frames
 LINK_NAMES = ["x+", "x-", "y+", "y-", "z+", "z-", "u+", "u-", "v+", "v-", "w+", "w-"]
 COUNTERS = ("sent", "send_busy", "send_errors", "received", "receive_drops",
             "good", "bad", "out_of_order", "unsent", "echoed")
 RTT_COUNT = 50
-
-
-class TestFailure(Exception):
-    pass
-
-
-class Terminated(Exception):
-    pass
-
-
-def on_signal(number, _frame):
-    raise Terminated(f"received signal {number}")
-
-
-def memory_map_value(name):
-    with open(MEMORY_MAP, encoding="utf-8") as header:
-        for line in header:
-            match = re.match(r"#define\s+" + name + r"\s+(0x[0-9a-fA-F]+|\d+)\s*$", line)
-            if match:
-                return int(match.group(1), 0)
-    raise TestFailure(f"{MEMORY_MAP} defines no plain {name}")
-
-
-def die_with_parent():
-    libc = ctypes.CDLL(None, use_errno=True)
-    PR_SET_PDEATHSIG = 1
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def link_mac(rank, link):
@@ -145,134 +111,41 @@ class Nic:
         self.peer_port = peer_port
 
 
-class Node:
-    """One qemu-system-arm running node-linktest.elf; always stopped by stop()."""
+class Node(harness.QemuNode):
+    """One qemu-system-arm running node-linktest.elf with its NICs cabled."""
 
     def __init__(self, args, work_dir, rank, personality, nics, modern=True, extra=()):
         self.rank = rank
-        self.lines = []
-        self.pending = b""
-        self.stderr_path = os.path.join(work_dir, f"qemu{rank}.stderr")
-        command = [args.qemu, "-M", "virt", "-cpu", "cortex-a15",
-                   "-m", f"{memory_map_value('QEMU_VIRT_RAM_SIZE_MIB')}M",
-                   "-nodefaults", "-display", "none", "-monitor", "none",
-                   "-chardev", "stdio,id=console,signal=off", "-serial", "chardev:console",
-                   "-kernel", args.linktest_elf,
-                   "-device", f"loader,file={personality},"
-                              f"addr={memory_map_value('QEMU_VIRT_PERSONALITY_ADDRESS'):#x},"
-                              "force-raw=on"]
+        command = harness.node_command(args.qemu, args.linktest_elf, personality,
+                                       console_input=True)
         if modern:
             command += ["-global", "virtio-mmio.force-legacy=false"]
         fds = []
-        for nic in nics:
-            sock = nic.sock if nic.sock is not None else open_link_socket()
-            nic.sock = sock
-            fds.append(sock.fileno())
-            # QEMU 7.2 refuses remote.* next to local.type=fd ("don't set
-            # remote with local.fd"): the socket itself is connected to the peer.
-            sock.connect(("127.0.0.1", nic.peer_port))
-            netdev = f"dgram,id=l{nic.slot},local.type=fd,local.str={sock.fileno()}"
-            command += ["-netdev", netdev, "-device",
-                        f"virtio-net-device,netdev=l{nic.slot},mac={nic.mac},"
-                        f"bus=virtio-mmio-bus.{nic.slot}"]
-        command += list(extra)
-        print(f"+ node {rank}: " + " ".join(command), flush=True)
-        self.stderr_file = open(self.stderr_path, "wb")
         try:
-            self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE,
-                                            stderr=self.stderr_file, pass_fds=fds,
-                                            preexec_fn=die_with_parent)
-        except FileNotFoundError as error:
-            raise TestFailure(f"cannot start {args.qemu}: {error} (install qemu-system-arm)")
+            for nic in nics:
+                sock = nic.sock if nic.sock is not None else open_link_socket()
+                nic.sock = sock
+                fds.append(sock.fileno())
+                # QEMU 7.2 refuses remote.* next to local.type=fd ("don't set
+                # remote with local.fd"): the socket itself is connected to the peer.
+                sock.connect(("127.0.0.1", nic.peer_port))
+                netdev = f"dgram,id=l{nic.slot},local.type=fd,local.str={sock.fileno()}"
+                command += ["-netdev", netdev, "-device",
+                            f"virtio-net-device,netdev=l{nic.slot},mac={nic.mac},"
+                            f"bus=virtio-mmio-bus.{nic.slot}"]
+            command += list(extra)
+            super().__init__(command, work_dir, name=f"node {rank}", console_input=True,
+                             pass_fds=fds)
         finally:
             for nic in nics:  # QEMU has its copies now
-                nic.sock.close()
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(self.process.stdout, selectors.EVENT_READ)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        self.selector.close()
-        self.process.stdout.close()
-        try:
-            self.process.stdin.close()
-        except BrokenPipeError:
-            pass
-        self.stderr_file.close()
-
-    def stderr_text(self):
-        with open(self.stderr_path, encoding="utf-8", errors="replace") as f:
-            return f.read().strip()
-
-    def command(self, text):
-        print(f"node {self.rank} <- {text}", flush=True)
-        try:
-            self.process.stdin.write(text.encode() + b"\n")
-            self.process.stdin.flush()
-        except BrokenPipeError:
-            raise TestFailure(f"node {self.rank}: QEMU is gone: {self.stderr_text()}")
-
-    def read_some(self, until):
-        remaining = until - time.monotonic()
-        if remaining <= 0 or not self.selector.select(timeout=remaining):
-            return False
-        chunk = os.read(self.process.stdout.fileno(), 4096)
-        if not chunk:
-            self.process.wait()
-            raise TestFailure(f"node {self.rank}: QEMU exited with status "
-                              f"{self.process.returncode}: {self.stderr_text() or '(no message)'}")
-        self.pending += chunk
-        while b"\n" in self.pending:
-            raw, self.pending = self.pending.split(b"\n", 1)
-            line = raw.decode("utf-8", errors="replace").rstrip("\r")
-            print(f"node {self.rank}: {line}", flush=True)
-            self.lines.append(line)
-        return True
-
-    def wait_for(self, pattern, timeout, start=0, stop_on_panic=True):
-        """Returns (index, match) of the first line from `start` matching."""
-        regex = re.compile(pattern)
-        until = time.monotonic() + timeout
-        index = start
-        while True:
-            while index < len(self.lines):
-                match = regex.fullmatch(self.lines[index])
-                if match:
-                    return index, match
-                if stop_on_panic and " event=panic " in self.lines[index]:
-                    raise TestFailure(f"node {self.rank} panicked while waiting for "
-                                      f"/{pattern}/: {self.lines[index]}")
-                index += 1
-            if not self.read_some(until):
-                raise TestFailure(f"node {self.rank}: no console line matching /{pattern}/ "
-                                  f"within {timeout:g} s")
-
-    def drain(self, seconds):
-        until = time.monotonic() + seconds
-        while self.read_some(until):
-            pass
-
-    def cpu_seconds(self):
-        with open(f"/proc/{self.process.pid}/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                if nic.sock is not None:
+                    nic.sock.close()
 
 
 def write_personality(tool, work_dir, rank, dims):
     path = os.path.join(work_dir, f"personality{rank}.bin")
-    command = [tool, "--node", str(rank), "--dims", dims, "-o", path]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise TestFailure(f"tori-personality failed ({result.returncode}): "
-                          f"{result.stderr.strip()}")
+    harness.write_personality(tool, path, rank, dims)
     return path
-
-
-def event_fields(line):
-    return dict(re.findall(r"(\w+)=(\"[^\"]*\"|\S+)", line))
 
 
 def start_torus(args, work_dir, started, torus, reversed_slots=(), extra=None):
@@ -376,26 +249,9 @@ def expect_bulk(nodes, torus, timeout):
               f"{ {name: s['send_busy'] for name, s in stats.items()} }", flush=True)
 
 
-def measure_cpu_percent(node, seconds):
-    cpu_before = node.cpu_seconds()
-    wall_before = time.monotonic()
-    node.drain(seconds)
-    return 100.0 * (node.cpu_seconds() - cpu_before) / (time.monotonic() - wall_before)
-
-
 def expect_halt(node, reason, timeout, measure_cpu=False):
-    node.wait_for(r"tori node=- event=boot t_ns=\d+ board=qemu-virt", timeout)
-    node.wait_for(rf"tori node={node.rank} event=panic t_ns=\d+ "
-                  rf'reason="{re.escape(reason)}"', timeout, stop_on_panic=False)
-    node.drain(0.5)
-    if any(" event=ready " in line for line in node.lines):
-        raise TestFailure("node reported ready despite the bad NIC")
-    if measure_cpu:
-        percent = measure_cpu_percent(node, HALTED_MEASURE_SECONDS)
-        print(f"halted node CPU: {percent:.2f}% of a core", flush=True)
-        if percent >= IDLE_CPU_LIMIT_PERCENT:
-            raise TestFailure(f"a halted node used {percent:.2f}% of a core, "
-                              f"expected < {IDLE_CPU_LIMIT_PERCENT}%")
+    harness.expect_halt(node, str(node.rank), reason, timeout, cause="the bad NIC",
+                        measure_cpu=measure_cpu)
 
 
 def single_node(args, work_dir, started, nics, modern=True):
@@ -411,87 +267,75 @@ def single_node(args, work_dir, started, nics, modern=True):
     return node
 
 
-def run_case(args, work_dir):
-    started = []
-    try:
-        case = args.case
-        if case == "links":
-            torus = Torus([2, 2])
-            extra = {0: ["-device", "virtio-rng-device,bus=virtio-mmio-bus.8"]}
-            nodes = start_torus(args, work_dir, started, torus, reversed_slots=(3,),
-                                extra=extra)
-            for node in nodes:
-                expect_ready_with_links(node, torus, args.timeout)
-            expect_one_frame_per_link(nodes, torus, args.timeout)
-            expect_bulk(nodes, torus, args.timeout)
-        elif case == "idle-cpu":
-            torus = Torus([2])
-            nodes = start_torus(args, work_dir, started, torus)
-            for node in nodes:
-                expect_ready_with_links(node, torus, args.timeout)
-            expect_one_frame_per_link(nodes, torus, args.timeout)
-            for node in nodes:
-                before = node.cpu_seconds()
-                wall = time.monotonic()
-                percent = measure_cpu_percent(node, IDLE_MEASURE_SECONDS)
-                print(f"node {node.rank} idle with 2 links after traffic: {percent:.2f}% "
-                      f"of a core ({node.cpu_seconds() - before:.2f} s CPU over "
-                      f"{time.monotonic() - wall:.2f} s)", flush=True)
-                if percent >= IDLE_CPU_LIMIT_PERCENT:
-                    raise TestFailure(f"node {node.rank} idles at {percent:.2f}% of a core "
-                                      f"with links attached, expected < "
-                                      f"{IDLE_CPU_LIMIT_PERCENT}% (InterruptACK missed?)")
-            # Still alive after the idle period: one more frame each way.
-            expect_one_frame_per_link(nodes, torus, args.timeout)
-        elif case == "rtt":
-            torus = Torus([2])
-            nodes = start_torus(args, work_dir, started, torus)
-            for node in nodes:
-                expect_ready_with_links(node, torus, args.timeout)
-            nodes[0].command(f"linkrtt {RTT_COUNT}")
-            _, match = nodes[0].wait_for(r"tori node=0 event=linkrtt .*", args.timeout)
-            fields = event_fields(match.group(0))
-            if fields.get("link") != "x+" or int(fields["count"]) != RTT_COUNT or \
-                    int(fields["lost"]) != 0:
-                raise TestFailure(f"linkrtt: {match.group(0)} (expected {RTT_COUNT} "
-                                  f"answered on x+, none lost)")
-            print("one-hop round trip through the driver: " +
-                  ", ".join(f"{key} {int(fields[key]) / 1000:.0f} us"
-                            for key in ("min_ns", "median_ns", "p90_ns", "max_ns")),
-                  flush=True)
-            stats = link_stats(nodes[1], 2, args.timeout)
-            if stats["x-"]["echoed"] != RTT_COUNT:
-                raise TestFailure(f"node 1 echoed {stats['x-']['echoed']} on x-, "
-                                  f"expected {RTT_COUNT}")
-        elif case == "foreign-mac":
-            node = single_node(args, work_dir, started, [Nic(0, 0, link_mac(1, 0))])
-            expect_halt(node, "virtio-net: slot 0 has MAC 02:74:00:00:01:00 naming node 1, "
-                              "expected this node (0)", args.timeout, measure_cpu=True)
-        elif case == "absent-link":
-            node = single_node(args, work_dir, started,
-                               [Nic(0, 0, link_mac(0, 0)), Nic(2, 1, link_mac(0, 2))])
-            expect_halt(node, "virtio-net: slot 1 has MAC 02:74:00:00:00:02 naming link y+, "
-                              "which node 0 does not have in its torus", args.timeout)
-        elif case == "duplicate-link":
-            node = single_node(args, work_dir, started,
-                               [Nic(0, 3, link_mac(0, 0)), Nic(0, 5, link_mac(0, 0))])
-            expect_halt(node, "virtio-net: slot 5 has MAC 02:74:00:00:00:00 naming link x+, "
-                              "expected one NIC per link but slot 3 has it too", args.timeout)
-        elif case == "not-tori-mac":
-            node = single_node(args, work_dir, started, [Nic(0, 0, "52:54:00:12:34:56")])
-            expect_halt(node, "virtio-net: slot 0 has MAC 52:54:00:12:34:56, expected a tori "
-                              "link MAC 02:74:RR:RR:RR:LL (rank, link < 12)", args.timeout)
-        elif case == "legacy":
-            node = single_node(args, work_dir, started, [Nic(0, 0, link_mac(0, 0))],
-                               modern=False)
-            expect_halt(node, "virtio-net: slot 0 is a legacy virtio-mmio device (version 1), "
-                              "expected version 2 (QEMU option -global "
-                              "virtio-mmio.force-legacy=false)", args.timeout)
-        else:
-            raise TestFailure(f"unknown case '{case}'")
-    finally:
-        for node in started:
-            node.stop()
+def run_case(args, work_dir, started):
+    case = args.case
+    if case == "links":
+        torus = Torus([2, 2])
+        extra = {0: ["-device", "virtio-rng-device,bus=virtio-mmio-bus.8"]}
+        nodes = start_torus(args, work_dir, started, torus, reversed_slots=(3,),
+                            extra=extra)
+        for node in nodes:
+            expect_ready_with_links(node, torus, args.timeout)
+        expect_one_frame_per_link(nodes, torus, args.timeout)
+        expect_bulk(nodes, torus, args.timeout)
+    elif case == "idle-cpu":
+        torus = Torus([2])
+        nodes = start_torus(args, work_dir, started, torus)
+        for node in nodes:
+            expect_ready_with_links(node, torus, args.timeout)
+        expect_one_frame_per_link(nodes, torus, args.timeout)
+        for node in nodes:
+            harness.expect_idle_cpu(node, IDLE_MEASURE_SECONDS,
+                                    f"node {node.rank} (idle, 2 links, after traffic)",
+                                    hint=" (InterruptACK missed?)")
+        # Still alive after the idle period: one more frame each way.
+        expect_one_frame_per_link(nodes, torus, args.timeout)
+    elif case == "rtt":
+        torus = Torus([2])
+        nodes = start_torus(args, work_dir, started, torus)
+        for node in nodes:
+            expect_ready_with_links(node, torus, args.timeout)
+        nodes[0].command(f"linkrtt {RTT_COUNT}")
+        _, match = nodes[0].wait_for(r"tori node=0 event=linkrtt .*", args.timeout)
+        fields = event_fields(match.group(0))
+        if fields.get("link") != "x+" or int(fields["count"]) != RTT_COUNT or \
+                int(fields["lost"]) != 0:
+            raise TestFailure(f"linkrtt: {match.group(0)} (expected {RTT_COUNT} "
+                              f"answered on x+, none lost)")
+        print("one-hop round trip through the driver: " +
+              ", ".join(f"{key} {int(fields[key]) / 1000:.0f} us"
+                        for key in ("min_ns", "median_ns", "p90_ns", "max_ns")),
+              flush=True)
+        stats = link_stats(nodes[1], 2, args.timeout)
+        if stats["x-"]["echoed"] != RTT_COUNT:
+            raise TestFailure(f"node 1 echoed {stats['x-']['echoed']} on x-, "
+                              f"expected {RTT_COUNT}")
+    elif case == "foreign-mac":
+        node = single_node(args, work_dir, started, [Nic(0, 0, link_mac(1, 0))])
+        expect_halt(node, "virtio-net: slot 0 has MAC 02:74:00:00:01:00 naming node 1, "
+                          "expected this node (0)", args.timeout, measure_cpu=True)
+    elif case == "absent-link":
+        node = single_node(args, work_dir, started,
+                           [Nic(0, 0, link_mac(0, 0)), Nic(2, 1, link_mac(0, 2))])
+        expect_halt(node, "virtio-net: slot 1 has MAC 02:74:00:00:00:02 naming link y+, "
+                          "which node 0 does not have in its torus", args.timeout)
+    elif case == "duplicate-link":
+        node = single_node(args, work_dir, started,
+                           [Nic(0, 3, link_mac(0, 0)), Nic(0, 5, link_mac(0, 0))])
+        expect_halt(node, "virtio-net: slot 5 has MAC 02:74:00:00:00:00 naming link x+, "
+                          "expected one NIC per link but slot 3 has it too", args.timeout)
+    elif case == "not-tori-mac":
+        node = single_node(args, work_dir, started, [Nic(0, 0, "52:54:00:12:34:56")])
+        expect_halt(node, "virtio-net: slot 0 has MAC 52:54:00:12:34:56, expected a tori "
+                          "link MAC 02:74:RR:RR:RR:LL (rank, link < 12)", args.timeout)
+    elif case == "legacy":
+        node = single_node(args, work_dir, started, [Nic(0, 0, link_mac(0, 0))],
+                           modern=False)
+        expect_halt(node, "virtio-net: slot 0 is a legacy virtio-mmio device (version 1), "
+                          "expected version 2 (QEMU option -global "
+                          "virtio-mmio.force-legacy=false)", args.timeout)
+    else:
+        raise TestFailure(f"unknown case '{case}'")
 
 
 def main():
@@ -504,29 +348,11 @@ def main():
                         help="seconds to wait for each expected console line")
     args = parser.parse_args()
 
-    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(number, on_signal)
-
-    if not os.path.isfile(args.linktest_elf):
-        print(f"virtio_net_test: {args.linktest_elf} does not exist (expected the "
-              "qemu-virt build: cmake --preset qemu-virt && cmake --build build/qemu-virt)",
-              file=sys.stderr)
-        return 2
-    if not os.path.isfile(args.personality_tool):
-        print(f"virtio_net_test: {args.personality_tool} does not exist "
-              "(expected tori-personality from the host build)", file=sys.stderr)
-        return 2
-
-    work_dir = tempfile.mkdtemp(prefix="tori-virtio-net-test-")
-    try:
-        run_case(args, work_dir)
-    except (TestFailure, Terminated) as failure:
-        print(f"FAIL {args.case}: {failure}", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
-    print(f"PASS {args.case}")
-    return 0
+    return harness.run("virtio_net_test", args.case,
+                       lambda work_dir, started: run_case(args, work_dir, started),
+                       [(args.linktest_elf, "the qemu-virt build: cmake --preset qemu-virt "
+                                            "&& cmake --build build/qemu-virt"),
+                        (args.personality_tool, "tori-personality from the host build")])
 
 
 if __name__ == "__main__":
