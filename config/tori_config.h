@@ -56,6 +56,12 @@
 #define CONFIG_MAX_POLLERS 8
 #endif
 
+/* Console output waiting for an idle moment (kernel/console_output.h): at
+ * least the longest event line; a burst beyond it is written inline. */
+#ifndef CONFIG_CONSOLE_BUFFER
+#define CONFIG_CONSOLE_BUFFER 4096
+#endif
+
 /* Heap available to newlib during init (sealed afterwards). */
 #ifndef CONFIG_INIT_HEAP_SIZE
 #define CONFIG_INIT_HEAP_SIZE (16 * 1024)
@@ -84,6 +90,8 @@ _Static_assert(CONFIG_STACK_SIZE >= 4096 && (CONFIG_STACK_SIZE % 8) == 0,
                "CONFIG_STACK_SIZE must be >= 4 KiB and 8-byte aligned");
 _Static_assert(CONFIG_MAX_TIMERS >= 4 && CONFIG_MAX_TIMERS <= 256,
                "CONFIG_MAX_TIMERS must be 4..256");
+_Static_assert(CONFIG_CONSOLE_BUFFER >= 256 && CONFIG_CONSOLE_BUFFER <= 65536,
+               "CONFIG_CONSOLE_BUFFER must be 256..65536 bytes");
 _Static_assert(CONFIG_MAX_POLLERS >= 1 && CONFIG_MAX_POLLERS <= 32,
                "CONFIG_MAX_POLLERS must be 1..32");
 

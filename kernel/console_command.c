@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "board/board.h"
+#include "kernel/console_output.h"
 #include "kernel/event.h"
 #include "kernel/panic.h"
 #include "kernel/poll.h"
@@ -126,6 +127,7 @@ static void command_halt(void *context, const char *arguments, uint64_t now_ns)
     stack_report_emit("halt"); /* the certification's runtime stack evidence */
     event_begin("halt");
     event_end();
+    console_output_flush();
     board_halt(0);
 }
 

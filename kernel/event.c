@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "board/board.h"
+#include "kernel/console_output.h"
 #include "kernel/format.h"
 
 /* Long enough for any event; an overlong line is cut, never overrun. */
@@ -115,7 +116,7 @@ void event_add_text(const char *key, const char *value)
 void event_end(void)
 {
     line[line_length++] = '\n';
-    board_console_write(line, line_length);
+    console_output_write(line, line_length);
     line_length = 0;
 }
 
@@ -124,6 +125,6 @@ void console_line(const char *text)
     size_t n = 0;
     while (text[n] != '\0')
         n++;
-    board_console_write(text, n);
-    board_console_write("\n", 1);
+    console_output_write(text, n);
+    console_output_write("\n", 1);
 }

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "board/board.h"
+#include "kernel/console_output.h"
 #include "kernel/heap.h"
 
 /*
@@ -76,7 +77,7 @@ int _write(int fd, const void *bytes, size_t length)
 {
     if (fd != STDOUT_FD && fd != STDERR_FD)
         return fail(EBADF);
-    board_console_write(bytes, length);
+    console_output_write(bytes, length);
     return (int)length;
 }
 
@@ -90,6 +91,7 @@ int _read(int fd, void *bytes, size_t length)
 
 _Noreturn void _exit(int status)
 {
+    console_output_flush();
     board_halt(status);
 }
 

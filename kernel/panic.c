@@ -1,6 +1,7 @@
 #include "kernel/panic.h"
 
 #include "board/board.h"
+#include "kernel/console_output.h"
 #include "kernel/event.h"
 
 _Noreturn void kernel_panic_at(const char *reason, uintptr_t caller)
@@ -10,6 +11,7 @@ _Noreturn void kernel_panic_at(const char *reason, uintptr_t caller)
         event_add_hex("caller", caller);
     event_add_text("reason", reason);
     event_end();
+    console_output_flush();
     board_halt(70); /* EX_SOFTWARE: distinguishable from a clean exit */
 }
 

@@ -1,17 +1,20 @@
 #include "tests/kernel/test_board.h"
 
+#include "kernel/console_output.h"
+
 #include <string.h>
 
 #include "board/board.h"
 
 uint64_t test_board_clock_ns;
-char test_board_console[4096];
+char test_board_console[16384];
 static size_t console_length;
 jmp_buf test_board_halt_jump;
 int test_board_halt_code;
 
 void test_board_reset(void)
 {
+    console_output_flush(); /* nothing of the step before is left behind */
     test_board_clock_ns = 0;
     console_length = 0;
     test_board_console[0] = '\0';
@@ -59,4 +62,10 @@ _Noreturn void board_halt(int code)
 {
     test_board_halt_code = code;
     longjmp(test_board_halt_jump, 1);
+}
+
+const char *test_board_console_text(void)
+{
+    console_output_flush();
+    return test_board_console;
 }

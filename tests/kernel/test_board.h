@@ -9,10 +9,13 @@
 #include <stdint.h>
 
 extern uint64_t test_board_clock_ns;
-extern char test_board_console[4096];
+extern char test_board_console[16384];
 extern jmp_buf test_board_halt_jump;
 extern int test_board_halt_code;
 
 void test_board_reset(void);
+
+/* The captured console, after writing out what the kernel buffered. */
+const char *test_board_console_text(void);
 
 #endif

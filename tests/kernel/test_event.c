@@ -10,7 +10,7 @@ int main(void)
     event_begin("boot");
     event_add_str("board", "qemu virt\"x");
     event_end();
-    CHECK(strcmp(test_board_console,
+    CHECK(strcmp(test_board_console_text(),
                  "tori node=- event=boot t_ns=1234 board=qemu_virt_x\n") == 0);
 
     test_board_reset();
@@ -22,7 +22,7 @@ int main(void)
     event_add_text("reason", "two \"words\"\n");
     event_add_str("empty", "");
     event_end();
-    CHECK(strcmp(test_board_console,
+    CHECK(strcmp(test_board_console_text(),
                  "tori node=17 event=view t_ns=0 epoch=18446744073709551615 "
                  "delta=-5 digest=0xabcdef reason=\"two 'words' \" empty=-\n") == 0);
 
@@ -32,9 +32,9 @@ int main(void)
     for (int i = 0; i < 100; i++)
         event_add_text("k", "0123456789");
     event_end();
-    size_t length = strlen(test_board_console);
+    size_t length = strlen(test_board_console_text());
     CHECK(length <= 512);
-    CHECK(test_board_console[length - 1] == '\n');
-    CHECK(strchr(test_board_console, '\n') == test_board_console + length - 1);
+    CHECK(test_board_console_text()[length - 1] == '\n');
+    CHECK(strchr(test_board_console_text(), '\n') == test_board_console_text() + length - 1);
     return check_report("test_event");
 }

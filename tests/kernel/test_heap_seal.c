@@ -24,7 +24,7 @@ int main(void)
         CHECK(!"heap_grow beyond the region returned");
     }
     CHECK(test_board_halt_code == 70);
-    CHECK_CONTAINS(test_board_console, "init heap exhausted");
+    CHECK_CONTAINS(test_board_console_text(), "init heap exhausted");
 
     test_board_reset();
     kernel_enter_run_phase();
@@ -35,9 +35,9 @@ int main(void)
         CHECK(!"heap_grow after sealing returned");
     }
     CHECK(test_board_halt_code == 70);
-    CHECK_CONTAINS(test_board_console, "event=panic");
-    CHECK_CONTAINS(test_board_console, "caller=0xdeadbeef");
-    CHECK_CONTAINS(test_board_console,
+    CHECK_CONTAINS(test_board_console_text(), "event=panic");
+    CHECK_CONTAINS(test_board_console_text(), "caller=0xdeadbeef");
+    CHECK_CONTAINS(test_board_console_text(),
                    "reason=\"heap: allocation after init (phase=run) is "
                    "forbidden, caller=0xdeadbeef\"");
     CHECK(heap_used() == 128); /* nothing was handed out */
