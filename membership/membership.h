@@ -161,7 +161,7 @@ struct membership_round {
 #define MEMBERSHIP_SEARCH_BATCH 32
 #define MEMBERSHIP_SWEEP_MAX 256
 
-/* Probing the subtree of a child that never acked (see sweep_subtree). */
+/* Probing the subtree of a child that never acked (see detector_sweep_subtree). */
 struct membership_sweep {
     bool active;
     uint32_t count;
@@ -182,7 +182,7 @@ struct membership_root_search {
     uint64_t deadline_ns;
 };
 
-/* Probing every member before a minority verdict (see census_start). */
+/* Probing every member before a minority verdict (see partition_census_start). */
 struct membership_census {
     bool active;
     bool notify;           /* after a minority verdict: telling who answered */

@@ -1,0 +1,670 @@
+/*
+ * The coordinator (see machine.h): the root queues reported failures and
+ * join requests and runs one round at a time: it mints the next view
+ * (checking the primary rule first), installs it, sends the change to the
+ * new tree's top and waits for the acks; `stable` (T_s from the first
+ * report accepted in the episode) when a round completes with nothing
+ * queued.  Reports that waited in the queue are probed once before use.
+ */
+#include "membership/machine.h"
+
+#include <string.h>
+
+#include "membership/reference.h"
+
+void coord_reset(struct membership *ctx)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    c->acting = false;
+    c->failed_count = 0;
+    c->join_count = 0;
+    c->active = false;
+    c->episode = false;
+    c->round_join_count = 0;
+    c->confirming = false;
+    c->confirmed = false;
+    c->low_reach_rounds = 0;
+    ctx->census.active = false;
+}
+
+/* First live member in layout order that is none of the given ids. */
+static uint32_t first_live_excluding(const struct membership *ctx, const uint32_t *ids,
+                                     uint32_t count)
+{
+    for (uint32_t k = 0; k < ctx->view.live && k <= count; k++) {
+        uint32_t id = machine_id_at(ctx, membership_view_select(&ctx->view, k));
+        if (!machine_id_in_list(ids, count, id)) {
+            return id;
+        }
+    }
+    return MEMBERSHIP_NONE;
+}
+
+/*
+ * As next root: the detector probed every member from the dead root up to
+ * us, and none answered.  Only that stretch: members before the dead root
+ * (our view may be newer than the detector's) are not its business.
+ */
+void coord_queue_prefix(struct membership *ctx, uint32_t failed_root)
+{
+    if (failed_root >= ctx->node_count) {
+        return;
+    }
+    uint32_t first = membership_view_rank(&ctx->view, machine_pos_of(ctx, failed_root));
+    uint32_t rank = membership_view_rank(&ctx->view, ctx->self_pos);
+    for (uint32_t k = first; k < rank; k++) {
+        coord_queue_failure(ctx, machine_id_at(ctx, membership_view_select(&ctx->view, k)));
+    }
+}
+
+/* Queue times in microseconds (wrapping), enough to tell a stale report. */
+static uint32_t coarse_us(uint64_t now)
+{
+    return (uint32_t)(now / 1000u);
+}
+
+static void coord_queue_failure_at(struct membership *ctx, uint32_t id, uint32_t queued_us)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (id == ctx->self || machine_id_in_list(c->failed, c->failed_count, id)) {
+        return;
+    }
+    if (c->failed_count >= MEMBERSHIP_QUEUE_FAILED_MAX) {
+        ctx->counters.table_overflows++;
+        return;
+    }
+    c->failed_at_us[c->failed_count] = queued_us;
+    c->failed[c->failed_count++] = id;
+}
+
+void coord_queue_failure(struct membership *ctx, uint32_t id)
+{
+    coord_queue_failure_at(ctx, id, coarse_us(ctx->last_now_ns));
+}
+
+void coord_begin_episode(struct membership *ctx, uint64_t now)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (c->episode) {
+        return;
+    }
+    c->episode = true;
+    c->episode_start_ns = now;
+    c->episode_rounds = 0;
+    c->episode_messages = 0;
+    c->detector_messages = 0;
+}
+
+static bool coord_has_work(const struct membership *ctx)
+{
+    const struct membership_coordinator *c = &ctx->coord;
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (machine_in_view(ctx, c->failed[i])) {
+            return true;
+        }
+    }
+    return c->join_count > 0;
+}
+
+bool coord_unqueue_failure(struct membership *ctx, uint32_t id)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (c->failed[i] == id) {
+            c->failed_count--;
+            c->failed[i] = c->failed[c->failed_count];
+            c->failed_at_us[i] = c->failed_at_us[c->failed_count];
+            return true;
+        }
+    }
+    return false;
+}
+
+void coord_heard(struct membership *ctx, uint32_t sender)
+{
+    if (ctx->coord.confirming && coord_unqueue_failure(ctx, sender)) {
+        /* Reported dead, yet it answers the root: not a failure. */
+        ctx->counters.false_suspicions++;
+    }
+}
+
+static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+
+/* Starts the next round if this node is root, idle, and has changes queued. */
+void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (!machine_is_root(ctx) || c->active || ctx->census.active) {
+        return;
+    }
+    /* The batch: queued failures still in the view, then joins. */
+    uint32_t *failed = c->batch_failed;
+    uint32_t *failed_at = c->batch_failed_at;
+    uint32_t failed_count = 0;
+    uint32_t stale_count = 0;
+    uint32_t stale_us = coarse_us(ctx->config.report_timeout_ns);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        uint32_t id = c->failed[i];
+        if (!machine_in_view(ctx, id) || id == ctx->self) {
+            continue;
+        }
+        if (failed_count < MEMBERSHIP_MAX_CHANGE_FAILED) {
+            failed_at[failed_count] = c->failed_at_us[i];
+            failed[failed_count++] = id;
+            if ((int32_t)(coarse_us(now) - c->failed_at_us[i]) > (int32_t)stale_us) {
+                stale_count++;
+            }
+        } else {
+            c->failed_at_us[kept] = c->failed_at_us[i];
+            c->failed[kept++] = id;
+        }
+    }
+    c->failed_count = kept;
+    struct membership_join_entry *joins = c->batch_joins;
+    uint8_t any_rejoin = 0;
+    uint32_t join_count = 0;
+    kept = 0;
+    for (uint32_t i = 0; i < c->join_count; i++) {
+        struct membership_join_entry e = c->joins[i];
+        /*
+         * A joiner still in the view restarted before anyone noticed: the
+         * same change removes its old life and adds the new one.
+         */
+        bool restart = machine_in_view(ctx, e.id) && !machine_id_in_list(failed, failed_count, e.id);
+        uint32_t more_failed = failed_count + (restart ? 1u : 0u);
+        bool room = join_count < MEMBERSHIP_MAX_CHANGE_JOINED &&
+                    more_failed <= MEMBERSHIP_MAX_CHANGE_FAILED &&
+                    MEMBERSHIP_CHANGE_FITS(more_failed, join_count + 1u);
+        if (room) {
+            if (restart) {
+                failed_at[failed_count] = coarse_us(now);
+                failed[failed_count++] = e.id;
+            }
+            joins[join_count++] = e;
+            any_rejoin |= (uint8_t)(e.id < ctx->config.member_count);
+        } else {
+            c->joins[kept++] = e;
+        }
+    }
+    c->join_count = kept;
+    if (failed_count == 0 && join_count == 0) {
+        return;
+    }
+    if (c->confirming) {
+        /* Waiting for answers from the reported: the batch stays first in line. */
+        memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
+        memmove(c->failed_at_us + failed_count, c->failed_at_us,
+                sizeof(uint32_t) * c->failed_count);
+        c->failed_count += failed_count;
+        memcpy(c->failed, failed, sizeof(uint32_t) * failed_count);
+        memcpy(c->failed_at_us, failed_at, sizeof(uint32_t) * failed_count);
+        for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
+            c->joins[c->join_count++] = joins[i];
+        }
+        return;
+    }
+    if (ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY) {
+        /* Reference members the new view would keep (exact). */
+        uint32_t ref_kept = membership_reference_kept(&ctx->ref);
+        for (uint32_t i = 0; i < failed_count; i++) {
+            uint32_t pos = machine_pos_of(ctx, failed[i]);
+            if (membership_reference_contains(&ctx->ref, &ctx->view, pos) && ref_kept > 0) {
+                ref_kept--;
+            }
+        }
+        for (uint32_t i = 0; i < join_count; i++) {
+            uint32_t pos = machine_pos_of(ctx, joins[i].id);
+            bool back = !membership_view_is_live(&ctx->view, pos) ||
+                        machine_id_in_list(failed, failed_count, joins[i].id);
+            if (back && membership_reference_contains(&ctx->ref, &ctx->view, pos)) {
+                ref_kept++;
+            }
+        }
+        uint32_t ref_root = ctx->ref.root_pos;
+        bool keeps_ref_root = ref_root != MEMBERSHIP_POS_NONE &&
+                              membership_view_is_live(&ctx->view, ref_root) &&
+                              !machine_id_in_list(failed, failed_count, machine_id_at(ctx, ref_root));
+        bool majority = 2u * (uint64_t)ref_kept > ctx->ref.count ||
+                        (2u * (uint64_t)ref_kept == ctx->ref.count && keeps_ref_root);
+        if (!majority) {
+            /*
+             * Before giving up the primary component, count who is still
+             * within reach now (a partition may have healed since these were
+             * reported): the census decides, and tells our side directly.
+             */
+            memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
+            memmove(c->failed_at_us + failed_count, c->failed_at_us,
+                    sizeof(uint32_t) * c->failed_count);
+            c->failed_count += failed_count;
+            memcpy(c->failed, failed, sizeof(uint32_t) * failed_count);
+            memcpy(c->failed_at_us, failed_at, sizeof(uint32_t) * failed_count);
+            for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX;
+                 i++) {
+                c->joins[c->join_count++] = joins[i];
+            }
+            partition_census_start(ctx, now, out);
+            return;
+        }
+    }
+    if (stale_count > 0 && !c->confirmed) {
+        /*
+         * Reports that waited in the queue (a round was in flight) may be
+         * out of date: probe the stale ones once, then decide with what
+         * stayed silent.  The attempt right after a confirmation goes ahead
+         * (its probed batch is first in line), or reports arriving during
+         * the wait would keep the root confirming for ever.
+         */
+        c->confirming = true;
+        bool all = stale_count == failed_count;
+        uint32_t probes = 0;
+        for (uint32_t i = 0; i < failed_count; i++) {
+            if (all || (int32_t)(coarse_us(now) - failed_at[i]) > (int32_t)stale_us) {
+                probes++;
+            }
+        }
+        /* Answers queue up at this one node: the more probes, the longer the wait. */
+        uint64_t wait = ctx->config.probe_timeout_ns * (1u + probes / 64u);
+        c->confirm_deadline_ns = machine_deadline_after(now, wait);
+        /* The batch goes back to the front of the queue: it is the next one. */
+        memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
+        memmove(c->failed_at_us + failed_count, c->failed_at_us,
+                sizeof(uint32_t) * c->failed_count);
+        c->failed_count += failed_count;
+        for (uint32_t i = 0; i < failed_count; i++) {
+            uint32_t at = failed_at[i];
+            if (all || (int32_t)(coarse_us(now) - at) > (int32_t)stale_us) {
+                machine_send_simple(ctx, out, failed[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
+                at = coarse_us(now + wait); /* probed: fresh once the answers are in */
+            }
+            c->failed[i] = failed[i];
+            c->failed_at_us[i] = at;
+        }
+        for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
+            c->joins[c->join_count++] = joins[i];
+        }
+        return;
+    }
+    c->confirmed = false;
+    /* Mint the new view and install it here first. */
+    c->active = true;
+    c->started_ns = now;
+    uint32_t old_root = machine_root_id(ctx);
+    bool base_stable = ctx->stable_epoch == ctx->epoch;
+    uint64_t base = ctx->epoch;
+    for (uint32_t i = 0; i < failed_count; i++) {
+        if (machine_view_remove(ctx, failed[i])) {
+            ctx->digest ^= membership_id_digest(failed[i]);
+        }
+    }
+    for (uint32_t i = 0; i < join_count; i++) {
+        if (machine_view_add(ctx, joins[i].id)) {
+            ctx->digest ^= membership_id_digest(joins[i].id);
+        }
+    }
+    ctx->epoch = MEMBERSHIP_EPOCH(MEMBERSHIP_EPOCH_COUNTER(base) + 1u, ctx->self_pos,
+                                  ctx->incarnation);
+    machine_installed(ctx, now, out);
+
+    uint8_t type;
+    if (machine_id_in_list(failed, failed_count, old_root)) {
+        type = failed_count > 1 ? MEMBERSHIP_MSG_ROOT_AND_NODE_FAILURE : MEMBERSHIP_MSG_ROOT_DEAD;
+    } else if (failed_count > 0) {
+        type = MEMBERSHIP_MSG_FAILED_NODE;
+    } else {
+        type = any_rejoin ? MEMBERSHIP_MSG_ALIVE_NODE_JOIN : MEMBERSHIP_MSG_NEW_NODE_JOIN;
+    }
+    uint8_t payload[MEMBERSHIP_MAX_PAYLOAD];
+    struct membership_writer w;
+    struct membership_header h = {
+        .type = type,
+        .flags = MEMBERSHIP_FLAG_HAS_VIEW,
+        .sender = ctx->self,
+        .incarnation = ctx->incarnation,
+        .epoch = ctx->epoch,
+        .stable_epoch = ctx->stable_epoch,
+    };
+    membership_writer_init(&w, payload, sizeof payload);
+    membership_put_header(&w, &h);
+    membership_put_u64(&w, base);
+    membership_put_u8(&w, base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0);
+    membership_put_u8(&w, 0);
+    membership_put_u16(&w, (uint16_t)failed_count);
+    membership_put_u16(&w, (uint16_t)join_count);
+    membership_put_u16(&w, 0);
+    membership_put_u32(&w, ctx->view.live);
+    membership_put_u32(&w, machine_root_id(ctx));
+    membership_put_u64(&w, ctx->digest);
+    for (uint32_t i = 0; i < failed_count; i++) {
+        membership_put_u32(&w, failed[i]);
+    }
+    for (uint32_t i = 0; i < join_count; i++) {
+        membership_put_u32(&w, joins[i].id);
+        membership_put_u32(&w, joins[i].incarnation);
+    }
+
+    /* The new tree's root starts the dissemination: us, or a joiner before us. */
+    c->epoch = ctx->epoch;
+    c->child_count = 0;
+    bool handover = ctx->root_pos != ctx->self_pos;
+    if (handover) {
+        c->children[c->child_count++] = machine_root_id(ctx);
+    } else {
+        for (uint32_t i = 0; i < ctx->links.child_count; i++) {
+            c->children[c->child_count++] = machine_id_at(ctx, ctx->links.children[i]);
+        }
+    }
+    c->pending = (uint32_t)((UINT64_C(1) << c->child_count) - 1u);
+    c->messages = c->child_count;
+    c->reached = handover ? 0 : 1; /* in a handover we are inside the new root's count */
+    c->incomplete = false;
+    uint64_t wait = (uint64_t)ctx->levels * ctx->config.ack_timeout_ns;
+    if (handover) {
+        wait += 4u * ctx->config.sync_timeout_ns;
+    }
+    c->deadline_ns = machine_deadline_after(now, wait);
+    c->round_join_count = join_count;
+    for (uint32_t i = 0; i < join_count; i++) {
+        c->round_joins[i] = joins[i];
+        c->recent[c->recent_next] = joins[i];
+        c->recent_next = (c->recent_next + 1u) % MEMBERSHIP_RECENT_JOINS;
+    }
+    c->episode_rounds++;
+    ctx->counters.rounds_started++;
+    if (!w.overflow) {
+        for (uint32_t i = 0; i < c->child_count; i++) {
+            machine_send_forward(ctx, out, c->children[i], payload, w.length);
+        }
+    }
+    if (c->child_count == 0) {
+        coord_complete(ctx, now, out);
+    }
+}
+
+/*
+ * We are no longer the root (a joiner before us in layout order took over):
+ * what we still had queued goes to the new root, joiners by redirection.
+ */
+static void coord_hand_off(struct membership *ctx, struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    uint32_t root = machine_root_id(ctx);
+    if (root == MEMBERSHIP_NONE || root == ctx->self) {
+        return;
+    }
+    for (uint32_t i = 0; i < c->join_count; i++) {
+        struct membership_writer w;
+        machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_JOIN_REDIRECT);
+        membership_put_u32(&w, root);
+        membership_outbox_commit(out, c->joins[i].id, &w);
+    }
+    c->join_count = 0;
+    uint32_t count = 0;
+    uint32_t ids[MEMBERSHIP_MAX_REPORT_IDS];
+    for (uint32_t i = 0; i < c->failed_count && count < MEMBERSHIP_MAX_REPORT_IDS; i++) {
+        if (machine_in_view(ctx, c->failed[i])) {
+            ids[count++] = c->failed[i];
+        }
+    }
+    c->failed_count = 0;
+    if (count > 0) {
+        struct membership_writer w;
+        machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
+        membership_put_u32(&w, ctx->self);
+        membership_put_u32(&w, 0);
+        membership_put_u32(&w, UINT32_MAX);
+        membership_put_u16(&w, (uint16_t)count);
+        membership_put_u16(&w, 0);
+        for (uint32_t i = 0; i < count; i++) {
+            membership_put_u32(&w, ids[i]);
+        }
+        membership_outbox_commit(out, root, &w);
+    }
+}
+
+static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    c->active = false;
+    bool complete = c->pending == 0 && !c->incomplete;
+    uint32_t round_messages = c->messages;
+    c->episode_messages += round_messages;
+    for (uint32_t i = 0; i < c->child_count; i++) {
+        if ((c->pending >> i) & 1u) {
+            /* Silent top of the tree: we detected it ourselves. */
+            machine_emit_failure(ctx, c->children[i], now - c->started_ns, MEMBERSHIP_CAUSE_ACK, now, out);
+            ctx->counters.suspicions++;
+            coord_queue_failure(ctx, c->children[i]);
+            if (ctx->epoch == c->epoch && ctx->root_pos == ctx->self_pos) {
+                detector_sweep_subtree(ctx, c->children[i], now, out);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < c->round_join_count; i++) {
+        struct membership_join_entry e = c->round_joins[i];
+        if (machine_in_view(ctx, e.id)) {
+            struct membership_writer w;
+            machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_JOIN_DET_ACK);
+            membership_put_u32(&w, e.incarnation);
+            membership_outbox_commit(out, e.id, &w);
+        }
+    }
+    c->round_join_count = 0;
+    if (complete && ctx->epoch == c->epoch) {
+        machine_learn_stable(ctx, c->epoch);
+    } else {
+        ctx->counters.rounds_incomplete++;
+    }
+    if (ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY && ctx->epoch == c->epoch) {
+        /*
+         * Who acknowledged tells us which side we are on: a round that
+         * reaches no majority of the reference, twice running (the second
+         * round already routes around whoever failed in the first), means
+         * this side lost the primary component however many members its
+         * view still lists.
+         */
+        if (2u * (uint64_t)c->reached <= ctx->ref.count) {
+            c->low_reach_rounds++;
+        } else {
+            c->low_reach_rounds = 0;
+        }
+        if (c->low_reach_rounds >= 2 && !ctx->census.active) {
+            partition_census_start(ctx, now, out); /* the verdict waits for the census */
+            return;
+        }
+    }
+    if (!machine_is_root(ctx)) {
+        coord_hand_off(ctx, out);
+    } else if (coord_has_work(ctx)) {
+        machine_request_work(ctx, MACHINE_WORK_COORD); /* the episode goes on with another round */
+        return;
+    }
+    if (complete && c->episode && ctx->has_view) {
+        struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_STABLE, now);
+        if (e != NULL) {
+            e->u.stable.epoch = ctx->epoch;
+            e->u.stable.ts_ns = now - c->episode_start_ns;
+            e->u.stable.messages = round_messages;
+            e->u.stable.episode_messages = c->episode_messages;
+            e->u.stable.detector_messages = c->detector_messages;
+            e->u.stable.rounds = c->episode_rounds;
+            e->u.stable.live = ctx->view.live;
+            e->u.stable.levels = ctx->levels;
+        }
+        c->episode = false;
+    }
+}
+
+/* NODE_FAILURE / ROOT_FAILURE from a member holding our view. */
+void coord_handle_report(struct membership *ctx, const struct membership_msg *msg,
+                         const uint8_t *payload, size_t length, uint64_t now,
+                         struct membership_outbox *out)
+{
+    const struct membership_body_report *r = &msg->body.report;
+    uint32_t ids[MEMBERSHIP_MAX_REPORT_IDS + 1];
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < r->count; i++) {
+        ids[count++] = membership_msg_report_id(msg, i);
+    }
+    if (r->failed_root != UINT32_MAX && !machine_id_in_list(ids, count, r->failed_root)) {
+        ids[count++] = r->failed_root;
+    }
+    uint32_t root = machine_root_id(ctx);
+    uint32_t queued_before = ctx->coord.failed_count;
+    if (!machine_is_root(ctx)) {
+        bool about_root = msg->header.type == MEMBERSHIP_MSG_ROOT_FAILURE || machine_id_in_list(ids, count, root);
+        bool prefix = (r->flags & MEMBERSHIP_REPORT_PREFIX) != 0;
+        uint32_t target = about_root ? (prefix ? ctx->self : first_live_excluding(ctx, ids, count))
+                                     : root;
+        if (target == ctx->self && about_root) {
+            ctx->coord.acting = true; /* next in line: take over */
+            if (prefix) {
+                coord_queue_prefix(ctx, r->failed_root); /* the detector probed them: silent */
+            }
+        } else {
+            if (target != MEMBERSHIP_NONE && target != msg->header.sender) {
+                machine_send_forward(ctx, out, target, payload, length);
+            } else {
+                ctx->counters.drops_unexpected++;
+            }
+            return;
+        }
+    }
+    if (r->detector != ctx->self && r->sequence != 0) {
+        struct membership_writer w;
+        machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_FAILURE_DET_ACK);
+        membership_put_u32(&w, r->sequence);
+        membership_outbox_commit(out, r->detector, &w);
+    }
+    bool any_new = ctx->coord.failed_count > queued_before;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t id = ids[i];
+        if (id != ctx->self && machine_in_view(ctx, id) &&
+            !machine_id_in_list(ctx->coord.failed, ctx->coord.failed_count, id)) {
+            coord_queue_failure(ctx, id);
+            any_new = true;
+        }
+    }
+    if (any_new) {
+        coord_begin_episode(ctx, now);
+    }
+    if (ctx->coord.episode) {
+        ctx->coord.detector_messages += 2; /* the report and its ack */
+    }
+    machine_request_work(ctx, MACHINE_WORK_COORD);
+}
+
+/* NEW_NODE / NODE_ALIVE from a node outside the view (or restarted in it). */
+void coord_handle_join_request(struct membership *ctx, const struct membership_msg *msg,
+                               uint64_t now, struct membership_outbox *out)
+{
+    if (msg->body.join.config_digest != ctx->config_digest) {
+        ctx->counters.drops_config++;
+        return;
+    }
+    if (!ctx->has_view) {
+        /* No view here either: say so, so that the joiner moves on at once. */
+        struct membership_writer w;
+        machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_JOIN_REDIRECT);
+        membership_put_u32(&w, MEMBERSHIP_NONE);
+        membership_outbox_commit(out, msg->header.sender, &w);
+        return;
+    }
+    uint32_t joiner = msg->header.sender;
+    uint32_t incarnation = msg->header.incarnation;
+    if (!machine_is_root(ctx) && joiner == machine_root_id(ctx)) {
+        /*
+         * Our root asks to join: it may have restarted and lost everything
+         * (then it is no root any more), or this is an old request that was
+         * still on its way when it got in.  Ask it: an answer without a view
+         * (or none) makes it a suspect, see receive_message.
+         */
+        if (ctx->root_check == MEMBERSHIP_NONE) {
+            ctx->root_check = joiner;
+            detector_start_probe(ctx, joiner, now, out);
+        }
+        return;
+    }
+    if (!machine_is_root(ctx)) {
+        struct membership_writer w;
+        machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_JOIN_REDIRECT);
+        membership_put_u32(&w, machine_root_id(ctx));
+        membership_outbox_commit(out, joiner, &w);
+        return;
+    }
+    struct membership_coordinator *c = &ctx->coord;
+    for (uint32_t i = 0; i < c->join_count; i++) {
+        if (c->joins[i].id == joiner) {
+            c->joins[i].incarnation = incarnation; /* the latest life wins */
+            return;
+        }
+    }
+    for (uint32_t i = 0; c->active && i < c->round_join_count; i++) {
+        if (c->round_joins[i].id == joiner && c->round_joins[i].incarnation == incarnation) {
+            return; /* being added right now */
+        }
+    }
+    if (machine_in_view(ctx, joiner)) {
+        for (uint32_t i = 0; i < MEMBERSHIP_RECENT_JOINS; i++) {
+            if (c->recent[i].id == joiner && c->recent[i].incarnation == incarnation &&
+                incarnation != 0) {
+                /* Already in: the joiner missed its welcome. */
+                struct membership_writer w;
+                machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_JOIN_DET_ACK);
+                membership_put_u32(&w, incarnation);
+                membership_outbox_commit(out, joiner, &w);
+                return;
+            }
+        }
+        /* Restarted before anyone noticed: the round removes and re-adds it. */
+    }
+    if (c->join_count >= MEMBERSHIP_QUEUE_JOINED_MAX) {
+        ctx->counters.table_overflows++;
+        return;
+    }
+    c->joins[c->join_count].id = joiner;
+    c->joins[c->join_count].incarnation = incarnation;
+    c->join_count++;
+    coord_begin_episode(ctx, now);
+    machine_request_work(ctx, MACHINE_WORK_COORD);
+}
+
+
+bool coord_take_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                    struct membership_outbox *out)
+{
+    uint32_t sender = msg->header.sender;
+    uint64_t epoch = msg->body.ack.epoch;
+    struct membership_coordinator *c = &ctx->coord;
+    for (uint32_t i = 0; c->active && c->epoch == epoch && i < c->child_count; i++) {
+        if (c->children[i] == sender && ((c->pending >> i) & 1u)) {
+            c->pending &= ~(UINT32_C(1) << i);
+            c->messages += msg->body.ack.messages;
+            c->reached += msg->body.ack.reached;
+            c->incomplete = c->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);
+            if (c->pending == 0) {
+                coord_complete(ctx, now, out);
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+void coord_tick_round(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (c->active && c->deadline_ns <= now) {
+        coord_complete(ctx, now, out);
+    }
+}
+
+void coord_tick_confirm(struct membership *ctx, uint64_t now)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (c->confirming && c->confirm_deadline_ns <= now) {
+        c->confirming = false;
+        c->confirmed = true; /* the next attempt decides for good */
+        machine_request_work(ctx, MACHINE_WORK_COORD);
+    }
+}

@@ -1,0 +1,509 @@
+/*
+ * The failure detector (see machine.h): heartbeats to the watch set (tree
+ * and torus neighbours), probes (HOW_ARE_YOU) after a link-down event or an
+ * application's suspicion, suspects and their reports to the root
+ * (NODE_FAILURE, retried until FAILURE_DET_ACK), the search for the next
+ * root when the root itself is suspected (ROOT_FAILURE), and sweeps of the
+ * subtree of a child that never acked.
+ */
+#include "membership/machine.h"
+
+#include <string.h>
+
+void detector_rebuild_watch(struct membership *ctx, uint64_t now)
+{
+    struct membership_watch fresh[MEMBERSHIP_WATCH_MAX];
+    uint32_t count = 0;
+    uint32_t ids[MEMBERSHIP_WATCH_MAX];
+    uint32_t id_count = 0;
+    if (ctx->has_view && ctx->links.parent != MEMBERSHIP_POS_NONE) {
+        ids[id_count++] = machine_id_at(ctx, ctx->links.parent);
+    }
+    for (uint32_t i = 0; ctx->has_view && i < ctx->links.child_count; i++) {
+        ids[id_count++] = machine_id_at(ctx, ctx->links.children[i]);
+    }
+    if (ctx->has_view && ctx->config.watch_torus_neighbours) {
+        for (uint32_t i = 0; i < ctx->neighbour_count; i++) {
+            uint32_t n = ctx->neighbours[i];
+            if (machine_in_view(ctx, n) && !machine_id_in_list(ids, id_count, n)) {
+                ids[id_count++] = n;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < id_count; i++) {
+        struct membership_watch *w = &fresh[count++];
+        w->id = ids[i];
+        w->last_heard_ns = now;
+        w->suspected = false;
+        for (uint32_t j = 0; j < ctx->watch_count; j++) {
+            if (ctx->watch[j].id == ids[i]) {
+                *w = ctx->watch[j];
+                break;
+            }
+        }
+    }
+    memcpy(ctx->watch, fresh, sizeof(fresh[0]) * count);
+    ctx->watch_count = count;
+}
+
+void detector_reset(struct membership *ctx)
+{
+    ctx->probe_count = 0;
+    ctx->suspect_count = 0;
+    ctx->watch_count = 0;
+    ctx->report_deadline_ns = MEMBERSHIP_NEVER;
+    ctx->search.active = false;
+    ctx->sweep.active = false;
+}
+
+void detector_view_changed(struct membership *ctx)
+{
+    /* Suspects that left the view are settled; the rest are reported again. */
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < ctx->suspect_count; i++) {
+        struct membership_suspect s = ctx->suspects[i];
+        if (!machine_in_view(ctx, s.id)) {
+            continue;
+        }
+        if (s.state == SUSPECT_REPORTED) {
+            s.state = SUSPECT_NEW;
+        }
+        ctx->suspects[kept++] = s;
+    }
+    ctx->suspect_count = kept;
+    kept = 0;
+    for (uint32_t i = 0; i < ctx->probe_count; i++) {
+        if (machine_in_view(ctx, ctx->probes[i].id)) {
+            ctx->probes[kept++] = ctx->probes[i];
+        }
+    }
+    ctx->probe_count = kept;
+    ctx->report_deadline_ns = MEMBERSHIP_NEVER;
+}
+
+static uint64_t recheck_delay(const struct membership *ctx)
+{
+    return ctx->config.report_timeout_ns + (uint64_t)(ctx->levels + 2u) * ctx->config.ack_timeout_ns;
+}
+
+static int suspect_index(const struct membership *ctx, uint32_t id)
+{
+    for (uint32_t i = 0; i < ctx->suspect_count; i++) {
+        if (ctx->suspects[i].id == id) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/*
+ * The search for the next root after a root failure: the first member after
+ * the dead root in layout order that answers (the paper's linear scan), but
+ * probing MEMBERSHIP_SEARCH_BATCH candidates at a time, so that a long run
+ * of dead candidates (a partition cutting off the low ids) costs one probe
+ * timeout per batch rather than per node.
+ */
+static void search_launch(struct membership *ctx, uint32_t base_rank, uint64_t now,
+                          struct membership_outbox *out)
+{
+    struct membership_root_search *s = &ctx->search;
+    s->base_rank = base_rank;
+    s->count = 0;
+    s->answered = 0;
+    for (uint32_t k = base_rank; k < ctx->view.live && s->count < MEMBERSHIP_SEARCH_BATCH; k++) {
+        uint32_t id = machine_id_at(ctx, membership_view_select(&ctx->view, k));
+        s->ids[s->count++] = id;
+        if (id != ctx->self) {
+            machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
+        }
+    }
+    s->deadline_ns = machine_deadline_after(now, ctx->config.probe_timeout_ns);
+    s->waiting = true;
+}
+
+/* The candidate: first of the batch that answered with all before it silent. */
+static uint32_t search_step(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_root_search *s = &ctx->search;
+    for (uint32_t i = 0; i < s->count; i++) {
+        uint32_t id = s->ids[i];
+        if (id == ctx->self || ((s->answered >> i) & 1u)) {
+            if (suspect_index(ctx, id) < 0) {
+                return id;
+            }
+            /* It answered, then failed to take the report: look past it. */
+            search_launch(ctx, s->base_rank + i + 1u, now, out);
+            return MEMBERSHIP_NONE;
+        }
+        if (now < s->deadline_ns) {
+            return MEMBERSHIP_NONE; /* an earlier candidate may still answer */
+        }
+    }
+    search_launch(ctx, s->base_rank + s->count, now, out);
+    return MEMBERSHIP_NONE;
+}
+
+/*
+ * Members of the subtree rooted at the live position pos in the current
+ * tree (pos itself excluded), at most capacity of them.  Heap layout: the
+ * subtree of rank r holds, at depth d below it, the ranks
+ * r*a^d + (a^d - 1)/(a - 1) .. + a^d - 1; runs layout: one rank interval.
+ */
+static uint32_t subtree_members(const struct membership *ctx, uint32_t pos, uint32_t *ids,
+                                uint32_t capacity)
+{
+    const struct membership_view *v = &ctx->view;
+    uint32_t count = 0;
+    struct membership_tree_links links;
+    if (!membership_tree_locate(v, ctx->layout.kind, ctx->config.radix, pos, &links)) {
+        return 0;
+    }
+    if (ctx->layout.kind == MEMBERSHIP_LAYOUT_TORUS) {
+        for (uint32_t k = links.rank + 1u; k < links.rank + links.subtree_size && count < capacity;
+             k++) {
+            ids[count++] = machine_id_at(ctx, membership_view_select(v, k));
+        }
+        return count;
+    }
+    uint64_t live = v->live;
+    uint64_t a = ctx->config.radix;
+    uint64_t first = links.rank;
+    uint64_t width = 1;
+    for (uint32_t depth = 0; depth < 64 && count < capacity; depth++) {
+        first = first * a + 1u;
+        width *= a;
+        if (first >= live) {
+            break;
+        }
+        for (uint64_t k = first; k < first + width && k < live && count < capacity; k++) {
+            ids[count++] = machine_id_at(ctx, membership_view_select(v, (uint32_t)k));
+        }
+    }
+    return count;
+}
+
+/*
+ * A child never acked, so nothing below it was reached either: sweep its
+ * subtree (probe every member) in the background and report the silent
+ * ones to the root.  A partition is then peeled in a few rounds, while a
+ * single dead interior node costs only probes; the load falls on the
+ * parents that saw the silence, not on the root.
+ */
+void detector_sweep_subtree(struct membership *ctx, uint32_t child, uint64_t now,
+                          struct membership_outbox *out)
+{
+    struct membership_sweep *sw = &ctx->sweep;
+    if (!sw->active) {
+        sw->count = 0;
+        memset(sw->answered, 0, sizeof sw->answered);
+    }
+    uint32_t first = sw->count;
+    sw->count += subtree_members(ctx, machine_pos_of(ctx, child), sw->ids + sw->count,
+                                 MEMBERSHIP_SWEEP_MAX - sw->count);
+    for (uint32_t i = first; i < sw->count; i++) {
+        machine_send_simple(ctx, out, sw->ids[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
+    }
+    if (sw->count > 0) {
+        sw->active = true;
+        /* The answers queue up here: the more probes, the longer the wait. */
+        sw->deadline_ns = machine_deadline_after(
+            now, ctx->config.probe_timeout_ns * (1u + sw->count / 64u));
+    }
+}
+
+static void sweep_finish(struct membership *ctx, struct membership_outbox *out)
+{
+    struct membership_sweep *sw = &ctx->sweep;
+    sw->active = false;
+    uint32_t silent[MEMBERSHIP_SWEEP_MAX];
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < sw->count; i++) {
+        if (((sw->answered[i / 64u] >> (i % 64u)) & 1u) == 0 && machine_is_member(ctx, sw->ids[i])) {
+            silent[count++] = sw->ids[i];
+        }
+    }
+    if (count == 0 || !ctx->has_view) {
+        return;
+    }
+    if (machine_is_root(ctx)) {
+        for (uint32_t i = 0; i < count; i++) {
+            coord_queue_failure(ctx, silent[i]);
+        }
+        machine_request_work(ctx, MACHINE_WORK_COORD);
+        return;
+    }
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
+    membership_put_u32(&w, ctx->self);
+    membership_put_u32(&w, 0); /* not tracked: the next round would find them again */
+    membership_put_u32(&w, UINT32_MAX);
+    membership_put_u16(&w, (uint16_t)count);
+    membership_put_u16(&w, 0);
+    for (uint32_t i = 0; i < count; i++) {
+        membership_put_u32(&w, silent[i]);
+    }
+    membership_outbox_commit(out, machine_root_id(ctx), &w);
+}
+
+void detector_send_report(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    if (!ctx->has_view) {
+        return;
+    }
+    uint32_t listed[MEMBERSHIP_SUSPECT_MAX];
+    uint32_t listed_count = 0;
+    for (uint32_t i = 0; i < ctx->suspect_count; i++) {
+        if (ctx->suspects[i].state != SUSPECT_ACKED) {
+            listed[listed_count++] = ctx->suspects[i].id;
+        }
+    }
+    if (listed_count == 0) {
+        ctx->report_deadline_ns = MEMBERSHIP_NEVER;
+        return;
+    }
+    if (ctx->sync.active) {
+        /* Report against the view we are about to get, not the old one. */
+        ctx->report_deadline_ns = machine_deadline_after(now, ctx->config.report_timeout_ns);
+        ctx->report_target = MEMBERSHIP_NONE;
+        return;
+    }
+    uint32_t root = machine_root_id(ctx);
+    bool root_suspected = suspect_index(ctx, root) >= 0;
+    uint32_t target = root;
+    if (root_suspected) {
+        struct membership_root_search *search = &ctx->search;
+        if (!search->active || search->root != root) {
+            search->active = true;
+            search->root = root;
+            search_launch(ctx, membership_view_rank(&ctx->view, ctx->root_pos) + 1u, now, out);
+        }
+        target = search_step(ctx, now, out);
+        if (target == MEMBERSHIP_NONE) {
+            return; /* probing candidates; the search's deadline brings us back */
+        }
+    }
+    if (target == MEMBERSHIP_NONE) {
+        return;
+    }
+    if (target == ctx->self) {
+        /* We are the root, or the next one: take the report ourselves. */
+        if (root_suspected && root != ctx->self) {
+            ctx->coord.acting = true;
+            coord_queue_prefix(ctx, root);
+        }
+        for (uint32_t i = 0; i < ctx->suspect_count; i++) {
+            struct membership_suspect *s = &ctx->suspects[i];
+            if (s->state != SUSPECT_ACKED) {
+                coord_queue_failure(ctx, s->id);
+                s->state = SUSPECT_ACKED;
+                s->recheck_ns = machine_deadline_after(now, recheck_delay(ctx));
+            }
+        }
+        ctx->report_deadline_ns = MEMBERSHIP_NEVER;
+        coord_begin_episode(ctx, now);
+        machine_request_work(ctx, MACHINE_WORK_COORD);
+        return;
+    }
+    uint32_t sequence = ++ctx->report_sequence;
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w,
+                  root_suspected ? MEMBERSHIP_MSG_ROOT_FAILURE : MEMBERSHIP_MSG_NODE_FAILURE);
+    membership_put_u32(&w, ctx->self);
+    membership_put_u32(&w, sequence);
+    membership_put_u32(&w, root_suspected ? root : UINT32_MAX);
+    membership_put_u16(&w, (uint16_t)listed_count);
+    membership_put_u16(&w, root_suspected ? MEMBERSHIP_REPORT_PREFIX : 0);
+    for (uint32_t i = 0; i < listed_count; i++) {
+        membership_put_u32(&w, listed[i]);
+    }
+    if (membership_outbox_commit(out, target, &w)) {
+        ctx->counters.reports_sent++;
+    }
+    for (uint32_t i = 0; i < ctx->suspect_count; i++) {
+        struct membership_suspect *s = &ctx->suspects[i];
+        if (s->state != SUSPECT_ACKED) {
+            s->state = SUSPECT_REPORTED;
+            s->sequence = sequence;
+        }
+    }
+    ctx->report_target = target;
+    /* A candidate root is only asked to answer; the scan should not dawdle. */
+    ctx->report_deadline_ns = machine_deadline_after(
+        now, root_suspected ? ctx->config.probe_timeout_ns : ctx->config.report_timeout_ns);
+}
+
+/* A member looks dead to us: record it, say so, and report it. */
+void detector_add_suspect(struct membership *ctx, uint32_t id, uint8_t cause, uint64_t since_ns,
+                        uint64_t now, struct membership_outbox *out)
+{
+    if (!machine_is_member(ctx, id) || id == ctx->self || suspect_index(ctx, id) >= 0) {
+        return;
+    }
+    if (ctx->suspect_count >= MEMBERSHIP_SUSPECT_MAX) {
+        ctx->counters.table_overflows++;
+        return;
+    }
+    struct membership_suspect *s = &ctx->suspects[ctx->suspect_count++];
+    s->id = id;
+    s->state = SUSPECT_NEW;
+    s->sequence = 0;
+    s->recheck_ns = MEMBERSHIP_NEVER;
+    ctx->counters.suspicions++;
+    machine_emit_failure(ctx, id, now >= since_ns ? now - since_ns : 0, cause, now, out);
+    machine_request_work(ctx, MACHINE_WORK_REPORT);
+}
+
+void detector_handle_report_ack(struct membership *ctx, const struct membership_msg *msg,
+                              uint64_t now)
+{
+    uint32_t sequence = msg->body.report_ack.sequence;
+    bool any_left = false;
+    for (uint32_t i = 0; i < ctx->suspect_count; i++) {
+        struct membership_suspect *s = &ctx->suspects[i];
+        if (s->state == SUSPECT_REPORTED && s->sequence <= sequence) {
+            s->state = SUSPECT_ACKED;
+            s->recheck_ns = machine_deadline_after(now, recheck_delay(ctx));
+        }
+        any_left = any_left || s->state == SUSPECT_REPORTED;
+    }
+    if (!any_left) {
+        ctx->report_deadline_ns = MEMBERSHIP_NEVER;
+    }
+}
+
+void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
+                        struct membership_outbox *out)
+{
+    for (uint32_t i = 0; i < ctx->probe_count; i++) {
+        if (ctx->probes[i].id == id) {
+            return;
+        }
+    }
+    if (suspect_index(ctx, id) >= 0) {
+        return;
+    }
+    if (ctx->probe_count >= MEMBERSHIP_PROBE_MAX) {
+        ctx->counters.table_overflows++;
+        return;
+    }
+    struct membership_probe *p = &ctx->probes[ctx->probe_count++];
+    p->id = id;
+    p->started_ns = now;
+    p->deadline_ns = machine_deadline_after(now, ctx->config.probe_timeout_ns);
+    machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
+}
+
+/* Any message is a sign of life of its sender. */
+void detector_note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
+{
+    for (uint32_t i = 0; i < ctx->watch_count; i++) {
+        if (ctx->watch[i].id == sender) {
+            ctx->watch[i].last_heard_ns = now;
+            ctx->watch[i].suspected = false;
+        }
+    }
+    for (uint32_t i = 0; i < ctx->probe_count; i++) {
+        if (ctx->probes[i].id == sender) {
+            ctx->counters.false_suspicions++;
+            ctx->probes[i] = ctx->probes[--ctx->probe_count];
+            break;
+        }
+    }
+    partition_census_heard(ctx, sender);
+    struct membership_sweep *sw = &ctx->sweep;
+    for (uint32_t i = 0; sw->active && i < sw->count; i++) {
+        if (sw->ids[i] == sender) {
+            sw->answered[i / 64u] |= UINT64_C(1) << (i % 64u);
+            break;
+        }
+    }
+    struct membership_root_search *search = &ctx->search;
+    for (uint32_t i = 0; search->active && i < search->count; i++) {
+        if (search->ids[i] == sender && ((search->answered >> i) & 1u) == 0) {
+            search->answered |= UINT32_C(1) << i;
+            machine_request_work(ctx, MACHINE_WORK_REPORT);
+        }
+    }
+    coord_heard(ctx, sender);
+}
+
+void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    if (!ctx->has_view || ctx->config.heartbeat_ns == 0) {
+        return;
+    }
+    if (now >= ctx->next_heartbeat_ns) {
+        for (uint32_t i = 0; i < ctx->watch_count; i++) {
+            machine_send_simple(ctx, out, ctx->watch[i].id, MEMBERSHIP_MSG_HEARTBEAT);
+        }
+        /*
+         * Torus neighbours outside our view hear from us too, more slowly:
+         * that is how views that went apart (a healed partition) meet again.
+         */
+        if ((ctx->heartbeat_count++ % 4u) == 0) {
+            for (uint32_t i = 0; i < ctx->neighbour_count; i++) {
+                if (!machine_in_view(ctx, ctx->neighbours[i])) {
+                    machine_send_simple(ctx, out, ctx->neighbours[i], MEMBERSHIP_MSG_HEARTBEAT);
+                }
+            }
+        }
+        ctx->next_heartbeat_ns = machine_deadline_after(now, ctx->config.heartbeat_ns);
+    }
+    for (uint32_t i = 0; i < ctx->watch_count && ctx->has_view; i++) {
+        struct membership_watch *w = &ctx->watch[i];
+        if (!w->suspected && now - w->last_heard_ns > ctx->config.heartbeat_timeout_ns) {
+            w->suspected = true;
+            detector_add_suspect(ctx, w->id, MEMBERSHIP_CAUSE_HEARTBEAT, w->last_heard_ns, now, out);
+        }
+    }
+}
+
+void detector_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    for (uint32_t i = 0; i < ctx->probe_count && ctx->has_view;) {
+        struct membership_probe p = ctx->probes[i];
+        if (p.deadline_ns <= now) {
+            ctx->probes[i] = ctx->probes[--ctx->probe_count];
+            detector_add_suspect(ctx, p.id, MEMBERSHIP_CAUSE_PROBE, p.started_ns, now, out);
+            continue;
+        }
+        i++;
+    }
+    if (!ctx->has_view) {
+        return;
+    }
+    if (ctx->report_deadline_ns <= now && !ctx->sync.active) {
+        ctx->report_deadline_ns = MEMBERSHIP_NEVER;
+        ctx->counters.report_timeouts++;
+        uint32_t target = ctx->report_target;
+        bool outstanding = false;
+        for (uint32_t i = 0; i < ctx->suspect_count; i++) {
+            outstanding = outstanding || ctx->suspects[i].state == SUSPECT_REPORTED;
+        }
+        if (outstanding && target != MEMBERSHIP_NONE) {
+            /* The root (or next root) never acknowledged: suspect it too. */
+            detector_add_suspect(ctx, target, MEMBERSHIP_CAUSE_REPORT,
+                        now - ctx->config.report_timeout_ns, now, out);
+        }
+        machine_request_work(ctx, MACHINE_WORK_REPORT);
+    }
+    if (ctx->sweep.active && ctx->sweep.deadline_ns <= now) {
+        sweep_finish(ctx, out);
+    }
+    if (ctx->search.active && ctx->search.waiting && ctx->search.deadline_ns <= now) {
+        ctx->search.waiting = false;
+        machine_request_work(ctx, MACHINE_WORK_REPORT);
+    }
+    bool recheck = false;
+    for (uint32_t i = 0; i < ctx->suspect_count && ctx->has_view; i++) {
+        struct membership_suspect *s = &ctx->suspects[i];
+        if (s->state == SUSPECT_ACKED && s->recheck_ns <= now) {
+            s->state = SUSPECT_NEW;
+            recheck = true;
+        }
+    }
+    if (recheck) {
+        machine_request_work(ctx, MACHINE_WORK_REPORT);
+    }
+}
+

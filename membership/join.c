@@ -1,0 +1,170 @@
+/*
+ * Joining and rejoining (see machine.h): a node without a view asks
+ * contacts in turn to be let in (NEW_NODE for a spare, NODE_ALIVE for a
+ * member's new life); a contact redirects it to the root, which adds it
+ * in a round and welcomes it (JOIN_DET_ACK); the view itself then comes
+ * by transfer.  Contacts: whoever expelled us first, then the last view
+ * from a per-node offset, then every id; a view holder heard from is
+ * asked next.
+ */
+#include "membership/machine.h"
+
+static void send_join_request(struct membership *ctx, struct membership_outbox *out, uint32_t dest)
+{
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w,
+                          ctx->join.rejoin ? MEMBERSHIP_MSG_NODE_ALIVE : MEMBERSHIP_MSG_NEW_NODE);
+    membership_put_u32(&w, ctx->config_digest);
+    membership_put_u8(&w, ctx->join.rejoin ? MEMBERSHIP_JOIN_REJOIN : 0);
+    membership_put_u8(&w, 0);
+    membership_put_u16(&w, 0);
+    if (membership_outbox_commit(out, dest, &w)) {
+        ctx->counters.joins_sent++;
+    }
+}
+
+/*
+ * Asks the next contact of the list (the last view) in layout order.  After
+ * a whole pass without success it pauses one join timeout before the next.
+ */
+static void join_next(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_joiner *j = &ctx->join;
+    j->redirected = false;
+    j->target = MEMBERSHIP_NONE;
+    if (j->hint != MEMBERSHIP_NONE) {
+        /* Whoever told us we are out holds the view that left us out. */
+        j->target = j->hint;
+        j->hint = MEMBERSHIP_NONE;
+        j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+        send_join_request(ctx, out, j->target);
+        return;
+    }
+    /* First the last view, then (if that whole pass failed) every node. */
+    uint32_t count = j->wide ? ctx->node_count : ctx->view.live;
+    if (j->tried >= count) {
+        j->tried = 0;
+        j->contact = 0;
+        j->wide = !j->wide;
+        j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+        return;
+    }
+    for (uint32_t tries = 0; tries < count && tries < 2u; tries++) {
+        j->tried++;
+        uint32_t pos = j->wide ? j->contact % count
+                               : membership_view_select(&ctx->view, j->contact % count);
+        j->contact = (j->contact + 1u) % count;
+        uint32_t id = machine_id_at(ctx, pos);
+        if (id != ctx->self) {
+            j->target = id;
+            break;
+        }
+    }
+    j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+    if (j->target != MEMBERSHIP_NONE) {
+        send_join_request(ctx, out, j->target);
+    }
+}
+
+void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *out, bool rejoin)
+{
+    ctx->has_view = false;
+    ctx->round.active = false;
+    coord_reset(ctx);
+    ctx->sync.active = false;
+    detector_reset(ctx);
+    ctx->census.active = false;
+    ctx->pending_work = 0;
+    ctx->join.active = true;
+    ctx->join.rejoin = rejoin;
+    /*
+     * Where in the list to start: a per-node, per-life offset, so that the
+     * nodes of a cut-off slab do not all ask each other first.
+     */
+    uint32_t live = ctx->view.live > 0 ? ctx->view.live : 1u;
+    ctx->join.contact =
+        (uint32_t)(machine_mix64(((uint64_t)ctx->self << 32) | ctx->incarnation) % live);
+    ctx->join.tried = 0;
+    ctx->join.wide = false;
+    join_next(ctx, now, out);
+}
+
+void join_expel(struct membership *ctx, uint64_t now, struct membership_outbox *out, uint32_t by,
+                uint64_t epoch)
+{
+    ctx->counters.expulsions++;
+    struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_EXPELLED, now);
+    if (e != NULL) {
+        e->u.expelled.epoch = epoch;
+        e->u.expelled.by = by;
+    }
+    ctx->incarnation++; /* a new life: nothing from this one is accepted again */
+    ctx->join.hint = by != ctx->self ? by : MEMBERSHIP_NONE;
+    join_enter(ctx, now, out, true);
+}
+
+
+void join_handle_redirect(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                          struct membership_outbox *out)
+{
+    struct membership_joiner *j = &ctx->join;
+    uint32_t root = msg->body.redirect.root;
+    bool handed_off = root != MEMBERSHIP_NONE && msg->header.sender == j->target && j->redirected;
+    if (!j->active || ctx->has_view || ctx->sync.active || msg->header.sender != j->target) {
+        ctx->counters.drops_unexpected++;
+        return;
+    }
+    if (handed_off && root != ctx->self && root != msg->header.sender) {
+        /* The root we asked handed its queue to a new root: ask that one. */
+        j->target = root;
+        j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+        send_join_request(ctx, out, root);
+        return;
+    }
+    if (root == MEMBERSHIP_NONE || j->redirected || root == ctx->self ||
+        root == msg->header.sender) {
+        /* This contact cannot help: the next one at once, a few per timeout. */
+        if (j->quick < 4u) {
+            j->quick++;
+            join_next(ctx, now, out);
+        }
+        return;
+    }
+    j->target = root;
+    j->redirected = true;
+    j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+    send_join_request(ctx, out, root);
+}
+
+void join_handle_det_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                         struct membership_outbox *out)
+{
+    if (msg->body.join_ack.joiner_incarnation != ctx->incarnation) {
+        ctx->counters.drops_stale++;
+        return;
+    }
+    if (ctx->has_view) {
+        return; /* in already */
+    }
+    if (ctx->join.active) {
+        ctx->join.deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+        transfer_start(ctx, msg->header.sender, now, out);
+    }
+}
+
+
+/* The join timeout: the next contact (the transfer's own timeout comes first). */
+void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_joiner *j = &ctx->join;
+    if (j->active && !ctx->has_view && j->deadline_ns <= now && !ctx->sync.active) {
+        j->quick = 0;
+        join_next(ctx, now, out);
+    }
+}
+
+void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now)
+{
+    ctx->join.hint = id;
+    ctx->join.deadline_ns = now;
+}

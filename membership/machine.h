@@ -1,0 +1,252 @@
+/*
+ * Private to the membership state machine: what its modules share.  Not
+ * for users of the machine (they include membership/membership.h).
+ *
+ * The machine is one context (struct membership, in membership.h) worked
+ * on by modules with one purpose each, one prefix each:
+ *   machine_    (machine.h, machine.c) helpers every module uses: ids and
+ *               positions, sending, events, view bookkeeping, installing;
+ *   detector_   (detector.c) watch set and heartbeats, probes, suspects,
+ *               failure reports, the search for the next root, sweeps;
+ *   coord_      (coordinator.c) the root: queued failures and joins,
+ *               rounds as minting root, stable / T_s accounting;
+ *   round_      (round.c) a member's part in a round: apply the change,
+ *               forward it to the children, ack up;
+ *   transfer_   (transfer.c) fetching and serving a whole view in chunks;
+ *   join_       (join.c) joining and rejoining: contacts, redirects;
+ *   partition_  (partition.c) the primary-component rule's census and
+ *               the PARTITIONED notice;
+ *   membership_ (membership.c, context.c) the public entry points, the
+ *               ordering of views, time; set-up and queries.
+ *
+ * Work that would make modules call each other in a cycle (a report starts
+ * a round, which installs a view, which reports ...) is flagged with
+ * machine_request_work() and run at the end of every entry point, so the
+ * call graph stays acyclic (the no-recursion rule).
+ */
+#ifndef MEMBERSHIP_MACHINE_H
+#define MEMBERSHIP_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "membership/codec.h"
+#include "membership/membership.h"
+#include "membership/outbox.h"
+
+/* ------------------------------------------------------------------ */
+/* machine: small helpers (inline: on every hot path)                   */
+/* ------------------------------------------------------------------ */
+
+#define MACHINE_WORK_REPORT 0x1u /* send or re-send the failure report */
+#define MACHINE_WORK_COORD 0x2u  /* start the next round if root and idle */
+
+static inline uint64_t machine_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94d049bb133111eb);
+    x ^= x >> 31;
+    return x;
+}
+
+static inline uint32_t machine_id_at(const struct membership *ctx, uint32_t pos)
+{
+    return membership_layout_id(&ctx->layout, pos);
+}
+
+static inline uint32_t machine_pos_of(const struct membership *ctx, uint32_t id)
+{
+    return membership_layout_pos(&ctx->layout, id);
+}
+
+/* In the view (or contact list) regardless of whether it is installed. */
+static inline bool machine_in_view(const struct membership *ctx, uint32_t id)
+{
+    return id < ctx->node_count && membership_view_is_live(&ctx->view, machine_pos_of(ctx, id));
+}
+
+static inline bool machine_is_member(const struct membership *ctx, uint32_t id)
+{
+    return ctx->has_view && machine_in_view(ctx, id);
+}
+
+static inline bool machine_is_root(const struct membership *ctx)
+{
+    return ctx->has_view && (ctx->root_pos == ctx->self_pos || ctx->coord.acting);
+}
+
+static inline uint32_t machine_root_id(const struct membership *ctx)
+{
+    return ctx->root_pos == MEMBERSHIP_POS_NONE ? MEMBERSHIP_NONE
+                                                : machine_id_at(ctx, ctx->root_pos);
+}
+
+static inline bool machine_id_in_list(const uint32_t *list, uint32_t count, uint32_t id)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        if (list[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static inline uint64_t machine_deadline_after(uint64_t now, uint64_t delay)
+{
+    return delay >= MEMBERSHIP_NEVER - now ? MEMBERSHIP_NEVER - 1u : now + delay;
+}
+
+static inline void machine_request_work(struct membership *ctx, uint32_t work)
+{
+    ctx->pending_work |= work;
+}
+
+/* ------------------------------------------------------------------ */
+/* machine.c: sending, events, view bookkeeping                         */
+/* ------------------------------------------------------------------ */
+
+/* Starts a message from this node (header filled from our view). */
+void machine_begin_message(const struct membership *ctx, struct membership_outbox *out,
+                           struct membership_writer *w, uint8_t type);
+/* A message that is only a header. */
+bool machine_send_simple(struct membership *ctx, struct membership_outbox *out, uint32_t dest,
+                         uint8_t type);
+/* Forwards an encoded message with this node as sender. */
+bool machine_send_forward(struct membership *ctx, struct membership_outbox *out, uint32_t dest,
+                          const uint8_t *payload, size_t length);
+void machine_emit_failure(struct membership *ctx, uint32_t who, uint64_t detect_ns, uint8_t cause,
+                          uint64_t now, struct membership_outbox *out);
+
+void machine_history_reset(struct membership *ctx);
+void machine_history_add(struct membership *ctx, uint64_t epoch);
+bool machine_history_has(const struct membership *ctx, uint64_t epoch);
+/* The reference view (primary rule) becomes the current view. */
+void machine_ref_to_current(struct membership *ctx);
+/* Every change of the live set goes through these (the reference is kept). */
+bool machine_view_remove(struct membership *ctx, uint32_t id);
+bool machine_view_add(struct membership *ctx, uint32_t id);
+/* Learns that view `stable` completed. */
+void machine_learn_stable(struct membership *ctx, uint64_t stable);
+/* Root, levels, our tree links and the watch set, from the view. */
+void machine_refresh_tree(struct membership *ctx, uint64_t now);
+/* Common tail of every installation (the view contains this node). */
+void machine_installed(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+
+/* ------------------------------------------------------------------ */
+/* detector.c                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Forgets every watch, probe, suspect, search and sweep (no view any more). */
+void detector_reset(struct membership *ctx);
+void detector_rebuild_watch(struct membership *ctx, uint64_t now);
+/* A new view: suspects that left it are settled, the rest reported again. */
+void detector_view_changed(struct membership *ctx);
+/* Any message is a sign of life of its sender. */
+void detector_note_alive(struct membership *ctx, uint32_t sender, uint64_t now);
+void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
+                          struct membership_outbox *out);
+void detector_add_suspect(struct membership *ctx, uint32_t id, uint8_t cause, uint64_t since_ns,
+                          uint64_t now, struct membership_outbox *out);
+/* Sends (or re-sends) the failure report; MACHINE_WORK_REPORT. */
+void detector_send_report(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+void detector_handle_report_ack(struct membership *ctx, const struct membership_msg *msg,
+                                uint64_t now);
+/* Probes the subtree of a child that never acked; reports the silent. */
+void detector_sweep_subtree(struct membership *ctx, uint32_t child, uint64_t now,
+                            struct membership_outbox *out);
+void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+void detector_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+
+/* ------------------------------------------------------------------ */
+/* coordinator.c                                                        */
+/* ------------------------------------------------------------------ */
+
+void coord_reset(struct membership *ctx);
+void coord_queue_failure(struct membership *ctx, uint32_t id);
+/* As next root: queues the members from the dead root up to us. */
+void coord_queue_prefix(struct membership *ctx, uint32_t failed_root);
+void coord_begin_episode(struct membership *ctx, uint64_t now);
+/* Takes id out of the failure queue; true when it was queued. */
+bool coord_unqueue_failure(struct membership *ctx, uint32_t id);
+/* A reported member answered the root while it confirms: not a failure. */
+void coord_heard(struct membership *ctx, uint32_t sender);
+/* Starts the next round if root, idle, and changes are queued; MACHINE_WORK_COORD. */
+void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+/* An ack for the round this node coordinates; false when it is not one. */
+bool coord_take_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                    struct membership_outbox *out);
+void coord_handle_report(struct membership *ctx, const struct membership_msg *msg,
+                         const uint8_t *payload, size_t length, uint64_t now,
+                         struct membership_outbox *out);
+void coord_handle_join_request(struct membership *ctx, const struct membership_msg *msg,
+                               uint64_t now, struct membership_outbox *out);
+/* The round's ack deadline. */
+void coord_tick_round(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+/* The end of the wait for answers from stale reported members. */
+void coord_tick_confirm(struct membership *ctx, uint64_t now);
+
+/* ------------------------------------------------------------------ */
+/* round.c                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Forwards the change (payload) to our children and waits for their acks. */
+void round_start(struct membership *ctx, uint32_t parent, const uint8_t *payload, size_t length,
+                 uint32_t extra_messages, uint64_t now, struct membership_outbox *out);
+bool round_change_removes(const struct membership_msg *msg, uint32_t id);
+void round_handle_change(struct membership *ctx, const struct membership_msg *msg,
+                         const uint8_t *payload, size_t length, uint64_t now,
+                         struct membership_outbox *out);
+void round_handle_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                      struct membership_outbox *out);
+void round_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+
+/* ------------------------------------------------------------------ */
+/* transfer.c                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Fetches the whole view from source (one transfer at a time). */
+void transfer_start(struct membership *ctx, uint32_t source, uint64_t now,
+                    struct membership_outbox *out);
+void transfer_handle_request(struct membership *ctx, const struct membership_msg *msg,
+                             struct membership_outbox *out);
+void transfer_handle_chunk(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                           struct membership_outbox *out);
+/* A lagging view fetched; a silent source asked again, then given up. */
+void transfer_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+
+/* ------------------------------------------------------------------ */
+/* join.c                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Drops the view and asks contacts to be let in. */
+void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *out, bool rejoin);
+/* We are out of the view (by: who said so): a new life, and rejoin. */
+void join_expel(struct membership *ctx, uint64_t now, struct membership_outbox *out, uint32_t by,
+                uint64_t epoch);
+void join_handle_redirect(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                          struct membership_outbox *out);
+void join_handle_det_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                         struct membership_outbox *out);
+void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+/* Asks this node next (a view holder within reach), at once. */
+void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now);
+
+/* ------------------------------------------------------------------ */
+/* partition.c                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Probes every member before a minority verdict. */
+void partition_census_start(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+void partition_census_heard(struct membership *ctx, uint32_t sender);
+/* Next census batch or the verdict; true when the census finished. */
+bool partition_tick_census(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+/* The direct partition notices, a batch per call. */
+void partition_tick_notify(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+void partition_handle(struct membership *ctx, const struct membership_msg *msg,
+                      const uint8_t *payload, size_t length, uint64_t now,
+                      struct membership_outbox *out);
+
+#endif /* MEMBERSHIP_MACHINE_H */

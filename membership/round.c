@@ -1,0 +1,278 @@
+/*
+ * A member's part in a round (see machine.h): a change (FAILED_NODE,
+ * ROOT_DEAD, ROOT_AND_NODE_FAILURE, NEW_NODE_JOIN, ALIVE_NODE_JOIN) comes
+ * from the parent in the new tree as a delta over a named base epoch; the
+ * node applies it (or fetches the whole view first), forwards it to its
+ * children, waits (subtree levels x ack timeout) and acks up (FAILURE_ACK,
+ * JOIN_ACK) with the messages and members of its subtree; silent children
+ * are reported and their subtrees swept.
+ */
+#include "membership/machine.h"
+
+#include <string.h>
+
+#include "membership/reference.h"
+
+static uint8_t ack_type_for(uint8_t change_type)
+{
+    return (change_type == MEMBERSHIP_MSG_NEW_NODE_JOIN ||
+            change_type == MEMBERSHIP_MSG_ALIVE_NODE_JOIN)
+               ? MEMBERSHIP_MSG_JOIN_ACK
+               : MEMBERSHIP_MSG_FAILURE_ACK;
+}
+
+static void round_finish(struct membership *ctx, struct membership_outbox *out)
+{
+    struct membership_round *r = &ctx->round;
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w, r->ack_type);
+    membership_put_u64(&w, r->epoch);
+    membership_put_u32(&w, r->messages + 1u); /* + this ack */
+    membership_put_u32(&w, r->reached);
+    membership_put_u8(&w, r->incomplete ? MEMBERSHIP_ACK_INCOMPLETE : 0);
+    membership_put_u8(&w, 0);
+    membership_put_u16(&w, 0);
+    membership_outbox_commit(out, r->parent, &w);
+    r->active = false;
+    r->done_epoch = r->epoch;
+}
+
+void round_start(struct membership *ctx, uint32_t parent, const uint8_t *payload, size_t length,
+                 uint32_t extra_messages, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_round *r = &ctx->round;
+    if (payload != r->change) {
+        memcpy(r->change, payload, length);
+        r->change_length = (uint16_t)length;
+    }
+    r->active = true;
+    r->waiting_sync = false;
+    r->epoch = ctx->epoch;
+    r->parent = parent;
+    r->ack_type = ack_type_for(r->change[1]);
+    r->messages = extra_messages;
+    r->reached = 1;
+    r->incomplete = false;
+    r->child_count = 0;
+    for (uint32_t i = 0; i < ctx->links.child_count; i++) {
+        /*
+         * In a handover (the new root is a joiner) the coordinator that sent
+         * us the change may be one of our children: it gets the change like
+         * any child and forwards it to its own subtree.
+         */
+        uint32_t child = machine_id_at(ctx, ctx->links.children[i]);
+        r->children[r->child_count++] = child;
+        machine_send_forward(ctx, out, child, r->change, r->change_length);
+        r->messages++;
+    }
+    r->pending = (uint32_t)((UINT64_C(1) << r->child_count) - 1u);
+    if (r->child_count == 0) {
+        round_finish(ctx, out);
+        return;
+    }
+    uint64_t levels_below = ctx->links.subtree_levels > 0 ? ctx->links.subtree_levels - 1u : 0;
+    r->deadline_ns = machine_deadline_after(now, levels_below * ctx->config.ack_timeout_ns);
+}
+
+/* Waits for the whole view before taking part in this change. */
+static void round_wait_sync(struct membership *ctx, uint32_t parent, uint64_t epoch,
+                            const uint8_t *payload, size_t length, uint64_t now)
+{
+    struct membership_round *r = &ctx->round;
+    memcpy(r->change, payload, length);
+    r->change_length = (uint16_t)length;
+    r->active = true;
+    r->waiting_sync = true;
+    r->epoch = epoch;
+    r->parent = parent;
+    r->child_count = 0;
+    r->pending = 0;
+    r->deadline_ns = machine_deadline_after(now, (uint64_t)(ctx->levels + 1u) * ctx->config.ack_timeout_ns +
+                                             4u * ctx->config.sync_timeout_ns);
+}
+
+static bool change_lists_joiner(const struct membership_msg *msg, uint32_t id, uint32_t incarnation)
+{
+    for (uint32_t i = 0; i < msg->body.change.joined_count; i++) {
+        uint32_t jid;
+        uint32_t jinc;
+        membership_msg_joined(msg, i, &jid, &jinc);
+        if (jid == id && jinc == incarnation) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Applies a change to the installed base view.  Returns false, with the
+ * view untouched, when the result does not match what the root announced.
+ */
+static bool apply_change(struct membership *ctx, const struct membership_msg *msg)
+{
+    const struct membership_body_change *c = &msg->body.change;
+    uint32_t removed[MEMBERSHIP_MAX_CHANGE_FAILED];
+    uint32_t removed_count = 0;
+    uint32_t added[MEMBERSHIP_MAX_CHANGE_JOINED];
+    uint32_t added_count = 0;
+    if ((c->flags & MEMBERSHIP_CHANGE_BASE_STABLE) != 0 && c->base_epoch == ctx->epoch) {
+        /* The base completed: it is the reference before the delta counts. */
+        if (c->base_epoch > ctx->stable_epoch) {
+            ctx->stable_epoch = c->base_epoch;
+        }
+        machine_ref_to_current(ctx);
+    }
+    uint64_t digest = ctx->digest;
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        uint32_t id = membership_msg_failed_id(msg, i);
+        if (machine_view_remove(ctx, id)) {
+            removed[removed_count++] = id;
+            digest ^= membership_id_digest(id);
+        }
+    }
+    for (uint32_t i = 0; i < c->joined_count; i++) {
+        uint32_t id;
+        uint32_t inc;
+        membership_msg_joined(msg, i, &id, &inc);
+        if (machine_view_add(ctx, id)) {
+            added[added_count++] = id;
+            digest ^= membership_id_digest(id);
+        }
+    }
+    uint32_t root_pos = membership_tree_root(&ctx->view);
+    bool ok = ctx->view.live == c->live_after && digest == c->digest_after &&
+              root_pos != MEMBERSHIP_POS_NONE && machine_id_at(ctx, root_pos) == c->root_after &&
+              membership_view_is_live(&ctx->view, ctx->self_pos);
+    if (!ok) {
+        for (uint32_t i = 0; i < added_count; i++) {
+            machine_view_remove(ctx, added[i]);
+        }
+        for (uint32_t i = 0; i < removed_count; i++) {
+            machine_view_add(ctx, removed[i]);
+        }
+        return false;
+    }
+    ctx->digest = digest;
+    ctx->epoch = msg->header.epoch;
+    if (msg->header.stable_epoch > ctx->stable_epoch) {
+        ctx->stable_epoch = msg->header.stable_epoch;
+    }
+    return true;
+}
+
+bool round_change_removes(const struct membership_msg *msg, uint32_t id)
+{
+    for (uint32_t i = 0; i < msg->body.change.failed_count; i++) {
+        if (membership_msg_failed_id(msg, i) == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool change_readds(const struct membership_msg *msg, uint32_t id)
+{
+    for (uint32_t i = 0; i < msg->body.change.joined_count; i++) {
+        uint32_t jid;
+        uint32_t jinc;
+        membership_msg_joined(msg, i, &jid, &jinc);
+        if (jid == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void round_handle_change(struct membership *ctx, const struct membership_msg *msg,
+                         const uint8_t *payload, size_t length, uint64_t now,
+                         struct membership_outbox *out)
+{
+    const struct membership_header *h = &msg->header;
+    if (!ctx->has_view) {
+        if (!ctx->join.active || !change_lists_joiner(msg, ctx->self, ctx->incarnation)) {
+            ctx->counters.drops_no_view++;
+            return;
+        }
+        round_wait_sync(ctx, h->sender, h->epoch, payload, length, now);
+        transfer_start(ctx, h->sender, now, out);
+        return;
+    }
+    if (h->epoch == ctx->epoch) {
+        /* Already installed (we synced it, or minted it and hand over). */
+        if ((ctx->round.active && ctx->round.epoch == h->epoch) ||
+            ctx->round.done_epoch == h->epoch) {
+            ctx->counters.drops_unexpected++;
+            return;
+        }
+        round_start(ctx, h->sender, payload, length, 0, now, out);
+        return;
+    }
+    if (h->epoch < ctx->epoch) {
+        ctx->counters.drops_stale++;
+        return;
+    }
+    if (msg->body.change.base_epoch == ctx->epoch) {
+        if (round_change_removes(msg, ctx->self) && !change_readds(msg, ctx->self)) {
+            /* We were declared dead: this view is not ours. */
+            join_expel(ctx, now, out, h->sender, h->epoch);
+            return;
+        }
+        if (apply_change(ctx, msg)) {
+            coord_reset(ctx);
+            machine_installed(ctx, now, out);
+            round_start(ctx, h->sender, payload, length, 0, now, out);
+            return;
+        }
+    }
+    /* We missed something: fetch the whole view, then take part. */
+    round_wait_sync(ctx, h->sender, h->epoch, payload, length, now);
+    transfer_start(ctx, h->sender, now, out);
+}
+
+void round_handle_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                      struct membership_outbox *out)
+{
+    if (coord_take_ack(ctx, msg, now, out)) {
+        return; /* for the round this node coordinates */
+    }
+    uint32_t sender = msg->header.sender;
+    uint64_t epoch = msg->body.ack.epoch;
+    struct membership_round *r = &ctx->round;
+    for (uint32_t i = 0; r->active && !r->waiting_sync && r->epoch == epoch && i < r->child_count;
+         i++) {
+        if (r->children[i] == sender && ((r->pending >> i) & 1u)) {
+            r->pending &= ~(UINT32_C(1) << i);
+            r->messages += msg->body.ack.messages;
+            r->reached += msg->body.ack.reached;
+            r->incomplete = r->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);
+            if (r->pending == 0) {
+                round_finish(ctx, out);
+            }
+            return;
+        }
+    }
+    ctx->counters.drops_unexpected++;
+}
+
+/* Children that did not ack in time: reported, their subtrees swept. */
+void round_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_round *r = &ctx->round;
+    if (r->active && r->deadline_ns <= now) {
+        if (r->waiting_sync) {
+            r->active = false; /* never got the view: the parent will report us */
+        } else {
+            for (uint32_t i = 0; i < r->child_count; i++) {
+                if ((r->pending >> i) & 1u) {
+                    detector_sweep_subtree(ctx, r->children[i], now, out);
+                    detector_add_suspect(ctx, r->children[i], MEMBERSHIP_CAUSE_ACK, r->deadline_ns,
+                                         now, out);
+                }
+            }
+            r->incomplete = true;
+            if (ctx->has_view && r->active) {
+                round_finish(ctx, out);
+            }
+        }
+    }
+}
