@@ -5,13 +5,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "qemu/emu_process.h"
 #include "qemu/qmp.h"
 
 static bool qmp(struct emu *emu, struct emu_node *node, const char *command,
                 const char *arguments, char *error, size_t capacity)
 {
     char reply[256];
-    enum qmp_status status = emu_qmp(emu, node, command, arguments, reply, sizeof reply);
+    enum qmp_status status =
+        emu_process_qmp(emu, node, command, arguments, reply, sizeof reply);
     if (status == QMP_OK)
         return true;
     snprintf(error, capacity, "node %u: QMP %s: %s (%s)", (unsigned)node->rank, command,
@@ -22,7 +24,7 @@ static bool qmp(struct emu *emu, struct emu_node *node, const char *command,
 static bool signal_node(struct emu *emu, struct emu_node *node, int signal_number,
                         char *error, size_t capacity)
 {
-    if (emu_signal_node(emu, node, signal_number))
+    if (emu_process_signal(emu, node, signal_number))
         return true;
     snprintf(error, capacity, "node %u: cannot send %s (not running)", (unsigned)node->rank,
              strsignal(signal_number));
@@ -115,7 +117,7 @@ bool emu_fault_apply(struct emu *emu, const struct emu_action *action, char *err
         }
         if (!qmp(emu, node, "system_reset", NULL, error, capacity))
             return false;
-        emu_node_rebooting(emu, node);
+        emu_process_rebooting(emu, node);
         return true;
     case EMU_ACTION_RESTART:
     case EMU_ACTION_JOIN:
@@ -130,7 +132,7 @@ bool emu_fault_apply(struct emu *emu, const struct emu_action *action, char *err
                                 : node->incarnation;
             node->incarnation = last + 1u;
         }
-        if (!emu_start_node(emu, node)) {
+        if (!emu_process_start(emu, node)) {
             snprintf(error, capacity, "node %u could not be started (see above)",
                      (unsigned)node->rank);
             return false;

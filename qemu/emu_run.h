@@ -2,9 +2,14 @@
  * A running emulated torus: the node table, the one poll() loop over every
  * node's console, and the phases of a run (start, wait until ready, ping,
  * run for a duration, shut down).  Spares (--spares) are not started at
- * first.  Fault runs (qemu/emu_faults.h) build on the same pieces:
- * emu_start_node (restart with a new incarnation, join a spare),
- * emu_signal_node, the node's QMP socket (qemu/qmp.h) and emu_step.
+ * first.  The pieces, one file each:
+ *   qemu/emu_setup.h    everything before the first node starts, and release
+ *   qemu/emu_process.h  node processes: start, signal, QMP, reap, stop
+ *   qemu/emu_console.h  console lines to events (ready, panic, ping, ...)
+ *   this file           the loop (emu_step), the phases, messages, clocks
+ * Fault runs (qemu/emu_faults.h) build on the same pieces: emu_process_start
+ * (restart with a new incarnation, join a spare), emu_process_signal,
+ * emu_process_qmp and emu_step.
  */
 #ifndef QEMU_EMU_RUN_H
 #define QEMU_EMU_RUN_H
@@ -96,24 +101,6 @@ int emu_close(struct emu *emu);
 uint64_t emu_now_ns(const struct emu *emu);
 
 /*
- * (Re)starts a node that is not running: writes its personality (with its
- * current incarnation), drains datagrams queued on its link sockets while
- * it was down, and starts its instance.  False (with a message printed)
- * when it could not be started.
- */
-bool emu_start_node(struct emu *emu, struct emu_node *node);
-
-/* Sends a signal to a running node's process. */
-bool emu_signal_node(struct emu *emu, struct emu_node *node, int signal_number);
-
-/*
- * Executes a QMP command on a running QEMU node, connecting to its socket on
- * first use (qemu/qmp.h for statuses and reply).  Host nodes: QMP_CLOSED.
- */
-enum qmp_status emu_qmp(struct emu *emu, struct emu_node *node, const char *command,
-                        const char *arguments, char *reply, size_t capacity);
-
-/*
  * One turn of the loop: waits up to timeout_ms for console output, signals
  * or child exits, and handles them all.
  */
@@ -129,7 +116,14 @@ bool emu_start_job(struct emu *emu);
 /* Nanoseconds since the job started (0 before). */
 uint64_t emu_job_ns(const struct emu *emu);
 
-/* node was just reset (QMP system_reset): it boots again, not ready. */
-void emu_node_rebooting(struct emu *emu, struct emu_node *node);
+/*
+ * For the pieces of a run: a one-line error on stderr ("tori-emu: ..."),
+ * ending a progress line first; the end of such a progress line; and
+ * whether the run goes on (nothing failed, no signal asked us to stop).
+ */
+__attribute__((format(printf, 2, 3))) void emu_complain(struct emu *emu, const char *format,
+                                                        ...);
+void emu_progress_end(struct emu *emu);
+bool emu_keep_going(const struct emu *emu);
 
 #endif /* QEMU_EMU_RUN_H */
