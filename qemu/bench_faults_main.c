@@ -73,75 +73,39 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
                   bool *help)
 {
     memset(o, 0, sizeof *o);
-    o->configs = "qemu-2x2x2,qemu-2x2x2@20/200,qemu-4x4x4,host-8x8x8";
-    o->image = TORI_DEFAULT_IMAGE;
-    o->node_binary = TORI_DEFAULT_NODE_BINARY;
-    o->emu = TORI_DEFAULT_EMU;
-    o->kills = 6;
     const char *kills = NULL, *heartbeat = NULL, *detect = NULL;
-    struct {
-        const char *name;
-        const char **slot;
-    } const valued[] = {
-        {"--configs", &o->configs},    {"--out", &o->out},
-        {"--image", &o->image},        {"--node-binary", &o->node_binary},
-        {"--emu", &o->emu},            {"--kills", &kills},
-        {"--heartbeat-ms", &heartbeat}, {"--detect-timeout-ms", &detect},
+    const struct cli_option options[] = {
+        {"--configs", &o->configs, NULL},     {"--out", &o->out, NULL},
+        {"--image", &o->image, NULL},         {"--node-binary", &o->node_binary, NULL},
+        {"--emu", &o->emu, NULL},             {"--kills", &kills, NULL},
+        {"--heartbeat-ms", &heartbeat, NULL}, {"--detect-timeout-ms", &detect, NULL},
+        {"--json", NULL, &o->json},
     };
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
-            *help = true;
-            return true;
-        }
-        if (cli_is_flag(argv[i], "--json")) {
-            o->json = true;
-            continue;
-        }
-        bool matched = false;
-        for (size_t v = 0; v < sizeof valued / sizeof valued[0] && !matched; v++) {
-            const char *value = NULL;
-            int found = cli_take_value(argc, argv, &i, valued[v].name, &value);
-            if (found < 0) {
-                snprintf(error, capacity, "%s needs a value (see --help)", valued[v].name);
-                return false;
-            }
-            if (found > 0) {
-                *valued[v].slot = value;
-                matched = true;
-            }
-        }
-        if (!matched) {
-            char echo[CLI_ECHO_MAX + 4];
-            snprintf(error, capacity, "unknown option '%s' (expected one of the options in "
-                                      "--help)",
-                     cli_echo(argv[i], echo));
-            return false;
-        }
-    }
-    uint64_t value = 0;
-    if (kills != NULL) {
-        if (!cli_parse_u64(kills, 1, 10, &value)) {
-            snprintf(error, capacity, "--kills '%.40s' is invalid (expected 1..10)", kills);
-            return false;
-        }
-        o->kills = (unsigned)value;
-    }
-    if (heartbeat != NULL) {
-        if (!cli_parse_u64(heartbeat, 1, 65535, &value)) {
-            snprintf(error, capacity, "--heartbeat-ms '%.40s' is invalid (expected 1..65535)",
-                     heartbeat);
-            return false;
-        }
-        o->heartbeat_ms = (unsigned)value;
-    }
-    if (detect != NULL) {
-        if (!cli_parse_u64(detect, 2, 65535, &value)) {
-            snprintf(error, capacity,
-                     "--detect-timeout-ms '%.40s' is invalid (expected 2..65535)", detect);
-            return false;
-        }
-        o->detect_timeout_ms = (unsigned)value;
-    }
+    enum cli_scan_result scan =
+        cli_scan(argc, argv, options, sizeof options / sizeof options[0], error, capacity);
+    *help = scan == CLI_SCAN_HELP;
+    if (scan != CLI_SCAN_OK)
+        return scan == CLI_SCAN_HELP;
+    if (o->configs == NULL)
+        o->configs = "qemu-2x2x2,qemu-2x2x2@20/200,qemu-4x4x4,host-8x8x8";
+    if (o->image == NULL)
+        o->image = TORI_DEFAULT_IMAGE;
+    if (o->node_binary == NULL)
+        o->node_binary = TORI_DEFAULT_NODE_BINARY;
+    if (o->emu == NULL)
+        o->emu = TORI_DEFAULT_EMU;
+    uint64_t value = 6;
+    if (kills != NULL && !cli_parse_u64(kills, 1, 10, &value))
+        return cli_invalid(error, capacity, "--kills", kills, "1..10");
+    o->kills = (unsigned)value;
+    value = 0;
+    if (heartbeat != NULL && !cli_parse_u64(heartbeat, 1, 65535, &value))
+        return cli_invalid(error, capacity, "--heartbeat-ms", heartbeat, "1..65535");
+    o->heartbeat_ms = (unsigned)value;
+    value = 0;
+    if (detect != NULL && !cli_parse_u64(detect, 2, 65535, &value))
+        return cli_invalid(error, capacity, "--detect-timeout-ms", detect, "2..65535");
+    o->detect_timeout_ms = (unsigned)value;
     return true;
 }
 

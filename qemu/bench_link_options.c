@@ -51,13 +51,8 @@ static bool parse_number(const char *option, const char *value, unsigned min,
                          unsigned max, unsigned *out, char *error, size_t capacity)
 {
     uint64_t number = 0;
-    if (!cli_parse_u64(value, min, max, &number)) {
-        char echo[CLI_ECHO_MAX + 4];
-        snprintf(error, capacity, "%s '%s' is invalid (expected a whole number in "
-                                  "%u..%u)",
-                 option, cli_echo(value, echo), min, max);
+    if (!cli_parse_u64_option(option, value, min, max, &number, error, capacity))
         return false;
-    }
     *out = (unsigned)number;
     return true;
 }
@@ -78,54 +73,22 @@ enum bench_link_options_result bench_link_options_parse(
 
     const char *board = NULL, *rounds = NULL, *ring = NULL, *count = NULL, *size = NULL;
     const char *out = NULL, *image = NULL, *node_binary = NULL, *qemu = NULL;
-    struct {
-        const char *name;
-        const char **slot;
-    } const valued[] = {
-        {"--board", &board},           {"--rounds", &rounds},
-        {"--ring", &ring},             {"--flood-count", &count},
-        {"--flood-size", &size},       {"--out", &out},
-        {"--image", &image},           {"--node-binary", &node_binary},
-        {"--qemu", &qemu},
+    const struct cli_option options[] = {
+        {"--board", &board, NULL},       {"--rounds", &rounds, NULL},
+        {"--ring", &ring, NULL},         {"--flood-count", &count, NULL},
+        {"--flood-size", &size, NULL},   {"--out", &out, NULL},
+        {"--image", &image, NULL},       {"--node-binary", &node_binary, NULL},
+        {"--qemu", &qemu, NULL},         {"--json", NULL, &o->json},
+        {"--verbose", NULL, &o->verbose},
     };
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (cli_is_flag(arg, "--help") || cli_is_flag(arg, "-h"))
-            return BENCH_LINK_OPTIONS_HELP;
-        if (cli_is_flag(arg, "--json")) {
-            o->json = true;
-            continue;
-        }
-        if (cli_is_flag(arg, "--verbose")) {
-            o->verbose = true;
-            continue;
-        }
-        bool matched = false;
-        for (size_t v = 0; v < sizeof valued / sizeof valued[0] && !matched; v++) {
-            const char *value = NULL;
-            int found = cli_take_value(argc, argv, &i, valued[v].name, &value);
-            if (found < 0) {
-                snprintf(error, capacity, "%s needs a value (see --help)",
-                         valued[v].name);
-                return BENCH_LINK_OPTIONS_ERROR;
-            }
-            if (found > 0) {
-                if (*valued[v].slot != NULL) {
-                    snprintf(error, capacity, "%s is given twice (expected it once)",
-                             valued[v].name);
-                    return BENCH_LINK_OPTIONS_ERROR;
-                }
-                *valued[v].slot = value;
-                matched = true;
-            }
-        }
-        if (!matched) {
-            char echo[CLI_ECHO_MAX + 4];
-            snprintf(error, capacity,
-                     "unknown option '%s' (expected one of the options in --help)",
-                     cli_echo(arg, echo));
-            return BENCH_LINK_OPTIONS_ERROR;
-        }
+    switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
+                     capacity)) {
+    case CLI_SCAN_HELP:
+        return BENCH_LINK_OPTIONS_HELP;
+    case CLI_SCAN_ERROR:
+        return BENCH_LINK_OPTIONS_ERROR;
+    case CLI_SCAN_OK:
+        break;
     }
     if (board != NULL) {
         if (strcmp(board, "qemu") == 0) {
@@ -133,10 +96,7 @@ enum bench_link_options_result bench_link_options_parse(
         } else if (strcmp(board, "host") == 0) {
             o->boards = BENCH_LINK_BOARD_HOST;
         } else if (strcmp(board, "both") != 0) {
-            char echo[CLI_ECHO_MAX + 4];
-            snprintf(error, capacity, "--board '%s' is invalid (expected qemu, host or "
-                                      "both)",
-                     cli_echo(board, echo));
+            cli_invalid(error, capacity, "--board", board, "qemu, host or both");
             return BENCH_LINK_OPTIONS_ERROR;
         }
     }

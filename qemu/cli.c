@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "net/torus/geometry.h"
+
 bool cli_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
 {
     if (text == NULL || *text == '\0')
@@ -129,4 +131,115 @@ const char *cli_echo(const char *text, char buffer[CLI_ECHO_MAX + 4])
     memcpy(buffer, text, CLI_ECHO_MAX);
     memcpy(buffer + CLI_ECHO_MAX, "...", 4);
     return buffer;
+}
+
+/* The value of a "--name" / "--name=VALUE" option: 1 flag, 2 value, 0 neither. */
+static int take_flag_or_equals(const char *arg, const char *name, const char **value)
+{
+    if (strcmp(arg, name) == 0)
+        return 1;
+    size_t length = strlen(name);
+    if (strncmp(arg, name, length) == 0 && arg[length] == '=') {
+        *value = arg + length + 1;
+        return 2;
+    }
+    return 0;
+}
+
+/* Matches argv[*index] against one option: 1 taken, 0 not this one, -1 error. */
+static int scan_one(int argc, char **argv, int *index, const struct cli_option *option,
+                    char *error, size_t capacity)
+{
+    const char *arg = argv[*index];
+    const char *value = NULL;
+    int found;
+    if (option->value == NULL) {
+        found = cli_is_flag(arg, option->name) ? 1 : 0;
+    } else if (option->flag != NULL) {
+        found = take_flag_or_equals(arg, option->name, &value);
+    } else {
+        found = cli_take_value(argc, argv, index, option->name, &value);
+        if (found < 0) {
+            snprintf(error, capacity, "%s needs a value (see --help)", option->name);
+            return -1;
+        }
+        found = found > 0 ? 2 : 0;
+    }
+    if (found == 0)
+        return 0;
+    if (option->value != NULL &&
+        (*option->value != NULL || (option->flag != NULL && *option->flag))) {
+        snprintf(error, capacity, "%s is given twice (expected it once)", option->name);
+        return -1;
+    }
+    if (found == 1)
+        *option->flag = true;
+    else
+        *option->value = value;
+    return 1;
+}
+
+enum cli_scan_result cli_scan(int argc, char **argv, const struct cli_option *options,
+                              size_t count, char *error, size_t capacity)
+{
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h"))
+            return CLI_SCAN_HELP;
+        int matched = 0;
+        for (size_t o = 0; o < count && matched == 0; o++) {
+            matched = scan_one(argc, argv, &i, &options[o], error, capacity);
+            if (matched < 0)
+                return CLI_SCAN_ERROR;
+        }
+        if (matched == 0) {
+            char echo[CLI_ECHO_MAX + 4];
+            snprintf(error, capacity,
+                     "unknown option '%s' (expected one of the options in --help)",
+                     cli_echo(argv[i], echo));
+            return CLI_SCAN_ERROR;
+        }
+    }
+    return CLI_SCAN_OK;
+}
+
+bool cli_invalid(char *error, size_t capacity, const char *option, const char *value,
+                 const char *expected)
+{
+    char echo[CLI_ECHO_MAX + 4];
+    snprintf(error, capacity, "%s '%s' is invalid (expected %s)", option,
+             cli_echo(value, echo), expected);
+    return false;
+}
+
+bool cli_parse_u64_option(const char *option, const char *value, uint64_t min,
+                          uint64_t max, uint64_t *out, char *error, size_t capacity)
+{
+    if (cli_parse_u64(value, min, max, out))
+        return true;
+    char expected[64];
+    snprintf(expected, sizeof expected, "a whole number in %llu..%llu",
+             (unsigned long long)min, (unsigned long long)max);
+    return cli_invalid(error, capacity, option, value, expected);
+}
+
+bool cli_parse_dims(const char *option, const char *text, unsigned *dims,
+                    uint32_t size[CONFIG_MAX_DIMS], char *error, size_t capacity)
+{
+    struct torus_geometry_error geometry_error;
+    if (torus_geometry_parse_dims(text, dims, size, &geometry_error) != TORUS_GEOMETRY_OK) {
+        char reason[160];
+        char echo[CLI_ECHO_MAX + 4];
+        torus_geometry_format_error(&geometry_error, reason, sizeof reason);
+        snprintf(error, capacity, "%s '%s' is invalid: %s", option, cli_echo(text, echo),
+                 reason);
+        return false;
+    }
+    for (unsigned d = 0; d < *dims; d++) {
+        if (size[d] > 65535) {
+            snprintf(error, capacity, "%s: dimension %c has size %u (expected at most 65535)",
+                     option, dimension_letters[d], (unsigned)size[d]);
+            return false;
+        }
+    }
+    return true;
 }

@@ -1,7 +1,9 @@
 /*
- * Command-line value parsing shared by the host tools (tori-personality,
- * tori-emu).  Strict: a value is accepted whole or refused, never partly
- * read, so that every bad option can be reported in one clear line.
+ * Command-line parsing shared by the host tools (tori-personality,
+ * tori-emu, tori-bench-link, tori-bench-faults): the scan of argv against a
+ * table of options, and the values.  Strict: a value is accepted whole or
+ * refused, never partly read, so that every bad option can be reported in
+ * one clear line ("OPTION 'VALUE' is invalid (expected ...)").
  */
 #ifndef QEMU_CLI_H
 #define QEMU_CLI_H
@@ -9,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "config/tori_config.h"
 
 /* Longest option value echoed back in an error message. */
 #define CLI_ECHO_MAX 40
@@ -44,5 +48,47 @@ bool cli_is_flag(const char *arg, const char *name);
 
 /* Copies text cut to CLI_ECHO_MAX characters (with "...") for messages. */
 const char *cli_echo(const char *text, char buffer[CLI_ECHO_MAX + 4]);
+
+/*
+ * One option a tool accepts, for cli_scan: a flag ("--json": sets *flag), an
+ * option with a value ("--out DIR" or "--out=DIR": sets *value), or both:
+ * bare "--mesh" sets *flag and "--mesh=SPEC" sets *value (then a separate
+ * word after it is not its value).
+ */
+struct cli_option {
+    const char *name;
+    const char **value; /* NULL: takes no value */
+    bool *flag;         /* NULL: must have a value */
+};
+
+enum cli_scan_result { CLI_SCAN_OK, CLI_SCAN_HELP, CLI_SCAN_ERROR };
+
+/*
+ * Reads argv[1..argc-1] against options, in order: -h or --help stops with
+ * CLI_SCAN_HELP; an unknown option, a missing value or an option with a
+ * value given twice stops with CLI_SCAN_ERROR and the reason in error.
+ * Values point into argv; what is not given keeps its NULL or false.
+ */
+enum cli_scan_result cli_scan(int argc, char **argv, const struct cli_option *options,
+                              size_t count, char *error, size_t capacity);
+
+/*
+ * Writes "OPTION 'VALUE' is invalid (expected EXPECTED)" to error, the
+ * value cut for echoing; returns false.
+ */
+bool cli_invalid(char *error, size_t capacity, const char *option, const char *value,
+                 const char *expected);
+
+/* A whole number in min..max, else cli_invalid ("a whole number in MIN..MAX"). */
+bool cli_parse_u64_option(const char *option, const char *value, uint64_t min,
+                          uint64_t max, uint64_t *out, char *error, size_t capacity);
+
+/*
+ * A torus shape like "4x4x2" (net/torus/geometry.h), every size at most
+ * 65535 (a personality field is 16 bits).  Fills *dims and size[0..dims-1];
+ * on failure writes the reason, naming option, to error.
+ */
+bool cli_parse_dims(const char *option, const char *text, unsigned *dims,
+                    uint32_t size[CONFIG_MAX_DIMS], char *error, size_t capacity);
 
 #endif /* QEMU_CLI_H */

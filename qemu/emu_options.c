@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "kernel/personality.h"
-#include "net/torus/geometry.h"
 #include "qemu/cli.h"
 #include "qemu/emu_inject.h"
 
@@ -95,15 +94,6 @@ void emu_options_usage(FILE *out)
         out);
 }
 
-static bool fail(char *error, size_t capacity, const char *option, const char *value,
-                 const char *expected)
-{
-    char echo[CLI_ECHO_MAX + 4];
-    snprintf(error, capacity, "%s '%s' is invalid (expected %s)", option,
-             cli_echo(value, echo), expected);
-    return false;
-}
-
 static bool parse_duration_option(const char *option, const char *value, bool allow_zero,
                                   uint64_t *out, char *error, size_t capacity)
 {
@@ -112,9 +102,9 @@ static bool parse_duration_option(const char *option, const char *value, bool al
         return true;
     }
     if (!cli_parse_duration_ns(value, out))
-        return fail(error, capacity, option, value,
-                    allow_zero ? "a duration like 500ms, 5s or 2m, or 0"
-                               : "a duration like 500ms, 5s or 2m");
+        return cli_invalid(error, capacity, option, value,
+                           allow_zero ? "a duration like 500ms, 5s or 2m, or 0"
+                                      : "a duration like 500ms, 5s or 2m");
     return true;
 }
 
@@ -130,119 +120,48 @@ struct raw_options {
 static enum emu_options_result collect(int argc, char **argv, struct raw_options *raw,
                                        char *error, size_t capacity)
 {
-    struct {
-        const char *name;
-        const char **slot;
-    } const valued[] = {
-        {"--dims", &raw->dims},
-        {"--board", &raw->board},
-        {"--radix", &raw->radix},
-        {"--tree", &raw->tree},
-        {"--spares", &raw->spares},
-        {"--duration", &raw->duration},
-        {"--ready-timeout", &raw->ready_timeout},
-        {"--ping-timeout", &raw->ping_timeout},
-        {"--ping-parallel", &raw->ping_parallel},
-        {"--out", &raw->out},
-        {"--base-port", &raw->base_port},
-        {"--image", &raw->image},
-        {"--node-binary", &raw->node_binary},
-        {"--qemu", &raw->qemu},
-        {"--heartbeat-ms", &raw->heartbeat_ms},
-        {"--detect-timeout-ms", &raw->detect_timeout_ms},
-        {"--link-rto-ms", &raw->link_rto_ms},
-        {"--link-retries", &raw->link_retries},
-        {"--partition", &raw->partition},
-        {"--inject", &raw->inject},
-        {"--chaos", &raw->chaos},
-        {"--settle-quiet", &raw->settle_quiet},
-        {"--settle-timeout", &raw->settle_timeout},
+    const struct cli_option options[] = {
+        {"--dims", &raw->dims, NULL},
+        {"--mesh", &raw->mesh, &raw->mesh_all}, /* --mesh alone: every dimension */
+        {"--board", &raw->board, NULL},
+        {"--radix", &raw->radix, NULL},
+        {"--tree", &raw->tree, NULL},
+        {"--spares", &raw->spares, NULL},
+        {"--duration", &raw->duration, NULL},
+        {"--ready-timeout", &raw->ready_timeout, NULL},
+        {"--ping-timeout", &raw->ping_timeout, NULL},
+        {"--ping-parallel", &raw->ping_parallel, NULL},
+        {"--out", &raw->out, NULL},
+        {"--base-port", &raw->base_port, NULL},
+        {"--image", &raw->image, NULL},
+        {"--node-binary", &raw->node_binary, NULL},
+        {"--qemu", &raw->qemu, NULL},
+        {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
+        {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
+        {"--link-rto-ms", &raw->link_rto_ms, NULL},
+        {"--link-retries", &raw->link_retries, NULL},
+        {"--partition", &raw->partition, NULL},
+        {"--inject", &raw->inject, NULL},
+        {"--chaos", &raw->chaos, NULL},
+        {"--settle-quiet", &raw->settle_quiet, NULL},
+        {"--settle-timeout", &raw->settle_timeout, NULL},
+        {"--ping", NULL, &raw->ping},
+        {"--json", NULL, &raw->json},
+        {"--demo", NULL, &raw->demo},
+        {"--verbose", NULL, &raw->verbose},
+        {"--check-qmp", NULL, &raw->check_qmp},
+        {"--sequential", NULL, &raw->sequential},
     };
-    struct {
-        const char *name;
-        bool *flag;
-    } const flags[] = {
-        {"--ping", &raw->ping},
-        {"--json", &raw->json},
-        {"--demo", &raw->demo},
-        {"--verbose", &raw->verbose},
-        {"--check-qmp", &raw->check_qmp},
-        {"--sequential", &raw->sequential},
-    };
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (cli_is_flag(arg, "--help") || cli_is_flag(arg, "-h"))
-            return EMU_OPTIONS_HELP;
-        /* --mesh alone means every dimension; --mesh=SPEC names some. */
-        if (cli_is_flag(arg, "--mesh") || strncmp(arg, "--mesh=", 7) == 0) {
-            if (raw->mesh != NULL || raw->mesh_all) {
-                snprintf(error, capacity, "--mesh is given twice (expected it once)");
-                return EMU_OPTIONS_ERROR;
-            }
-            if (arg[6] == '=')
-                raw->mesh = arg + 7;
-            else
-                raw->mesh_all = true;
-            continue;
-        }
-        bool matched = false;
-        for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !matched; f++) {
-            if (cli_is_flag(arg, flags[f].name)) {
-                *flags[f].flag = true;
-                matched = true;
-            }
-        }
-        for (size_t o = 0; o < sizeof valued / sizeof valued[0] && !matched; o++) {
-            const char *value = NULL;
-            int found = cli_take_value(argc, argv, &i, valued[o].name, &value);
-            if (found < 0) {
-                snprintf(error, capacity, "%s needs a value (see --help)", valued[o].name);
-                return EMU_OPTIONS_ERROR;
-            }
-            if (found > 0) {
-                if (*valued[o].slot != NULL) {
-                    snprintf(error, capacity, "%s is given twice (expected it once)",
-                             valued[o].name);
-                    return EMU_OPTIONS_ERROR;
-                }
-                *valued[o].slot = value;
-                matched = true;
-            }
-        }
-        if (!matched) {
-            char echo[CLI_ECHO_MAX + 4];
-            snprintf(error, capacity,
-                     "unknown option '%s' (expected one of the options in --help)",
-                     cli_echo(arg, echo));
-            return EMU_OPTIONS_ERROR;
-        }
+    switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
+                     capacity)) {
+    case CLI_SCAN_HELP:
+        return EMU_OPTIONS_HELP;
+    case CLI_SCAN_ERROR:
+        return EMU_OPTIONS_ERROR;
+    case CLI_SCAN_OK:
+        break;
     }
     return EMU_OPTIONS_OK;
-}
-
-static bool parse_dims(const char *text, struct emu_options *o, char *error,
-                       size_t capacity)
-{
-    struct torus_geometry_error geometry_error;
-    if (torus_geometry_parse_dims(text, &o->dims, o->size, &geometry_error) !=
-        TORUS_GEOMETRY_OK) {
-        char reason[160];
-        char echo[CLI_ECHO_MAX + 4];
-        torus_geometry_format_error(&geometry_error, reason, sizeof reason);
-        snprintf(error, capacity, "--dims '%s' is invalid: %s", cli_echo(text, echo),
-                 reason);
-        return false;
-    }
-    for (unsigned d = 0; d < o->dims; d++) {
-        if (o->size[d] > 65535) {
-            snprintf(error, capacity,
-                     "--dims: dimension %u has size %u (expected at most 65535)", d,
-                     (unsigned)o->size[d]);
-            return false;
-        }
-    }
-    o->dims_text = text;
-    return true;
 }
 
 enum emu_options_result emu_options_parse(int argc, char **argv,
@@ -285,8 +204,9 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
                                   "--dims 2x2x2)");
         return EMU_OPTIONS_ERROR;
     }
-    if (!parse_dims(raw.dims, o, error, capacity))
+    if (!cli_parse_dims("--dims", raw.dims, &o->dims, o->size, error, capacity))
         return EMU_OPTIONS_ERROR;
+    o->dims_text = raw.dims;
     uint32_t nodes = 1;
     for (unsigned d = 0; d < o->dims; d++)
         nodes *= o->size[d];
@@ -307,14 +227,14 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     else if (strcmp(raw.board, "mixed") == 0)
         o->boards = EMU_BOARDS_MIXED;
     else {
-        fail(error, capacity, "--board", raw.board, "qemu, host or mixed");
+        cli_invalid(error, capacity, "--board", raw.board, "qemu, host or mixed");
         return EMU_OPTIONS_ERROR;
     }
 
     uint64_t value = 0;
     if (raw.radix != NULL) {
         if (!cli_parse_u64(raw.radix, 2, 16, &value) || (value & (value - 1)) != 0) {
-            fail(error, capacity, "--radix", raw.radix, "a power of two in 2..16");
+            cli_invalid(error, capacity, "--radix", raw.radix, "a power of two in 2..16");
             return EMU_OPTIONS_ERROR;
         }
         o->radix = (uint8_t)value;
@@ -325,7 +245,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         else if (strcmp(raw.tree, "torus") == 0)
             o->tree_layout = PERSONALITY_TREE_TORUS;
         else {
-            fail(error, capacity, "--tree", raw.tree, "radix or torus");
+            cli_invalid(error, capacity, "--tree", raw.tree, "radix or torus");
             return EMU_OPTIONS_ERROR;
         }
     }
@@ -341,15 +261,10 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     uint64_t timing_values[4] = {o->heartbeat_ms, o->detect_timeout_ms, o->link_rto_ms,
                                  o->link_retries};
     for (unsigned t = 0; t < 4; t++) {
-        if (timings[t].text == NULL)
-            continue;
-        if (!cli_parse_u64(timings[t].text, timings[t].min, timings[t].max, &timing_values[t])) {
-            char expected[48];
-            snprintf(expected, sizeof expected, "a whole number in %u..%u",
-                     (unsigned)timings[t].min, (unsigned)timings[t].max);
-            fail(error, capacity, timings[t].name, timings[t].text, expected);
+        if (timings[t].text != NULL &&
+            !cli_parse_u64_option(timings[t].name, timings[t].text, timings[t].min,
+                                  timings[t].max, &timing_values[t], error, capacity))
             return EMU_OPTIONS_ERROR;
-        }
     }
     /*
      * Every node of an emulated torus shares this machine's cores, so a
@@ -384,8 +299,9 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         char expected[64];
         snprintf(expected, sizeof expected, "more than --heartbeat-ms (%u)",
                  (unsigned)o->heartbeat_ms);
-        fail(error, capacity, "--detect-timeout-ms",
-             raw.detect_timeout_ms != NULL ? raw.detect_timeout_ms : "(default)", expected);
+        cli_invalid(error, capacity, "--detect-timeout-ms",
+                    raw.detect_timeout_ms != NULL ? raw.detect_timeout_ms : "(default)",
+                    expected);
         return EMU_OPTIONS_ERROR;
     }
     if (raw.partition != NULL) {
@@ -394,7 +310,8 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         else if (strcmp(raw.partition, "every-side") == 0)
             o->partition_policy = PERSONALITY_PARTITION_EVERY_SIDE;
         else {
-            fail(error, capacity, "--partition", raw.partition, "primary or every-side");
+            cli_invalid(error, capacity, "--partition", raw.partition,
+                        "primary or every-side");
             return EMU_OPTIONS_ERROR;
         }
     }
@@ -403,7 +320,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
             char expected[64];
             snprintf(expected, sizeof expected, "0..%u, fewer than the nodes",
                      (unsigned)(nodes - 1));
-            fail(error, capacity, "--spares", raw.spares, expected);
+            cli_invalid(error, capacity, "--spares", raw.spares, expected);
             return EMU_OPTIONS_ERROR;
         }
         o->spares = (uint32_t)value;
@@ -464,20 +381,22 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         return EMU_OPTIONS_ERROR;
     if (raw.ping_parallel != NULL) {
         if (!cli_parse_u64(raw.ping_parallel, 1, 1024, &value)) {
-            fail(error, capacity, "--ping-parallel", raw.ping_parallel, "a count in 1..1024");
+            cli_invalid(error, capacity, "--ping-parallel", raw.ping_parallel,
+                        "a count in 1..1024");
             return EMU_OPTIONS_ERROR;
         }
         o->ping_parallel = (unsigned)value;
     }
     if (raw.base_port != NULL) {
         if (!cli_parse_u64(raw.base_port, 1024, 65535, &value)) {
-            fail(error, capacity, "--base-port", raw.base_port, "a UDP port in 1024..65535");
+            cli_invalid(error, capacity, "--base-port", raw.base_port,
+                        "a UDP port in 1024..65535");
             return EMU_OPTIONS_ERROR;
         }
         o->base_port = (uint32_t)value;
     }
     if (raw.out != NULL && raw.out[0] == '\0') {
-        fail(error, capacity, "--out", raw.out, "a directory name");
+        cli_invalid(error, capacity, "--out", raw.out, "a directory name");
         return EMU_OPTIONS_ERROR;
     }
     return EMU_OPTIONS_OK;

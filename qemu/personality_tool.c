@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "kernel/personality.h"
-#include "net/torus/geometry.h"
 #include "qemu/cli.h"
 
 #define TOOL "tori-personality"
@@ -45,7 +44,7 @@ static void usage(FILE *out)
           out);
 }
 
-__attribute__((format(printf, 1, 2))) static void fail(const char *format, ...)
+__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *format, ...)
 {
     va_list arguments;
     va_start(arguments, format);
@@ -137,10 +136,11 @@ struct number_option {
 static uint64_t number(const struct number_option *option, const char *value)
 {
     uint64_t result = 0;
-    char echo[CLI_ECHO_MAX + 4];
-    if (!cli_parse_u64(value, option->min, option->max, &result))
-        fail("%s '%s' is invalid (expected %s)", option->name, cli_echo(value, echo),
-             option->expected);
+    char error[160];
+    if (!cli_parse_u64(value, option->min, option->max, &result)) {
+        cli_invalid(error, sizeof error, option->name, value, option->expected);
+        fail("%s", error);
+    }
     return result;
 }
 
@@ -168,49 +168,33 @@ struct request {
 
 static void parse_arguments(int argc, char **argv, struct request *r)
 {
-    struct {
-        const char *name;
-        const char **slot;
-    } const options[] = {
-        {"--node", &r->node},
-        {"--dims", &r->dims},
-        {"--mesh", &r->mesh},
-        {"--radix", &r->radix},
-        {"--tree", &r->tree},
-        {"--members", &r->members},
-        {"--incarnation", &r->incarnation},
-        {"--heartbeat-ms", &r->heartbeat},
-        {"--detect-timeout-ms", &r->detect},
-        {"--link-rto-ms", &r->rto},
-        {"--link-retries", &r->retries},
-        {"--partition", &r->partition},
-        {"--output", &r->output},
-        {"-o", &r->output},
-        {"--dump", &r->dump},
+    const struct cli_option options[] = {
+        {"--node", &r->node, NULL},
+        {"--dims", &r->dims, NULL},
+        {"--mesh", &r->mesh, NULL},
+        {"--radix", &r->radix, NULL},
+        {"--tree", &r->tree, NULL},
+        {"--members", &r->members, NULL},
+        {"--incarnation", &r->incarnation, NULL},
+        {"--heartbeat-ms", &r->heartbeat, NULL},
+        {"--detect-timeout-ms", &r->detect, NULL},
+        {"--link-rto-ms", &r->rto, NULL},
+        {"--link-retries", &r->retries, NULL},
+        {"--partition", &r->partition, NULL},
+        {"--output", &r->output, NULL},
+        {"-o", &r->output, NULL},
+        {"--dump", &r->dump, NULL},
     };
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_flag(argv[i], "--help") || cli_is_flag(argv[i], "-h")) {
-            usage(stdout);
-            exit(0);
-        }
-        bool matched = false;
-        for (size_t o = 0; o < sizeof options / sizeof options[0] && !matched; o++) {
-            const char *value = NULL;
-            int found = cli_take_value(argc, argv, &i, options[o].name, &value);
-            if (found < 0)
-                fail("%s needs a value (see --help)", options[o].name);
-            if (found > 0) {
-                if (*options[o].slot != NULL)
-                    fail("%s is given twice (expected it once)", options[o].name);
-                *options[o].slot = value;
-                matched = true;
-            }
-        }
-        if (!matched) {
-            char echo[CLI_ECHO_MAX + 4];
-            fail("unknown option '%s' (expected one of the options in --help)",
-                 cli_echo(argv[i], echo));
-        }
+    char error[200];
+    switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
+                     sizeof error)) {
+    case CLI_SCAN_HELP:
+        usage(stdout);
+        exit(0);
+    case CLI_SCAN_ERROR:
+        fail("%s", error);
+    case CLI_SCAN_OK:
+        break;
     }
 }
 
@@ -218,20 +202,12 @@ static void parse_dims(const char *text, struct personality *p)
 {
     unsigned dims = 0;
     uint32_t sizes[CONFIG_MAX_DIMS];
-    struct torus_geometry_error error;
-    if (torus_geometry_parse_dims(text, &dims, sizes, &error) != TORUS_GEOMETRY_OK) {
-        char reason[160];
-        char echo[CLI_ECHO_MAX + 4];
-        torus_geometry_format_error(&error, reason, sizeof reason);
-        fail("--dims '%s' is invalid: %s", cli_echo(text, echo), reason);
-    }
+    char error[240];
+    if (!cli_parse_dims("--dims", text, &dims, sizes, error, sizeof error))
+        fail("%s", error);
     p->dims = (uint8_t)dims;
-    for (unsigned d = 0; d < dims; d++) {
-        if (sizes[d] > 65535)
-            fail("--dims: dimension %c has size %u (expected at most 65535)",
-                 dimension_letters[d], (unsigned)sizes[d]);
+    for (unsigned d = 0; d < dims; d++)
         p->dim_size[d] = (uint16_t)sizes[d];
-    }
 }
 
 static void build(const struct request *r, struct personality *p)
