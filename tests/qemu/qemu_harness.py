@@ -9,6 +9,7 @@ echoed for the CTest log.  Exit status of run(): 0 pass, 1 fail, 2 usage or
 environment error.
 """
 
+import argparse
 import ctypes
 import json
 import os
@@ -260,6 +261,19 @@ def write_personality(tool, path, node, dims):
 def event_fields(line):
     """key=value fields of an event line ("quoted values" keep their quotes)."""
     return dict(re.findall(r"(\w+)=(\"[^\"]*\"|\S+)", line))
+
+
+def argument_parser(description, image_option):
+    """The options every QEMU test script takes: CASE, --qemu, the node image
+    option (e.g. "--node-elf"), --personality-tool and --timeout."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("case")
+    parser.add_argument("--qemu", default="qemu-system-arm")
+    parser.add_argument(image_option, required=True)
+    parser.add_argument("--personality-tool", required=True)
+    parser.add_argument("--timeout", type=float, default=20.0,
+                        help="seconds to wait for each expected console line")
+    return parser
 
 
 def run(tool, case, run_case, required_files):

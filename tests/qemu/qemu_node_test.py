@@ -22,7 +22,6 @@ process killed on any exit; console lines echoed for the CTest log).
 Exit status: 0 pass, 1 fail, 2 usage or environment error.
 """
 
-import argparse
 import os
 import struct
 import subprocess
@@ -188,13 +187,7 @@ def run_case(args, work_dir, started):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("case")
-    parser.add_argument("--qemu", default="qemu-system-arm")
-    parser.add_argument("--node-elf", required=True)
-    parser.add_argument("--personality-tool", required=True)
-    parser.add_argument("--timeout", type=float, default=20.0,
-                        help="seconds to wait for each expected console line")
+    parser = harness.argument_parser(__doc__.split("\n")[0], "--node-elf")
     parser.add_argument("--source-dir")
     parser.add_argument("--variant-build-dir")
     parser.add_argument("--cmake")

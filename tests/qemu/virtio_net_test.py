@@ -37,7 +37,6 @@ process killed on any exit; console lines echoed for the CTest log).
 Exit status: 0 pass, 1 fail, 2 usage or environment error.
 """
 
-import argparse
 import os
 import re
 import socket
@@ -339,13 +338,7 @@ def run_case(args, work_dir, started):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("case")
-    parser.add_argument("--qemu", default="qemu-system-arm")
-    parser.add_argument("--linktest-elf", required=True)
-    parser.add_argument("--personality-tool", required=True)
-    parser.add_argument("--timeout", type=float, default=20.0,
-                        help="seconds to wait for each expected console line")
+    parser = harness.argument_parser(__doc__.split("\n")[0], "--linktest-elf")
     args = parser.parse_args()
 
     return harness.run("virtio_net_test", args.case,
