@@ -35,6 +35,8 @@ void detector_rebuild_watch(struct membership *ctx, uint64_t now)
         w->id = ids[i];
         w->last_heard_ns = now;
         w->suspected = false;
+        w->far = ctx->config.watch_torus_neighbours &&
+                 !machine_id_in_list(ctx->neighbours, ctx->neighbour_count, ids[i]);
         for (uint32_t j = 0; j < ctx->watch_count; j++) {
             if (ctx->watch[j].id == ids[i]) {
                 *w = ctx->watch[j];
@@ -409,6 +411,15 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
             break;
         }
     }
+    /*
+     * A suspect that talks to us is not dead: forget it, or its recheck
+     * would report it again long after it came back (a member that rejoined
+     * in place, a hang that ended) and the root would remove a live node.
+     */
+    int suspect = suspect_index(ctx, sender);
+    if (suspect >= 0) {
+        ctx->suspects[suspect] = ctx->suspects[--ctx->suspect_count];
+    }
     partition_census_heard(ctx, sender);
     struct membership_sweep *sw = &ctx->sweep;
     for (uint32_t i = 0; sw->active && i < sw->count; i++) {
@@ -425,6 +436,20 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
         }
     }
     coord_heard(ctx, sender);
+}
+
+/*
+ * Silence from a torus neighbour is first-hand: one timeout.  A member
+ * watched from further away (a tree neighbour) gets two: its heartbeats
+ * cross other nodes, and when one of those dies the dead node's own
+ * neighbours report it within one timeout, after which routes avoid it and
+ * the heartbeats arrive again.  Reporting the far member at the same time
+ * would expel a live node.  When torus neighbours are not watched nobody
+ * else is closer, so one timeout.
+ */
+uint64_t detector_watch_timeout(const struct membership *ctx, const struct membership_watch *w)
+{
+    return w->far ? 2 * ctx->config.heartbeat_timeout_ns : ctx->config.heartbeat_timeout_ns;
 }
 
 void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membership_outbox *out)
@@ -451,7 +476,7 @@ void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membe
     }
     for (uint32_t i = 0; i < ctx->watch_count && ctx->has_view; i++) {
         struct membership_watch *w = &ctx->watch[i];
-        if (!w->suspected && now - w->last_heard_ns > ctx->config.heartbeat_timeout_ns) {
+        if (!w->suspected && now - w->last_heard_ns > detector_watch_timeout(ctx, w)) {
             w->suspected = true;
             detector_add_suspect(ctx, w->id, MEMBERSHIP_CAUSE_HEARTBEAT, w->last_heard_ns, now, out);
         }

@@ -142,6 +142,8 @@ void machine_installed(struct membership *ctx, uint64_t now, struct membership_o
 /* Forgets every watch, probe, suspect, search and sweep (no view any more). */
 void detector_reset(struct membership *ctx);
 void detector_rebuild_watch(struct membership *ctx, uint64_t now);
+/* Silence after which a watched member is suspected (see detector.c). */
+uint64_t detector_watch_timeout(const struct membership *ctx, const struct membership_watch *w);
 /* A new view: suspects that left it are settled, the rest reported again. */
 void detector_view_changed(struct membership *ctx);
 /* Any message is a sign of life of its sender. */

@@ -293,8 +293,9 @@ uint64_t membership_next_deadline(const struct membership *ctx)
             d = min_u64(d, ctx->next_heartbeat_ns);
             for (uint32_t i = 0; i < ctx->watch_count; i++) {
                 if (!ctx->watch[i].suspected) {
-                    d = min_u64(d, machine_deadline_after(ctx->watch[i].last_heard_ns,
-                                                  ctx->config.heartbeat_timeout_ns + 1u));
+                    d = min_u64(d, machine_deadline_after(
+                                       ctx->watch[i].last_heard_ns,
+                                       detector_watch_timeout(ctx, &ctx->watch[i]) + 1u));
                 }
             }
         }

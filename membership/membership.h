@@ -122,6 +122,7 @@ struct membership_watch {
     uint32_t id;
     uint64_t last_heard_ns;
     bool suspected;
+    bool far; /* not a torus neighbour: its heartbeats cross other nodes */
 };
 
 struct membership_probe {
