@@ -83,12 +83,15 @@ void personality_encode(const struct personality *p,
 
 /*
  * Default detector and link timings, shared with the host tools.  Chosen for
- * emulated tori sharing a small host, where a node may not run for tens of
- * milliseconds: a link is declared down after (retries + 1) x rto = 90 ms,
- * a silent member suspected after 200 ms.  Hardware would use far less.
+ * emulated tori of up to 16 nodes sharing a small host, where a node may not
+ * run for tens of milliseconds: a silent torus neighbour is suspected after
+ * 60 ms (6 heartbeats), a member watched from further away after twice that
+ * (its heartbeats may be crossing the dead node until routes avoid it), a
+ * link declared down after (retries + 1) x rto = 90 ms.  The launcher slows
+ * them for larger tori; hardware would use far less.
  */
-#define PERSONALITY_DEFAULT_HEARTBEAT_MS 20
-#define PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS 200
+#define PERSONALITY_DEFAULT_HEARTBEAT_MS 10
+#define PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS 60
 #define PERSONALITY_DEFAULT_LINK_RTO_MS 10
 #define PERSONALITY_DEFAULT_LINK_RETRIES 8
 

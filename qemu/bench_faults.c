@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/personality.h"
 #include "net/torus/geometry.h"
 #include "qemu/qmp.h"
 
@@ -73,9 +74,9 @@ bool bench_faults_parse_config(const char *text, unsigned kills, struct bench_fa
             *c = '-'; /* the name is also a directory */
     /* Timeouts that keep a loaded 2-core machine free of false suspicions
      * (measured, see the report); the smallest torus runs the defaults. */
-    if (config->nodes <= 8) {
-        config->heartbeat_ms = 10;
-        config->detect_timeout_ms = 50;
+    if (config->nodes <= 16) {
+        config->heartbeat_ms = PERSONALITY_DEFAULT_HEARTBEAT_MS;
+        config->detect_timeout_ms = PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS;
     } else {
         /* 64 QEMU nodes keep 2 cores busy: slower links (a link declared
          * down needs 10 resends 25 ms apart) and a detector well above that.

@@ -25,9 +25,9 @@ void emu_options_usage(FILE *out)
         "  --radix N            membership tree radix, power of two 2..16 (4)\n"
         "  --tree radix|torus   membership tree layout (radix)\n"
         "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ";\n"
-        "                       above 32 nodes 10 per 16 nodes, at most 100)\n"
+        "                       above 16 nodes 10 per 16 nodes, at most 100)\n"
         "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ";\n"
-        "                       above 32 nodes 10 heartbeats)\n"
+        "                       above 16 nodes 10 heartbeats)\n"
         "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) "; above 16\n"
         "                       nodes the detect timeout / 2 (retries + 1), at least 10)\n"
         "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
@@ -86,8 +86,7 @@ void emu_options_usage(FILE *out)
         "  <out>/faults.jsonl (stdout too with --json), then a summary table.\n"
         "  --demo               a 2x2x2 QEMU torus: kill a leaf, then the root, then\n"
         "                       restart the leaf (each once the last settled); every\n"
-        "                       view change and the table (heartbeat 20 ms, detect\n"
-        "                       200 ms unless given)\n"
+        "                       view change and the table\n"
         "\n"
         "Exit status: 0 success, 1 a node failed (not ready, panic, exit, ping) or an\n"
         "agreement check failed, 2 bad options or setup, 130/143 interrupted.\n",
@@ -272,7 +271,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
      * timeouts grow with the node count beyond 16, which keeps the detector
      * free of false suspicions when the host is busy.
      */
-    if (nodes > 32) {
+    if (nodes > 16) {
         uint64_t scale = (nodes + 15) / 16;
         if (raw.heartbeat_ms == NULL)
             timing_values[0] = scale * 10 > 100 ? 100 : scale * 10;
@@ -285,12 +284,6 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         uint64_t rto = timing_values[1] / (2 * (timing_values[3] + 1));
         timing_values[2] = rto < 10 ? 10 : rto;
     }
-    /* The demo shows clean view changes: a detector well above the time a
-     * link takes to be declared down (no false suspicions on the way). */
-    if (raw.demo && raw.heartbeat_ms == NULL)
-        timing_values[0] = 20;
-    if (raw.demo && raw.detect_timeout_ms == NULL)
-        timing_values[1] = 200;
     o->heartbeat_ms = (uint16_t)timing_values[0];
     o->detect_timeout_ms = (uint16_t)timing_values[1];
     o->link_rto_ms = (uint16_t)timing_values[2];

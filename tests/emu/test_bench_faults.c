@@ -2,6 +2,7 @@
  * script, reading fault records, and the medians. */
 #include <string.h>
 
+#include "kernel/personality.h"
 #include "qemu/bench_faults.h"
 #include "tests/check.h"
 
@@ -12,7 +13,8 @@ static void test_configs(void)
     struct bench_faults_config c;
     CHECK(bench_faults_parse_config("qemu-2x2x2", 6, &c, error, sizeof error));
     CHECK(strcmp(c.board, "qemu") == 0 && strcmp(c.dims, "2x2x2") == 0 && c.nodes == 8);
-    CHECK(c.heartbeat_ms == 10 && c.detect_timeout_ms == 50 && c.link_rto_ms == 0);
+    CHECK(c.heartbeat_ms == PERSONALITY_DEFAULT_HEARTBEAT_MS &&
+          c.detect_timeout_ms == PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS && c.link_rto_ms == 0);
     CHECK(bench_faults_parse_config("qemu-4x4x4", 6, &c, error, sizeof error));
     CHECK(c.nodes == 64 && c.heartbeat_ms == 100 && c.detect_timeout_ms == 1000);
     CHECK(c.link_rto_ms == 25 && c.link_retries == 10);

@@ -2,6 +2,7 @@
  * and one clear line for each bad one. */
 #include <string.h>
 
+#include "kernel/personality.h"
 #include "qemu/cli.h"
 #include "qemu/emu_options.h"
 #include "tests/check.h"
@@ -51,10 +52,17 @@ static void test_good(void)
     CHECK(parse("--demo") == EMU_OPTIONS_OK);
     CHECK(options.demo && options.dims == 3 && options.size[0] == 2 &&
           options.boards == EMU_BOARDS_QEMU && !options.duration_set);
-    CHECK(options.sequential && options.heartbeat_ms == 20 &&
-          options.detect_timeout_ms == 200);
+    CHECK(options.sequential && options.heartbeat_ms == PERSONALITY_DEFAULT_HEARTBEAT_MS &&
+          options.detect_timeout_ms == PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS);
     CHECK(parse("--demo --detect-timeout-ms 90") == EMU_OPTIONS_OK);
-    CHECK(options.detect_timeout_ms == 90 && options.heartbeat_ms == 20);
+    CHECK(options.detect_timeout_ms == 90 &&
+          options.heartbeat_ms == PERSONALITY_DEFAULT_HEARTBEAT_MS);
+    /* Beyond 16 nodes the detector slows with the node count. */
+    CHECK(parse("--dims 4x4x2") == EMU_OPTIONS_OK);
+    CHECK(options.heartbeat_ms == 20 && options.detect_timeout_ms == 200);
+    CHECK(parse("--dims 4x4") == EMU_OPTIONS_OK);
+    CHECK(options.heartbeat_ms == PERSONALITY_DEFAULT_HEARTBEAT_MS &&
+          options.detect_timeout_ms == PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS);
     CHECK(parse("--dims 2 --check-qmp --verbose") == EMU_OPTIONS_OK);
     CHECK(options.check_qmp && options.verbose && !options.ping);
     CHECK(parse("--dims 2 --help") == EMU_OPTIONS_HELP);
