@@ -121,6 +121,21 @@ def main():
             fail("node 42 was never expelled after it resumed")
         if not node_events(42, "joined", expelled[0]["emu_ns"]):
             fail("node 42 never rejoined after it was expelled")
+    elif scenario == "demo":
+        # A leaf, the root, then the leaf back with its old id.
+        texts = [f["text"] for f in faults]
+        steps = [(f["action"], f["node"]) for f in faults]
+        if len(steps) != 3 or steps[0][0] != "kill" or steps[1] != ("kill", 0) or \
+                steps[2] != ("restart", steps[0][1]):
+            fail(f"the demo injected {texts}")
+        detected(0)
+        detected(1)
+        for index in (0, 1, 2):
+            if faults[index]["stable"] is None:
+                fail(f"no stable event after {texts[index]}")
+        leaf = faults[0]["node"]
+        if not node_events(leaf, "joined", job + after(2)):
+            fail(f"node {leaf} never rejoined after its restart")
     elif scenario == "reboot":
         since = job + after(0)
         ready = node_events(2, "ready", since)
