@@ -16,9 +16,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kernel/personality.h"
 #include "qemu/bench_faults.h"
 #include "qemu/cli.h"
 #include "qemu/emu_spawn.h"
+
+#define STR_VALUE(x) #x
+#define STR(x) STR_VALUE(x)
 
 #ifndef TORI_DEFAULT_IMAGE
 #error "TORI_DEFAULT_IMAGE must be defined by the build"
@@ -46,10 +50,11 @@ static void usage(FILE *out)
           "                     (qemu-2x2x2,qemu-2x2x2@20/200,qemu-4x4x4,host-8x8x8)\n"
           "  --kills N          crashes per configuration, 1..10 (6)\n"
           "  --heartbeat-ms N   heartbeat for every configuration (default: by size,\n"
-          "                     10 up to 8 nodes, 100 up to 64, 500 above)\n"
+          "                     the node's default " STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) " up to 16 nodes, 100 up to 64,\n"
+          "                     500 above)\n"
           "  --detect-timeout-ms N  detector timeout for every configuration (default:\n"
-          "                     by size, 50 up to 8 nodes, else 10 heartbeats; links\n"
-          "                     then resend 10 times 25 ms apart)\n"
+          "                     by size, " STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) " up to 16 nodes, else 10 heartbeats;\n"
+          "                     links then resend 10 times 25 ms apart)\n"
           "  --out DIR          where each configuration's run goes\n"
           "                     (default: a fresh /tmp/tori-bench-faults-XXXXXX)\n"
           "  --json             one JSON object per configuration on stdout (the\n"
