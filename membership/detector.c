@@ -396,7 +396,7 @@ void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
 }
 
 /* Any message is a sign of life of its sender. */
-void detector_note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
+void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now)
 {
     for (uint32_t i = 0; i < ctx->watch_count; i++) {
         if (ctx->watch[i].id == sender) {
@@ -428,8 +428,13 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
             break;
         }
     }
+    /*
+     * Only a view holder can take over as root: a member that lost its view
+     * (partitioned, expelled, rejoining) answers probes but would drop the
+     * report, and every such candidate would cost the search a timeout.
+     */
     struct membership_root_search *search = &ctx->search;
-    for (uint32_t i = 0; search->active && i < search->count; i++) {
+    for (uint32_t i = 0; holds_view && search->active && i < search->count; i++) {
         if (search->ids[i] == sender && ((search->answered >> i) & 1u) == 0) {
             search->answered |= UINT32_C(1) << i;
             machine_request_work(ctx, MACHINE_WORK_REPORT);
@@ -458,14 +463,21 @@ void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membe
         return;
     }
     if (now >= ctx->next_heartbeat_ns) {
+        uint32_t beat = ctx->heartbeat_count++;
         for (uint32_t i = 0; i < ctx->watch_count; i++) {
+            /* A far member waits twice as long before suspecting us: every
+             * other beat keeps as many beats per timeout, and halves the
+             * traffic that crosses other nodes. */
+            if (ctx->watch[i].far && (beat & 1u) != 0) {
+                continue;
+            }
             machine_send_simple(ctx, out, ctx->watch[i].id, MEMBERSHIP_MSG_HEARTBEAT);
         }
         /*
          * Torus neighbours outside our view hear from us too, more slowly:
          * that is how views that went apart (a healed partition) meet again.
          */
-        if ((ctx->heartbeat_count++ % 4u) == 0) {
+        if ((beat % 4u) == 0) {
             for (uint32_t i = 0; i < ctx->neighbour_count; i++) {
                 if (!machine_in_view(ctx, ctx->neighbours[i])) {
                     machine_send_simple(ctx, out, ctx->neighbours[i], MEMBERSHIP_MSG_HEARTBEAT);

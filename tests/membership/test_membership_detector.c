@@ -4,7 +4,8 @@
  * neighbours are 0 and 2).  A watched torus neighbour that falls silent is
  * suspected after the heartbeat timeout; a member watched from further away
  * only after twice that, because its heartbeats may be crossing a dead node
- * that its neighbours are about to report, after which routes avoid it.
+ * that its neighbours are about to report, after which routes avoid it; it
+ * is sent every other heartbeat.
  */
 #include <stdint.h>
 #include <string.h>
@@ -27,6 +28,7 @@ struct packet {
 };
 static struct packet queue[1024];
 static unsigned queued;
+static unsigned sent_from_1[N]; /* heartbeats node 1 sent, by destination */
 
 static void start(bool watch_torus_neighbours)
 {
@@ -43,6 +45,7 @@ static void start(bool watch_torus_neighbours)
         CHECK(membership_init(&nodes[id], &c) == MEMBERSHIP_INIT_OK);
     }
     queued = 0;
+    memset(sent_from_1, 0, sizeof sent_from_1);
 }
 
 /* Queues what node `from` wrote; true if it reported `who` as failed. */
@@ -52,6 +55,8 @@ static bool collect(uint32_t from, uint32_t who)
     for (uint32_t i = 0; i < out.message_count && queued < 1024; i++) {
         const struct membership_outgoing *m = &out.messages[i];
         struct packet *p = &queue[queued++];
+        if (from == 1 && membership_outbox_payload(&out, i)[1] == MEMBERSHIP_MSG_HEARTBEAT)
+            sent_from_1[m->destination]++;
         p->from = from;
         p->to = m->destination;
         p->length = (uint16_t)m->length;
@@ -100,6 +105,10 @@ int main(void)
     start(true);
     uint64_t at = detection_at_node1(2, 3 * TIMEOUT);
     CHECK(at > TIMEOUT && at <= TIMEOUT + 12 * MS);
+    /* Meanwhile node 1 beat every 10 ms to its neighbour 0, every 20 ms to
+     * its far children. */
+    CHECK_EQ(sent_from_1[0], 7);
+    CHECK_EQ(sent_from_1[5], 4);
 
     /* Node 6, a child of 1 three hops away: not before two timeouts. */
     start(true);
