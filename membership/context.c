@@ -172,6 +172,7 @@ enum membership_init_status membership_init(struct membership *ctx,
     ctx->lag_deadline_ns = MEMBERSHIP_NEVER;
     ctx->root_check = MEMBERSHIP_NONE;
     ctx->join.hint = MEMBERSHIP_NONE;
+    ctx->join.in_since_ns = MEMBERSHIP_NEVER;
     machine_refresh_tree(ctx, 0);
     return MEMBERSHIP_INIT_OK;
 }

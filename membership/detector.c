@@ -396,7 +396,7 @@ void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
 }
 
 /* Any message is a sign of life of its sender. */
-void detector_note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
+void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now)
 {
     for (uint32_t i = 0; i < ctx->watch_count; i++) {
         if (ctx->watch[i].id == sender) {
@@ -428,8 +428,13 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, uint64_t now)
             break;
         }
     }
+    /*
+     * Only a view holder can take over as root: a member that lost its view
+     * (partitioned, expelled, rejoining) answers probes but would drop the
+     * report, and every such candidate would cost the search a timeout.
+     */
     struct membership_root_search *search = &ctx->search;
-    for (uint32_t i = 0; search->active && i < search->count; i++) {
+    for (uint32_t i = 0; holds_view && search->active && i < search->count; i++) {
         if (search->ids[i] == sender && ((search->answered >> i) & 1u) == 0) {
             search->answered |= UINT32_C(1) << i;
             machine_request_work(ctx, MACHINE_WORK_REPORT);

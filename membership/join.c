@@ -6,8 +6,30 @@
  * by transfer.  Contacts: whoever expelled us first, then the last view
  * from a per-node offset, then every id; a view holder heard from is
  * asked next.
+ *
+ * Retries back off: a request that reached a root (or a whole pass of the
+ * contacts) that did not get us in doubles the wait before the next
+ * attempt, up to 2^JOIN_BACKOFF_MAX join timeouts, plus a jitter seeded by
+ * node, life and request, so that joiners turned away together (a healed
+ * partition, a mass expulsion) do not come back together and bury the
+ * root in requests.  A node expelled soon after getting in keeps its
+ * backoff and waits before asking again, so a member that cannot stay
+ * (a tree neighbour it cannot reach) does not flap at full speed.
  */
 #include "membership/machine.h"
+
+#define JOIN_BACKOFF_MAX 3u      /* the wait grows to 8 join timeouts, no more */
+#define JOIN_SETTLED_TIMEOUTS 4u /* in this long (join timeouts): not a flap */
+
+/* The wait after a request: join timeout x 2^backoff, plus up to half of that. */
+static uint64_t join_wait(const struct membership *ctx)
+{
+    const struct membership_joiner *j = &ctx->join;
+    uint32_t shift = j->backoff < JOIN_BACKOFF_MAX ? j->backoff : JOIN_BACKOFF_MAX;
+    uint64_t base = ctx->config.join_timeout_ns << shift;
+    uint64_t seed = ((uint64_t)ctx->self << 32) ^ ((uint64_t)ctx->incarnation << 12) ^ j->requests;
+    return base + machine_mix64(seed) % (base / 2u + 1u);
+}
 
 static void send_join_request(struct membership *ctx, struct membership_outbox *out, uint32_t dest)
 {
@@ -21,22 +43,25 @@ static void send_join_request(struct membership *ctx, struct membership_outbox *
     if (membership_outbox_commit(out, dest, &w)) {
         ctx->counters.joins_sent++;
     }
+    ctx->join.requests++;
 }
 
 /*
  * Asks the next contact of the list (the last view) in layout order.  After
- * a whole pass without success it pauses one join timeout before the next.
+ * a whole pass without success it pauses (backing off) before the next.
  */
 static void join_next(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_joiner *j = &ctx->join;
     j->redirected = false;
+    j->reached_root = false;
     j->target = MEMBERSHIP_NONE;
+    j->asked_ns = now;
     if (j->hint != MEMBERSHIP_NONE) {
         /* Whoever told us we are out holds the view that left us out. */
         j->target = j->hint;
         j->hint = MEMBERSHIP_NONE;
-        j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+        j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
         send_join_request(ctx, out, j->target);
         return;
     }
@@ -46,7 +71,8 @@ static void join_next(struct membership *ctx, uint64_t now, struct membership_ou
         j->tried = 0;
         j->contact = 0;
         j->wide = !j->wide;
-        j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+        j->backoff++;
+        j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
         return;
     }
     for (uint32_t tries = 0; tries < count && tries < 2u; tries++) {
@@ -60,7 +86,7 @@ static void join_next(struct membership *ctx, uint64_t now, struct membership_ou
             break;
         }
     }
-    j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+    j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
     if (j->target != MEMBERSHIP_NONE) {
         send_join_request(ctx, out, j->target);
     }
@@ -86,7 +112,24 @@ void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *
         (uint32_t)(machine_mix64(((uint64_t)ctx->self << 32) | ctx->incarnation) % live);
     ctx->join.tried = 0;
     ctx->join.wide = false;
-    join_next(ctx, now, out);
+    ctx->join.requests = 0;
+    uint64_t settled = ctx->config.join_timeout_ns * JOIN_SETTLED_TIMEOUTS;
+    uint64_t since = ctx->join.in_since_ns;
+    if (since == MEMBERSHIP_NEVER || now < since || now - since >= settled) {
+        ctx->join.flaps = 0; /* never joined, or in for a while: a fresh start */
+    } else {
+        ctx->join.flaps++;
+    }
+    ctx->join.backoff = ctx->join.flaps > 0 ? ctx->join.flaps - 1u : 0;
+    if (ctx->join.flaps == 0) {
+        join_next(ctx, now, out);
+        return;
+    }
+    /* Out again soon after getting in: wait (longer each time) before asking. */
+    ctx->join.target = MEMBERSHIP_NONE;
+    ctx->join.reached_root = false;
+    ctx->join.asked_ns = now;
+    ctx->join.deadline_ns = machine_deadline_after(now, join_wait(ctx));
 }
 
 void join_expel(struct membership *ctx, uint64_t now, struct membership_outbox *out, uint32_t by,
@@ -103,7 +146,6 @@ void join_expel(struct membership *ctx, uint64_t now, struct membership_outbox *
     join_enter(ctx, now, out, true);
 }
 
-
 void join_handle_redirect(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
                           struct membership_outbox *out)
 {
@@ -117,7 +159,8 @@ void join_handle_redirect(struct membership *ctx, const struct membership_msg *m
     if (handed_off && root != ctx->self && root != msg->header.sender) {
         /* The root we asked handed its queue to a new root: ask that one. */
         j->target = root;
-        j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+        j->reached_root = true;
+        j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
         send_join_request(ctx, out, root);
         return;
     }
@@ -132,7 +175,8 @@ void join_handle_redirect(struct membership *ctx, const struct membership_msg *m
     }
     j->target = root;
     j->redirected = true;
-    j->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
+    j->reached_root = true;
+    j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
     send_join_request(ctx, out, root);
 }
 
@@ -152,19 +196,42 @@ void join_handle_det_ack(struct membership *ctx, const struct membership_msg *ms
     }
 }
 
-
 /* The join timeout: the next contact (the transfer's own timeout comes first). */
 void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_joiner *j = &ctx->join;
     if (j->active && !ctx->has_view && j->deadline_ns <= now && !ctx->sync.active) {
         j->quick = 0;
+        if (j->reached_root) {
+            j->backoff++; /* the root had our request and did not let us in */
+        }
         join_next(ctx, now, out);
     }
 }
 
+/*
+ * A view holder within reach: the next contact.  Asked at once unless our
+ * request is with a root already (then it waits for the next attempt), and
+ * never faster than one contact per join timeout: view holders' heartbeats
+ * arrive many times per timeout.
+ */
 void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now)
 {
-    ctx->join.hint = id;
-    ctx->join.deadline_ns = now;
+    struct membership_joiner *j = &ctx->join;
+    j->hint = id;
+    if (j->reached_root) {
+        return;
+    }
+    uint64_t paced = machine_deadline_after(j->asked_ns, ctx->config.join_timeout_ns);
+    uint64_t at = paced > now ? paced : now;
+    if (at < j->deadline_ns) {
+        j->deadline_ns = at;
+    }
+}
+
+void join_done(struct membership *ctx, uint64_t now)
+{
+    ctx->join.active = false;
+    ctx->join.backoff = 0;
+    ctx->join.in_since_ns = now;
 }

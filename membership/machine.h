@@ -146,8 +146,8 @@ void detector_rebuild_watch(struct membership *ctx, uint64_t now);
 uint64_t detector_watch_timeout(const struct membership *ctx, const struct membership_watch *w);
 /* A new view: suspects that left it are settled, the rest reported again. */
 void detector_view_changed(struct membership *ctx);
-/* Any message is a sign of life of its sender. */
-void detector_note_alive(struct membership *ctx, uint32_t sender, uint64_t now);
+/* Any message is a sign of life of its sender (holds_view: it says it holds a view). */
+void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now);
 void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
                           struct membership_outbox *out);
 void detector_add_suspect(struct membership *ctx, uint32_t id, uint8_t cause, uint64_t since_ns,
@@ -233,8 +233,10 @@ void join_handle_redirect(struct membership *ctx, const struct membership_msg *m
 void join_handle_det_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
                          struct membership_outbox *out);
 void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
-/* Asks this node next (a view holder within reach), at once. */
+/* Asks this node next (a view holder within reach), as soon as the pace allows. */
 void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now);
+/* We are in (a view installed): the join is over. */
+void join_done(struct membership *ctx, uint64_t now);
 
 /* ------------------------------------------------------------------ */
 /* partition.c                                                          */

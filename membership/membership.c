@@ -157,7 +157,7 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
         ctx->counters.drops_unexpected++;
         return;
     }
-    detector_note_alive(ctx, h->sender, now_ns);
+    detector_note_alive(ctx, h->sender, (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0, now_ns);
     if (h->sender == ctx->root_check) {
         ctx->root_check = MEMBERSHIP_NONE;
         if ((h->flags & MEMBERSHIP_FLAG_HAS_VIEW) == 0 && h->sender == machine_root_id(ctx)) {

@@ -267,6 +267,12 @@ struct membership_joiner {
     uint32_t hint;     /* ask this one first (who expelled us), or MEMBERSHIP_NONE */
     uint32_t target;
     bool redirected;
+    bool reached_root; /* this attempt's request went to a root (by redirection) */
+    uint32_t backoff;  /* attempts in a row that did not get us in (the wait doubles) */
+    uint32_t requests; /* requests sent in this life (seeds the jitter) */
+    uint64_t asked_ns; /* when the last contact was asked */
+    uint32_t flaps;    /* expulsions in a row soon after getting in */
+    uint64_t in_since_ns; /* when we last got in (MEMBERSHIP_NEVER: not by joining) */
     uint64_t deadline_ns;
 };
 

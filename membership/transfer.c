@@ -160,7 +160,9 @@ static void install_synced(struct membership *ctx, uint64_t now, struct membersh
         ctx->stable_epoch = s->stable_epoch;
     }
     membership_reference_adopt(&ctx->ref, &ctx->view, s->ref_count, s->ref_removed, s->ref_root);
-    ctx->join.active = false;
+    if (was_joining) {
+        join_done(ctx, now);
+    }
     coord_reset(ctx);
     ctx->suspect_count = 0;
     machine_installed(ctx, now, out);

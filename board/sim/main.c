@@ -6,7 +6,7 @@
  *            [--policy primary|every-side] [--heartbeat-us N]
  *            [--link-detect-ns N] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms']
- *            [--chaos --seeds 1000 --rate R] [--seed S]
+ *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
  *            [--json] [--events | --quiet] [--trace-node N]
  *
  * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
@@ -40,6 +40,7 @@ struct options {
     const char *inject;
     const char *dims_text;
     bool chaos;
+    bool keep_going;
     uint64_t seeds;
     uint64_t rate_milli; /* faults per millisecond of fault window, x1000 */
     uint64_t seed;
@@ -118,6 +119,7 @@ static void usage(void)
           "  --chaos              random faults instead of a script\n"
           "  --seeds N            chaos runs, seeds SEED..SEED+N-1 (1)\n"
           "  --rate R             chaos faults per ms (0.5)\n"
+          "  --keep-going         chaos: run every seed, count the failed ones\n"
           "  --seed S             first seed (1)\n"
           "  --trace-node N       print what node N receives and sends\n"
           "  --json               one JSON object per result\n"
@@ -209,6 +211,8 @@ static void parse_args(int argc, char **argv, struct options *o)
                 o->mesh = true;
             } else if (strcmp(a, "--chaos") == 0) {
                 o->chaos = true;
+            } else if (strcmp(a, "--keep-going") == 0) {
+                o->keep_going = true;
             } else if (strcmp(a, "--json") == 0) {
                 o->json = true;
             } else if (strcmp(a, "--events") == 0) {
@@ -219,7 +223,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --settle-ms, --inject, "
-                            "--chaos, --seeds, --rate, --seed, --trace-node, --json, --events, --quiet");
+                            "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --json, --events, --quiet");
             }
         }
         if (takes) {
@@ -408,6 +412,9 @@ static int run_chaos(const struct options *o)
     uint64_t false_detections = 0;
     uint64_t messages = 0;
     uint64_t max_ts = 0;
+    uint64_t failed = 0;
+    uint64_t settle_sum = 0;
+    uint64_t settle_max = 0;
     for (uint64_t k = 0; k < o->seeds; k++) {
         uint64_t seed = o->seed + k;
         p.seed = seed;
@@ -430,8 +437,23 @@ static int run_chaos(const struct options *o)
             printf("chaos seed=%" PRIu64 " FAILED: %s\n", seed, s->violation_text);
             print_replay(o, &p, items, count);
             sim_destroy(sim);
+            failed++;
+            if (o->keep_going) {
+                continue;
+            }
             free(items);
             return 1;
+        }
+        /* Settle time: from the last fault to the last change of any view. */
+        uint64_t settle = s->last_change_ns > s->last_injection_ns
+                              ? s->last_change_ns - s->last_injection_ns
+                              : 0;
+        settle_sum += settle;
+        settle_max = settle > settle_max ? settle : settle_max;
+        if (o->keep_going && o->verbosity >= 1) {
+            printf("chaos seed=%" PRIu64 " ok settle_ns=%" PRIu64 " stable=%" PRIu32
+                   " false_detections=%" PRIu32 " messages=%" PRIu64 "\n",
+                   seed, settle, s->stable_count, s->false_detections, s->sent_total);
         }
         faults += count;
         stables += s->stable_count;
@@ -449,11 +471,13 @@ static int run_chaos(const struct options *o)
     printf("chaos seeds=%" PRIu64 " first_seed=%" PRIu64 " nodes=%" PRIu32 " radix=%u tree=%s"
            " faults=%" PRIu64 " stable=%" PRIu64 " expelled=%" PRIu64 " joined=%" PRIu64
            " partitioned=%" PRIu64 " false_detections=%" PRIu64 " messages=%" PRIu64
-           " max_ts_ns=%" PRIu64 " violations=0\n",
+           " max_ts_ns=%" PRIu64 " converged=%" PRIu64 "/%" PRIu64 " mean_settle_ns=%" PRIu64
+           " max_settle_ns=%" PRIu64 " violations=%" PRIu64 "\n",
            o->seeds, o->seed, o->geometry.node_count, p.radix,
            p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", faults, stables, expelled,
-           joined, partitioned, false_detections, messages, max_ts);
-    return 0;
+           joined, partitioned, false_detections, messages, max_ts, o->seeds - failed, o->seeds,
+           o->seeds > failed ? settle_sum / (o->seeds - failed) : 0, settle_max, failed);
+    return failed == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)

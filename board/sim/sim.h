@@ -8,8 +8,9 @@
  * into b's inbox, provided b is running and on a's side of any partition
  * at that moment.  A node handles one message at a time and each costs
  * cp_ns (so messages queue up at busy nodes); what it sends leaves when it
- * is done.  Timers cost nothing.  Same parameters and seed: byte-identical
- * output.
+ * is done.  Timers cost nothing, and due timers run before the next
+ * message, as in a node's poll loop (a backlog delays them by one message
+ * at most).  Same parameters and seed: byte-identical output.
  *
  * After every step the invariants are checked (self inclusion, one view per
  * epoch, epochs never going back within a life, no state change from an
@@ -99,6 +100,8 @@ struct sim_stats {
     uint32_t joined;
     uint32_t expelled;
     uint32_t partitioned;
+    uint64_t last_injection_ns; /* time of the last scripted fault (0: none) */
+    uint64_t last_change_ns;    /* last view, join, expulsion or partition event */
     uint64_t final_epoch;
     uint32_t final_live;
     uint32_t final_viewers;

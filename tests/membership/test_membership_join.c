@@ -1,0 +1,235 @@
+/*
+ * Joining under load and detector hygiene, one node driven by hand on a
+ * ring of eight (radix 4), through the public API:
+ *  - a joiner that hears view holders' heartbeats many times per join
+ *    timeout asks no faster than one contact per join timeout (hints used
+ *    to trigger a request on every heartbeat: a rejoin storm at the root);
+ *  - a joiner whose request reached the root and was not let in backs off:
+ *    the wait doubles (seeded jitter of at most half), up to 8 timeouts
+ *    (a whole pass of contacts without success adds a pause);
+ *  - a suspect that talks to us again is forgotten, not reported again at
+ *    its recheck (which removed a live member that had come back);
+ *  - the search for the next root skips members that answer without a view
+ *    (they would drop the report, one timeout each).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "membership/membership.h"
+#include "tests/check.h"
+
+#define N 8u
+#define MS 1000000ull
+#define DETECT (60 * MS)
+#define JOIN_TIMEOUT (4 * DETECT) /* membership_config_timeouts_ms */
+
+static struct membership node;
+static struct membership_outbox out;
+
+static void start(uint32_t id, uint32_t members, uint32_t heartbeat_ms)
+{
+    struct membership_config c;
+    membership_config_defaults(&c);
+    uint32_t ring[1] = {N};
+    CHECK(torus_geometry_init(&c.geometry, 1, ring, NULL, NULL) == TORUS_GEOMETRY_OK);
+    c.node_id = id;
+    c.member_count = members;
+    c.radix = 4;
+    membership_config_timeouts_ms(&c, heartbeat_ms, 60);
+    c.heartbeat_ns = (uint64_t)heartbeat_ms * MS;
+    CHECK(membership_init(&node, &c) == MEMBERSHIP_INIT_OK);
+    membership_outbox_clear(&out);
+}
+
+/* A message from `sender`, in the node's epoch, with or without a view. */
+static void deliver(uint8_t type, uint32_t sender, bool has_view, const uint32_t *words,
+                    unsigned word_count, uint64_t now)
+{
+    uint8_t buf[MEMBERSHIP_MAX_PAYLOAD];
+    struct membership_writer w;
+    struct membership_header h = {
+        .type = type,
+        .flags = has_view ? MEMBERSHIP_FLAG_HAS_VIEW : 0,
+        .sender = sender,
+        .incarnation = 0,
+        .epoch = membership_epoch(&node), /* a joiner keeps the initial view's epoch */
+        .stable_epoch = membership_stable_epoch(&node),
+    };
+    membership_writer_init(&w, buf, sizeof buf);
+    membership_put_header(&w, &h);
+    for (unsigned i = 0; i < word_count; i++) {
+        membership_put_u32(&w, words[i]);
+    }
+    CHECK(!w.overflow);
+    membership_receive(&node, buf, w.length, now, &out);
+}
+
+/* Messages of `type` in the outbox (the first destination in *to), then clears it. */
+static unsigned take(uint8_t type, uint32_t *to)
+{
+    unsigned count = 0;
+    for (uint32_t i = 0; i < out.message_count; i++) {
+        if (membership_outbox_payload(&out, i)[1] == type) {
+            if (count == 0 && to != NULL) {
+                *to = out.messages[i].destination;
+            }
+            count++;
+        }
+    }
+    membership_outbox_clear(&out);
+    return count;
+}
+
+static void tick_until(uint64_t now)
+{
+    if (membership_next_deadline(&node) <= now) {
+        membership_tick(&node, now, &out);
+    }
+}
+
+/* Heartbeats from every member, every 10 ms: one request per join timeout. */
+static void hints_are_paced(void)
+{
+    start(7, 7, 10);
+    membership_start_join(&node, 0, &out);
+    uint32_t to = MEMBERSHIP_NONE;
+    CHECK_EQ(take(MEMBERSHIP_MSG_NEW_NODE, &to), 1u);
+    unsigned requests = 1;
+    unsigned in_first_timeout = 1;
+    for (uint64_t now = MS; now < 5 * JOIN_TIMEOUT; now += MS) {
+        if (now % (10 * MS) == 0) {
+            uint32_t sender = (uint32_t)((now / (10 * MS)) % 7u);
+            deliver(MEMBERSHIP_MSG_HEARTBEAT, sender, true, NULL, 0, now);
+        }
+        tick_until(now);
+        unsigned sent = take(MEMBERSHIP_MSG_NEW_NODE, NULL);
+        requests += sent;
+        if (now < JOIN_TIMEOUT) {
+            in_first_timeout += sent;
+        }
+    }
+    CHECKF(in_first_timeout == 1, "requests in the first join timeout: %u", in_first_timeout);
+    CHECKF(requests <= 6, "requests in five join timeouts: %u", requests);
+    CHECK(membership_is_joining(&node));
+}
+
+/* Every contact redirects to root 0, which never answers: the waits double. */
+static void backoff_after_the_root(void)
+{
+    start(7, 7, 0);
+    uint64_t asked_root[8];
+    unsigned asked = 0;
+    membership_start_join(&node, 0, &out);
+    for (uint64_t now = 0; now < 80 * JOIN_TIMEOUT && asked < 8; now += MS) {
+        tick_until(now);
+        for (int rounds = 0; rounds < 8; rounds++) {
+            uint32_t to = MEMBERSHIP_NONE;
+            if (take(MEMBERSHIP_MSG_NEW_NODE, &to) == 0) {
+                break;
+            }
+            if (to == 0) {
+                asked_root[asked++] = now;
+                break; /* the root keeps quiet */
+            }
+            uint32_t root = 0;
+            deliver(MEMBERSHIP_MSG_JOIN_REDIRECT, to, true, &root, 1, now);
+        }
+    }
+    CHECK_EQ(asked, 8u);
+    /* At least doubling to the cap; at most a wait and a pass pause at the cap (1.5 x 8 each). */
+    for (unsigned k = 1; k < asked; k++) {
+        uint64_t gap = asked_root[k] - asked_root[k - 1];
+        unsigned shift = k - 1 < 3 ? k - 1 : 3;
+        uint64_t least = (uint64_t)JOIN_TIMEOUT << shift;
+        CHECKF(gap >= least && gap <= 24 * JOIN_TIMEOUT, "gap %u: %llu ms, expected %llu..%llu ms",
+               k, (unsigned long long)(gap / MS), (unsigned long long)(least / MS),
+               (unsigned long long)(24 * JOIN_TIMEOUT / MS));
+    }
+}
+
+/* Node 3 suspects its ring neighbour 4, the root acks; 4 talks again. */
+static void suspect_that_talks_is_forgotten(void)
+{
+    start(3, N, 10);
+    uint64_t now = 0;
+    membership_tick(&node, now, &out);
+    membership_outbox_clear(&out);
+    uint32_t sequence = 0;
+    uint64_t reported_at = 0;
+    for (now = MS; now < 10 * DETECT && reported_at == 0; now += MS) {
+        if (now % (10 * MS) == 0) {
+            for (uint32_t id = 0; id < N; id++) {
+                if (id != 3 && id != 4) {
+                    deliver(MEMBERSHIP_MSG_HEARTBEAT, id, true, NULL, 0, now);
+                }
+            }
+        }
+        tick_until(now);
+        for (uint32_t i = 0; i < out.message_count; i++) {
+            const uint8_t *p = membership_outbox_payload(&out, i);
+            if (p[1] == MEMBERSHIP_MSG_NODE_FAILURE && out.messages[i].destination == 0) {
+                struct membership_msg msg;
+                CHECK(membership_decode(p, out.messages[i].length, N, &msg) ==
+                      MEMBERSHIP_DECODE_OK);
+                CHECK(msg.body.report.count == 1 && membership_msg_report_id(&msg, 0) == 4);
+                sequence = msg.body.report.sequence;
+                reported_at = now;
+            }
+        }
+        membership_outbox_clear(&out);
+    }
+    CHECK(reported_at != 0);
+    deliver(MEMBERSHIP_MSG_FAILURE_DET_ACK, 0, true, &sequence, 1, now);
+    membership_outbox_clear(&out);
+    /* 4 is back (a hang that ended); the root never removed it. */
+    unsigned again = 0;
+    for (; now < reported_at + 40 * DETECT; now += MS) {
+        if (now % (10 * MS) == 0) {
+            for (uint32_t id = 0; id < N; id++) {
+                if (id != 3) {
+                    deliver(MEMBERSHIP_MSG_HEARTBEAT, id, true, NULL, 0, now);
+                }
+            }
+        }
+        tick_until(now);
+        again += take(MEMBERSHIP_MSG_NODE_FAILURE, NULL);
+    }
+    CHECKF(again == 0, "node 4 reported %u more times after it talked again", again);
+    CHECK(membership_is_member(&node, 4));
+}
+
+/* Node 3 finds root 0 dead; candidate 1 answers without a view, 2 with one. */
+static void root_search_skips_viewless(void)
+{
+    start(3, N, 0);
+    uint64_t now = 1000;
+    CHECK(membership_suspect(&node, 0, now, &out));
+    membership_outbox_clear(&out);
+    now = membership_next_deadline(&node);
+    membership_tick(&node, now, &out); /* the probe expires: root suspected, search */
+    unsigned probes = 0;
+    for (uint32_t i = 0; i < out.message_count; i++) {
+        probes += membership_outbox_payload(&out, i)[1] == MEMBERSHIP_MSG_HOW_ARE_YOU;
+    }
+    CHECK(probes >= 2);
+    membership_outbox_clear(&out);
+    deliver(MEMBERSHIP_MSG_I_AM_ALIVE, 1, false, NULL, 0, now + MS);
+    deliver(MEMBERSHIP_MSG_I_AM_ALIVE, 2, true, NULL, 0, now + 2 * MS);
+    uint32_t to = MEMBERSHIP_NONE;
+    unsigned reports = take(MEMBERSHIP_MSG_ROOT_FAILURE, &to);
+    for (uint64_t t = now + 3 * MS; reports == 0 && t < now + 4 * DETECT; t += MS) {
+        tick_until(t);
+        reports = take(MEMBERSHIP_MSG_ROOT_FAILURE, &to);
+    }
+    CHECK_EQ(reports, 1u);
+    CHECKF(to == 2, "root failure reported to %u, expected 2 (1 holds no view)", to);
+}
+
+int main(void)
+{
+    hints_are_paced();
+    backoff_after_the_root();
+    suspect_that_talks_is_forgotten();
+    root_search_skips_viewless();
+    return check_report("membership.join");
+}
