@@ -227,6 +227,7 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
                               !machine_id_in_list(failed, failed_count, machine_id_at(ctx, ref_root));
         bool majority = 2u * (uint64_t)ref_kept > ctx->ref.count ||
                         (2u * (uint64_t)ref_kept == ctx->ref.count && keeps_ref_root);
+        majority = majority || partition_census_vouches(ctx, now);
         if (!majority) {
             /*
              * Before giving up the primary component, count who is still
@@ -465,6 +466,7 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
          */
         if (2u * (uint64_t)c->reached <= ctx->ref.count) {
             c->low_reach_rounds++;
+            partition_census_expire(ctx);
         } else {
             c->low_reach_rounds = 0;
         }

@@ -420,7 +420,7 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_vie
     if (suspect >= 0) {
         ctx->suspects[suspect] = ctx->suspects[--ctx->suspect_count];
     }
-    partition_census_heard(ctx, sender);
+    partition_census_heard(ctx, sender, holds_view);
     struct membership_sweep *sw = &ctx->sweep;
     for (uint32_t i = 0; sw->active && i < sw->count; i++) {
         if (sw->ids[i] == sender) {

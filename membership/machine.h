@@ -244,7 +244,12 @@ void join_done(struct membership *ctx, uint64_t now);
 
 /* Probes every member before a minority verdict. */
 void partition_census_start(struct membership *ctx, uint64_t now, struct membership_outbox *out);
-void partition_census_heard(struct membership *ctx, uint32_t sender);
+/* A member answered (holds_view: it says it holds a view). */
+void partition_census_heard(struct membership *ctx, uint32_t sender, bool holds_view);
+/* A recent census found a majority within reach: changes may go ahead. */
+bool partition_census_vouches(const struct membership *ctx, uint64_t now);
+/* A round reached no majority: the last census no longer vouches. */
+void partition_census_expire(struct membership *ctx);
 /* Next census batch or the verdict; true when the census finished. */
 bool partition_tick_census(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 /* The direct partition notices, a batch per call. */

@@ -187,6 +187,7 @@ struct membership_root_search {
 struct membership_census {
     bool active;
     bool notify;           /* after a minority verdict: telling who answered */
+    uint64_t vouch_until_ns; /* a majority verdict rounds may rely on until then */
     uint32_t next_rank;
     uint32_t answered_ref; /* answering members of the reference view (us included) */
     uint64_t deadline_ns;

@@ -105,13 +105,19 @@ void partition_census_start(struct membership *ctx, uint64_t now, struct members
 {
     struct membership_census *cs = &ctx->census;
     cs->active = true;
+    cs->vouch_until_ns = 0;
     cs->next_rank = 0;
     cs->answered_ref = 0;
     memset(cs->bits, 0, sizeof(uint64_t) * ctx->view.word_count);
     census_batch(ctx, now, out);
 }
 
-void partition_census_heard(struct membership *ctx, uint32_t sender)
+/*
+ * Everyone who answers is within reach: on our side.  A member that answers
+ * without a view (partitioned, expelled, rejoining) keeps its failure
+ * report though: it cannot take part until it is removed and rejoins.
+ */
+void partition_census_heard(struct membership *ctx, uint32_t sender, bool holds_view)
 {
     struct membership_census *cs = &ctx->census;
     uint32_t pos = machine_pos_of(ctx, sender);
@@ -121,8 +127,10 @@ void partition_census_heard(struct membership *ctx, uint32_t sender)
     }
     cs->bits[pos / 64u] |= UINT64_C(1) << (pos % 64u);
     cs->answered_ref += membership_reference_contains(&ctx->ref, &ctx->view, pos) ? 1u : 0u;
-    /* Within reach after all: not a failure, whatever was reported. */
-    (void)coord_unqueue_failure(ctx, sender);
+    if (holds_view) {
+        /* Within reach after all: not a failure, whatever was reported. */
+        (void)coord_unqueue_failure(ctx, sender);
+    }
 }
 
 /* All probed and waited for: a minority only if the answers say so. */
@@ -137,6 +145,7 @@ static void census_finish(struct membership *ctx, uint64_t now, struct membershi
                     (2u * (uint64_t)cs->answered_ref == ctx->ref.count && root_answered);
     ctx->coord.low_reach_rounds = 0;
     if (majority) {
+        cs->vouch_until_ns = machine_deadline_after(now, 4u * ctx->config.report_timeout_ns);
         machine_request_work(ctx, MACHINE_WORK_COORD);
         return;
     }
@@ -170,6 +179,25 @@ static void census_finish(struct membership *ctx, uint64_t now, struct membershi
     cs->notify = true;
     cs->next_rank = 0;
     cs->deadline_ns = now;
+}
+
+/*
+ * A census that found a majority within reach vouches for the changes of
+ * the next few rounds, even when they leave fewer members than half of an
+ * old reference: the members they remove answered probes but hold no view
+ * (they are rejoining, and come back with their joins).  Without this, a
+ * root whose reference predates a wave of expulsions alternated for ever
+ * between a census (majority) and a batch (no majority of the reference).
+ * A round that reaches no majority ends the vouching at once.
+ */
+bool partition_census_vouches(const struct membership *ctx, uint64_t now)
+{
+    return !ctx->census.active && now < ctx->census.vouch_until_ns;
+}
+
+void partition_census_expire(struct membership *ctx)
+{
+    ctx->census.vouch_until_ns = 0;
 }
 
 bool partition_tick_census(struct membership *ctx, uint64_t now, struct membership_outbox *out)
