@@ -171,7 +171,8 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
          * A joiner still in the view restarted before anyone noticed: the
          * same change removes its old life and adds the new one.
          */
-        bool restart = machine_in_view(ctx, e.id) && !machine_id_in_list(failed, failed_count, e.id);
+        bool restart =
+            machine_in_view(ctx, e.id) && !machine_id_in_list(failed, failed_count, e.id);
         uint32_t more_failed = failed_count + (restart ? 1u : 0u);
         bool room = join_count < MEMBERSHIP_MAX_CHANGE_JOINED &&
                     more_failed <= MEMBERSHIP_MAX_CHANGE_FAILED &&
@@ -224,7 +225,8 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
         uint32_t ref_root = ctx->ref.root_pos;
         bool keeps_ref_root = ref_root != MEMBERSHIP_POS_NONE &&
                               membership_view_is_live(&ctx->view, ref_root) &&
-                              !machine_id_in_list(failed, failed_count, machine_id_at(ctx, ref_root));
+                              !machine_id_in_list(failed, failed_count,
+                                                  machine_id_at(ctx, ref_root));
         bool majority = 2u * (uint64_t)ref_kept > ctx->ref.count ||
                         (2u * (uint64_t)ref_kept == ctx->ref.count && keeps_ref_root);
         majority = majority || partition_census_vouches(ctx, now);
@@ -433,7 +435,8 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
     for (uint32_t i = 0; i < c->child_count; i++) {
         if ((c->pending >> i) & 1u) {
             /* Silent top of the tree: we detected it ourselves. */
-            machine_emit_failure(ctx, c->children[i], now - c->started_ns, MEMBERSHIP_CAUSE_ACK, now, out);
+            machine_emit_failure(ctx, c->children[i], now - c->started_ns, MEMBERSHIP_CAUSE_ACK,
+                                 now, out);
             ctx->counters.suspicions++;
             coord_queue_failure(ctx, c->children[i]);
             if (ctx->epoch == c->epoch && ctx->root_pos == ctx->self_pos) {
@@ -514,7 +517,8 @@ void coord_handle_report(struct membership *ctx, const struct membership_msg *ms
     uint32_t root = machine_root_id(ctx);
     uint32_t queued_before = ctx->coord.failed_count;
     if (!machine_is_root(ctx)) {
-        bool about_root = msg->header.type == MEMBERSHIP_MSG_ROOT_FAILURE || machine_id_in_list(ids, count, root);
+        bool about_root = msg->header.type == MEMBERSHIP_MSG_ROOT_FAILURE ||
+                          machine_id_in_list(ids, count, root);
         bool prefix = (r->flags & MEMBERSHIP_REPORT_PREFIX) != 0;
         uint32_t target = about_root ? (prefix ? ctx->self : first_live_excluding(ctx, ids, count))
                                      : root;

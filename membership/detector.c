@@ -85,7 +85,8 @@ void detector_view_changed(struct membership *ctx)
 
 static uint64_t recheck_delay(const struct membership *ctx)
 {
-    return ctx->config.report_timeout_ns + (uint64_t)(ctx->levels + 2u) * ctx->config.ack_timeout_ns;
+    return ctx->config.report_timeout_ns +
+           (uint64_t)(ctx->levels + 2u) * ctx->config.ack_timeout_ns;
 }
 
 static int suspect_index(const struct membership *ctx, uint32_t id)
@@ -220,7 +221,8 @@ static void sweep_finish(struct membership *ctx, struct membership_outbox *out)
     uint32_t silent[MEMBERSHIP_SWEEP_MAX];
     uint32_t count = 0;
     for (uint32_t i = 0; i < sw->count; i++) {
-        if (((sw->answered[i / 64u] >> (i % 64u)) & 1u) == 0 && machine_is_member(ctx, sw->ids[i])) {
+        bool answered = ((sw->answered[i / 64u] >> (i % 64u)) & 1u) != 0;
+        if (!answered && machine_is_member(ctx, sw->ids[i])) {
             silent[count++] = sw->ids[i];
         }
     }
@@ -490,7 +492,8 @@ void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membe
         struct membership_watch *w = &ctx->watch[i];
         if (!w->suspected && now - w->last_heard_ns > detector_watch_timeout(ctx, w)) {
             w->suspected = true;
-            detector_add_suspect(ctx, w->id, MEMBERSHIP_CAUSE_HEARTBEAT, w->last_heard_ns, now, out);
+            detector_add_suspect(ctx, w->id, MEMBERSHIP_CAUSE_HEARTBEAT, w->last_heard_ns, now,
+                                 out);
         }
     }
 }

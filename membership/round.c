@@ -87,8 +87,9 @@ static void round_wait_sync(struct membership *ctx, uint32_t parent, uint64_t ep
     r->parent = parent;
     r->child_count = 0;
     r->pending = 0;
-    r->deadline_ns = machine_deadline_after(now, (uint64_t)(ctx->levels + 1u) * ctx->config.ack_timeout_ns +
-                                             4u * ctx->config.sync_timeout_ns);
+    uint64_t wait = (uint64_t)(ctx->levels + 1u) * ctx->config.ack_timeout_ns +
+                    4u * ctx->config.sync_timeout_ns;
+    r->deadline_ns = machine_deadline_after(now, wait);
 }
 
 static bool change_lists_joiner(const struct membership_msg *msg, uint32_t id, uint32_t incarnation)

@@ -223,7 +223,8 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --settle-ms, --inject, "
-                            "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --json, --events, --quiet");
+                            "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --json, "
+                            "--events, --quiet");
             }
         }
         if (takes) {
