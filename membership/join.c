@@ -12,9 +12,10 @@
  * attempt, up to 2^JOIN_BACKOFF_MAX join timeouts, plus a jitter seeded by
  * node, life and request, so that joiners turned away together (a healed
  * partition, a mass expulsion) do not come back together and bury the
- * root in requests.  A node expelled soon after getting in keeps its
- * backoff and waits before asking again, so a member that cannot stay
- * (a tree neighbour it cannot reach) does not flap at full speed.
+ * root in requests.  A node expelled soon after getting in, or let in by a
+ * view that no longer has it by the time it fetches it, waits before asking
+ * again, longer each time, so a member that cannot stay (a tree neighbour
+ * it cannot reach) does not flap at full speed.
  */
 #include "membership/machine.h"
 
@@ -227,6 +228,23 @@ void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now)
     if (at < j->deadline_ns) {
         j->deadline_ns = at;
     }
+}
+
+/*
+ * Welcomed, but the view we fetched no longer has us: we were added and
+ * removed again at once (a tree neighbour that cannot reach us reported
+ * us).  Asking again at once would put us back in the same place: like a
+ * quick expulsion, it makes us wait, longer each time.
+ */
+void join_left_out(struct membership *ctx, uint64_t now)
+{
+    struct membership_joiner *j = &ctx->join;
+    j->flaps++;
+    j->backoff = j->flaps - 1u;
+    j->target = MEMBERSHIP_NONE;
+    j->reached_root = false;
+    j->asked_ns = now;
+    j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
 }
 
 void join_done(struct membership *ctx, uint64_t now)

@@ -237,6 +237,8 @@ void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *o
 void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now);
 /* We are in (a view installed): the join is over. */
 void join_done(struct membership *ctx, uint64_t now);
+/* Welcomed, but the view fetched does not have us: back off before asking again. */
+void join_left_out(struct membership *ctx, uint64_t now);
 
 /* ------------------------------------------------------------------ */
 /* partition.c                                                          */

@@ -147,6 +147,8 @@ static void install_synced(struct membership *ctx, uint64_t now, struct membersh
         /* A view without us: the contact list of a joiner, or our expulsion. */
         if (!was_joining && ctx->has_view) {
             join_expel(ctx, now, out, s->source, s->epoch);
+        } else if (was_joining) {
+            join_left_out(ctx, now);
         }
         return;
     }

@@ -116,6 +116,8 @@ static void usage(void)
           "  --link-detect-ns N   link-down notice after a neighbour dies, 0: off\n"
           "  --settle-ms N        quiet time that ends a run\n"
           "  --inject SCRIPT      'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms'\n"
+          "                       (kill, join, hang N at T for D, suspect A B, link A B\n"
+          "                       off|on, block A B at T for D, partition x<K, heal)\n"
           "  --chaos              random faults instead of a script\n"
           "  --seeds N            chaos runs, seeds SEED..SEED+N-1 (1)\n"
           "  --rate R             chaos faults per ms (0.5)\n"
@@ -344,8 +346,9 @@ static int run_script(const struct options *o)
     /* Heartbeats (the protocol's anti-entropy) unless the faults are plain crashes. */
     bool hangs = false;
     for (size_t i = 0; i < count; i++) {
-        hangs = hangs || items[i].kind == SIM_INJECT_HANG || items[i].kind == SIM_INJECT_PARTITION ||
-                items[i].kind == SIM_INJECT_HEAL;
+        hangs = hangs || items[i].kind == SIM_INJECT_HANG ||
+                items[i].kind == SIM_INJECT_PARTITION || items[i].kind == SIM_INJECT_HEAL ||
+                items[i].kind == SIM_INJECT_BLOCK;
     }
     struct sim_params p;
     fill_params(o, &p, hangs);

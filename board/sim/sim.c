@@ -55,6 +55,15 @@ struct epoch_entry {
     uint32_t root;
 };
 
+#define SIM_BLOCKS_MAX 16
+
+/* A pair of nodes nothing gets between (either way) until a time. */
+struct sim_block {
+    uint32_t a;
+    uint32_t b;
+    uint64_t until_ns;
+};
+
 struct sim {
     struct sim_params params;
     uint32_t node_count;
@@ -77,6 +86,8 @@ struct sim {
     uint64_t end_ns;
     FILE *out;
     struct membership_config base_config;
+    struct sim_block blocks[SIM_BLOCKS_MAX];
+    unsigned block_count;
 };
 
 /* ------------------------------------------------------------------ */
@@ -701,9 +712,10 @@ static void apply_injection(struct sim *sim, const struct sim_injection *inj)
                           : inj->kind == SIM_INJECT_LINK_OFF ? "link-off"
                           : inj->kind == SIM_INJECT_LINK_ON  ? "link-on"
                           : inj->kind == SIM_INJECT_PARTITION ? "partition"
+                          : inj->kind == SIM_INJECT_BLOCK     ? "block"
                                                               : "heal");
     if (inj->kind == SIM_INJECT_SUSPECT || inj->kind == SIM_INJECT_LINK_OFF ||
-        inj->kind == SIM_INJECT_LINK_ON) {
+        inj->kind == SIM_INJECT_LINK_ON || inj->kind == SIM_INJECT_BLOCK) {
         line_u64(sim, "other", inj->other);
     }
     line_end(sim);
@@ -749,6 +761,23 @@ static void apply_injection(struct sim *sim, const struct sim_injection *inj)
         push(sim, at, SIM_EVENT_LINK, inj->other, inj->node, up, NULL);
         break;
     }
+    case SIM_INJECT_BLOCK: {
+        unsigned slot = 0;
+        while (slot < sim->block_count && sim->blocks[slot].until_ns > sim->now) {
+            slot++; /* reuse the first expired slot */
+        }
+        if (slot == SIM_BLOCKS_MAX) {
+            violation(sim, "more than %u pairs blocked at once", SIM_BLOCKS_MAX);
+            break;
+        }
+        sim->blocks[slot].a = inj->node;
+        sim->blocks[slot].b = inj->other;
+        sim->blocks[slot].until_ns = sim->now + inj->duration_ns;
+        if (slot == sim->block_count) {
+            sim->block_count++;
+        }
+        break;
+    }
     case SIM_INJECT_PARTITION:
     case SIM_INJECT_HEAL: {
         uint8_t *old_side = malloc(sim->node_count);
@@ -782,8 +811,15 @@ static void step_deliver(struct sim *sim, const struct sim_event *e)
         free(m);
         return;
     }
-    if (n->side != sim->nodes[m->source].side) {
-        sim->stats.dropped_partition++;
+    bool blocked = false;
+    for (unsigned i = 0; i < sim->block_count; i++) {
+        const struct sim_block *b = &sim->blocks[i];
+        blocked = blocked || (b->until_ns > sim->now &&
+                              ((b->a == m->source && b->b == m->destination) ||
+                               (b->b == m->source && b->a == m->destination)));
+    }
+    if (blocked || n->side != sim->nodes[m->source].side) {
+        sim->stats.dropped_partition++; /* cut off, by a partition or a blocked pair */
         free(m);
         return;
     }

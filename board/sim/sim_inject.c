@@ -148,6 +148,15 @@ static bool parse_clause(char **tok, int n, const struct torus_geometry *g,
         }
         return ok;
     }
+    if (strcmp(tok[0], "block") == 0) {
+        *expected = "block A B at T for D (A and B different nodes)";
+        item->kind = SIM_INJECT_BLOCK;
+        return n == 7 && parse_node(tok[1], g, &item->node) &&
+               parse_node(tok[2], g, &item->other) && item->node != item->other &&
+               strcmp(tok[3], "at") == 0 && sim_parse_time(tok[4], &item->time_ns) &&
+               strcmp(tok[5], "for") == 0 && sim_parse_time(tok[6], &item->duration_ns) &&
+               item->duration_ns > 0;
+    }
     if (strcmp(tok[0], "partition") == 0) {
         *expected = "partition x<K at T (x y z u v w within the dims, or id<K; 0 < K < size)";
         item->kind = SIM_INJECT_PARTITION;
@@ -159,7 +168,7 @@ static bool parse_clause(char **tok, int n, const struct torus_geometry *g,
         item->kind = SIM_INJECT_HEAL;
         return n == 3 && strcmp(tok[1], "at") == 0 && sim_parse_time(tok[2], &item->time_ns);
     }
-    *expected = "kill, join, hang, suspect, link, partition or heal";
+    *expected = "kill, join, hang, suspect, link, block, partition or heal";
     return false;
 }
 
@@ -252,6 +261,10 @@ void sim_inject_format(const struct sim_injection *item, char *out, size_t capac
     case SIM_INJECT_LINK_ON:
         snprintf(out, capacity, "link %" PRIu32 " %" PRIu32 " %s at %" PRIu64 "ns", item->node,
                  item->other, item->kind == SIM_INJECT_LINK_OFF ? "off" : "on", t);
+        break;
+    case SIM_INJECT_BLOCK:
+        snprintf(out, capacity, "block %" PRIu32 " %" PRIu32 " at %" PRIu64 "ns for %" PRIu64 "ns",
+                 item->node, item->other, t, item->duration_ns);
         break;
     case SIM_INJECT_PARTITION:
         if (item->dim < 0) {

@@ -7,6 +7,8 @@
  *   hang N at T for D      node N stops for D, then resumes
  *   suspect D N at T       node D's application suspects node N
  *   link A B off|on at T   the link between neighbours A and B fails/returns
+ *   block A B at T for D   nothing gets from A to B or back for D (any two
+ *                          nodes: a pair the routing cannot join)
  *   partition x<K at T     nodes with coordinate x < K (or id<K; x y z u v w)
  *                          are cut off from the others
  *   heal at T              the partition ends
@@ -29,14 +31,15 @@ enum sim_inject_kind {
     SIM_INJECT_LINK_ON,
     SIM_INJECT_PARTITION,
     SIM_INJECT_HEAL,
+    SIM_INJECT_BLOCK,
 };
 
 struct sim_injection {
     uint8_t kind;
     uint64_t time_ns;
-    uint32_t node;        /* KILL, JOIN, HANG; SUSPECT: the suspecting node; LINK: A */
-    uint32_t other;       /* SUSPECT: the suspected node; LINK: B */
-    uint64_t duration_ns; /* HANG */
+    uint32_t node;        /* KILL, JOIN, HANG; SUSPECT: the suspecting node; LINK, BLOCK: A */
+    uint32_t other;       /* SUSPECT: the suspected node; LINK, BLOCK: B */
+    uint64_t duration_ns; /* HANG, BLOCK */
     int dim;              /* PARTITION: coordinate dimension, -1 for ids */
     uint32_t below;       /* PARTITION: side 1 is coordinate (or id) < below */
 };

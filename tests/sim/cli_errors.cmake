@@ -15,6 +15,8 @@ set(cases
   "--dims;4x4x4;--inject;kill 3 at soon"
   "--dims;4x4x4;--inject;link 0 5 off at 1ms"
   "--dims;4x4x4;--inject;partition q<2 at 1ms"
+  "--dims;4x4x4;--inject;block 3 3 at 1ms for 1ms"
+  "--dims;4x4x4;--inject;block 3 4 at 1ms"
   "--dims;4x4x4;--inject;hang 3 at 1ms"
   "--dims;4x4x4;--members;65"
   "--dims;4x4x4;--chaos;--rate;fast"
