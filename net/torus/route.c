@@ -85,16 +85,11 @@ static uint32_t except_towards(const struct torus_geometry *geometry, uint32_t h
     return mask & ~torus_route_links_towards(geometry, here, destination);
 }
 
-/* A productive link among usable, else a detour: any usable link, higher
- * dimensions first.  A detour in a higher dimension leaves the blocked
- * dimension the lowest one to correct at the next node, which then takes a
- * parallel cable. */
-static int productive_or_detour(const struct torus_geometry *geometry, uint32_t here,
-                                uint32_t destination, uint32_t usable)
+/* A detour: any usable link, higher dimensions first.  A detour in a higher
+ * dimension leaves the blocked dimension the lowest one to correct at the
+ * next node, which then takes a parallel cable. */
+static int detour(const struct torus_geometry *geometry, uint32_t usable)
 {
-    int hop = torus_route_next_hop(geometry, here, destination, usable);
-    if (hop != TORUS_ROUTE_NONE)
-        return hop;
     for (unsigned link = torus_geometry_link_count(geometry); link-- > 0;)
         if ((usable >> link) & 1u)
             return (int)link;
@@ -123,17 +118,30 @@ int torus_route_next_hop_detour(const struct torus_geometry *geometry,
     uint32_t twins = except_towards(geometry, here, destination,
                                     twins_of_down_links(geometry, here, cabled, link_up_mask) &
                                         usable);
-    /* Best first; a U-turn only beats crossing a node out of the view. */
-    const uint32_t tiers[] = {
+    /*
+     * Best first.  A productive way through a node out of the view beats
+     * any detour: that node may be alive (expelled, rejoining) and the only
+     * bridge, and detours that shun it wander until the TTL ends them.  A
+     * U-turn comes last.
+     */
+    const uint32_t productive[] = {
         usable & ~back & ~avoid & ~twins,
         usable & ~back & ~avoid,
-        usable & ~avoid,
         usable & ~back,
     };
-    for (unsigned i = 0; i < sizeof tiers / sizeof tiers[0]; i++) {
-        if (tiers[i] == 0)
-            continue;
-        int hop = productive_or_detour(geometry, here, destination, tiers[i]);
+    for (unsigned i = 0; i < sizeof productive / sizeof productive[0]; i++) {
+        int hop = torus_route_next_hop(geometry, here, destination, productive[i]);
+        if (hop != TORUS_ROUTE_NONE)
+            return hop;
+    }
+    const uint32_t detours[] = {
+        usable & ~back & ~avoid & ~twins,
+        usable & ~back & ~avoid,
+        usable & ~back,
+        usable,
+    };
+    for (unsigned i = 0; i < sizeof detours / sizeof detours[0]; i++) {
+        int hop = detour(geometry, detours[i]);
         if (hop != TORUS_ROUTE_NONE)
             return hop;
     }

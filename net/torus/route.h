@@ -41,17 +41,18 @@ int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
 /*
  * The router the network uses for a frame that arrived on in_link (-1: one
  * this node sends): torus_route_next_hop, except that
+ *  - among productive links it prefers, in order: those whose far node is
+ *    in the view and not behind the twin of a down cable, then those not
+ *    in avoid_mask (far node out of the view), then any; a node out of the
+ *    view may be alive and the only bridge, so it is crossed rather than
+ *    detoured around (its link goes down soon enough if it is dead);
  *  - a frame does not go straight back to the node it came from, on any
- *    cable, unless the only other way crosses a node out of the view;
- *  - links in avoid_mask (their far node is known not to forward: it left
- *    the view) and the twin cables of a down link in a size-2 dimension (the
- *    neighbour behind them is the likely casualty) are taken only when
- *    nothing else leads anywhere, and always when their far node is the
- *    destination itself;
- *  - when no productive link is usable it takes a detour - a link that is up
- *    but not productive, higher dimensions first - so a cut cable or a dead
- *    node is routed around, as Phoenix does.  The frame's TTL bounds any
- *    wandering.
+ *    cable, unless nothing else is up;
+ *  - when no productive link is usable it takes a detour - a link that is
+ *    up but not productive, higher dimensions first, shunning the same
+ *    links first - so a cut cable or a dead node is routed around, as
+ *    Phoenix does.  The frame's TTL bounds any wandering.
+ * Links whose far node is the destination are never avoided.
  */
 int torus_route_next_hop_detour(const struct torus_geometry *geometry,
                                 uint32_t here, uint32_t destination,
