@@ -45,7 +45,7 @@ bad "--members 5 is out of range (expected 1..4" --node 1 --dims 2x2 --members 5
 bad "--members '0' is invalid" --node 1 --dims 2x2 --members 0 -o "$OUT/x"
 bad "--incarnation 'x' is invalid" --node 1 --dims 2x2 --incarnation x -o "$OUT/x"
 bad "--heartbeat-ms '0' is invalid" --node 1 --dims 2x2 --heartbeat-ms 0 -o "$OUT/x"
-bad "--detect-timeout-ms 200 is not above the heartbeat of 260 ms" --node 1 --dims 2x2 --heartbeat-ms 260 -o "$OUT/x"
+bad "--detect-timeout-ms 60 is not above the heartbeat of 260 ms" --node 1 --dims 2x2 --heartbeat-ms 260 -o "$OUT/x"
 bad "--link-rto-ms '70000' is invalid" --node 1 --dims 2x2 --link-rto-ms 70000 -o "$OUT/x"
 bad "--link-retries '256' is invalid" --node 1 --dims 2x2 --link-retries 256 -o "$OUT/x"
 bad "--partition 'all' is invalid (expected primary or every-side)" --node 1 --dims 2x2 --partition all -o "$OUT/x"
