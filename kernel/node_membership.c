@@ -70,9 +70,9 @@ static void emit_event(const struct membership_event *e)
 }
 
 /*
- * Tells the network which neighbours are out of the view, so routes stop
- * crossing a node the membership has declared dead instead of waiting for
- * each link layer to exhaust its retransmissions on it.
+ * Tells the network which neighbours are out of the view, so routes prefer
+ * other ways than through a node the membership has declared dead instead
+ * of waiting for each link layer to exhaust its retransmissions on it.
  */
 static void update_absent_links(struct node *node)
 {

@@ -130,6 +130,22 @@ void coord_heard(struct membership *ctx, uint32_t sender)
 
 static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 
+/* Puts a batch taken from the queues back at their head, in order: it
+ * waits (for probes, or a census) and stays first in line. */
+static void requeue_batch(struct membership_coordinator *c, const uint32_t *failed,
+                          const uint32_t *failed_at, uint32_t failed_count,
+                          const struct membership_join_entry *joins, uint32_t join_count)
+{
+    memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
+    memmove(c->failed_at_us + failed_count, c->failed_at_us, sizeof(uint32_t) * c->failed_count);
+    c->failed_count += failed_count;
+    memcpy(c->failed, failed, sizeof(uint32_t) * failed_count);
+    memcpy(c->failed_at_us, failed_at, sizeof(uint32_t) * failed_count);
+    for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
+        c->joins[c->join_count++] = joins[i];
+    }
+}
+
 /* Starts the next round if this node is root, idle, and has changes queued. */
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
@@ -194,15 +210,7 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
     }
     if (c->confirming) {
         /* Waiting for answers from the reported: the batch stays first in line. */
-        memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
-        memmove(c->failed_at_us + failed_count, c->failed_at_us,
-                sizeof(uint32_t) * c->failed_count);
-        c->failed_count += failed_count;
-        memcpy(c->failed, failed, sizeof(uint32_t) * failed_count);
-        memcpy(c->failed_at_us, failed_at, sizeof(uint32_t) * failed_count);
-        for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
-            c->joins[c->join_count++] = joins[i];
-        }
+        requeue_batch(c, failed, failed_at, failed_count, joins, join_count);
         return;
     }
     if (ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY) {
@@ -236,16 +244,7 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
              * within reach now (a partition may have healed since these were
              * reported): the census decides, and tells our side directly.
              */
-            memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
-            memmove(c->failed_at_us + failed_count, c->failed_at_us,
-                    sizeof(uint32_t) * c->failed_count);
-            c->failed_count += failed_count;
-            memcpy(c->failed, failed, sizeof(uint32_t) * failed_count);
-            memcpy(c->failed_at_us, failed_at, sizeof(uint32_t) * failed_count);
-            for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX;
-                 i++) {
-                c->joins[c->join_count++] = joins[i];
-            }
+            requeue_batch(c, failed, failed_at, failed_count, joins, join_count);
             partition_census_start(ctx, now, out);
             return;
         }
@@ -319,16 +318,8 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
     }
     uint8_t payload[MEMBERSHIP_MAX_PAYLOAD];
     struct membership_writer w;
-    struct membership_header h = {
-        .type = type,
-        .flags = MEMBERSHIP_FLAG_HAS_VIEW,
-        .sender = ctx->self,
-        .incarnation = ctx->incarnation,
-        .epoch = ctx->epoch,
-        .stable_epoch = ctx->stable_epoch,
-    };
     membership_writer_init(&w, payload, sizeof payload);
-    membership_put_header(&w, &h);
+    machine_put_header(ctx, &w, type, MEMBERSHIP_FLAG_HAS_VIEW);
     membership_put_u64(&w, base);
     membership_put_u8(&w, base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0);
     membership_put_u8(&w, 0);

@@ -13,19 +13,25 @@
 /* Sending                                                              */
 /* ------------------------------------------------------------------ */
 
-void machine_begin_message(const struct membership *ctx, struct membership_outbox *out,
-                          struct membership_writer *w, uint8_t type)
+void machine_put_header(const struct membership *ctx, struct membership_writer *w,
+                        uint8_t type, uint8_t flags)
 {
     struct membership_header h = {
         .type = type,
-        .flags = ctx->has_view ? MEMBERSHIP_FLAG_HAS_VIEW : 0,
+        .flags = flags,
         .sender = ctx->self,
         .incarnation = ctx->incarnation,
         .epoch = ctx->epoch,
         .stable_epoch = ctx->stable_epoch,
     };
-    membership_outbox_begin(out, w);
     membership_put_header(w, &h);
+}
+
+void machine_begin_message(const struct membership *ctx, struct membership_outbox *out,
+                          struct membership_writer *w, uint8_t type)
+{
+    membership_outbox_begin(out, w);
+    machine_put_header(ctx, w, type, ctx->has_view ? MEMBERSHIP_FLAG_HAS_VIEW : 0);
 }
 
 bool machine_send_simple(struct membership *ctx, struct membership_outbox *out, uint32_t dest,

@@ -108,6 +108,9 @@ static inline void machine_request_work(struct membership *ctx, uint32_t work)
 /* machine.c: sending, events, view bookkeeping                         */
 /* ------------------------------------------------------------------ */
 
+/* Writes this node's header (sender, incarnation, epochs) with type and flags. */
+void machine_put_header(const struct membership *ctx, struct membership_writer *w,
+                        uint8_t type, uint8_t flags);
 /* Starts a message from this node (header filled from our view). */
 void machine_begin_message(const struct membership *ctx, struct membership_outbox *out,
                            struct membership_writer *w, uint8_t type);

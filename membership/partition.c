@@ -30,15 +30,7 @@ static void go_partitioned(struct membership *ctx, const uint32_t *failed, uint3
     if (forward == NULL) {
         struct membership_writer w;
         membership_writer_init(&w, payload, sizeof payload);
-        struct membership_header h = {
-            .type = MEMBERSHIP_MSG_PARTITIONED,
-            .flags = MEMBERSHIP_FLAG_HAS_VIEW,
-            .sender = ctx->self,
-            .incarnation = ctx->incarnation,
-            .epoch = ctx->epoch,
-            .stable_epoch = ctx->stable_epoch,
-        };
-        membership_put_header(&w, &h);
+        machine_put_header(ctx, &w, MEMBERSHIP_MSG_PARTITIONED, MEMBERSHIP_FLAG_HAS_VIEW);
         membership_put_u64(&w, epoch);
         membership_put_u8(&w, 0);
         membership_put_u8(&w, 0);
@@ -156,15 +148,7 @@ static void census_finish(struct membership *ctx, uint64_t now, struct membershi
      */
     struct membership_writer w;
     membership_writer_init(&w, ctx->round.change, sizeof ctx->round.change);
-    struct membership_header h = {
-        .type = MEMBERSHIP_MSG_PARTITIONED,
-        .flags = MEMBERSHIP_FLAG_HAS_VIEW,
-        .sender = ctx->self,
-        .incarnation = ctx->incarnation,
-        .epoch = ctx->epoch,
-        .stable_epoch = ctx->stable_epoch,
-    };
-    membership_put_header(&w, &h);
+    machine_put_header(ctx, &w, MEMBERSHIP_MSG_PARTITIONED, MEMBERSHIP_FLAG_HAS_VIEW);
     membership_put_u64(&w, ctx->epoch);
     membership_put_u8(&w, MEMBERSHIP_CHANGE_DIRECT);
     membership_put_u8(&w, 0);

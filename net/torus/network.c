@@ -111,13 +111,10 @@ static int next_hop(const struct torus_network *network, uint32_t destination, i
                                        network->up_mask, network->absent_mask, in_link);
 }
 
-static enum torus_network_status route_and_inject(struct torus_network *network,
-                                                  const uint8_t *frame,
-                                                  size_t length,
-                                                  uint32_t destination,
-                                                  unsigned type, int in_link)
+/* Queues frame on link, the hop next_hop chose (negative: none). */
+static enum torus_network_status inject_on(struct torus_network *network, int link,
+                                           const uint8_t *frame, size_t length, unsigned type)
 {
-    int link = next_hop(network, destination, in_link);
     if (link < 0) {
         count(network, TORUS_NETWORK_COUNT_NO_ROUTE);
         return TORUS_NETWORK_NO_ROUTE;
@@ -165,7 +162,8 @@ enum torus_network_status torus_network_send(struct torus_network *network,
         }
         return TORUS_NETWORK_OK;
     }
-    return route_and_inject(network, network->scratch, frame_length, destination, type, -1);
+    return inject_on(network, next_hop(network, destination, -1), network->scratch,
+                     frame_length, type);
 }
 
 /* The link a frame arrived on, from its destination MAC; -1: not ours. */
@@ -205,11 +203,11 @@ static void on_data(void *context, const struct torus_frame_header *header,
         return;
     }
     bool transit = header->destination != network->rank;
+    int next = transit ? next_hop(network, header->destination, link) : TORUS_ROUTE_LOCAL;
     if (transit) {
         /* Back-pressure, as a torus router's link-level flow control: a
          * transit frame the next hop has no room for is not acknowledged,
          * so its sender keeps it and sends it again. */
-        int next = next_hop(network, header->destination, link);
         if (next >= 0 && !ring_has_room(&network->injection[next], header->type)) {
             count(network, TORUS_NETWORK_COUNT_BACKPRESSURE);
             return;
@@ -228,8 +226,7 @@ static void on_data(void *context, const struct torus_frame_header *header,
         count(network, TORUS_NETWORK_COUNT_TTL_EXPIRED);
         return;
     }
-    if (route_and_inject(network, frame, length, header->destination, header->type, link) ==
-        TORUS_NETWORK_OK)
+    if (inject_on(network, next, frame, length, header->type) == TORUS_NETWORK_OK)
         count(network, TORUS_NETWORK_COUNT_FORWARDED);
 }
 

@@ -174,13 +174,19 @@ static void twin_cable_is_last_resort(void)
 
 /* 2x2x2 with nodes 3 and 5 dead (their cables down, out of every view)
  * and node 0 alive but out of the view (expelled): 1's only live neighbour
- * is 0, so everything to and from 1 must cross 0 (a detour that shuns 0
- * would wander until the TTL).  Every pair of live nodes is delivered. */
+ * is 0, so everything to and from 1 must cross 0.  Node 2, towards 1, goes
+ * to 0 (productive, out of the view) rather than detour to 6.  Every pair of
+ * live nodes is delivered within 4 hops of the distance. */
 static void absent_bridge(void)
 {
     const uint32_t pairs[] = {2, 2, 2};
     struct torus_geometry g;
     CHECK(torus_geometry_init(&g, 3, pairs, NULL, NULL) == TORUS_GEOMETRY_OK);
+    uint32_t up2 = torus_geometry_link_mask(&g, 2) & ~torus_route_links_towards(&g, 2, 3);
+    int first = torus_route_next_hop_detour(&g, 2, 1, up2, torus_route_links_towards(&g, 2, 0), -1);
+    CHECK(first >= 0);
+    if (first >= 0)
+        CHECK_EQ(torus_geometry_neighbour(&g, 2, (unsigned)first), 0);
     const uint32_t live[] = {0, 1, 2, 4, 6, 7};
     for (unsigned a = 0; a < 6; a++) {
         for (unsigned b = 0; b < 6; b++) {
