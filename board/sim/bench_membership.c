@@ -5,12 +5,13 @@
  *
  * 1. O_cp, the local recomputation after a change, versus N up to 65,536:
  *    (a) "core": one change to the live set (remove or re-add a member,
- *        index and digest) plus recomputing this node's place in the tree
- *        (parent, children, depth);
+ *        index and digest) plus recomputing a member's place in the tree
+ *        (parent, children, depth), the member drawn at random per change;
  *    (b) "receive": membership_receive() of a whole FAILED_NODE or
  *        NEW_NODE_JOIN message at a member: decode, validate, apply,
  *        recompute the tree and watch set, forward to the children.
- *    Both relative to N = 64 in the same run, beside log2(N)/log2(64).
+ *    Both relative to N = 64 in the same run, beside log2(N)/log2(64), and
+ *    a least-squares fit a + b log2(N) with its worst residual.
  * 2. T_s versus N in the simulator with the paper's BG/L figures (4.6 us
  *    per hop, 2 us per message), single failure, both layouts, radix 2/4/8,
  *    with the paper's base and distance models and the critical-path model
@@ -72,7 +73,12 @@ static uint32_t rng(uint32_t bound)
     return (uint32_t)((rng_state >> 33) % bound);
 }
 
-/* 1a: index + tree recomputation per change, in ns. */
+/*
+ * 1a: index + tree recomputation per change, in ns.  The member doing the
+ * work is drawn at random for every change: a leaf, an inner node and the
+ * root locate themselves at different costs, so a single fixed member would
+ * measure where it happens to sit in the tree at this N rather than N.
+ */
 static double bench_core(uint32_t n, enum membership_layout_kind kind, unsigned radix,
                          uint32_t iterations)
 {
@@ -81,11 +87,11 @@ static double bench_core(uint32_t n, enum membership_layout_kind kind, unsigned 
     for (uint32_t p = 0; p < n; p++) {
         membership_view_add(&view, p);
     }
-    uint32_t self = n / 3;
     uint64_t digest = 0;
     uint32_t sink = 0;
     uint64_t start = now_ns();
     for (uint32_t i = 0; i < iterations; i++) {
+        uint32_t self = rng(n);
         uint32_t victim = rng(n);
         if (victim == self) {
             victim = (victim + 1) % n;
@@ -105,6 +111,42 @@ static double bench_core(uint32_t n, enum membership_layout_kind kind, unsigned 
         printf(" ");
     }
     return (double)elapsed / (2.0 * iterations);
+}
+
+/*
+ * Least-squares fit cost = a + b log2(N) over the sizes measured; the largest
+ * relative residual says how well "logarithmic" describes the column (a
+ * column growing like N or log^2 N leaves a residual that grows with N).
+ */
+struct log_fit {
+    double a, b, worst_residual;
+};
+
+static struct log_fit fit_log(const double *n, const double *cost, size_t count)
+{
+    struct log_fit f = {0, 0, 0};
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < count; i++) {
+        double x = log2(n[i]);
+        sx += x;
+        sy += cost[i];
+        sxx += x * x;
+        sxy += x * cost[i];
+    }
+    double d = (double)count * sxx - sx * sx;
+    if (count < 2 || d == 0) {
+        return f;
+    }
+    f.b = ((double)count * sxy - sx * sy) / d;
+    f.a = (sy - f.b * sx) / (double)count;
+    for (size_t i = 0; i < count; i++) {
+        double model = f.a + f.b * log2(n[i]);
+        double r = fabs(cost[i] - model) / model;
+        if (r > f.worst_residual) {
+            f.worst_residual = r;
+        }
+    }
+    return f;
 }
 
 /* 1b: membership_receive of a change message at a member, in ns. */
@@ -264,6 +306,8 @@ int main(int argc, char **argv)
            "core torus (ns, x N=64)", "receive radix (ns, x N=64)");
     double base_core[2] = {0, 0};
     double base_recv = 0;
+    double fit_n[SIZE_COUNT], fit_cost[3][SIZE_COUNT];
+    size_t fitted = 0;
     for (size_t i = 0; i < SIZE_COUNT; i++) {
         struct torus_geometry g;
         if (sizes[i].nodes > max_nodes || !geometry(sizes[i].dims, &g)) {
@@ -289,7 +333,20 @@ int main(int argc, char **argv)
                sizes[i].dims, g.node_count, core_radix, core_radix / base_core[0], core_torus,
                core_torus / base_core[1], recv, recv / base_recv,
                log2((double)g.node_count) / 6.0);
+        fit_n[fitted] = g.node_count;
+        fit_cost[0][fitted] = core_radix;
+        fit_cost[1][fitted] = core_torus;
+        fit_cost[2][fitted] = recv;
+        fitted++;
     }
+    static const char *const fit_names[3] = {"core radix", "core torus", "receive radix"};
+    printf("fit a + b log2(N) (ns):");
+    for (int c = 0; c < 3; c++) {
+        struct log_fit f = fit_log(fit_n, fit_cost[c], fitted);
+        printf("%s %s %.1f + %.2f log2 N (worst residual %.0f%%)", c == 0 ? "" : ";", fit_names[c],
+               f.a, f.b, 100.0 * f.worst_residual);
+    }
+    printf("\n");
 
     printf("\n== T_s, single failure, simulator with BG/L figures (L = 4.6 us/hop, O_cp = 2 us/message) ==\n");
     printf("models: base 2L(H-1)+O_cp*H; distance 2L*sum(max hops per level)+O_cp*H;"
