@@ -32,6 +32,12 @@ static uint64_t join_wait(const struct membership *ctx)
     return base + machine_mix64(seed) % (base / 2u + 1u);
 }
 
+uint64_t membership_join_wait_max_ns(const struct membership_config *config)
+{
+    uint64_t base = config->join_timeout_ns << JOIN_BACKOFF_MAX;
+    return base + base / 2u;
+}
+
 static void send_join_request(struct membership *ctx, struct membership_outbox *out, uint32_t dest)
 {
     struct membership_writer w;

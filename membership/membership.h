@@ -337,6 +337,13 @@ struct membership {
 void membership_config_defaults(struct membership_config *config);
 
 /*
+ * The longest a joiner waits between two requests once fully backed off
+ * (join timeout x 2^3, plus up to half of that as jitter): an observer that
+ * wants to know whether joiners got in must wait at least this long.
+ */
+uint64_t membership_join_wait_max_ns(const struct membership_config *config);
+
+/*
  * Derives the timeouts from a personality's heartbeat_ms and
  * detect_timeout_ms: heartbeat period, heartbeat/probe/ack-per-level
  * timeouts = detect timeout, report timeout = 2x, join timeout = 4x,

@@ -965,8 +965,19 @@ static void step(struct sim *sim, const struct sim_event *e)
     }
 }
 
-/* Agreement once everything settled. */
-static void final_check(struct sim *sim)
+/*
+ * Agreement once everything settled.  With report false it only answers
+ * whether the torus agrees yet (the run goes on while it does not); with
+ * report true a disagreement is a violation.
+ */
+#define DISAGREE(...)                                                                       \
+    do {                                                                                    \
+        if (report)                                                                         \
+            violation(sim, __VA_ARGS__);                                                    \
+        return false;                                                                       \
+    } while (0)
+
+static bool agreement(struct sim *sim, bool report)
 {
     uint32_t reference[2] = {UINT32_MAX, UINT32_MAX};
     uint32_t running[2] = {0, 0};
@@ -977,8 +988,7 @@ static void final_check(struct sim *sim)
             continue;
         }
         if (n->state == NODE_HUNG) {
-            violation(sim, "node %" PRIu32 " still hung at the end (settle longer)", id);
-            return;
+            DISAGREE("node %" PRIu32 " still hung at the end (settle longer)", id);
         }
         running[n->side]++;
         if (membership_has_view(&sim->contexts[id])) {
@@ -992,13 +1002,12 @@ static void final_check(struct sim *sim)
     uint32_t sides_with_views = (viewers[0] > 0) + (viewers[1] > 0);
     if (sides_with_views == 0) {
         if (running[0] + running[1] > 0) {
-            violation(sim, "no running node holds a view at the end");
+            DISAGREE("no running node holds a view at the end");
         }
-        return;
+        return true;
     }
     if (partitioned && sim->params.policy == MEMBERSHIP_POLICY_PRIMARY && sides_with_views > 1) {
-        violation(sim, "both sides of the partition hold views (primary policy)");
-        return;
+        DISAGREE("both sides of the partition hold views (primary policy)");
     }
     for (unsigned side = 0; side < 2; side++) {
         if (viewers[side] == 0) {
@@ -1009,36 +1018,34 @@ static void final_check(struct sim *sim)
             const struct sim_node *n = &sim->nodes[id];
             if (!node_running(n) || n->side != side) {
                 if (membership_is_member(ref, id)) {
-                    violation(sim, "view %" PRIx64 " still holds node %" PRIu32 ", which is %s",
+                    DISAGREE("view %" PRIx64 " still holds node %" PRIu32 ", which is %s",
                               membership_epoch(ref), id,
                               node_running(n) ? "on the other side" : "down");
-                    return;
                 }
                 continue;
             }
             const struct membership *ctx = &sim->contexts[id];
             if (!membership_has_view(ctx)) {
-                violation(sim, "node %" PRIu32 " (running) holds no view; node %" PRIu32
-                               " holds %" PRIx64,
-                          id, reference[side], membership_epoch(ref));
-                return;
+                DISAGREE("node %" PRIu32 " (running) holds no view; node %" PRIu32
+                         " holds %" PRIx64,
+                         id, reference[side], membership_epoch(ref));
             }
             if (membership_epoch(ctx) != membership_epoch(ref) ||
                 membership_digest(ctx) != membership_digest(ref)) {
-                violation(sim, "node %" PRIu32 " holds %" PRIx64 ", node %" PRIu32 " holds %" PRIx64,
+                DISAGREE("node %" PRIu32 " holds %" PRIx64 ", node %" PRIu32 " holds %" PRIx64,
                           id, membership_epoch(ctx), reference[side], membership_epoch(ref));
-                return;
             }
             if (!membership_is_member(ref, id)) {
-                violation(sim, "running node %" PRIu32 " is not in the final view", id);
-                return;
+                DISAGREE("running node %" PRIu32 " is not in the final view", id);
             }
         }
         sim->stats.final_epoch = membership_epoch(ref);
         sim->stats.final_live = membership_live_count(ref);
         sim->stats.final_viewers = viewers[side];
     }
+    return true;
 }
+#undef DISAGREE
 
 /* ------------------------------------------------------------------ */
 /* Public API                                                           */
@@ -1151,16 +1158,26 @@ bool sim_run(struct sim *sim, FILE *out)
             boot_node(sim, id, false);
         }
     }
-    struct sim_event e;
-    while (!sim->stats.violation && sim_queue_peek_time(&sim->queue) <= sim->end_ns &&
-           sim_queue_pop(&sim->queue, &e)) {
-        sim->now = e.time_ns;
-        step(sim, &e);
+    /* Quiescence, not a fixed window: a joiner turned away may be backing
+     * off when the window closes, so the run goes on, a window at a time,
+     * until the torus agrees or joiners have had two of their longest waits
+     * (past that, disagreement is a liveness failure). */
+    uint64_t limit = sim->end_ns + 2u * membership_join_wait_max_ns(&sim->base_config);
+    for (;;) {
+        struct sim_event e;
+        while (!sim->stats.violation && sim_queue_peek_time(&sim->queue) <= sim->end_ns &&
+               sim_queue_pop(&sim->queue, &e)) {
+            sim->now = e.time_ns;
+            step(sim, &e);
+        }
+        if (sim->stats.violation || sim->end_ns >= limit || agreement(sim, false))
+            break;
+        sim->end_ns += settle;
     }
     sim->now = sim->end_ns > sim->now ? sim->end_ns : sim->now;
     sim->stats.end_ns = sim->now;
     if (!sim->stats.violation) {
-        final_check(sim);
+        agreement(sim, true);
     }
     return !sim->stats.violation;
 }
