@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "board/board.h"
 #include "kernel/console_command.h"
 #include "kernel/event.h"
 #include "kernel/node.h"
@@ -24,7 +25,7 @@ static timer_id membership_timer = -1;
  * by joining.
  */
 static bool membership_started;
-static void emit_event(const struct membership_event *e)
+static void emit_event(const struct membership_event *e, uint64_t entry_ns)
 {
     event_begin(membership_event_name(e->type));
     switch (e->type) {
@@ -33,6 +34,7 @@ static void emit_event(const struct membership_event *e)
         event_add_u64("root", e->u.view.root);
         event_add_u64("live", e->u.view.live);
         event_add_hex("digest", e->u.view.digest);
+        event_add_u64("ocp_ns", entry_ns);
         break;
     case MEMBERSHIP_EVENT_FAILURE_DETECTED:
         event_add_u64("who", e->u.failure.who);
@@ -92,9 +94,15 @@ static void update_absent_links(struct node *node)
     torus_network_set_absent_links(network, absent);
 }
 
-/* Sends what the state machine wrote and reports its events. */
-static void flush_outbox(struct node *node, uint64_t now_ns)
+/*
+ * Sends what the state machine wrote and reports its events.  began_ns is
+ * when the entry point that wrote them was called: a view line carries the
+ * time it took (ocp_ns), the paper's O_cp - the local view and tree update -
+ * measured, as the paper says, on the target itself.
+ */
+static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
 {
+    uint64_t entry_ns = board_now_ns() - began_ns;
     struct membership_outbox *out = &node->membership_outbox;
     uint64_t epoch = membership_epoch(&node->membership);
     if (out->event_count != 0)
@@ -107,7 +115,7 @@ static void flush_outbox(struct node *node, uint64_t now_ns)
                            membership_outbox_payload(out, i), m->length, now_ns);
     }
     for (uint32_t i = 0; i < out->event_count; i++)
-        emit_event(&out->events[i]);
+        emit_event(&out->events[i], entry_ns);
     if (out->dropped_messages != 0 || out->dropped_events != 0) {
         event_begin("membership-outbox-overflow");
         event_add_u64("messages", out->dropped_messages);
@@ -123,9 +131,10 @@ static void on_membership_frame(void *context, const struct torus_frame_header *
     struct node *node = context;
     if (!membership_started)
         return;
+    uint64_t began = board_now_ns();
     membership_receive(&node->membership, payload, header->payload_length, now_ns,
                        &node->membership_outbox);
-    flush_outbox(node, now_ns);
+    flush_outbox(node, now_ns, began);
 }
 
 void node_membership_link_event(struct node *node, uint32_t neighbour, bool up,
@@ -133,9 +142,10 @@ void node_membership_link_event(struct node *node, uint32_t neighbour, bool up,
 {
     if (!membership_started)
         return;
+    uint64_t began = board_now_ns();
     membership_link_event(&node->membership, neighbour, up, now_ns,
                           &node->membership_outbox);
-    flush_outbox(node, now_ns);
+    flush_outbox(node, now_ns, began);
 }
 
 static unsigned membership_poll(void *context, uint64_t now_ns)
@@ -145,8 +155,9 @@ static unsigned membership_poll(void *context, uint64_t now_ns)
     if (!membership_started)
         return 0;
     if (membership_next_deadline(&node->membership) <= now_ns) {
+        uint64_t began = board_now_ns();
         membership_tick(&node->membership, now_ns, &node->membership_outbox);
-        flush_outbox(node, now_ns);
+        flush_outbox(node, now_ns, began);
         work = 1;
     }
     uint64_t deadline = membership_next_deadline(&node->membership);
@@ -192,9 +203,10 @@ static void command_suspect(void *context, const char *arguments, uint64_t now_n
         console_command_reply_error("suspect: expected a node id below the node count");
         return;
     }
+    uint64_t began = board_now_ns();
     membership_suspect(&node->membership, (uint32_t)who, now_ns,
                        &node->membership_outbox);
-    flush_outbox(node, now_ns);
+    flush_outbox(node, now_ns, began);
 }
 
 static void command_start(void *context, const char *arguments, uint64_t now_ns)
@@ -207,6 +219,7 @@ static void command_start(void *context, const char *arguments, uint64_t now_ns)
         return;
     }
     membership_started = true;
+    uint64_t began = board_now_ns();
     event_begin("started");
     event_add_str("as", personality_is_spare(p) ? "spare"
                         : p->boot_incarnation > 1 ? "rejoining" : "member");
@@ -223,10 +236,10 @@ static void command_start(void *context, const char *arguments, uint64_t now_ns)
         initial.u.view.root = membership_root(&node->membership);
         initial.u.view.live = membership_live_count(&node->membership);
         initial.u.view.digest = membership_digest(&node->membership);
-        emit_event(&initial);
+        emit_event(&initial, 0);
         membership_tick(&node->membership, now_ns, &node->membership_outbox);
     }
-    flush_outbox(node, now_ns);
+    flush_outbox(node, now_ns, began);
 }
 
 void node_membership_init(struct node *node)

@@ -344,7 +344,8 @@ static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
          * record and the line say it was never quiet. */
         emu_agree_evaluate(f->answers, emu->count, f->expected, &check.tree, &check.agreement);
     }
-    emu_model_predict(&check.tree, f->results.one_hop_ns, f->results.ocp_ns, &check.prediction);
+    check.ocp_ns = emu_results_group_ocp_ns(&f->results, check.agreement.epoch, &check.ocp_samples);
+    emu_model_predict(&check.tree, f->results.one_hop_ns, check.ocp_ns, &check.prediction);
     const struct emu_check_record *closed = emu_results_close_group(
         &f->results, &check, f->records, emu->options->json ? stdout : NULL);
     f->group_open = false;
@@ -401,8 +402,8 @@ static void measure(struct emu *emu, struct emu_faults *f)
         fprintf(stderr, TOOL ": warning: no one-hop ping answered (%u failed): the model "
                         "has no latency (L = 0)\n",
                 f->latency.failed);
-    say(emu, "one-hop latency L = %.3f ms (median round trip / 2 of %u pings), O_cp = %.2f us "
-             "(launcher CPU)",
+    say(emu, "one-hop latency L = %.3f ms (median round trip / 2 of %u pings); O_cp: each "
+             "view's install time on the nodes (launcher CPU %.2f us if none)",
         f->results.one_hop_ns / 1e6, f->latency.count, f->results.ocp_ns / 1e3);
 }
 

@@ -13,8 +13,10 @@ bool emu_results_init(struct emu_results *results, uint32_t count)
     results->view_epoch = calloc(n, sizeof *results->view_epoch);
     results->view_digest = calloc(n, sizeof *results->view_digest);
     results->view_ns = calloc(n, sizeof *results->view_ns);
+    results->view_ocp_ns = calloc(n, sizeof *results->view_ocp_ns);
     if (results->has_view == NULL || results->view_epoch == NULL ||
-        results->view_digest == NULL || results->view_ns == NULL) {
+        results->view_digest == NULL || results->view_ns == NULL ||
+        results->view_ocp_ns == NULL) {
         emu_results_free(results);
         return false;
     }
@@ -29,6 +31,7 @@ void emu_results_free(struct emu_results *results)
     free(results->view_epoch);
     free(results->view_digest);
     free(results->view_ns);
+    free(results->view_ocp_ns);
     memset(results, 0, sizeof *results);
 }
 
@@ -79,6 +82,33 @@ static uint64_t get_u64(const struct event_line *line, const char *key)
     return value;
 }
 
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+double emu_results_group_ocp_ns(const struct emu_results *results, uint64_t epoch,
+                                unsigned *samples)
+{
+    *samples = 0;
+    uint64_t *times = calloc(results->count + 1u, sizeof *times);
+    if (times == NULL)
+        return results->ocp_ns;
+    unsigned n = 0;
+    for (uint32_t r = 0; r < results->count; r++)
+        if (results->has_view[r] && results->view_epoch[r] == epoch && results->view_ocp_ns[r] > 0)
+            times[n++] = results->view_ocp_ns[r];
+    double ocp = results->ocp_ns;
+    if (n > 0) {
+        qsort(times, n, sizeof *times, compare_u64);
+        ocp = n % 2 ? (double)times[n / 2] : ((double)times[n / 2 - 1] + (double)times[n / 2]) / 2.0;
+    }
+    free(times);
+    *samples = n;
+    return ocp;
+}
+
 void emu_results_on_event(struct emu_results *results, uint32_t rank,
                           const struct event_line *line, uint64_t now_ns)
 {
@@ -92,6 +122,7 @@ void emu_results_on_event(struct emu_results *results, uint32_t rank,
             results->view_epoch[rank] = get_u64(line, "epoch");
             results->view_digest[rank] = digest;
             results->view_ns[rank] = now_ns;
+            results->view_ocp_ns[rank] = get_u64(line, "ocp_ns");
         }
         return;
     }
@@ -200,9 +231,11 @@ static void write_record(const struct emu_results *results, const struct emu_fau
     json_optional_ns(out, "expelled_ns", r->expelled, r->expelled_ns - r->injected_ns);
     const struct emu_model_tree *t = &check->tree;
     fprintf(out,
-            ",\"model\":{\"one_hop_ns\":%.0f,\"ocp_ns\":%.1f,\"levels\":%u,\"hop_sum\":%u,"
+            ",\"model\":{\"one_hop_ns\":%.0f,\"ocp_ns\":%.1f,\"ocp_samples\":%u,"
+            "\"launcher_ocp_ns\":%.1f,\"levels\":%u,\"hop_sum\":%u,"
             "\"base_ns\":%.0f,\"distance_ns\":%.0f}",
-            results->one_hop_ns, results->ocp_ns, (unsigned)t->levels, (unsigned)t->hop_sum,
+            results->one_hop_ns, check->ocp_ns, check->ocp_samples, results->ocp_ns,
+            (unsigned)t->levels, (unsigned)t->hop_sum,
             check->prediction.base_ns, check->prediction.distance_ns);
     if (r->stable && check->prediction.distance_ns > 0)
         fprintf(out, ",\"ratio\":%.3f", (double)r->ts_ns / check->prediction.distance_ns);
@@ -319,9 +352,9 @@ static void format_ms(char *out, size_t capacity, bool present, double ns, bool 
 
 void emu_results_print_table(const struct emu_results *results, FILE *out)
 {
-    fprintf(out, "faults (times from the job start; L = %.3f ms one hop from %u pings, "
-                 "O_cp = %.2f us on the launcher's CPU)\n",
-            results->one_hop_ns / 1e6, results->latency_samples, results->ocp_ns / 1e3);
+    fprintf(out, "faults (times from the job start; L = %.3f ms one hop from %u pings; model "
+                 "2 L S + O_cp H, O_cp the nodes' median time to install the view)\n",
+            results->one_hop_ns / 1e6, results->latency_samples);
     fprintf(out, "  %3s %9s  %-24s %10s %9s %9s %6s %10s  %s\n", "#", "at", "fault",
             "detected", "T_s", "model", "ratio", "stable", "agreement");
     for (unsigned i = 0; i < results->fault_count; i++) {

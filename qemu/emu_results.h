@@ -64,6 +64,8 @@ struct emu_check_record {
     unsigned false_suspicions; /* ... naming a node no fault of the group touched */
     struct emu_agreement agreement;
     struct emu_model_tree tree; /* the expected view */
+    double ocp_ns;            /* O_cp of the model: see emu_results_group_ocp_ns */
+    unsigned ocp_samples;     /* views that reported it; 0: the launcher's figure */
     struct emu_model_prediction prediction;
 };
 
@@ -73,14 +75,14 @@ struct emu_results {
     unsigned fault_count, fault_capacity;
     struct emu_check_record *checks;
     unsigned check_count, check_capacity;
-    /* Each node's last view event. */
+    /* Each node's last view event (ocp_ns: its own time to install it). */
     bool *has_view;
-    uint64_t *view_epoch, *view_digest, *view_ns;
+    uint64_t *view_epoch, *view_digest, *view_ns, *view_ocp_ns;
     unsigned open_first;      /* records of the group not checked yet */
 
     double one_hop_ns;        /* L */
     unsigned latency_samples;
-    double ocp_ns;            /* O_cp */
+    double ocp_ns;            /* O_cp on the launcher's CPU: the fallback */
     uint64_t job_start_ns;    /* on the launcher clock of events.jsonl (emu_ns) */
     unsigned failed_checks;
 };
@@ -92,6 +94,15 @@ void emu_results_free(struct emu_results *results);
 struct emu_fault_record *emu_results_add_fault(struct emu_results *results,
                                                const struct emu_action *action,
                                                uint64_t injected_ns, unsigned group);
+
+/*
+ * O_cp for a group's model: the median of the times the nodes reported for
+ * installing the group's final view (epoch), as the paper measures O_cp on
+ * the target; *samples says how many (0: none reported, the launcher's own
+ * figure is returned).
+ */
+double emu_results_group_ocp_ns(const struct emu_results *results, uint64_t epoch,
+                                unsigned *samples);
 
 /* Attributes a node event read at now_ns to the open records. */
 void emu_results_on_event(struct emu_results *results, uint32_t rank,

@@ -55,7 +55,18 @@ int main(void)
     CHECK(r->detected && r->detected_ns == 1200 && r->detector == 3);
     CHECK(r->node_detect_ns == 50000000ull && strcmp(r->cause, "heartbeat") == 0);
     feed(&results, 0, "tori node=0 event=view t_ns=1 epoch=9 root=0 live=7 "
-                      "digest=0x5c77d99e64418d7b", 1400);
+                      "digest=0x5c77d99e64418d7b ocp_ns=3000", 1400);
+    /* O_cp for the model: the median of the nodes' install times of the
+     * final view (epoch 9), not of an older one, else the launcher's. */
+    feed(&results, 1, "tori node=1 event=view t_ns=1 epoch=9 root=0 live=7 "
+                      "digest=0x5c77d99e64418d7b ocp_ns=1000", 1410);
+    feed(&results, 2, "tori node=2 event=view t_ns=1 epoch=9 root=0 live=7 "
+                      "digest=0x5c77d99e64418d7b ocp_ns=2000", 1420);
+    feed(&results, 3, "tori node=3 event=view t_ns=1 epoch=8 root=0 live=8 "
+                      "digest=0x5c77d99e64418d7b ocp_ns=99999", 1430);
+    unsigned samples = 0;
+    CHECK(emu_results_group_ocp_ns(&results, 9, &samples) == 2000.0 && samples == 3);
+    CHECK(emu_results_group_ocp_ns(&results, 12, &samples) == 50.0 && samples == 0);
     feed(&results, 0, "tori node=0 event=stable t_ns=1 epoch=9 ts_ns=777 messages=12 "
                       "episode_messages=14 detector_messages=2 rounds=1 live=7 levels=3", 1500);
     feed(&results, 0, "tori node=0 event=stable t_ns=1 epoch=10 ts_ns=999 messages=1 "
@@ -74,6 +85,8 @@ int main(void)
     check.agreement.members = 7;
     check.tree.levels = 3;
     check.tree.hop_sum = 5;
+    check.ocp_ns = 2000.0;
+    check.ocp_samples = 3;
     check.prediction.distance_ns = 1000.0;
     check.prediction.base_ns = 800.0;
     FILE *json = tmpfile();
@@ -87,6 +100,7 @@ int main(void)
                          "\"cause\":\"heartbeat\"");
     CHECK_CONTAINS(text, "\"ts_ns\":777,\"messages\":12");
     CHECK_CONTAINS(text, "\"recovery_ns\":500");
+    CHECK_CONTAINS(text, "\"ocp_ns\":2000.0,\"ocp_samples\":3,\"launcher_ocp_ns\":50.0");
     CHECK_CONTAINS(text, "\"ratio\":0.777");
     CHECK_CONTAINS(text, "\"views\":[{\"node\":0,\"epoch\":9,\"digest\":\"0x5c77d99e64418d7b\"");
     CHECK_CONTAINS(text, "\"agreement\":{\"result\":\"pass\",\"settled\":true");
