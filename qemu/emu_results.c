@@ -82,28 +82,33 @@ static uint64_t get_u64(const struct event_line *line, const char *key)
     return value;
 }
 
-static int compare_u64(const void *a, const void *b)
+static int compare_doubles(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of values[0..n) (sorted in place); 0 when n is 0. */
+static double median_of(double *values, unsigned n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(values, n, sizeof *values, compare_doubles);
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
 double emu_results_group_ocp_ns(const struct emu_results *results, uint64_t epoch,
                                 unsigned *samples)
 {
     *samples = 0;
-    uint64_t *times = calloc(results->count + 1u, sizeof *times);
+    double *times = malloc((results->count + 1u) * sizeof *times);
     if (times == NULL)
         return results->ocp_ns;
     unsigned n = 0;
     for (uint32_t r = 0; r < results->count; r++)
         if (results->has_view[r] && results->view_epoch[r] == epoch && results->view_ocp_ns[r] > 0)
-            times[n++] = results->view_ocp_ns[r];
-    double ocp = results->ocp_ns;
-    if (n > 0) {
-        qsort(times, n, sizeof *times, compare_u64);
-        ocp = n % 2 ? (double)times[n / 2] : ((double)times[n / 2 - 1] + (double)times[n / 2]) / 2.0;
-    }
+            times[n++] = (double)results->view_ocp_ns[r];
+    double ocp = n > 0 ? median_of(times, n) : results->ocp_ns;
     free(times);
     *samples = n;
     return ocp;
@@ -299,12 +304,6 @@ struct emu_check_record *emu_results_close_group(struct emu_results *results,
 
 /* ---- the table ---- */
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static const struct emu_check_record *check_of(const struct emu_results *results,
                                                const struct emu_fault_record *r)
 {
@@ -333,11 +332,7 @@ double emu_results_median(const struct emu_results *results, int column)
                  c->prediction.distance_ns > 0)
             values[n++] = (double)r->ts_ns / c->prediction.distance_ns;
     }
-    double median = 0.0;
-    if (n > 0) {
-        qsort(values, n, sizeof *values, compare_doubles);
-        median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
-    }
+    double median = median_of(values, n);
     free(values);
     return median;
 }

@@ -87,6 +87,13 @@ def main():
     # emu_ns counts from the launcher's start, injected_ns from the job start.
     job = summary["job_start_emu_ns"]
 
+    def expelled_then_rejoined(node, since):
+        expelled = node_events(node, "expelled", since)
+        if not expelled:
+            fail(f"node {node} was never expelled after it resumed")
+        if not node_events(node, "joined", expelled[0]["emu_ns"]):
+            fail(f"node {node} never rejoined after it was expelled")
+
     def detected(index):
         if faults[index]["detection"] is None:
             fail(f"nobody detected fault #{index + 1} ({faults[index]['text']})")
@@ -111,21 +118,11 @@ def main():
             fail("the hung node was not out during the hang and back after it")
         # Resumed, it holds a view the others left behind: it must find
         # itself expelled, then rejoin.
-        since = job + after(1)
-        expelled = node_events(5, "expelled", since)
-        if not expelled:
-            fail("node 5 was never expelled after it resumed")
-        if not node_events(5, "joined", expelled[0]["emu_ns"]):
-            fail("node 5 never rejoined after it was expelled")
+        expelled_then_rejoined(5, job + after(1))
     elif scenario == "kill_hang_4x4x4":
         detected(0)
         detected(1)
-        since = job + after(2)
-        expelled = node_events(42, "expelled", since)
-        if not expelled:
-            fail("node 42 was never expelled after it resumed")
-        if not node_events(42, "joined", expelled[0]["emu_ns"]):
-            fail("node 42 never rejoined after it was expelled")
+        expelled_then_rejoined(42, job + after(2))
     elif scenario == "demo":
         # A leaf, the root, then the leaf back with its old id.
         texts = [f["text"] for f in faults]
