@@ -6,6 +6,7 @@
 
 #include "kernel/personality.h"
 #include "net/torus/geometry.h"
+#include "qemu/emu_results.h"
 #include "qemu/qmp.h"
 
 bool bench_faults_parse_config(const char *text, unsigned kills, struct bench_faults_config *config,
@@ -215,20 +216,6 @@ bool bench_faults_parse_record(const char *line, struct bench_faults_sample *sam
     return true;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *values, unsigned count)
-{
-    if (count == 0)
-        return 0.0;
-    qsort(values, count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2.0;
-}
-
 void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned count,
                             struct bench_faults_summary *s)
 {
@@ -281,13 +268,13 @@ void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned 
             }
         }
     }
-    s->detection_ns = median(detection, nd);
-    s->ts_ns = median(ts, nt);
-    s->model_ns = median(model, nm);
-    s->ocp_ns = median(ocp, nm);
-    s->ratio = median(ratio, nr);
-    s->recovery_ns = median(recovery, nc);
-    s->rejoin_ts_ns = median(rejoin, nj);
+    s->detection_ns = emu_results_median_of(detection, nd);
+    s->ts_ns = emu_results_median_of(ts, nt);
+    s->model_ns = emu_results_median_of(model, nm);
+    s->ocp_ns = emu_results_median_of(ocp, nm);
+    s->ratio = emu_results_median_of(ratio, nr);
+    s->recovery_ns = emu_results_median_of(recovery, nc);
+    s->rejoin_ts_ns = emu_results_median_of(rejoin, nj);
     s->ts_over_l = s->one_hop_ns > 0 ? s->ts_ns / s->one_hop_ns : 0.0;
     free(detection), free(ts), free(model), free(ratio), free(recovery), free(rejoin);
     free(ocp);

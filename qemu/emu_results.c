@@ -88,8 +88,7 @@ static int compare_doubles(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The median of values[0..n) (sorted in place); 0 when n is 0. */
-static double median_of(double *values, unsigned n)
+double emu_results_median_of(double *values, unsigned n)
 {
     if (n == 0)
         return 0.0;
@@ -108,7 +107,7 @@ double emu_results_group_ocp_ns(const struct emu_results *results, uint64_t epoc
     for (uint32_t r = 0; r < results->count; r++)
         if (results->has_view[r] && results->view_epoch[r] == epoch && results->view_ocp_ns[r] > 0)
             times[n++] = (double)results->view_ocp_ns[r];
-    double ocp = n > 0 ? median_of(times, n) : results->ocp_ns;
+    double ocp = n > 0 ? emu_results_median_of(times, n) : results->ocp_ns;
     free(times);
     *samples = n;
     return ocp;
@@ -332,7 +331,7 @@ double emu_results_median(const struct emu_results *results, int column)
                  c->prediction.distance_ns > 0)
             values[n++] = (double)r->ts_ns / c->prediction.distance_ns;
     }
-    double median = median_of(values, n);
+    double median = emu_results_median_of(values, n);
     free(values);
     return median;
 }

@@ -104,6 +104,9 @@ struct emu_fault_record *emu_results_add_fault(struct emu_results *results,
 double emu_results_group_ocp_ns(const struct emu_results *results, uint64_t epoch,
                                 unsigned *samples);
 
+/* The median of values[0..count) (sorted in place); 0 when count is 0. */
+double emu_results_median_of(double *values, unsigned count);
+
 /* Attributes a node event read at now_ns to the open records. */
 void emu_results_on_event(struct emu_results *results, uint32_t rank,
                           const struct event_line *line, uint64_t now_ns);
