@@ -5,7 +5,7 @@
 
 #include "board/board.h"
 #include "kernel/console_output.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 
 /* Long enough for any event; an overlong line is cut, never overrun. */
 #define EVENT_LINE_CAPACITY 512
