@@ -133,6 +133,14 @@ uint32_t board_reset_count(void)
     return 0;
 }
 
+/* The stack is the operating system's: nothing painted, nothing to tell. */
+bool board_stack_high_water(size_t *high_water, size_t *size)
+{
+    (void)high_water;
+    (void)size;
+    return false;
+}
+
 _Noreturn void board_halt(int code)
 {
     fflush(stdout);
