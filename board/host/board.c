@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "board/host/host.h"
-#include "kernel/node.h"
+#include "kernel/main.h"
 #include "kernel/personality.h"
 
 /* Room for a block larger than ours, so "too long" is not silently cut. */
