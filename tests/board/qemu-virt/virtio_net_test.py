@@ -13,7 +13,7 @@ dgram,local.type=fd (QEMU 7.2 accepts no remote.* with a local fd), and a
 virtio-net-device on bus=virtio-mmio-bus.SLOT whose MAC is 02:74:RR:RR:RR:LL;
 the peer of (node, link L) is (neighbour, L ^ 1).
 
-Cases (one per CTest test, see tests/qemu/CMakeLists.txt):
+Cases (one per CTest test, see tests/board/qemu-virt/CMakeLists.txt):
   links          2x2 torus, 4 nodes;
                  node 3's NICs sit in reversed slots and node 0 has a
                  virtio-rng device too.  Every node finds its 4 links, one
@@ -44,7 +44,7 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import qemu_harness as harness  # noqa: E402  (tests/qemu/qemu_harness.py)
+import qemu_harness as harness  # noqa: E402  (tests/board/qemu-virt/qemu_harness.py)
 from qemu_harness import TestFailure, event_fields  # noqa: E402
 
 RCVBUF_BYTES = 4 << 20
