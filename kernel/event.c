@@ -119,12 +119,3 @@ void event_end(void)
     console_output_write(line, line_length);
     line_length = 0;
 }
-
-void console_line(const char *text)
-{
-    size_t n = 0;
-    while (text[n] != '\0')
-        n++;
-    console_output_write(text, n);
-    console_output_write("\n", 1);
-}
