@@ -7,6 +7,7 @@
 #ifndef BOARD_BOARD_H
 #define BOARD_BOARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,14 @@ void board_idle_until(uint64_t deadline_ns);
  * reset node never speaks with the incarnation of its earlier life.
  */
 uint32_t board_reset_count(void);
+
+/*
+ * The deepest use of the node's one stack so far and the stack's size, in
+ * bytes, for the certification's runtime evidence (kernel/stack_report.h).
+ * Only a board whose start-up code paints the stack can tell (qemu-virt);
+ * the others return false and write nothing (host: the stack is the OS's).
+ */
+bool board_stack_high_water(size_t *high_water, size_t *size);
 
 /* Stops the node for good: WFI loop on hardware, exit(code) on host. */
 _Noreturn void board_halt(int code);

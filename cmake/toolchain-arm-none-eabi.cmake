@@ -31,7 +31,7 @@ set(CMAKE_C_FLAGS_INIT
 set(CMAKE_ASM_FLAGS_INIT "${TORI_ARM_FLAGS} -g")
 # CMake links with the C flags too (so --specs=nano.specs is not repeated
 # here: gcc refuses it twice).  Our own start-up code replaces crt0;
-# newlib's system calls are kernel/newlib_syscalls.c.
+# newlib's system calls are board/qemu-virt/newlib_syscalls.c.
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-nostartfiles -Wl,--gc-sections")
 
 # Find headers and libraries in the cross sysroot only, programs on the host.

@@ -5,7 +5,7 @@
 
 #include "board/board.h"
 #include "kernel/console_output.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 
 /* Long enough for any event; an overlong line is cut, never overrun. */
 #define EVENT_LINE_CAPACITY 512
@@ -118,13 +118,4 @@ void event_end(void)
     line[line_length++] = '\n';
     console_output_write(line, line_length);
     line_length = 0;
-}
-
-void console_line(const char *text)
-{
-    size_t n = 0;
-    while (text[n] != '\0')
-        n++;
-    console_output_write(text, n);
-    console_output_write("\n", 1);
 }

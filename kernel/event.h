@@ -28,7 +28,4 @@ void event_add_text(const char *key, const char *value);
 /* Ends the line and writes it to the console. */
 void event_end(void);
 
-/* Writes a plain console line (no event syntax), newline added. */
-void console_line(const char *text);
-
 #endif /* KERNEL_EVENT_H */

@@ -1,9 +1,9 @@
 #include "kernel/heap.h"
 
 #include "config/tori_config.h"
-#include "kernel/format.h"
 #include "kernel/panic.h"
 #include "kernel/phase.h"
+#include "lib/format.h"
 
 /* The only memory newlib can have; static so no heap grows into free RAM. */
 static _Alignas(8) unsigned char init_heap[CONFIG_INIT_HEAP_SIZE];

@@ -2,8 +2,8 @@
 
 #include <string.h>
 
-#include "kernel/crc32.h"
-#include "kernel/format.h"
+#include "lib/crc32.h"
+#include "lib/format.h"
 
 enum personality_offset {
     OFFSET_MAGIC = 0,

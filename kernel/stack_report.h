@@ -1,7 +1,7 @@
 /*
  * Stack evidence for the certification (./tori cert): the high-water mark
  * of the one stack, read from the paint start-up code leaves on boards that
- * paint it (qemu-virt: board/qemu-virt/stack.h), reported as an event line
+ * paint it (board_stack_high_water, board/board.h), reported as an event line
  *
  *   tori node=3 event=stack t_ns=... high_water=1184 size=65536 reason=request
  *

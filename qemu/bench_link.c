@@ -12,7 +12,7 @@
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
-/* One `ping H` tries 3 times, 1 s each (net/torus/ping.h): room beyond. */
+/* One `ping H` tries 3 times, 1 s each (node/ping.h): room beyond. */
 #define PING_TIMEOUT_NS (10 * NS_PER_S)
 #define QUERY_TIMEOUT_NS (5 * NS_PER_S)
 /* The receiver's count has stopped moving: what is missing is lost. */

@@ -9,7 +9,7 @@
  *           further hop is the least-squares slope over the per-hop
  *           medians, quoted as a ratio to the one-hop median.
  *   flood   node 0 floods node 1 (one hop), then node 2 (two hops) with
- *           `flood DST COUNT SIZE` (net/torus/flood.h); `stats` and
+ *           `flood DST COUNT SIZE` (node/flood.h); `stats` and
  *           `flood stats` on every node of the path before and after give
  *           the counters' deltas; the receiver's count gives delivered/sent.
  */

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "net/torus/flood.h"
+#include "node/flood.h"
 #include "qemu/cli.h"
 
 #define DEFAULT_ROUNDS 200u

@@ -3,8 +3,8 @@
 #include <stdbool.h>
 
 #include "board/board.h"
-#include "kernel/format.h"
 #include "kernel/panic.h"
+#include "lib/format.h"
 
 #define PSR_THUMB (1u << 5)
 

@@ -49,11 +49,6 @@ bool generic_timer_init(void)
     return true;
 }
 
-uint32_t generic_timer_frequency_hz(void)
-{
-    return frequency_hz;
-}
-
 uint64_t generic_timer_ticks_to_ns(uint64_t ticks)
 {
     if (exact_ns_per_tick != 0)

@@ -16,8 +16,6 @@
 /* Reads CNTFRQ and disarms the virtual timer; false if CNTFRQ is 0. */
 bool generic_timer_init(void);
 
-uint32_t generic_timer_frequency_hz(void);
-
 /* Nanoseconds since the counter started (QEMU: since the machine started). */
 uint64_t generic_timer_now_ns(void);
 

@@ -92,7 +92,7 @@ class Tree:
             rel = os.path.relpath(entry["file"], self.source_dir)
             if linked is not None and not any(_output_of(entry).startswith(d) for d in linked):
                 continue
-            if rel.startswith(("kernel/", "net/", "membership/", "board/")) or \
+            if rel.startswith(("lib/", "kernel/", "net/", "membership/", "node/", "board/")) or \
                     rel.startswith("tests/cert/variants/"):
                 if rel.endswith(".c") and (scope is None or rel.startswith(scope)) and \
                         all(r != rel for r, _ in result):

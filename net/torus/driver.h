@@ -1,9 +1,9 @@
 /*
  * The link driver interface: moves whole frames between the node and the
- * cable behind each torus link.  One backend is linked per board, chosen at
- * build time: driver_virtio_net.c (qemu-virt: one virtio-net device per
- * link) or driver_udp.c (host: one UDP socket per link).  Frames are the
- * same bytes on every backend, so QEMU and host nodes can be neighbours.
+ * cable behind each torus link.  Each board implements it: qemu-virt with
+ * board/qemu-virt/virtio_net.c (one virtio-net device per link), host with
+ * board/host/udp_link.c (one UDP socket per link).  Frames are the same
+ * bytes on every backend, so QEMU and host nodes can be neighbours.
  *
  * Nothing here blocks or allocates; reliability is the link layer's
  * (net/torus/link.h), routing the network's (net/torus/network.h).

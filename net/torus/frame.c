@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "kernel/crc32.h"
+#include "lib/crc32.h"
 
 _Static_assert(TORUS_FRAME_MAX_PAYLOAD <= UINT16_MAX,
                "payload length must fit its 16-bit field");

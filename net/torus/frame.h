@@ -23,7 +23,7 @@
  *   44  4    link acknowledgment        next sequence number expected
  *   48  4    link sender incarnation    the sender's link session
  *   52  4    link receiver incarnation  the session it believes we have
- *   56  4    CRC-32 (kernel/crc32.h) of the whole frame with these 4 bytes 0
+ *   56  4    CRC-32 (lib/crc32.h) of the whole frame with these 4 bytes 0
  *   60  ...  payload, up to TORUS_FRAME_MAX_PAYLOAD bytes
  *
  * Frames are never shorter than 60 bytes (the Ethernet minimum without FCS),

@@ -1,6 +1,6 @@
 #include "net/torus/geometry.h"
 
-#include "kernel/format.h"
+#include "lib/format.h"
 
 #include <string.h>
 

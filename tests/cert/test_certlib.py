@@ -116,9 +116,9 @@ class Conf(unittest.TestCase):
         self.assertIsNone(d.match("misra-c2012-17.2", "kernel/x.c", 12))
 
     def test_sizing(self):
-        s = conf.Sizing(self.write('object node@kernel/main.c "sizeof(struct node)" kernel/node.h\n'
+        s = conf.Sizing(self.write('object node@node/node.c "sizeof(struct node)" node/node.h\n'
                                    'part m "sizeof(struct membership)" membership/membership.h\n'))
-        self.assertEqual((s.objects[0].symbol, s.objects[0].source), ("node", "kernel/main.c"))
+        self.assertEqual((s.objects[0].symbol, s.objects[0].source), ("node", "node/node.c"))
         self.assertTrue(s.measures[0].part)
 
 

@@ -2,7 +2,7 @@
  * line for each bad one. */
 #include <string.h>
 
-#include "net/torus/flood.h"
+#include "node/flood.h"
 #include "qemu/bench_link_options.h"
 #include "tests/check.h"
 

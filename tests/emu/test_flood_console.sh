@@ -1,5 +1,5 @@
 #!/bin/bash
-# The node's flood command (net/torus/flood.h) on a host node with no
+# The node's flood command (node/flood.h) on a host node with no
 # cabled links: every bad command line gets its own console-error, `flood
 # stats` answers with both lines, and a flood with no route ends as stalled
 # (flood-done stalled=1 sent=0) instead of waiting forever.

@@ -53,6 +53,13 @@ void board_idle_until(uint64_t deadline_ns)
     test_board_clock_ns = deadline_ns;
 }
 
+bool board_stack_high_water(size_t *high_water, size_t *size)
+{
+    (void)high_water;
+    (void)size;
+    return false;
+}
+
 uint32_t board_reset_count(void)
 {
     return 0;

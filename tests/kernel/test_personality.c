@@ -2,8 +2,8 @@
  * wrong names the right field. */
 #include <string.h>
 
-#include "kernel/crc32.h"
 #include "kernel/personality.h"
+#include "lib/crc32.h"
 #include "tests/check.h"
 
 static struct personality valid_personality(void)

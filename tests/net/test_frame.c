@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "kernel/crc32.h"
+#include "lib/crc32.h"
 #include "net/torus/frame.h"
 #include "tests/check.h"
 

@@ -1,9 +1,12 @@
-# Certification test variants (tests/cert): each adds one deliberately bad
-# source file to the node image, called from kernel_main right after the
-# heap is sealed (kernel/main.c, TORI_TEST_VARIANT_CERT).  Included by
-# kernel/CMakeLists.txt when TORI_TEST_VARIANT is set to something other
-# than malloc-after-init.  Never part of a shipped image.
-set(TORI_CERT_VARIANTS
+# Test variants of the node image (tests only, never a shipped image): each
+# adds one deliberately bad source file, whose cert_variant_run() the
+# variant's services module (variant_services.c) calls right after the heap
+# is sealed; the image otherwise runs the node's own services.  Included by
+# the top-level CMakeLists.txt when TORI_TEST_VARIANT is set; sets
+# TORI_SERVICES, the services module the board's images link.
+set(TORI_TEST_VARIANTS
+    malloc-after-init    # QEMU test: the sealed heap catches a late malloc
+    # Certification variants (tests/cert):
     run-phase-malloc     # allocator audit: malloc called in the run phase
     recursion            # stack: two functions calling each other
     pthread-symbol       # threads: a thread-library symbol in the image
@@ -13,15 +16,17 @@ set(TORI_CERT_VARIANTS
     unconfigured-table   # sizing: a per-node table sized by a literal
     hidden-stack         # runtime: stack use the static bound cannot see
 )
-if(NOT TORI_TEST_VARIANT IN_LIST TORI_CERT_VARIANTS)
-  string(REPLACE ";" ", " known "${TORI_CERT_VARIANTS}")
+if(NOT TORI_TEST_VARIANT IN_LIST TORI_TEST_VARIANTS)
+  string(REPLACE ";" ", " known "${TORI_TEST_VARIANTS}")
   message(FATAL_ERROR "TORI_TEST_VARIANT='${TORI_TEST_VARIANT}' is not a known variant "
-                      "(expected malloc-after-init, ${known})")
+                      "(expected ${known})")
 endif()
-string(REPLACE "-" "_" tori_cert_variant_file "${TORI_TEST_VARIANT}")
-set(tori_cert_variant_source ${CMAKE_CURRENT_LIST_DIR}/${tori_cert_variant_file}.c)
-target_sources(tori_kernel PRIVATE ${tori_cert_variant_source})
-target_compile_definitions(tori_kernel PRIVATE TORI_TEST_VARIANT_CERT)
+string(REPLACE "-" "_" tori_variant_file "${TORI_TEST_VARIANT}")
+set(tori_variant_source ${CMAKE_CURRENT_LIST_DIR}/${tori_variant_file}.c)
+add_library(tori_variant_services OBJECT
+            ${CMAKE_CURRENT_LIST_DIR}/variant_services.c ${tori_variant_source})
+target_link_libraries(tori_variant_services PUBLIC tori_node)
 # The code checks must see the warnings these files provoke (-Wvla,
 # -Wstack-usage), so they build with warnings that are not errors.
-set_source_files_properties(${tori_cert_variant_source} PROPERTIES COMPILE_OPTIONS "-Wno-error")
+set_source_files_properties(${tori_variant_source} PROPERTIES COMPILE_OPTIONS "-Wno-error")
+set(TORI_SERVICES tori_variant_services)

@@ -25,7 +25,7 @@ import time
 
 # Shared with board/qemu-virt/memory_map.h (the one definition), read from it.
 MEMORY_MAP = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "..", "..", "board", "qemu-virt", "memory_map.h")
+                          "..", "..", "..", "board", "qemu-virt", "memory_map.h")
 
 BOOT_PATTERN = r"tori node=- event=boot t_ns=\d+ board=qemu-virt"
 IDLE_CPU_LIMIT_PERCENT = 2.0

@@ -8,12 +8,12 @@
 
 #include "kernel/console_command.h"
 #include "kernel/event.h"
-#include "kernel/node.h"
 #include "kernel/panic.h"
 #include "kernel/poll.h"
 #include "kernel/timer.h"
 #include "net/torus/driver.h"
-#include "net/torus/flood.h"
+#include "node/flood.h"
+#include "node/node.h"
 
 /* Frames handled per poll pass: bounds the time between timer checks. */
 #define NODE_NETWORK_POLL_BUDGET CONFIG_RING_SIZE
@@ -97,7 +97,7 @@ static void command_link(void *context, const char *arguments, uint64_t now_ns)
 
 void node_network_init(struct node *node)
 {
-    const struct personality *p = &node->personality;
+    const struct personality *p = node->personality;
     struct torus_network_config config;
     memset(&config, 0, sizeof config);
     uint32_t sizes[CONFIG_MAX_DIMS];

@@ -2,8 +2,8 @@
  * Number formatting for console lines, without printf: newlib's printf
  * family may allocate, and nothing may allocate after init.
  */
-#ifndef KERNEL_FORMAT_H
-#define KERNEL_FORMAT_H
+#ifndef LIB_FORMAT_H
+#define LIB_FORMAT_H
 
 #include <stdint.h>
 
@@ -13,4 +13,4 @@ unsigned format_u64(char *out, uint64_t value);
 /* "0x" and lowercase hex digits into out (at least 18 bytes); no NUL. */
 unsigned format_hex(char *out, uint64_t value);
 
-#endif /* KERNEL_FORMAT_H */
+#endif /* LIB_FORMAT_H */

@@ -26,8 +26,8 @@
  * at or below one already seen (old), and the time from its first to its
  * last frame (span_ns, on the receiver's clock).
  */
-#ifndef NET_TORUS_FLOOD_H
-#define NET_TORUS_FLOOD_H
+#ifndef NODE_FLOOD_H
+#define NODE_FLOOD_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -91,8 +91,8 @@ unsigned torus_flood_poll(struct torus_flood *flood, uint64_t now_ns);
 /*
  * The node's flood service: one static instance on network, with its
  * console command, poller and a timer that wakes an idle node for the stall
- * check (kernel/node_network.c calls it at init).
+ * check (node/node_network.c calls it at init).
  */
 void torus_flood_service_init(struct torus_network *network);
 
-#endif /* NET_TORUS_FLOOD_H */
+#endif /* NODE_FLOOD_H */

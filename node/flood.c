@@ -1,4 +1,4 @@
-#include "net/torus/flood.h"
+#include "node/flood.h"
 
 #include <string.h>
 

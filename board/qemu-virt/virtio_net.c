@@ -47,7 +47,7 @@
 
 #include "board/qemu-virt/board_irq.h"
 #include "board/qemu-virt/virtio_mmio.h"
-#include "kernel/format.h"
+#include "lib/format.h"
 #include "net/torus/frame.h"
 
 #define QUEUE_SIZE CONFIG_RING_SIZE

@@ -1,4 +1,4 @@
-#include "net/torus/ping.h"
+#include "node/ping.h"
 
 #include <stdlib.h>
 #include <string.h>

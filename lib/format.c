@@ -1,4 +1,4 @@
-#include "kernel/format.h"
+#include "lib/format.h"
 
 unsigned format_u64(char *out, uint64_t value)
 {

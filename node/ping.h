@@ -10,8 +10,8 @@
  * A PING carries a sequence number and the sender's clock; the PONG echoes
  * both and the path length the PING took.  RTT is measured on one clock.
  */
-#ifndef NET_TORUS_PING_H
-#define NET_TORUS_PING_H
+#ifndef NODE_PING_H
+#define NODE_PING_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,4 +57,4 @@ unsigned torus_ping_poll(struct torus_ping *ping, uint64_t now_ns);
 /* When a ping in flight times out; UINT64_MAX when none is. */
 uint64_t torus_ping_next_deadline(const struct torus_ping *ping);
 
-#endif /* NET_TORUS_PING_H */
+#endif /* NODE_PING_H */

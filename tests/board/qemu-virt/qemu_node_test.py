@@ -4,7 +4,7 @@
 usage: qemu_node_test.py CASE --qemu QEMU --node-elf ELF --personality-tool TOOL
                          [--timeout S] [variant options]
 
-Cases (one per CTest test, see tests/qemu/CMakeLists.txt):
+Cases (one per CTest test, see tests/board/qemu-virt/CMakeLists.txt):
   ready             valid personality (node 5 of 2x2x2): boot, then ready
   missing           no personality: the exact "missing" halt message
   bad-crc           CRC field corrupted: the exact crc32 halt message
@@ -29,7 +29,7 @@ import sys
 import zlib
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import qemu_harness as harness  # noqa: E402  (tests/qemu/qemu_harness.py)
+import qemu_harness as harness  # noqa: E402  (tests/board/qemu-virt/qemu_harness.py)
 from qemu_harness import TestFailure  # noqa: E402
 
 PERSONALITY_SIZE = 64

@@ -9,10 +9,10 @@
 #include "board/board.h"
 #include "kernel/console_command.h"
 #include "kernel/event.h"
-#include "kernel/node.h"
 #include "kernel/panic.h"
 #include "kernel/poll.h"
 #include "kernel/timer.h"
+#include "node/node.h"
 
 static timer_id membership_timer = -1;
 
@@ -185,7 +185,7 @@ static void command_view(void *context, const char *arguments, uint64_t now_ns)
     event_add_i64("root", membership_has_view(m) ? (int64_t)membership_root(m) : -1);
     event_add_u64("live", membership_live_count(m));
     event_add_hex("digest", membership_digest(m));
-    event_add_u64("member", membership_is_member(m, node->personality.node_id) ? 1 : 0);
+    event_add_u64("member", membership_is_member(m, node->personality->node_id) ? 1 : 0);
     event_add_u64("joining", membership_is_joining(m) ? 1 : 0);
     event_end();
 }
@@ -214,7 +214,7 @@ static void command_start(void *context, const char *arguments, uint64_t now_ns)
 {
     (void)arguments;
     struct node *node = context;
-    const struct personality *p = &node->personality;
+    const struct personality *p = node->personality;
     if (membership_started) {
         console_command_reply_error("start: membership already started");
         return;
@@ -245,7 +245,7 @@ static void command_start(void *context, const char *arguments, uint64_t now_ns)
 
 void node_membership_init(struct node *node)
 {
-    const struct personality *p = &node->personality;
+    const struct personality *p = node->personality;
     struct membership_config config;
     membership_config_defaults(&config);
     config.node_id = p->node_id;

@@ -4,12 +4,11 @@
  * of the network stack above it, so a QEMU test can see exactly what the
  * driver does on a torus wired by the launcher.
  *
- * It is its own kernel_main: the image is linked from this file, the board
- * and the kernel library, and the linker then takes no main.o from the
- * library.  Boot is kept as the node's (boot line, personality, timers,
- * console, run phase, ready line) so that the same harness reads both; the
- * difference is that the driver is started here and a bad NIC halts the
- * node with the driver's one-line error.
+ * It is the image's services module (kernel/services.h) in place of the
+ * node's (node/services.c): the kernel boots as on every node (boot line,
+ * personality, timers, console, run phase, ready line), so that the same
+ * harness reads both; the difference is that the driver is started here
+ * and a bad NIC halts the node with the driver's one-line error.
  *
  * Console commands (replies are event lines):
  *   linktest [COUNT [PAYLOAD]]   sends COUNT (1) ping frames of PAYLOAD
@@ -33,15 +32,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "board/board.h"
 #include "kernel/console_command.h"
 #include "kernel/event.h"
-#include "kernel/heap.h"
-#include "kernel/node.h"
 #include "kernel/panic.h"
 #include "kernel/personality.h"
-#include "kernel/phase.h"
 #include "kernel/poll.h"
+#include "kernel/services.h"
 #include "kernel/timer.h"
 #include "net/torus/driver.h"
 #include "net/torus/frame.h"
@@ -83,7 +79,6 @@ struct selftest_rtt {
     timer_id timer;
 };
 
-static struct personality personality;
 static struct torus_geometry geometry;
 static uint32_t rank;
 static uint32_t link_mask;
@@ -92,25 +87,16 @@ static uint8_t frame[CONFIG_MAX_FRAME];
 static uint8_t payload[TORUS_FRAME_MAX_PAYLOAD];
 static struct selftest_rtt rtt;
 
-static void read_personality(void)
+static void read_geometry(const struct personality *personality)
 {
-    size_t length = 0;
-    const uint8_t *block = board_personality_block(&length);
-    struct personality_error error;
-    if (!personality_decode(block, length, &personality, &error)) {
-        static char reason[192];
-        personality_format_error(&error, reason, sizeof reason);
-        kernel_panic(reason);
-    }
-    event_set_node(personality.node_id);
-    rank = personality.node_id;
+    rank = personality->node_id;
     uint32_t sizes[CONFIG_MAX_DIMS];
     bool mesh[CONFIG_MAX_DIMS];
     for (unsigned d = 0; d < CONFIG_MAX_DIMS; d++) {
-        sizes[d] = personality.dim_size[d];
-        mesh[d] = personality_is_mesh(&personality, d);
+        sizes[d] = personality->dim_size[d];
+        mesh[d] = personality_is_mesh(personality, d);
     }
-    if (torus_geometry_init(&geometry, personality.dims, sizes, mesh, NULL) !=
+    if (torus_geometry_init(&geometry, personality->dims, sizes, mesh, NULL) !=
         TORUS_GEOMETRY_OK)
         kernel_panic("linktest: the personality's dimensions make no geometry");
 }
@@ -421,16 +407,9 @@ static void start_links(void)
     }
 }
 
-_Noreturn void kernel_main(void)
+void kernel_services_init(const struct personality *personality)
 {
-    board_init();
-    event_begin("boot");
-    event_add_str("board", board_name());
-    event_end();
-
-    read_personality();
-    timer_table_init(timer_kernel_table());
-    console_command_init();
+    read_geometry(personality);
     console_command_register("linktest", command_linktest, NULL);
     console_command_register("linkstats", command_linkstats, NULL);
     console_command_register("linkrtt", command_linkrtt, NULL);
@@ -439,15 +418,9 @@ _Noreturn void kernel_main(void)
         kernel_panic("linktest: timer table full");
     start_links();
     poll_register("linktest", selftest_poll, NULL);
+}
 
-    kernel_enter_run_phase();
-    event_begin("ready");
-    event_add_u64("incarnation", personality.boot_incarnation);
-    event_add_u64("nodes", personality_node_count(&personality));
-    event_add_u64("heap_used", heap_used());
-    event_add_str("image", "linktest");
-    event_end();
-
-    poll_run();
-    board_halt(0);
+void kernel_services_enter_run_phase(void)
+{
+    /* Nothing to do at the seal: the links were started during init. */
 }

@@ -1,4 +1,4 @@
-#include "kernel/crc32.h"
+#include "lib/crc32.h"
 
 /*
  * Table-driven, one byte per step: every frame is checksummed at every hop,

@@ -1,0 +1,10 @@
+#include "node/node.h"
+
+static struct node node;
+
+void node_init(const struct personality *personality)
+{
+    node.personality = personality;
+    node_network_init(&node);
+    node_membership_init(&node);
+}
