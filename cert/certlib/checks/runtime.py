@@ -60,8 +60,10 @@ def run(ctx):
         result.error(f"tori-personality failed: {code.stderr.strip()}")
         return result
 
+    # -nodefaults: no device the command does not name (the virt machine's
+    # default network card needs a ROM from a package tori does not install).
     command = [tools.qemu, "-M", "virt", "-cpu", "cortex-a15", "-m", str(memory["ram_mib"]),
-               "-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot",
+               "-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
                "-kernel", image.elf_path,
                "-device", f"loader,file={personality},addr=0x{memory['personality']:x},force-raw=on"]
     output, halted, reason = _run_qemu(command, _scenario())
