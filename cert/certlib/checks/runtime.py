@@ -146,7 +146,14 @@ def _run_qemu(command, script):
             if ready:
                 chunk = os.read(process.stdout.fileno(), 65536)
                 if not chunk:
-                    reason = f"qemu exited ({process.poll()})"
+                    try:
+                        reason = f"qemu exited ({process.wait(timeout=5)})"
+                    except subprocess.TimeoutExpired:
+                        reason = "qemu closed its console"
+                    # QEMU's own complaint, e.g. a missing firmware file.
+                    last = output.decode("utf-8", "replace").strip().splitlines()[-1:]
+                    if last:
+                        reason += f": {last[0]}"
                     break
                 output += chunk
             if not sent and b" event=ready " in output:
