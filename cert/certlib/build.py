@@ -12,6 +12,25 @@ class BuildError(Exception):
     pass
 
 
+VARIANTS_LIST = os.path.join("tests", "cert", "variants", "variants.cmake")
+
+
+def test_variants(source_dir):
+    """The deliberately bad test variants, as TORI_CERT_VARIANTS lists them
+    in tests/cert/variants/variants.cmake (the list CMake accepts)."""
+    path = os.path.join(source_dir, VARIANTS_LIST)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise BuildError(f"cannot read the test variants: {e}")
+    match = re.search(r"set\(TORI_CERT_VARIANTS\b(.*?)\)", text, re.S)
+    names = re.sub(r"#[^\n]*", "", match.group(1)).split() if match else []
+    if not names:
+        raise BuildError(f"{path} has no set(TORI_CERT_VARIANTS ...) list")
+    return names
+
+
 class Tree:
     def __init__(self, tools, source_dir, build_dir, board, max_nodes=None, variant=None):
         self.tools = tools

@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from certlib import conf, disasm  # noqa: E402
 from certlib.callgraph import Edge, shortest_cycle  # noqa: E402
+from certlib.checks import runtime  # noqa: E402
 from certlib.linkmap import LinkMap  # noqa: E402
 
 
@@ -155,6 +156,15 @@ class Map(unittest.TestCase):
         self.assertEqual(m.at(0x40200a60).object, "kernel/libtori_kernel.a(event.c.obj)")
         self.assertTrue(m.at(0x40201c50).library)
         self.assertIsNone(m.at(0x40200200))
+
+
+class RuntimeQemu(unittest.TestCase):
+    def test_qemu_that_cannot_start_says_why(self):
+        # As QEMU stops on a fresh machine when a default device's ROM is missing.
+        command = ["sh", "-c", "echo 'qemu-system-arm: failed to find romfile \"efi-virtio.rom\"'; exit 1"]
+        output, halted, reason = runtime._run_qemu(command, "halt\n")
+        self.assertFalse(halted)
+        self.assertEqual(reason, 'qemu exited (1): qemu-system-arm: failed to find romfile "efi-virtio.rom"')
 
 
 if __name__ == "__main__":

@@ -60,8 +60,10 @@ def run(ctx):
         result.error(f"tori-personality failed: {code.stderr.strip()}")
         return result
 
+    # -nodefaults: no device the command does not name (the virt machine's
+    # default network card needs a ROM from a package tori does not install).
     command = [tools.qemu, "-M", "virt", "-cpu", "cortex-a15", "-m", str(memory["ram_mib"]),
-               "-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot",
+               "-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
                "-kernel", image.elf_path,
                "-device", f"loader,file={personality},addr=0x{memory['personality']:x},force-raw=on"]
     output, halted, reason = _run_qemu(command, _scenario())
@@ -144,7 +146,14 @@ def _run_qemu(command, script):
             if ready:
                 chunk = os.read(process.stdout.fileno(), 65536)
                 if not chunk:
-                    reason = f"qemu exited ({process.poll()})"
+                    try:
+                        reason = f"qemu exited ({process.wait(timeout=5)})"
+                    except subprocess.TimeoutExpired:
+                        reason = "qemu closed its console"
+                    # QEMU's own complaint, e.g. a missing firmware file.
+                    last = output.decode("utf-8", "replace").strip().splitlines()[-1:]
+                    if last:
+                        reason += f": {last[0]}"
                     break
                 output += chunk
             if not sent and b" event=ready " in output:

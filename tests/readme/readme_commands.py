@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""Every command in the README's ```sh blocks works as written.
+
+A command is a line of a ```sh block (with its backslash continuations).
+Each one is either run verbatim, or listed in MAPPED with the CTest tests
+that cover it and why it is not run here (too long, the suite itself, a
+timing benchmark).  Verbatim runs happen in README order, with
+TORI_NO_INSTALL=1, from a scratch directory that stands for the repository
+root (every top-level entry a symlink into the real one), so what they write
+(`-o node0.personality`) stays out of the tree.  A `qemu-system-arm` command
+is a console session: the node must print boot, network and ready, answer
+`help`, stop on `halt`, and QEMU must leave on Ctrl-A X with status 0; the
+README's raw-binary variant of it runs the same way.
+
+Fails when a command fails, when one is neither run nor mapped, when a
+mapped test is not in `ctest -N`, or when MAPPED names a command the README
+no longer has.
+
+  readme_commands.py --source-dir DIR --build-dir DIR --ctest CTEST
+"""
+import argparse
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+# Commands not run here: README command (its trailing comment dropped) ->
+# (the tests that cover it, why it is not run verbatim).
+MAPPED = {
+    "./tori demo": (
+        ["emu.faults_qemu_demo"],
+        "a QEMU torus through three faults; the test runs tori-emu --demo and checks each view"),
+    "./tori test": (
+        ["tori.packages", "tori.install"],
+        "the whole suite, this test among it; the tori tests check what it installs and how"),
+    "./tori emu --dims 4x4x4 --board host --ping": (
+        ["emu.ping_host_4x4x4"],
+        "64 processes for several seconds; the test runs the same torus with --ping"),
+    "./tori emu --dims 2x2x2 --duration 10s --json": (
+        ["emu.ready_qemu_2x2x2"],
+        "runs 10 s by design; the test boots the same torus with --json and checks each line"),
+    "./tori emu --dims 2x2x2 --inject 'kill 3 at 2s; hang 5 at 4s for 1s; link 6 x+ off at 6s; "
+    "link 6 x+ on at 8s; reboot 2 at 9s; restart 3 at 11s'": (
+        ["emu.faults_qemu_crash", "emu.faults_qemu_hang", "emu.faults_qemu_link_cut",
+         "emu.faults_qemu_reboot", "emu.faults_qemu_restart"],
+        "12 s of faults by design; each fault kind has its own QEMU scenario"),
+    "./tori emu --dims 2x2x2 --chaos seed=7,rate=0.5,kinds=kill,hang,link,reboot,count=6": (
+        ["emu.faults_qemu_chaos"],
+        "about 15 s; the test runs a seeded chaos campaign of the same kinds on QEMU"),
+    "./tori sim --dims 4x4x4 --chaos --seeds 1000 --rate 0.5": (
+        ["sim.chaos_64_radix4"],
+        "1,000 seeds take about 25 s; the test runs 1,000 seeds on the same torus"),
+    "./tori sim --dims 64x32x32 --inject 'kill 77 at 1ms'": (
+        ["sim.scenarios_1024"],
+        "65,536 nodes take 4 GB of memory and 10 s; the same crash paths run at 1,024 nodes"),
+    "./tori bench link": (
+        ["emu.bench_link_qemu", "emu.bench_link_host"],
+        "a timing benchmark (minutes); the tests run it at a tiny size and check its tables"),
+    "./tori bench membership": (
+        ["sim.bench_membership_small"],
+        "a timing benchmark up to 65,536 nodes; the test runs it up to 512"),
+    "./tori bench faults": (
+        ["emu.bench_faults_small"],
+        "a timing benchmark (many tori); the test runs it at a tiny size"),
+    "./tori cert": (
+        ["cert.shipped"],
+        "minutes of builds and analysis; the test runs every check on the shipped image"),
+    "./tori cert --max-nodes 4096": (
+        ["cert.shipped"],
+        "two more image builds; the shipped run builds N and 2N, the same path at another N"),
+    "./tori cert --only stack,allocator": (
+        ["cert.shipped"],
+        "minutes of builds; the shipped run selects its checks with --only"),
+    "./tori cert --json report.json": (
+        ["cert.shipped", "cert.cli_json_missing_directory"],
+        "all the checks; the shipped run writes its report with --json"),
+}
+
+COMMAND_TIMEOUT_S = 120   # a command that needs longer belongs in MAPPED
+CONSOLE_TIMEOUT_S = 30
+EMU_OUT = re.compile(r"events\.jsonl in (/tmp/tori-emu-[A-Za-z0-9]+)")
+RAW_VARIANT = re.compile(r"replace `(-kernel) \.\.\.` with\s+`([^`]+)`")
+
+
+class Failure(Exception):
+    pass
+
+
+def sh_commands(readme):
+    """[(line number, command)] from the ```sh blocks, continuations joined."""
+    commands = []
+    in_sh = False
+    pending, start = "", 0
+    for number, line in enumerate(readme.splitlines(), 1):
+        if line.startswith("```"):
+            if in_sh and pending:
+                raise Failure(f"README line {start}: a continued command runs into the block's end")
+            in_sh = line.strip() == "```sh"
+            continue
+        if not in_sh:
+            continue
+        if not pending:
+            start = number
+            line = line.strip()
+        pending += line.rstrip()
+        if pending.endswith("\\"):
+            pending = pending[:-1]    # as bash joins a backslash-newline
+            continue
+        if pending and not pending.startswith("#"):
+            commands.append((start, pending))
+        pending = ""
+    return commands
+
+
+def key(command):
+    """How MAPPED names a command: no trailing comment, single spaces."""
+    return " ".join(without_comment(command).split())
+
+
+def without_comment(command):
+    """The command without its trailing `# ...` comment (quotes respected)."""
+    quote = None
+    for i, c in enumerate(command):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or command[i - 1].isspace()):
+            return command[:i].rstrip()
+    return command.rstrip()
+
+
+def ctest_names(ctest, build_dir):
+    listing = subprocess.run([ctest, "-N"], cwd=build_dir, capture_output=True, text=True)
+    if listing.returncode != 0:
+        raise Failure(f"ctest -N in {build_dir} failed: {listing.stderr.strip()}")
+    return set(re.findall(r"Test\s+#\d+: (\S+)", listing.stdout))
+
+
+def scratch_root(source_dir):
+    """A directory standing for the repository root: symlinks to its entries."""
+    root = tempfile.mkdtemp(prefix="tori-readme-")
+    for name in os.listdir(source_dir):
+        os.symlink(os.path.join(source_dir, name), os.path.join(root, name))
+    return root
+
+
+def stop(process):
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def remove_emu_out(output):
+    """tori-emu's default output directories the command named (/tmp/tori-emu-*)."""
+    for directory in EMU_OUT.findall(output):
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def run_command(command, root, env):
+    """Runs a command as written; returns its output; raises Failure."""
+    process = subprocess.Popen(["bash", "-c", command], cwd=root, env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=COMMAND_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        stop(process)
+        output = process.stdout.read()
+        raise Failure(f"still running after {COMMAND_TIMEOUT_S} s (map it to a test in MAPPED)"
+                      + tail(output))
+    finally:
+        if process.poll() is None:
+            stop(process)
+    text = output.decode("utf-8", "replace")
+    remove_emu_out(text)
+    if process.returncode != 0:
+        raise Failure(f"exit status {process.returncode}" + tail(output))
+    return text
+
+
+def console_session(command, root, env):
+    """A hand-booted node: boot, help, halt, then Ctrl-A X leaves QEMU (status 0)."""
+    process = subprocess.Popen(["bash", "-c", command], cwd=root, env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    output = b""
+
+    def wait_for(pattern, what):
+        nonlocal output
+        deadline = time.monotonic() + CONSOLE_TIMEOUT_S
+        while re.search(pattern, output) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Failure(f"no {what} within {CONSOLE_TIMEOUT_S} s" + tail(output))
+            readable, _, _ = select.select([process.stdout], [], [], min(left, 0.5))
+            if readable:
+                chunk = os.read(process.stdout.fileno(), 65536)
+                if not chunk:
+                    process.wait()
+                    raise Failure(f"QEMU exited ({process.returncode}) before {what}" + tail(output))
+                output += chunk
+
+    def type_text(text):
+        process.stdin.write(text)
+        process.stdin.flush()
+
+    try:
+        wait_for(rb" event=ready ", "ready event line")
+        ready = output.index(b" event=ready ")
+        if not re.search(rb" event=boot .*\n(?s:.*) event=network ", output[:ready]):
+            raise Failure("no boot and network event lines before ready" + tail(output))
+        type_text(b"help\n")
+        wait_for(rb"event=help .*commands=", "answer to `help`")
+        type_text(b"halt\n")
+        wait_for(rb"event=halt ", "halt event line after `halt`")
+        type_text(b"\x01x")      # Ctrl-A X
+        try:
+            process.wait(timeout=CONSOLE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise Failure("Ctrl-A X did not leave QEMU" + tail(output))
+        rest = process.stdout.read()
+        output += rest
+        if process.returncode != 0:
+            raise Failure(f"QEMU left with status {process.returncode} after Ctrl-A X" + tail(output))
+    finally:
+        if process.poll() is None:
+            stop(process)
+    return output.decode("utf-8", "replace")
+
+
+def tail(output, lines=15):
+    if isinstance(output, bytes):
+        output = output.decode("utf-8", "replace")
+    kept = output.strip().splitlines()[-lines:]
+    return ("; last output:\n    " + "\n    ".join(kept)) if kept else "; no output"
+
+
+def raw_binary_variant(readme, commands):
+    """The README's raw-binary boot: its hand-boot command with `-kernel FILE`
+    replaced as the text says."""
+    match = RAW_VARIANT.search(readme)
+    if match is None:
+        raise Failure("README: the raw-binary variant (replace `-kernel ...` with `...`) is gone")
+    boots = [c for _, c in commands if c.startswith("qemu-system-arm ") and " -kernel " in c]
+    if len(boots) != 1:
+        raise Failure(f"README: expected one qemu-system-arm command with -kernel, found {len(boots)}")
+    return re.sub(r"-kernel \S+", lambda _: match.group(2), boots[0])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--source-dir", required=True)
+    parser.add_argument("--build-dir", required=True, help="the CTest tree to list with ctest -N")
+    parser.add_argument("--ctest", required=True)
+    args = parser.parse_args()
+    source_dir = os.path.abspath(args.source_dir)
+    with open(os.path.join(source_dir, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+
+    problems = []
+    try:
+        commands = sh_commands(readme)
+        known_tests = ctest_names(args.ctest, args.build_dir)
+        raw = raw_binary_variant(readme, commands)
+    except Failure as failure:
+        print(f"FAIL: {failure}", file=sys.stderr)
+        return 1
+
+    keys = {key(c) for _, c in commands}
+    for name in MAPPED:
+        if name not in keys:
+            problems.append(f"MAPPED names `{name}`, which is no longer a README command")
+    for line, command in commands:
+        mapped = MAPPED.get(key(command))
+        if mapped:
+            missing = [t for t in mapped[0] if t not in known_tests]
+            if missing:
+                problems.append(f"README line {line}: `{command}` is mapped to {', '.join(missing)}, "
+                                f"not a test in ctest -N")
+            else:
+                print(f"mapped  line {line}: {command}\n        -> {', '.join(mapped[0])} ({mapped[1]})")
+
+    env = dict(os.environ, TORI_NO_INSTALL="1")
+    root = scratch_root(source_dir)
+    try:
+        to_run = [(line, c) for line, c in commands if key(c) not in MAPPED]
+        boot_line = next(line for line, c in to_run if c.startswith("qemu-system-arm "))
+        to_run.append((boot_line, raw))
+        for line, command in to_run:
+            started = time.monotonic()
+            shown = " ".join(command.split())
+            print(f"run     line {line}: {shown}", flush=True)
+            try:
+                if command.startswith("qemu-system-arm "):
+                    console_session(command, root, env)
+                else:
+                    run_command(command, root, env)
+            except Failure as failure:
+                problems.append(f"README line {line}: `{shown}`: {failure}")
+                continue
+            print(f"        ok ({time.monotonic() - started:.1f} s)", flush=True)
+    except StopIteration:
+        problems.append("README: no qemu-system-arm command to boot a node by hand")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+    if problems:
+        for problem in problems:
+            print(f"FAIL: {problem}", file=sys.stderr)
+        return 1
+    mapped = sum(1 for _, c in commands if key(c) in MAPPED)
+    print(f"readme: {len(commands)} commands: {len(commands) - mapped} run as written (and the "
+          f"raw-binary boot), {mapped} mapped to tests")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
