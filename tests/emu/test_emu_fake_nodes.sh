@@ -24,6 +24,14 @@ check_contains "$OUT/ok.out" "all 8 nodes ready"
 check_contains "$OUT/ok.out" "8 malformed event lines ignored"
 check_contains "$OUT/ok.out" "events.jsonl in $OUT/ok"
 
+# A relative --node-binary names a file from here, not from <out> where the nodes run.
+(cd "$(dirname "$FAKE")" && FAKE_NODE_MODE=ok "$EMU" --dims 2x2x2 --board host \
+    --node-binary "./$(basename "$FAKE")" --out "$OUT/relative" --duration 0 \
+    > "$OUT/relative.out" 2> "$OUT/relative.err")
+check_status 0 $? "a relative --node-binary"
+check_contains "$OUT/relative.out" "all 8 nodes ready"
+wait_for_no_processes "$OUT/relative/" 5
+
 run never never-ready:6 --ready-timeout 2s --duration 0
 check_status 1 "$status" "a node that is never ready"
 check_contains "$OUT/never.err" "tori-emu: node 6 (host, pid "
