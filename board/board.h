@@ -7,6 +7,7 @@
 #ifndef BOARD_BOARD_H
 #define BOARD_BOARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,14 @@ void board_idle_until(uint64_t deadline_ns);
  * reset node never speaks with the incarnation of its earlier life.
  */
 uint32_t board_reset_count(void);
+
+/*
+ * The node's one stack: the deepest use so far and the size, in bytes,
+ * where the board can measure them (qemu-virt paints the stack at reset).
+ * Otherwise returns false and *why says why in a few words (host: the
+ * process stack belongs to the operating system).
+ */
+bool board_stack_usage(size_t *high_water, size_t *size, const char **why);
 
 /* Stops the node for good: WFI loop on hardware, exit(code) on host. */
 _Noreturn void board_halt(int code);

@@ -133,6 +133,16 @@ uint32_t board_reset_count(void)
     return 0;
 }
 
+/* The process stack is the operating system's: its size is a ulimit, its
+ * use nothing the node can read without guessing. */
+bool board_stack_usage(size_t *high_water, size_t *size, const char **why)
+{
+    *high_water = 0;
+    *size = 0;
+    *why = "the process stack belongs to the OS";
+    return false;
+}
+
 _Noreturn void board_halt(int code)
 {
     fflush(stdout);

@@ -1,5 +1,7 @@
 #include "board/qemu-virt/stack.h"
 
+#include "board/board.h"
+
 #include <stdint.h>
 
 #include "config/tori_config.h"
@@ -12,7 +14,7 @@
 __attribute__((section(".stack"), used, aligned(16)))
 static uint32_t node_stack[CONFIG_STACK_SIZE / sizeof(uint32_t)];
 
-size_t board_stack_high_water(void)
+bool board_stack_usage(size_t *high_water, size_t *size, const char **why)
 {
     /* The stack grows down: the lowest overwritten word marks the depth. */
     /* volatile: the compiler never sees the stores, which are the CPU's. */
@@ -21,10 +23,8 @@ size_t board_stack_high_water(void)
     size_t untouched = 0;
     while (untouched < count && words[untouched] == BOARD_STACK_PAINT)
         untouched++;
-    return (count - untouched) * sizeof(uint32_t);
-}
-
-size_t board_stack_size(void)
-{
-    return sizeof node_stack;
+    *high_water = (count - untouched) * sizeof(uint32_t);
+    *size = sizeof node_stack;
+    *why = NULL;
+    return true;
 }

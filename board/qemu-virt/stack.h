@@ -3,23 +3,14 @@
  * __stack_bottom and __stack_top).  Start-up code paints it with
  * BOARD_STACK_PAINT before the first call, so the deepest use so far is
  * where the paint stops being intact: a high-water mark for the stack-bound
- * evidence.  (A fault resets the stack pointer to the top and overwrites the
- * stack's upper end; the node halts afterwards.)
+ * evidence (board_stack_usage, board/board.h).  (A fault resets the stack
+ * pointer to the top and overwrites the stack's upper end; the node halts
+ * afterwards.)
  */
 #ifndef BOARD_QEMU_VIRT_STACK_H
 #define BOARD_QEMU_VIRT_STACK_H
 
 /* Shared with start.S, hence a plain #define. */
 #define BOARD_STACK_PAINT 0x5354414b /* "STAK" */
-
-#ifndef __ASSEMBLER__
-#include <stddef.h>
-
-/* Bytes of the stack used at its deepest so far (multiple of 4). */
-size_t board_stack_high_water(void);
-
-/* The stack's size in bytes. */
-size_t board_stack_size(void);
-#endif
 
 #endif /* BOARD_QEMU_VIRT_STACK_H */
