@@ -189,6 +189,7 @@ static int run_config(const struct options *o, const struct bench_faults_config 
 
 int main(int argc, char **argv)
 {
+    cli_whole_lines();
     struct options o;
     char error[320];
     bool help = false;

@@ -12,6 +12,7 @@
 
 #include "qemu/bench_link.h"
 #include "qemu/bench_link_options.h"
+#include "qemu/cli.h"
 #include "qemu/emu_spawn.h"
 
 #ifndef TORI_DEFAULT_IMAGE
@@ -42,6 +43,7 @@ static bool check_programs(const struct bench_link_options *o)
 
 int main(int argc, char **argv)
 {
+    cli_whole_lines();
     static struct bench_link_options options;
     char error[320];
     switch (bench_link_options_parse(argc, argv, TORI_DEFAULT_IMAGE,

@@ -290,3 +290,13 @@ bool cli_parse_dims(const char *option, const char *text, unsigned *dims,
     }
     return true;
 }
+
+/* Longer than any line the tools write (an event's JSON is at most 3 KiB). */
+#define WHOLE_LINE_BUFFER (64u * 1024u)
+
+void cli_whole_lines(void)
+{
+    static char out_buffer[WHOLE_LINE_BUFFER], error_buffer[WHOLE_LINE_BUFFER];
+    setvbuf(stdout, out_buffer, _IOLBF, sizeof out_buffer);
+    setvbuf(stderr, error_buffer, _IOLBF, sizeof error_buffer);
+}

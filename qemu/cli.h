@@ -107,4 +107,15 @@ bool cli_parse_u64_option(const char *option, const char *value, uint64_t min,
 bool cli_parse_dims(const char *option, const char *text, unsigned *dims,
                     uint32_t size[CONFIG_MAX_DIMS], char *error, size_t capacity);
 
+/*
+ * Makes stdout and stderr write whole lines only: both line-buffered, each
+ * with room for any line a tool prints, so that with both sent to one file
+ * (`tori-emu --json > run.log 2>&1`) a JSON line on stdout and a human line
+ * on stderr never cut into each other (a fully buffered stdout used to be
+ * written out in blocks that ended mid-line).  Call first in main.  A
+ * tool that leaves a line open on purpose (a progress line on a terminal)
+ * flushes it itself.
+ */
+void cli_whole_lines(void);
+
 #endif /* QEMU_CLI_H */
