@@ -217,17 +217,26 @@ static bool check_image(const char *path, char *error, size_t capacity)
                  path);
         return false;
     }
-    /* EI_DATA is little-endian by now, so e_type and e_machine read as such. */
-    unsigned type = got >= 18 ? (unsigned)(header[16] | header[17] << 8) : 0;
-    unsigned machine = got >= 20 ? (unsigned)(header[18] | header[19] << 8) : 0;
-    if (header[EI_CLASS] != ELFCLASS32 || header[EI_DATA] != ELFDATA2LSB ||
-        got < (ssize_t)sizeof header || machine != EM_ARM) {
+    if (got < (ssize_t)sizeof header) {
+        snprintf(error, capacity, "node image '%s' is a truncated ELF file (" IMAGE_EXPECTED ")",
+                 path);
+        return false;
+    }
+    bool big = header[EI_DATA] == ELFDATA2MSB;
+    unsigned type = big ? (unsigned)(header[16] << 8 | header[17])
+                        : (unsigned)(header[16] | header[17] << 8);
+    unsigned machine = big ? (unsigned)(header[18] << 8 | header[19])
+                           : (unsigned)(header[18] | header[19] << 8);
+    if (machine != EM_ARM) {
         snprintf(error, capacity,
-                 "node image '%s' is an ELF file for %s-bit %s-endian machine %u%s, not ARM "
-                 "(" IMAGE_EXPECTED ")",
-                 path, header[EI_CLASS] == ELFCLASS64 ? "64" : "32",
-                 header[EI_DATA] == ELFDATA2MSB ? "big" : "little", machine,
-                 machine_name(machine));
+                 "node image '%s' is an ELF file for machine %u%s, not ARM (" IMAGE_EXPECTED ")",
+                 path, machine, machine_name(machine));
+        return false;
+    }
+    if (header[EI_CLASS] != ELFCLASS32 || header[EI_DATA] != ELFDATA2LSB) {
+        snprintf(error, capacity, "node image '%s' is a %s-bit %s-endian ARM ELF file, not "
+                                  "32-bit little-endian (" IMAGE_EXPECTED ")",
+                 path, header[EI_CLASS] == ELFCLASS64 ? "64" : "32", big ? "big" : "little");
         return false;
     }
     if (type != ET_EXEC) {

@@ -38,6 +38,9 @@ def elf(name, klass, machine, kind):
     open(sys.argv[1] + "/" + name, "wb").write(header)
 elf("x86.img", 2, 62, 2)      # an x86-64 executable
 elf("object.img", 1, 40, 1)   # an ARM relocatable object
+elf("arm64.img", 2, 40, 2)    # ARM's machine number, 64-bit class
+data = open(sys.argv[1] + "/object.img", "rb").read()
+open(sys.argv[1] + "/short.img", "wb").write(data[:30])
 PY
 refused "node image '$OUT' is a directory (expected a 32-bit ARM ELF node image such as build/qemu-virt/node.elf)" \
     --dims 2x2 --qemu /bin/true --image "$OUT"
@@ -45,8 +48,12 @@ refused "node image '$OUT/text.img' is not an ELF file (expected a 32-bit ARM EL
     --dims 2x2 --qemu /bin/true --image "$OUT/text.img"
 refused "node image '$OUT/zero.img' is not an ELF file" \
     --dims 2x2 --qemu /bin/true --image "$OUT/zero.img"
-refused "node image '$OUT/x86.img' is an ELF file for 64-bit little-endian machine 62 (x86-64), not ARM" \
+refused "node image '$OUT/x86.img' is an ELF file for machine 62 (x86-64), not ARM" \
     --dims 2x2 --qemu /bin/true --image "$OUT/x86.img"
+refused "node image '$OUT/arm64.img' is a 64-bit little-endian ARM ELF file, not 32-bit little-endian" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/arm64.img"
+refused "node image '$OUT/short.img' is a truncated ELF file" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/short.img"
 refused "node image '$OUT/object.img' is an ARM ELF object file, not an executable" \
     --dims 2x2 --qemu /bin/true --image "$OUT/object.img"
 refused "node image '/dev/null' is not a regular file" --dims 2x2 --qemu /bin/true --image /dev/null
