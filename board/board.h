@@ -50,12 +50,12 @@ void board_idle_until(uint64_t deadline_ns);
 uint32_t board_reset_count(void);
 
 /*
- * The deepest use of the node's one stack so far and the stack's size, in
- * bytes, for the certification's runtime evidence (kernel/stack_report.h).
- * Only a board whose start-up code paints the stack can tell (qemu-virt);
- * the others return false and write nothing (host: the stack is the OS's).
+ * The node's one stack: the deepest use so far and the size, in bytes,
+ * where the board can measure them (qemu-virt paints the stack at reset).
+ * Otherwise returns false and *why says why in a few words (host: the
+ * process stack belongs to the operating system).
  */
-bool board_stack_high_water(size_t *high_water, size_t *size);
+bool board_stack_usage(size_t *high_water, size_t *size, const char **why);
 
 /* Stops the node for good: WFI loop on hardware, exit(code) on host. */
 _Noreturn void board_halt(int code);

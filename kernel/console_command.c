@@ -15,6 +15,7 @@ struct console_command {
     const char *name;
     console_command_fn handler;
     void *context;
+    enum console_arguments arguments;
 };
 
 static struct console_command commands[CONSOLE_COMMAND_MAX];
@@ -24,13 +25,14 @@ static unsigned line_length;
 static bool line_overflowed;
 
 void console_command_register(const char *name, console_command_fn handler,
-                              void *context)
+                              void *context, enum console_arguments arguments)
 {
     if (command_count >= CONSOLE_COMMAND_MAX)
         kernel_panic("console: command table full (raise CONSOLE_COMMAND_MAX)");
     commands[command_count].name = name;
     commands[command_count].handler = handler;
     commands[command_count].context = context;
+    commands[command_count].arguments = arguments;
     command_count++;
 }
 
@@ -39,6 +41,17 @@ void console_command_reply_error(const char *reason)
     event_begin("console-error");
     event_add_text("reason", reason);
     event_end();
+}
+
+void console_command_reply_error_parts(const char *const *parts, unsigned count)
+{
+    static char reason[CONSOLE_COMMAND_LINE_MAX + 96];
+    size_t length = 0;
+    for (unsigned i = 0; i < count; i++)
+        for (const char *c = parts[i]; *c != '\0' && length + 1 < sizeof reason; c++)
+            reason[length++] = *c;
+    reason[length] = '\0';
+    console_command_reply_error(reason);
 }
 
 static void dispatch_line(uint64_t now_ns)
@@ -57,11 +70,16 @@ static void dispatch_line(uint64_t now_ns)
     while (*arguments == ' ' || *arguments == '\t')
         arguments++;
     for (unsigned i = 0; i < command_count; i++) {
-        if (strcmp(commands[i].name, word) == 0) {
-            /* cert: indirect call, targets are the handlers registered at init */
-            commands[i].handler(commands[i].context, arguments, now_ns);
+        if (strcmp(commands[i].name, word) != 0)
+            continue;
+        if (commands[i].arguments == CONSOLE_NO_ARGUMENTS && *arguments != '\0') {
+            const char *parts[] = {word, ": takes no arguments (got '", arguments, "')"};
+            console_command_reply_error_parts(parts, 4);
             return;
         }
+        /* cert: indirect call, targets are the handlers registered at init */
+        commands[i].handler(commands[i].context, arguments, now_ns);
+        return;
     }
     console_command_reply_error("unknown command (try: help)");
 }
@@ -134,6 +152,6 @@ static void command_halt(void *context, const char *arguments, uint64_t now_ns)
 void console_command_init(void)
 {
     poll_register("console", console_poll, NULL);
-    console_command_register("help", command_help, NULL);
-    console_command_register("halt", command_halt, NULL);
+    console_command_register("help", command_help, NULL, CONSOLE_NO_ARGUMENTS);
+    console_command_register("halt", command_halt, NULL, CONSOLE_NO_ARGUMENTS);
 }

@@ -18,15 +18,27 @@
 typedef void (*console_command_fn)(void *context, const char *arguments,
                                    uint64_t now_ns);
 
+/* What a command takes after its word. */
+enum console_arguments {
+    /* Nothing: the dispatcher answers anything more with a console-error
+     * ("view: takes no arguments (got 'extra')") and never calls it. */
+    CONSOLE_NO_ARGUMENTS,
+    /* Arguments: the handler reads them and refuses what it cannot use. */
+    CONSOLE_ARGUMENTS,
+};
+
 /* Adds a command during init; panics when the table is full. */
 void console_command_register(const char *name, console_command_fn handler,
-                              void *context);
+                              void *context, enum console_arguments arguments);
 
 /* Registers the console poller and the built-in commands (help, halt). */
 void console_command_init(void);
 
 /* Answers a command that cannot be done: `event=console-error reason="..."`. */
 void console_command_reply_error(const char *reason);
+
+/* The same, the reason given in count pieces joined (cut to fit a line). */
+void console_command_reply_error_parts(const char *const *parts, unsigned count);
 
 /* Feeds bytes as if typed: used by the poller and by tests. */
 unsigned console_command_feed(const char *bytes, unsigned length,

@@ -71,7 +71,7 @@ struct membership_event_expelled {
 
 struct membership_event_partitioned {
     uint64_t epoch;
-    uint32_t side_live;   /* members left on this side */
+    uint32_t side_live;   /* members of the last view on this side (who answered its root) */
     uint32_t ref_live;    /* members of the reference (last stable) view */
 };
 

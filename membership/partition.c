@@ -15,10 +15,13 @@
  * This side lost the primary component.  The notice goes down the tree of
  * the minority (the view without the failed), so that nodes the root
  * believes on the other side never obey it; then we stop holding a view.
+ * side_live: how many members of the last view are on this side, as the
+ * side's root found them (the partitioned event reports it; the view kept
+ * as a contact list is the whole last view).
  */
 static void go_partitioned(struct membership *ctx, const uint32_t *failed, uint32_t failed_count,
-                           uint64_t now, struct membership_outbox *out, const uint8_t *forward,
-                           size_t forward_length)
+                           uint32_t side_live, uint64_t now, struct membership_outbox *out,
+                           const uint8_t *forward, size_t forward_length)
 {
     uint64_t epoch = ctx->epoch;
     for (uint32_t i = 0; i < failed_count; i++) {
@@ -57,7 +60,7 @@ static void go_partitioned(struct membership *ctx, const uint32_t *failed, uint3
     struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_PARTITIONED, now);
     if (e != NULL) {
         e->u.partitioned.epoch = epoch;
-        e->u.partitioned.side_live = ctx->view.live;
+        e->u.partitioned.side_live = side_live;
         e->u.partitioned.ref_live = ctx->ref.count;
     }
     ctx->incarnation++;
@@ -144,8 +147,13 @@ static void census_finish(struct membership *ctx, uint64_t now, struct membershi
     /*
      * We know exactly who is on our side: tell each of them directly (a
      * batch per tick, see partition_tick_notify), not down a tree still full of
-     * the unreachable.
+     * the unreachable.  The notice's live count is the side: every member
+     * of the view that answered, us included.
      */
+    uint32_t side_live = 0;
+    for (uint32_t i = 0; i < ctx->view.word_count; i++) {
+        side_live += (uint32_t)__builtin_popcountll(cs->bits[i]);
+    }
     struct membership_writer w;
     membership_writer_init(&w, ctx->round.change, sizeof ctx->round.change);
     machine_put_header(ctx, &w, MEMBERSHIP_MSG_PARTITIONED, MEMBERSHIP_FLAG_HAS_VIEW);
@@ -155,11 +163,11 @@ static void census_finish(struct membership *ctx, uint64_t now, struct membershi
     membership_put_u16(&w, 0);
     membership_put_u16(&w, 0);
     membership_put_u16(&w, 0);
-    membership_put_u32(&w, cs->answered_ref > 0 ? cs->answered_ref : 1u);
+    membership_put_u32(&w, side_live > 0 ? side_live : 1u);
     membership_put_u32(&w, ctx->self);
     membership_put_u64(&w, 0);
     ctx->round.change_length = (uint16_t)w.length;
-    go_partitioned(ctx, NULL, 0, now, out, ctx->round.change, 0);
+    go_partitioned(ctx, NULL, 0, side_live > 0 ? side_live : 1u, now, out, ctx->round.change, 0);
     cs->notify = true;
     cs->next_rank = 0;
     cs->deadline_ns = now;
@@ -235,6 +243,7 @@ void partition_handle(struct membership *ctx, const struct membership_msg *msg,
         failed[i] = membership_msg_failed_id(msg, i);
     }
     bool direct = (c->flags & MEMBERSHIP_CHANGE_DIRECT) != 0;
-    go_partitioned(ctx, failed, c->failed_count, now, out, payload, direct ? 0 : length);
+    go_partitioned(ctx, failed, c->failed_count, c->live_after, now, out, payload,
+                   direct ? 0 : length);
 }
 

@@ -271,6 +271,6 @@ void torus_flood_service_init(struct torus_network *network)
     flood_timer = timer_add_wakeup(timer_kernel_table(), "flood");
     if (flood_timer < 0)
         kernel_panic("flood: timer table full (raise CONFIG_MAX_TIMERS)");
-    console_command_register("flood", command_flood, &flood_service);
+    console_command_register("flood", command_flood, &flood_service, CONSOLE_ARGUMENTS);
     poll_register("flood", flood_poll, &flood_service);
 }

@@ -271,7 +271,7 @@ void node_membership_init(struct node *node)
     if (membership_timer < 0)
         kernel_panic("membership: timer table full (raise CONFIG_MAX_TIMERS)");
     poll_register("membership", membership_poll, node);
-    console_command_register("view", command_view, node);
-    console_command_register("suspect", command_suspect, node);
-    console_command_register("start", command_start, node);
+    console_command_register("view", command_view, node, CONSOLE_NO_ARGUMENTS);
+    console_command_register("suspect", command_suspect, node, CONSOLE_ARGUMENTS);
+    console_command_register("start", command_start, node, CONSOLE_NO_ARGUMENTS);
 }

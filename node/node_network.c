@@ -126,8 +126,8 @@ void node_network_init(struct node *node)
     if (network_timer < 0)
         kernel_panic("network: timer table full (raise CONFIG_MAX_TIMERS)");
     poll_register("network", network_poll, node);
-    console_command_register("stats", command_stats, node);
-    console_command_register("link", command_link, node);
+    console_command_register("stats", command_stats, node, CONSOLE_NO_ARGUMENTS);
+    console_command_register("link", command_link, node, CONSOLE_ARGUMENTS);
 
     event_begin("network");
     event_add_str("driver", torus_driver_name());

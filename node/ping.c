@@ -150,7 +150,7 @@ void torus_ping_init(struct torus_ping *ping, struct torus_network *network)
     ping->network = network;
     torus_network_set_handler(network, TORUS_FRAME_TYPE_PING, on_ping, ping);
     torus_network_set_handler(network, TORUS_FRAME_TYPE_PONG, on_pong, ping);
-    console_command_register("ping", command_ping, ping);
+    console_command_register("ping", command_ping, ping, CONSOLE_ARGUMENTS);
 }
 
 unsigned torus_ping_poll(struct torus_ping *ping, uint64_t now_ns)

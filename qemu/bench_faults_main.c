@@ -189,6 +189,7 @@ static int run_config(const struct options *o, const struct bench_faults_config 
 
 int main(int argc, char **argv)
 {
+    cli_whole_lines();
     struct options o;
     char error[320];
     bool help = false;
@@ -246,16 +247,11 @@ int main(int argc, char **argv)
                 o.emu);
         return 2;
     }
-    if (want_qemu && access(o.image, R_OK) != 0) {
-        fprintf(stderr, TOOL ": node image '%s' not found (expected a built image: run "
-                        "./tori build qemu-virt, or pass --image FILE)\n",
-                o.image);
-        return 2;
-    }
-    if (want_host && !emu_spawn_find_program(o.node_binary, resolved, sizeof resolved)) {
-        fprintf(stderr, TOOL ": node program '%s' not found (expected a built tori-node: run "
-                        "./tori build host, or pass --node-binary FILE)\n",
-                o.node_binary);
+    const struct emu_programs wanted = {"qemu-system-arm", o.image, o.node_binary, NULL};
+    static struct emu_program_paths paths;
+    static char why[EMU_PATH_MAX + 256];
+    if (!emu_spawn_check_programs(&wanted, want_qemu, want_host, &paths, why, sizeof why)) {
+        fprintf(stderr, TOOL ": %s\n", why);
         return 2;
     }
     char out[400];

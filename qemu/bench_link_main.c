@@ -12,6 +12,7 @@
 
 #include "qemu/bench_link.h"
 #include "qemu/bench_link_options.h"
+#include "qemu/cli.h"
 #include "qemu/emu_spawn.h"
 
 #ifndef TORI_DEFAULT_IMAGE
@@ -28,27 +29,13 @@
 /* What the chosen boards need, checked before anything starts. */
 static bool check_programs(const struct bench_link_options *o)
 {
-    char resolved[PATH_MAX];
-    if ((o->boards & BENCH_LINK_BOARD_QEMU) != 0) {
-        if (!emu_spawn_find_program(o->qemu, resolved, sizeof resolved)) {
-            fprintf(stderr, TOOL ": %s not found (expected QEMU for Arm: install the Debian "
-                            "package qemu-system-arm, pass --qemu PROGRAM, or use --board "
-                            "host)\n",
-                    o->qemu);
-            return false;
-        }
-        if (access(o->image, R_OK) != 0) {
-            fprintf(stderr, TOOL ": node image '%s' not found (expected a built image: run "
-                            "./tori build qemu-virt, or pass --image FILE)\n",
-                    o->image);
-            return false;
-        }
-    }
-    if ((o->boards & BENCH_LINK_BOARD_HOST) != 0 &&
-        !emu_spawn_find_program(o->node_binary, resolved, sizeof resolved)) {
-        fprintf(stderr, TOOL ": node program '%s' not found (expected a built tori-node: "
-                        "run ./tori build host, or pass --node-binary FILE)\n",
-                o->node_binary);
+    const struct emu_programs wanted = {o->qemu, o->image, o->node_binary, NULL};
+    static struct emu_program_paths paths;
+    char error[EMU_PATH_MAX + 256];
+    if (!emu_spawn_check_programs(&wanted, (o->boards & BENCH_LINK_BOARD_QEMU) != 0,
+                                  (o->boards & BENCH_LINK_BOARD_HOST) != 0, &paths, error,
+                                  sizeof error)) {
+        fprintf(stderr, TOOL ": %s\n", error);
         return false;
     }
     return true;
@@ -56,6 +43,7 @@ static bool check_programs(const struct bench_link_options *o)
 
 int main(int argc, char **argv)
 {
+    cli_whole_lines();
     static struct bench_link_options options;
     char error[320];
     switch (bench_link_options_parse(argc, argv, TORI_DEFAULT_IMAGE,

@@ -24,36 +24,83 @@ bool cli_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
     return true;
 }
 
-#define NS_PER_MS 1000000ull
-#define MAX_DURATION_NS (7ull * 24 * 3600 * 1000 * NS_PER_MS)
+#define NS_PER_S 1000000000ull
+#define MAX_TIME_NS (7ull * 24 * 3600 * NS_PER_S)
 
-bool cli_parse_duration_ns(const char *text, uint64_t *out_ns)
+/* At most max_digits decimal digits; *scale is 10^digits. */
+static bool take_digits(const char **cursor, size_t max_digits, uint64_t *value,
+                        uint64_t *scale)
+{
+    size_t digits = strspn(*cursor, "0123456789");
+    if (digits == 0 || digits > max_digits)
+        return false;
+    *value = 0;
+    *scale = 1;
+    for (size_t i = 0; i < digits; i++) {
+        *value = *value * 10u + (uint64_t)((*cursor)[i] - '0');
+        *scale *= 10u;
+    }
+    *cursor += digits;
+    return true;
+}
+
+bool cli_parse_time_ns(const char *text, bool allow_zero, uint64_t *out_ns)
 {
     if (text == NULL)
         return false;
-    size_t digits = strspn(text, "0123456789");
-    if (digits == 0 || digits > 12)
+    if (strcmp(text, "0") == 0) {
+        if (allow_zero)
+            *out_ns = 0;
+        return allow_zero;
+    }
+    const char *c = text;
+    uint64_t whole = 0, fraction = 0, fraction_scale = 1, whole_scale = 0;
+    if (!take_digits(&c, 18, &whole, &whole_scale))
         return false;
-    char number[16];
-    memcpy(number, text, digits);
-    number[digits] = '\0';
-    uint64_t value = 0;
-    if (!cli_parse_u64(number, 0, UINT64_MAX, &value))
+    if (*c == '.') {
+        c++;
+        if (!take_digits(&c, 9, &fraction, &fraction_scale))
+            return false;
+    }
+    static const struct {
+        const char *name;
+        uint64_t ns;
+    } units[] = {{"ns", 1u}, {"us", 1000u}, {"ms", 1000000u}, {"s", NS_PER_S},
+                 {"m", 60u * NS_PER_S}};
+    uint64_t unit = 0;
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+        if (strcmp(c, units[u].name) == 0)
+            unit = units[u].ns;
+    if (unit == 0 || whole > MAX_TIME_NS / unit)
         return false;
-    const char *unit = text + digits;
-    uint64_t scale;
-    if (strcmp(unit, "ms") == 0)
-        scale = NS_PER_MS;
-    else if (strcmp(unit, "s") == 0 || *unit == '\0')
-        scale = 1000u * NS_PER_MS;
-    else if (strcmp(unit, "m") == 0)
-        scale = 60000u * NS_PER_MS;
-    else
+    /*
+     * fraction x unit / fraction_scale, in whole nanoseconds ("1.5ns" is
+     * refused), without overflow: fraction < fraction_scale <= 10^9.
+     */
+    uint64_t quotient = unit / fraction_scale, remainder = unit % fraction_scale;
+    if (fraction * remainder % fraction_scale != 0)
         return false;
-    if (value == 0 || value > MAX_DURATION_NS / scale)
+    uint64_t ns = whole * unit + fraction * quotient + fraction * remainder / fraction_scale;
+    if (ns > MAX_TIME_NS || (ns == 0 && !allow_zero))
         return false;
-    *out_ns = value * scale;
+    *out_ns = ns;
     return true;
+}
+
+const char *cli_format_time(uint64_t ns, char out[CLI_TIME_TEXT_MAX])
+{
+    static const struct {
+        uint64_t ns;
+        const char *name;
+    } units[] = {{NS_PER_S, "s"}, {1000000u, "ms"}, {1000u, "us"}, {1u, "ns"}};
+    if (ns == 0)
+        return "0";
+    size_t u = 0;
+    while (ns % units[u].ns != 0)
+        u++;
+    snprintf(out, CLI_TIME_TEXT_MAX, "%llu%s", (unsigned long long)(ns / units[u].ns),
+             units[u].name);
+    return out;
 }
 
 static const char dimension_letters[] = "xyzuvw";
@@ -242,4 +289,14 @@ bool cli_parse_dims(const char *option, const char *text, unsigned *dims,
         }
     }
     return true;
+}
+
+/* Longer than any line the tools write (an event's JSON is at most 3 KiB). */
+#define WHOLE_LINE_BUFFER (64u * 1024u)
+
+void cli_whole_lines(void)
+{
+    static char out_buffer[WHOLE_LINE_BUFFER], error_buffer[WHOLE_LINE_BUFFER];
+    setvbuf(stdout, out_buffer, _IOLBF, sizeof out_buffer);
+    setvbuf(stderr, error_buffer, _IOLBF, sizeof error_buffer);
 }

@@ -1,9 +1,9 @@
 /*
  * Command-line parsing shared by the host tools (tori-personality,
- * tori-emu, tori-bench-link, tori-bench-faults): the scan of argv against a
- * table of options, and the values.  Strict: a value is accepted whole or
- * refused, never partly read, so that every bad option can be reported in
- * one clear line ("OPTION 'VALUE' is invalid (expected ...)").
+ * tori-emu, tori-bench-link, tori-bench-faults, and tori-sim's times): the
+ * scan of argv against a table of options, and the values.  Strict: a value
+ * is accepted whole or refused, never partly read, so that every bad option
+ * can be reported in one clear line ("OPTION 'VALUE' is invalid (expected ...)").
  */
 #ifndef QEMU_CLI_H
 #define QEMU_CLI_H
@@ -21,10 +21,26 @@
 bool cli_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 
 /*
- * A duration: an integer with a unit, "250ms", "5s", "2m", or a bare integer
- * of seconds; from 1 ms up to 7 days.  Fills *out_ns.
+ * The one syntax of times and durations in every tool (tori-emu's options
+ * and fault scripts, tori-sim's options and fault scripts, the benchmarks):
+ * an integer or decimal with a unit, ns, us, ms, s or m (minutes): "250us",
+ * "1.5ms", "2s", "0.5s", "2m"; or "0" alone.  Up to 7 days, in whole
+ * nanoseconds ("1.5ns" is refused), at most 9 decimals.  Zero ("0", "0ms") only when
+ * allow_zero.  Fills *out_ns.
  */
-bool cli_parse_duration_ns(const char *text, uint64_t *out_ns);
+bool cli_parse_time_ns(const char *text, bool allow_zero, uint64_t *out_ns);
+
+/* The words for an error message about a value cli_parse_time_ns refused. */
+#define CLI_TIME_EXPECTED "a time like 250us, 1.5ms, 2s or 2m"
+
+/* Room for cli_format_time's text. */
+#define CLI_TIME_TEXT_MAX 32
+
+/*
+ * A time as cli_parse_time_ns reads it back, exactly, in the largest unit
+ * that keeps it whole: "0", "1500us", "2ms", "3s".  Returns out (or "0").
+ */
+const char *cli_format_time(uint64_t ns, char out[CLI_TIME_TEXT_MAX]);
 
 /*
  * A mesh spec for a geometry of dims dimensions: "all", "none", or a
@@ -90,5 +106,16 @@ bool cli_parse_u64_option(const char *option, const char *value, uint64_t min,
  */
 bool cli_parse_dims(const char *option, const char *text, unsigned *dims,
                     uint32_t size[CONFIG_MAX_DIMS], char *error, size_t capacity);
+
+/*
+ * Makes stdout and stderr write whole lines only: both line-buffered, each
+ * with room for any line a tool prints, so that with both sent to one file
+ * (`tori-emu --json > run.log 2>&1`) a JSON line on stdout and a human line
+ * on stderr never cut into each other (a fully buffered stdout used to be
+ * written out in blocks that ended mid-line).  Call first in main.  A
+ * tool that leaves a line open on purpose (a progress line on a terminal)
+ * flushes it itself.
+ */
+void cli_whole_lines(void);
 
 #endif /* QEMU_CLI_H */

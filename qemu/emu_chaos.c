@@ -116,11 +116,11 @@ bool emu_chaos_parse(const char *text, struct emu_chaos_spec *spec, char *error,
             expected = "a count in 1..1000000";
             break;
         case 4:
-            ok = emu_inject_parse_time(value, false, &spec->duration_ns);
+            ok = cli_parse_time_ns(value, false, &spec->duration_ns);
             expected = "a duration like 30s or 5m";
             break;
         default:
-            ok = emu_inject_parse_time(value, false, &spec->hold_ns);
+            ok = cli_parse_time_ns(value, false, &spec->hold_ns);
             expected = "a duration like 1s or 500ms";
             break;
         }

@@ -7,9 +7,6 @@
 
 #include "qemu/cli.h"
 
-#define NS_PER_MS 1000000ull
-#define NS_PER_S 1000000000ull
-#define MAX_TIME_NS (7ull * 24 * 3600 * NS_PER_S)
 /* Words in one item: "link 6 x+ off at 6s for 2s" has 8. */
 #define ITEM_WORDS_MAX 10
 
@@ -46,51 +43,6 @@ void emu_action_describe(const struct emu_action *action, char *text, size_t cap
     else
         snprintf(text, capacity, "%s %u", emu_action_name(action->kind),
                  (unsigned)action->node);
-}
-
-bool emu_inject_parse_time(const char *text, bool allow_zero, uint64_t *out_ns)
-{
-    if (text == NULL)
-        return false;
-    if (strcmp(text, "0") == 0) {
-        *out_ns = 0;
-        return allow_zero;
-    }
-    size_t whole_digits = strspn(text, "0123456789");
-    if (whole_digits == 0 || whole_digits > 9)
-        return false;
-    uint64_t whole = 0;
-    for (size_t i = 0; i < whole_digits; i++)
-        whole = whole * 10u + (uint64_t)(text[i] - '0');
-    const char *c = text + whole_digits;
-    uint64_t fraction = 0, fraction_scale = 1;
-    if (*c == '.') {
-        c++;
-        size_t digits = strspn(c, "0123456789");
-        if (digits == 0 || digits > 9)
-            return false;
-        for (size_t i = 0; i < digits; i++) {
-            fraction = fraction * 10u + (uint64_t)(c[i] - '0');
-            fraction_scale *= 10u;
-        }
-        c += digits;
-    }
-    uint64_t unit;
-    if (strcmp(c, "ms") == 0)
-        unit = NS_PER_MS;
-    else if (strcmp(c, "s") == 0)
-        unit = NS_PER_S;
-    else if (strcmp(c, "m") == 0)
-        unit = 60u * NS_PER_S;
-    else
-        return false;
-    if (whole > MAX_TIME_NS / unit)
-        return false;
-    uint64_t ns = whole * unit + fraction * unit / fraction_scale;
-    if (ns > MAX_TIME_NS || (ns == 0 && !allow_zero))
-        return false;
-    *out_ns = ns;
-    return true;
 }
 
 static bool add_action(struct emu_script *script, const struct emu_action *action)
@@ -250,9 +202,9 @@ static bool parse_item(const struct item *item, struct emu_script *script, char 
         return item_error(item, error, capacity, "expected 'at TIME' where '%s' is",
                           cli_echo(word_or_end(item, w), echo));
     w++;
-    if (w >= item->words || !emu_inject_parse_time(item->word[w], true, &action.at_ns))
-        return item_error(item, error, capacity, "'%s' is not a time (expected e.g. 2s, "
-                                                 "1.5s, 250ms or 0)",
+    if (w >= item->words || !cli_parse_time_ns(item->word[w], true, &action.at_ns))
+        return item_error(item, error, capacity, "'%s' is not a time (expected "
+                                                 CLI_TIME_EXPECTED ", or 0)",
                           cli_echo(word_or_end(item, w), echo));
     w++;
     uint64_t hold = 0;
@@ -262,9 +214,9 @@ static bool parse_item(const struct item *item, struct emu_script *script, char 
             return item_error(item, error, capacity,
                               "'for' applies to hang and link ... off only");
         w++;
-        if (w >= item->words || !emu_inject_parse_time(item->word[w], false, &hold))
+        if (w >= item->words || !cli_parse_time_ns(item->word[w], false, &hold))
             return item_error(item, error, capacity, "'%s' is not a duration (expected "
-                                                     "e.g. 1s or 500ms)",
+                                                     CLI_TIME_EXPECTED ")",
                               cli_echo(word_or_end(item, w), echo));
         w++;
         has_hold = true;

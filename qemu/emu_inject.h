@@ -131,11 +131,4 @@ bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *a
 bool emu_inject_check(const struct emu_script *script, const struct torus_geometry *geometry,
                       uint32_t spares, const bool *qemu, char *error, size_t capacity);
 
-/*
- * Parses a time or duration: "2s", "1.5s", "250ms", "2m", and "0" (only
- * when allow_zero).  Up to 7 days, nanosecond precision is not promised
- * below 1 us.
- */
-bool emu_inject_parse_time(const char *text, bool allow_zero, uint64_t *out_ns);
-
 #endif /* QEMU_EMU_INJECT_H */

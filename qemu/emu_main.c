@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 
+#include "qemu/cli.h"
 #include "qemu/emu_options.h"
 #include "qemu/emu_run.h"
 
@@ -16,6 +17,7 @@
 
 int main(int argc, char **argv)
 {
+    cli_whole_lines();
     struct emu_options options;
     char error[320];
     switch (emu_options_parse(argc, argv, TORI_DEFAULT_IMAGE, TORI_DEFAULT_NODE_BINARY,

@@ -34,7 +34,7 @@ void emu_options_usage(FILE *out)
         "  --partition primary|every-side  who goes on after a partition (primary)\n"
         "  --spares K           the last K ranks are spares: not started until a\n"
         "                       fault script joins them (join N)\n"
-        "  --duration D         run D after every node is ready (e.g. 500ms, 5s, 2m;\n"
+        "  --duration D         run D after every node is ready (e.g. 500ms, 1.5s, 2m;\n"
         "                       0: stop at once); default: until --ping is done, or\n"
         "                       until Ctrl-C\n"
         "  --ping               every node pings every other node; exit 0 only if\n"
@@ -96,14 +96,9 @@ void emu_options_usage(FILE *out)
 static bool parse_duration_option(const char *option, const char *value, bool allow_zero,
                                   uint64_t *out, char *error, size_t capacity)
 {
-    if (allow_zero && strcmp(value, "0") == 0) {
-        *out = 0;
-        return true;
-    }
-    if (!cli_parse_duration_ns(value, out))
+    if (!cli_parse_time_ns(value, allow_zero, out))
         return cli_invalid(error, capacity, option, value,
-                           allow_zero ? "a duration like 500ms, 5s or 2m, or 0"
-                                      : "a duration like 500ms, 5s or 2m");
+                           allow_zero ? CLI_TIME_EXPECTED ", or 0" : CLI_TIME_EXPECTED);
     return true;
 }
 

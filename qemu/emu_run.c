@@ -143,6 +143,8 @@ static void show_progress(struct emu *emu, uint32_t started, bool force)
     fprintf(stderr, "%s" TOOL ": %u nodes: %u started, %u ready (%.1f s)%s",
             emu->progress_tty ? "\r" : "", (unsigned)emu->count, (unsigned)started,
             (unsigned)emu->ready, (double)now / 1e9, emu->progress_tty ? "" : "\n");
+    if (emu->progress_tty)
+        fflush(stderr); /* the one line left open on purpose: a terminal's */
     emu->progress_open = emu->progress_tty;
 }
 

@@ -44,7 +44,8 @@ struct emu_event_count {
 
 struct emu {
     const struct emu_options *options;
-    struct emu_programs programs;
+    struct emu_programs programs;           /* pointing into program_paths */
+    struct emu_program_paths program_paths; /* absolute, checked */
     struct torus_geometry geometry;
     uint32_t count;
     struct emu_node *nodes;

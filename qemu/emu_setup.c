@@ -86,28 +86,11 @@ static bool prepare_out_dir(struct emu *emu)
 static bool check_programs(struct emu *emu, bool want_qemu, bool want_host)
 {
     const struct emu_options *o = emu->options;
-    char resolved[PATH_MAX];
-    if (want_qemu) {
-        if (!emu_spawn_find_program(o->qemu, resolved, sizeof resolved)) {
-            if (strchr(o->qemu, '/') == NULL)
-                emu_complain(emu, "%s not found in PATH (expected QEMU for Arm: install the "
-                                  "Debian package qemu-system-arm, or pass --qemu PROGRAM)",
-                             o->qemu);
-            else
-                emu_complain(emu, "--qemu '%s' is not an executable file", o->qemu);
-            return false;
-        }
-        if (access(o->image, R_OK) != 0) {
-            emu_complain(emu, "node image '%s' not found (expected a built image: run "
-                              "./tori build qemu-virt, or pass --image FILE)",
-                         o->image);
-            return false;
-        }
-    }
-    if (want_host && !emu_spawn_find_program(o->node_binary, resolved, sizeof resolved)) {
-        emu_complain(emu, "node program '%s' not found (expected a built tori-node: run "
-                          "./tori build host, or pass --node-binary FILE)",
-                     o->node_binary);
+    const struct emu_programs wanted = {o->qemu, o->image, o->node_binary, NULL};
+    char error[EMU_PATH_MAX + 256];
+    if (!emu_spawn_check_programs(&wanted, want_qemu, want_host, &emu->program_paths, error,
+                                  sizeof error)) {
+        emu_complain(emu, "%s", error);
         return false;
     }
     return true;
@@ -236,9 +219,9 @@ bool emu_setup_prepare(struct emu *emu)
     uint64_t files = emu_links_needed(&emu->geometry) + 5ull * emu->count + 64;
     if (!raise_file_limit(emu, files) || !prepare_out_dir(emu))
         return false;
-    emu->programs.qemu = o->qemu;
-    emu->programs.image = o->image;
-    emu->programs.node_binary = o->node_binary;
+    emu->programs.qemu = emu->program_paths.qemu;
+    emu->programs.image = emu->program_paths.image;
+    emu->programs.node_binary = emu->program_paths.node_binary;
     emu->programs.out_dir = emu->out_dir;
     struct sockaddr_un unix_address;
     for (uint32_t r = 0; r < emu->count; r++) {

@@ -1,8 +1,10 @@
 #define _GNU_SOURCE
 #include "qemu/emu_spawn.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -160,6 +162,158 @@ bool emu_spawn_find_program(const char *program, char *resolved, size_t capacity
         path = end + 1;
     }
     return false;
+}
+
+/* The common names of ELF machines a wrong image is likely to be built for. */
+static const char *machine_name(unsigned machine)
+{
+    switch (machine) {
+    case EM_386:
+        return " (i386)";
+    case EM_X86_64:
+        return " (x86-64)";
+    case EM_AARCH64:
+        return " (AArch64)";
+    case EM_RISCV:
+        return " (RISC-V)";
+    default:
+        return "";
+    }
+}
+
+#define IMAGE_EXPECTED "expected a 32-bit ARM ELF node image such as build/qemu-virt/node.elf"
+
+/* The node image, by its ELF header: what QEMU's -kernel needs to boot a node. */
+static bool check_image(const char *path, char *error, size_t capacity)
+{
+    struct stat info;
+    if (stat(path, &info) != 0) {
+        if (errno == ENOENT)
+            snprintf(error, capacity, "node image '%s' not found (expected a built image: "
+                                      "run ./tori build qemu-virt, or pass --image FILE)",
+                     path);
+        else
+            snprintf(error, capacity, "cannot read node image '%s': %s (" IMAGE_EXPECTED ")",
+                     path, strerror(errno));
+        return false;
+    }
+    if (!S_ISREG(info.st_mode)) {
+        snprintf(error, capacity, "node image '%s' is %s (" IMAGE_EXPECTED ")", path,
+                 S_ISDIR(info.st_mode) ? "a directory" : "not a regular file");
+        return false;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(error, capacity, "cannot read node image '%s': %s (" IMAGE_EXPECTED ")", path,
+                 strerror(errno));
+        return false;
+    }
+    unsigned char header[sizeof(Elf32_Ehdr)];
+    ssize_t got = read(fd, header, sizeof header);
+    close(fd);
+    if (got < EI_NIDENT || memcmp(header, ELFMAG, SELFMAG) != 0) {
+        snprintf(error, capacity, "node image '%s' is not an ELF file (" IMAGE_EXPECTED
+                                  "; node.bin is for a loader, not for -kernel)",
+                 path);
+        return false;
+    }
+    if (got < (ssize_t)sizeof header) {
+        snprintf(error, capacity, "node image '%s' is a truncated ELF file (" IMAGE_EXPECTED ")",
+                 path);
+        return false;
+    }
+    bool big = header[EI_DATA] == ELFDATA2MSB;
+    unsigned type = big ? (unsigned)(header[16] << 8 | header[17])
+                        : (unsigned)(header[16] | header[17] << 8);
+    unsigned machine = big ? (unsigned)(header[18] << 8 | header[19])
+                           : (unsigned)(header[18] | header[19] << 8);
+    if (machine != EM_ARM) {
+        snprintf(error, capacity,
+                 "node image '%s' is an ELF file for machine %u%s, not ARM (" IMAGE_EXPECTED ")",
+                 path, machine, machine_name(machine));
+        return false;
+    }
+    if (header[EI_CLASS] != ELFCLASS32 || header[EI_DATA] != ELFDATA2LSB) {
+        snprintf(error, capacity, "node image '%s' is a %s-bit %s-endian ARM ELF file, not "
+                                  "32-bit little-endian (" IMAGE_EXPECTED ")",
+                 path, header[EI_CLASS] == ELFCLASS64 ? "64" : "32", big ? "big" : "little");
+        return false;
+    }
+    if (type != ET_EXEC) {
+        snprintf(error, capacity, "node image '%s' is an ARM ELF %s, not an executable "
+                                  "(" IMAGE_EXPECTED ")",
+                 path, type == ET_REL ? "object file" : type == ET_DYN ? "shared object"
+                                                                        : "file of an odd type");
+        return false;
+    }
+    return true;
+}
+
+#define NODE_PROGRAM_EXPECTED \
+    "expected a built tori-node: run ./tori build host, or pass --node-binary FILE"
+
+static bool check_node_program(const char *path, char *resolved, size_t resolved_capacity,
+                               char *error, size_t capacity)
+{
+    if (emu_spawn_find_program(path, resolved, resolved_capacity))
+        return true;
+    struct stat info;
+    if (strchr(path, '/') == NULL || stat(path, &info) != 0)
+        snprintf(error, capacity, "node program '%s' not found (" NODE_PROGRAM_EXPECTED ")",
+                 path);
+    else
+        snprintf(error, capacity, "node program '%s' is %s (" NODE_PROGRAM_EXPECTED ")", path,
+                 S_ISDIR(info.st_mode)    ? "a directory"
+                 : !S_ISREG(info.st_mode) ? "not a regular file"
+                                          : "not executable");
+    return false;
+}
+
+_Static_assert(EMU_PATH_MAX >= PATH_MAX, "realpath writes up to PATH_MAX bytes");
+
+/* out: EMU_PATH_MAX bytes. */
+static bool absolute(const char *path, char *out, const char *what, char *error,
+                     size_t capacity)
+{
+    if (realpath(path, out) == NULL) {
+        snprintf(error, capacity, "cannot resolve %s '%s': %s", what, path, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+bool emu_spawn_check_programs(const struct emu_programs *programs, bool want_qemu,
+                              bool want_host, struct emu_program_paths *paths, char *error,
+                              size_t capacity)
+{
+    char found[PATH_MAX];
+    memset(paths, 0, sizeof *paths);
+    if (want_qemu) {
+        if (!emu_spawn_find_program(programs->qemu, found, sizeof found)) {
+            if (strchr(programs->qemu, '/') == NULL)
+                snprintf(error, capacity,
+                         "%s not found in PATH (expected QEMU for Arm: install the Debian "
+                         "package qemu-system-arm, or pass --qemu PROGRAM)",
+                         programs->qemu);
+            else
+                snprintf(error, capacity, "--qemu '%s' is not an executable file",
+                         programs->qemu);
+            return false;
+        }
+        if (!absolute(found, paths->qemu, "QEMU", error, capacity))
+            return false;
+    }
+    if (want_host) {
+        if (!check_node_program(programs->node_binary, found, sizeof found, error, capacity) ||
+            !absolute(found, paths->node_binary, "node program", error, capacity))
+            return false;
+    }
+    if (want_qemu) {
+        if (!check_image(programs->image, error, capacity) ||
+            !absolute(programs->image, paths->image, "node image", error, capacity))
+            return false;
+    }
+    return true;
 }
 
 /* In the child, between fork and exec: only async-signal-safe calls. */

@@ -78,4 +78,28 @@ bool emu_spawn_start(const struct emu_programs *programs, struct emu_node *node,
  */
 bool emu_spawn_find_program(const char *program, char *resolved, size_t capacity);
 
+/* Linux's PATH_MAX, which strict C11 headers do not define. */
+#define EMU_PATH_MAX 4096
+
+/* Absolute paths of what a run starts (emu_spawn_check_programs). */
+struct emu_program_paths {
+    char qemu[EMU_PATH_MAX];
+    char image[EMU_PATH_MAX];
+    char node_binary[EMU_PATH_MAX];
+};
+
+/*
+ * Checks, before anything starts, what the nodes of a run need: with
+ * want_qemu, programs->qemu (searched in PATH when it has no slash) and
+ * programs->image, which must be a readable 32-bit little-endian ARM ELF
+ * executable (QEMU's -kernel boots nothing else usefully); with want_host,
+ * programs->node_binary, an executable regular file.  Fills paths with
+ * absolute paths (the children run in the output directory, where a
+ * relative path would name nothing).  On failure writes one line to error:
+ * the file, what is wrong with it, and what was expected.
+ */
+bool emu_spawn_check_programs(const struct emu_programs *programs, bool want_qemu,
+                              bool want_host, struct emu_program_paths *paths, char *error,
+                              size_t capacity);
+
 #endif /* QEMU_EMU_SPAWN_H */

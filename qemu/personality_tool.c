@@ -18,30 +18,37 @@
 
 #define TOOL "tori-personality"
 
+/* The defaults shown are the ones written: personality_set_defaults's. */
 static void usage(FILE *out)
 {
-    fputs("usage: tori-personality --node N --dims DIMS [options] -o FILE\n"
-          "       tori-personality --dump FILE\n"
-          "\n"
-          "Writes the 64-byte personality block of node N (its rank; coordinates\n"
-          "are computed from it, dimension 0 fastest), or decodes and checks one.\n"
-          "\n"
-          "  --node N              rank of the node, 0..nodes-1 (required)\n"
-          "  --dims DIMS           torus shape, e.g. 2x2x2, 1 to 6 sizes (required)\n"
-          "  --mesh x,z | all      these dimensions are meshes, not tori\n"
-          "  --radix R             membership tree radix, power of two 2..16 (4)\n"
-          "  --tree radix|torus    membership tree layout (radix)\n"
-          "  --members M           size of the initial view, 1..nodes (all);\n"
-          "                        ranks >= M are spares\n"
-          "  --incarnation K       boot incarnation counter (1)\n"
-          "  --heartbeat-ms MS     heartbeat period, 1..65535 (20)\n"
-          "  --detect-timeout-ms MS  failure detection timeout, above the heartbeat (200)\n"
-          "  --link-rto-ms MS      link retransmission timeout, 1..65535 (10)\n"
-          "  --link-retries N      retransmissions before a link is down, 1..255 (8)\n"
-          "  --partition primary|every-side  who goes on after a partition (primary)\n"
-          "  -o, --output FILE     where to write the block\n"
-          "  --dump FILE           decode FILE and print its fields, or the exact error\n",
-          out);
+    struct personality defaults;
+    memset(&defaults, 0, sizeof defaults);
+    personality_set_defaults(&defaults);
+    fprintf(out,
+            "usage: tori-personality --node N --dims DIMS [options] -o FILE\n"
+            "       tori-personality --dump FILE\n"
+            "\n"
+            "Writes the 64-byte personality block of node N (its rank; coordinates\n"
+            "are computed from it, dimension 0 fastest), or decodes and checks one.\n"
+            "\n"
+            "  --node N              rank of the node, 0..nodes-1 (required)\n"
+            "  --dims DIMS           torus shape, e.g. 2x2x2, 1 to 6 sizes (required)\n"
+            "  --mesh x,z | all      these dimensions are meshes, not tori\n"
+            "  --radix R             membership tree radix, power of two 2..16 (%u)\n"
+            "  --tree radix|torus    membership tree layout (radix)\n"
+            "  --members M           size of the initial view, 1..nodes (all);\n"
+            "                        ranks >= M are spares\n"
+            "  --incarnation K       boot incarnation counter (%u)\n"
+            "  --heartbeat-ms MS     heartbeat period, 1..65535 (%u)\n"
+            "  --detect-timeout-ms MS  failure detection timeout, above the heartbeat (%u)\n"
+            "  --link-rto-ms MS      link retransmission timeout, 1..65535 (%u)\n"
+            "  --link-retries N      retransmissions before a link is down, 1..255 (%u)\n"
+            "  --partition primary|every-side  who goes on after a partition (primary)\n"
+            "  -o, --output FILE     where to write the block\n"
+            "  --dump FILE           decode FILE and print its fields, or the exact error\n",
+            (unsigned)defaults.tree_radix, (unsigned)defaults.boot_incarnation,
+            (unsigned)defaults.heartbeat_ms, (unsigned)defaults.detect_timeout_ms,
+            (unsigned)defaults.link_rto_ms, (unsigned)defaults.link_retries);
 }
 
 __attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *format, ...)
@@ -91,15 +98,21 @@ static void print_personality(const struct personality *p)
 
 static int dump(const char *path)
 {
+    /* A file we cannot read is named as such, not decoded as an empty block. */
     FILE *file = fopen(path, "rb");
     if (file == NULL) {
-        fprintf(stderr, TOOL ": cannot open '%s': %s\n", path, strerror(errno));
+        fprintf(stderr, TOOL ": cannot read '%s': %s\n", path, strerror(errno));
         return 1;
     }
     uint8_t block[PERSONALITY_SIZE * 2];
     size_t length = fread(block, 1, sizeof block, file);
+    int read_error = ferror(file) ? errno : 0;
     bool longer = length == sizeof block;
     fclose(file);
+    if (read_error != 0) {
+        fprintf(stderr, TOOL ": cannot read '%s': %s\n", path, strerror(read_error));
+        return 1;
+    }
     if (longer) {
         fprintf(stderr,
                 TOOL ": %s: personality: length is more than %u bytes, expected "

@@ -1,8 +1,9 @@
 #include "board/qemu-virt/stack.h"
 
+#include "board/board.h"
+
 #include <stdint.h>
 
-#include "board/board.h"
 #include "config/tori_config.h"
 
 /*
@@ -13,7 +14,7 @@
 __attribute__((section(".stack"), used, aligned(16)))
 static uint32_t node_stack[CONFIG_STACK_SIZE / sizeof(uint32_t)];
 
-bool board_stack_high_water(size_t *high_water, size_t *size)
+bool board_stack_usage(size_t *high_water, size_t *size, const char **why)
 {
     /* The stack grows down: the lowest overwritten word marks the depth. */
     /* volatile: the compiler never sees the stores, which are the CPU's. */
@@ -24,5 +25,6 @@ bool board_stack_high_water(size_t *high_water, size_t *size)
         untouched++;
     *high_water = (count - untouched) * sizeof(uint32_t);
     *size = sizeof node_stack;
+    *why = NULL;
     return true;
 }

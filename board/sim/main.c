@@ -20,6 +20,7 @@
 #include "board/sim/sim_chaos.h"
 #include "board/sim/sim_inject.h"
 #include "net/torus/geometry.h"
+#include "qemu/cli.h"
 
 #define TOOL "tori-sim"
 
@@ -34,9 +35,11 @@ struct options {
     uint64_t cp_ns;
     uint64_t members;
     bool members_set;
-    int64_t heartbeat_us; /* -1: automatic */
+    int64_t heartbeat_ns; /* -1: automatic */
+    const char *heartbeat_option, *heartbeat_text; /* as given, for messages */
     int64_t link_detect_ns;
-    uint64_t settle_ms;
+    const char *link_detect_text;
+    uint64_t settle_ns;
     const char *inject;
     const char *dims_text;
     bool chaos;
@@ -68,6 +71,32 @@ static uint64_t parse_u64(const char *option, const char *text, uint64_t min, ui
     unsigned long long value = strtoull(text, &end, 10);
     if (*end != '\0' || value < min || value > max) {
         fprintf(stderr, TOOL ": %s '%s' is out of range (expected %s)\n", option, text, expected);
+        exit(2);
+    }
+    return value;
+}
+
+/*
+ * A time option: a bare number counts in the unit the option's name gives
+ * (--hop-ns 4600, --settle-ms 50); any other value is a time as in the
+ * fault script (--hop-ns 4.6us, --settle-ms 0.5s), one parser for both.
+ */
+static uint64_t parse_time(const char *option, const char *text, uint64_t unit_ns,
+                           uint64_t min_ns, uint64_t max_ns, const char *unit_name)
+{
+    uint64_t value = 0;
+    bool ok;
+    if (text != NULL && text[0] != '\0' && strspn(text, "0123456789") == strlen(text)) {
+        ok = cli_parse_u64(text, 0, max_ns / unit_ns, &value);
+        value *= unit_ns;
+    } else {
+        ok = cli_parse_time_ns(text, true, &value);
+    }
+    if (!ok || value < min_ns || value > max_ns) {
+        char low[CLI_TIME_TEXT_MAX], high[CLI_TIME_TEXT_MAX];
+        fprintf(stderr, TOOL ": %s '%s' is invalid (expected %s, or %s, from %s to %s)\n",
+                option, text != NULL ? text : "", unit_name, CLI_TIME_EXPECTED,
+                cli_format_time(min_ns, low), cli_format_time(max_ns, high));
         exit(2);
     }
     return value;
@@ -111,13 +140,19 @@ static void usage(void)
           "  --policy primary|every-side  partition policy (primary)\n"
           "  --hop-ns N           latency of one torus hop (4600, BG/L)\n"
           "  --cp-ns N            cost of handling one message (2000, BG/L)\n"
-          "  --heartbeat-us N     heartbeat period, 0: off (default by size)\n"
+          "  --heartbeat-us N     heartbeat period, 0: off (default by size); at least\n"
+          "                       the detector's minimum for the torus, hop and cp\n"
           "  --heartbeat-ns N     the same in nanoseconds\n"
           "  --link-detect-ns N   link-down notice after a neighbour dies, 0: off\n"
+          "                       (then a crash needs heartbeats to be noticed)\n"
           "  --settle-ms N        quiet time that ends a run\n"
+          "                       (times: a bare number in the option's unit, or a\n"
+          "                       time as in scripts: 4.6us, 1.5ms, 2s)\n"
           "  --inject SCRIPT      'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms'\n"
           "                       (kill, join, hang N at T for D, suspect A B, link A B\n"
-          "                       off|on, block A B at T for D, partition x<K, heal)\n"
+          "                       off|on, block A B at T for D, partition x<K, heal;\n"
+          "                       times 1.5ms, 250us, 2s, 0; join only a node that is\n"
+          "                       down then: killed earlier, or a spare)\n"
           "  --chaos              random faults instead of a script\n"
           "  --seeds N            chaos runs, seeds SEED..SEED+N-1 (1)\n"
           "  --rate R             chaos faults per ms (0.5)\n"
@@ -142,7 +177,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     o->policy = MEMBERSHIP_POLICY_PRIMARY;
     o->hop_ns = 4600;
     o->cp_ns = 2000;
-    o->heartbeat_us = -1;
+    o->heartbeat_ns = -1;
     o->link_detect_ns = -1;
     o->seeds = 1;
     o->rate_milli = 500;
@@ -177,20 +212,24 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("--policy '%s' is not a policy", v ? v : "", "primary or every-side");
             }
         } else if (strcmp(a, "--hop-ns") == 0) {
-            o->hop_ns = parse_u64(a, v, 1, 1000000000, "nanoseconds, 1..1e9");
+            o->hop_ns = parse_time(a, v, 1, 1, 1000000000, "nanoseconds");
         } else if (strcmp(a, "--cp-ns") == 0) {
-            o->cp_ns = parse_u64(a, v, 0, 1000000000, "nanoseconds, 0..1e9");
+            o->cp_ns = parse_time(a, v, 1, 0, 1000000000, "nanoseconds");
         } else if (strcmp(a, "--members") == 0) {
             o->members = parse_u64(a, v, 1, CONFIG_MAX_NODES, "1..node count");
             o->members_set = true;
-        } else if (strcmp(a, "--heartbeat-us") == 0) {
-            o->heartbeat_us = (int64_t)parse_u64(a, v, 0, 10000000, "microseconds, 0 (off)..1e7") * 1000;
-        } else if (strcmp(a, "--heartbeat-ns") == 0) {
-            o->heartbeat_us = (int64_t)parse_u64(a, v, 0, 10000000000ull, "nanoseconds, 0 (off)..1e10");
+        } else if (strcmp(a, "--heartbeat-us") == 0 || strcmp(a, "--heartbeat-ns") == 0) {
+            bool us = strcmp(a, "--heartbeat-us") == 0;
+            o->heartbeat_ns = (int64_t)parse_time(a, v, us ? 1000 : 1, 0, 10000000000ull,
+                                                  us ? "microseconds (0: off)"
+                                                     : "nanoseconds (0: off)");
+            o->heartbeat_option = a;
+            o->heartbeat_text = v;
         } else if (strcmp(a, "--link-detect-ns") == 0) {
-            o->link_detect_ns = (int64_t)parse_u64(a, v, 0, 1000000000, "nanoseconds, 0 (off)..1e9");
+            o->link_detect_ns = (int64_t)parse_time(a, v, 1, 0, 1000000000, "nanoseconds (0: off)");
+            o->link_detect_text = v;
         } else if (strcmp(a, "--settle-ms") == 0) {
-            o->settle_ms = parse_u64(a, v, 1, 100000, "milliseconds, 1..100000");
+            o->settle_ns = parse_time(a, v, 1000000, 1000000, 100000000000ull, "milliseconds");
         } else if (strcmp(a, "--inject") == 0) {
             if (v == NULL) {
                 usage_error("%s needs a fault list", a, "'kill 5 at 1ms; join 5 at 10ms'");
@@ -201,7 +240,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         } else if (strcmp(a, "--rate") == 0) {
             o->rate_milli = parse_rate(v);
         } else if (strcmp(a, "--trace-node") == 0) {
-            o->trace_node = (uint32_t)parse_u64(a, v, 0, CONFIG_MAX_NODES - 1, "a node id");
+            o->trace_node = (uint32_t)parse_u64(a, v, 0, UINT32_MAX, "a node id");
             o->trace_set = true;
         } else if (strcmp(a, "--seed") == 0) {
             o->seed = parse_u64(a, v, 0, UINT64_MAX, "an integer");
@@ -268,6 +307,12 @@ static void parse_args(int argc, char **argv, struct options *o)
                 o->members, o->geometry.node_count, o->geometry.node_count);
         exit(2);
     }
+    if (o->trace_set && o->trace_node >= o->geometry.node_count) {
+        fprintf(stderr, TOOL ": --trace-node %" PRIu32 " is not a node of the %s torus (expected "
+                        "0..%" PRIu32 ")\n",
+                o->trace_node, dims_text, o->geometry.node_count - 1);
+        exit(2);
+    }
     if (o->chaos && o->inject != NULL) {
         usage_error("%s", "--chaos and --inject together", "one or the other");
     }
@@ -285,15 +330,56 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     if (o->link_detect_ns >= 0) {
         p->link_detect_ns = (uint64_t)o->link_detect_ns;
     }
-    p->settle_ns = o->settle_ms * 1000000u;
+    p->settle_ns = o->settle_ns;
     p->seed = o->seed;
     p->json = o->json;
     p->verbosity = o->verbosity;
     p->trace_node = o->trace_set ? o->trace_node : UINT32_MAX;
-    if (o->heartbeat_us >= 0) {
-        p->heartbeat_ns = (uint64_t)o->heartbeat_us; /* held in ns */
+    if (o->heartbeat_ns >= 0) {
+        p->heartbeat_ns = (uint64_t)o->heartbeat_ns;
     } else {
         p->heartbeat_ns = heartbeats ? 4u * sim_unit_ns(p) : 0;
+    }
+}
+
+/*
+ * Timings the detector cannot work with, refused before the run: a
+ * heartbeat below its minimum for this torus (sim_heartbeat_min_ns), and,
+ * with heartbeats off, a crash nothing would notice (no link-down notice,
+ * or one that comes after the run is over).
+ */
+static void check_timings(const struct options *o, const struct sim_params *p,
+                          const struct sim_injection *items, size_t count)
+{
+    char a[CLI_TIME_TEXT_MAX], b[CLI_TIME_TEXT_MAX];
+    uint64_t minimum = sim_heartbeat_min_ns(p);
+    if (p->heartbeat_ns != 0 && p->heartbeat_ns < minimum) {
+        fprintf(stderr,
+                TOOL ": %s '%s' is too short for this torus (expected at least %s: the 4 "
+                     "silent heartbeats that make a member suspect must outlast two round "
+                     "trips across the torus, and a node must handle the heartbeats of its "
+                     "torus and tree neighbours, --cp-ns each, in half a period)\n",
+                o->heartbeat_option != NULL ? o->heartbeat_option : "the heartbeat",
+                o->heartbeat_text != NULL ? o->heartbeat_text
+                                          : cli_format_time(p->heartbeat_ns, b),
+                cli_format_time(minimum, a));
+        exit(2);
+    }
+    uint64_t settle = sim_settle_ns(p);
+    for (size_t i = 0; p->heartbeat_ns == 0 && i < count; i++) {
+        if (items[i].kind == SIM_INJECT_KILL &&
+            (p->link_detect_ns == 0 || p->link_detect_ns >= settle)) {
+            char text[96];
+            sim_inject_format(&items[i], text, sizeof text);
+            fprintf(stderr,
+                    TOOL ": --link-detect-ns '%s' leaves '%s' unnoticed: heartbeats are off "
+                         "(expected a link-down notice within the settle window, below %s, "
+                         "or heartbeats: --heartbeat-us N)\n",
+                    o->link_detect_text != NULL ? o->link_detect_text
+                                                : cli_format_time(p->link_detect_ns, b),
+                    text, cli_format_time(settle, a));
+            exit(2);
+        }
     }
 }
 
@@ -350,8 +436,16 @@ static int run_script(const struct options *o)
                 items[i].kind == SIM_INJECT_PARTITION || items[i].kind == SIM_INJECT_HEAL ||
                 items[i].kind == SIM_INJECT_BLOCK;
     }
+    if (!sim_inject_check(items, count, o->geometry.node_count,
+                          o->members_set ? (uint32_t)o->members : o->geometry.node_count, error,
+                          sizeof error)) {
+        fprintf(stderr, TOOL ": --inject: %s\n", error);
+        free(items);
+        return 2;
+    }
     struct sim_params p;
     fill_params(o, &p, hangs);
+    check_timings(o, &p, items, count);
     struct sim *sim = sim_create(&p, error, sizeof error);
     if (sim == NULL) {
         fprintf(stderr, TOOL ": %s\n", error);
@@ -396,6 +490,7 @@ static int run_chaos(const struct options *o)
 {
     struct sim_params p;
     fill_params(o, &p, true);
+    check_timings(o, &p, NULL, 0);
     uint64_t unit = sim_unit_ns(&p);
     uint64_t window = 100u * unit;
     unsigned events = (unsigned)((o->rate_milli * (window / 1000u)) / 1000000u);

@@ -120,6 +120,22 @@ uint64_t sim_unit_ns(const struct sim_params *params)
     return unit < 10000u ? 10000u : unit;
 }
 
+uint64_t sim_settle_ns(const struct sim_params *params)
+{
+    return params->settle_ns != 0 ? params->settle_ns : 400u * sim_unit_ns(params);
+}
+
+uint64_t sim_heartbeat_min_ns(const struct sim_params *params)
+{
+    uint64_t crossing = (sim_unit_ns(params) + 1u) / 2u;
+    uint64_t links = torus_geometry_link_count(&params->geometry);
+    /* Heartbeats sent to a node per period, doubled: 2 per torus neighbour,
+     * 1 per tree neighbour; at most half of the period handling them. */
+    uint64_t doubled = 2u * links + (uint64_t)params->radix + 1u;
+    uint64_t handling = doubled * params->cp_ns;
+    return crossing > handling ? crossing : handling;
+}
+
 void sim_model_compute(const struct membership *ctx, const struct torus_geometry *geometry,
                        uint64_t hop_ns, uint64_t cp_ns, struct sim_model *model)
 {
@@ -1059,6 +1075,13 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
                  (unsigned)CONFIG_MAX_NODES);
         return NULL;
     }
+    if (params->heartbeat_ns != 0 && params->heartbeat_ns < sim_heartbeat_min_ns(params)) {
+        snprintf(error, error_capacity,
+                 "a heartbeat of %" PRIu64 " ns is below %" PRIu64
+                 " ns, the shortest the detector works with on this torus",
+                 params->heartbeat_ns, sim_heartbeat_min_ns(params));
+        return NULL;
+    }
     struct sim *sim = calloc(1, sizeof *sim);
     if (sim == NULL) {
         snprintf(error, error_capacity, "out of memory");
@@ -1149,9 +1172,17 @@ bool sim_run(struct sim *sim, FILE *out)
             last = sim->injections[i].time_ns;
         }
     }
-    uint64_t settle = sim->params.settle_ns != 0 ? sim->params.settle_ns
-                                                 : 400u * sim_unit_ns(&sim->params);
-    sim->end_ns = last + settle;
+    /* The faults end when the last hang or block ends, not when it begins. */
+    uint64_t faults_end = last;
+    for (size_t i = 0; i < sim->injection_count; i++) {
+        const struct sim_injection *inj = &sim->injections[i];
+        if ((inj->kind == SIM_INJECT_HANG || inj->kind == SIM_INJECT_BLOCK) &&
+            inj->time_ns + inj->duration_ns > faults_end) {
+            faults_end = inj->time_ns + inj->duration_ns;
+        }
+    }
+    uint64_t settle = sim_settle_ns(&sim->params);
+    sim->end_ns = faults_end + settle;
     sim->stats.last_injection_ns = last;
     for (uint32_t id = 0; id < sim->node_count; id++) {
         if (id < sim->params.members) {

@@ -54,6 +54,26 @@ void sim_params_defaults(struct sim_params *params, const struct torus_geometry 
 /* The timeout unit used for params (about one round trip across the torus). */
 uint64_t sim_unit_ns(const struct sim_params *params);
 
+/* The quiet time after the last fault that ends a run (settle_ns, or 400 units). */
+uint64_t sim_settle_ns(const struct sim_params *params);
+
+/*
+ * The shortest heartbeat period the detector works with; sim_create
+ * refuses a shorter one.  A member is suspected after 4 periods of silence
+ * (8 for one that is not a torus neighbour, which beats every other
+ * period).  Those 4 periods must outlast two timeout units, two round trips
+ * across the torus with handling on the way: one for a heartbeat crossing
+ * the torus, one for the view change that tells its sender whom to beat.
+ * And a node must keep up with the heartbeats it is sent, spending at most
+ * half of each period on them: one from every torus neighbour and one
+ * every other period from each tree neighbour (up to radix children and a
+ * parent), cp_ns each.  Shorter, and live nodes look dead and are expelled
+ * again and again until the run fails.  (Checked on 2- to 4-dimensional
+ * tori of 4 to 256 nodes, radix 2 to 16, hop and cp from 1 ns to 50 us,
+ * with crashes, hangs, partitions and rejoins.)
+ */
+uint64_t sim_heartbeat_min_ns(const struct sim_params *params);
+
 /* Base and distance models for the tree of one node's view. */
 struct sim_model {
     uint32_t levels;     /* H */

@@ -1,7 +1,7 @@
 /*
  * Scripted faults for the simulator, parsed from --inject text such as
  *   "kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms"
- * Kinds (times take ns, us, ms or s):
+ * Kinds (times as everywhere, qemu/cli.h: 1ms, 1.5ms, 250us, 2s, 0):
  *   kill N at T            node N crashes
  *   join N at T            node N (dead or spare) boots and joins
  *   hang N at T for D      node N stops for D, then resumes
@@ -44,9 +44,6 @@ struct sim_injection {
     uint32_t below;       /* PARTITION: side 1 is coordinate (or id) < below */
 };
 
-/* "1ms", "250us", "10ns", "2s", "3" (ns) -> nanoseconds; false when malformed. */
-bool sim_parse_time(const char *text, uint64_t *ns);
-
 /*
  * Parses a whole --inject text.  On success *items (malloc'd, caller frees)
  * and *count are set; on failure returns false with a one-line reason.
@@ -55,7 +52,18 @@ bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
                       struct sim_injection **items, size_t *count, char *error,
                       size_t error_capacity);
 
-/* One injection as text, the way it parses ("kill 5 at 1000000ns"). */
+/* One injection as text, the way it parses ("kill 5 at 1ms"). */
 void sim_inject_format(const struct sim_injection *item, char *out, size_t capacity);
+
+/*
+ * Refuses, before the run, a script item the run would ignore silently.
+ * Replays the items in time order (script order for equal times), nodes
+ * below members running at first: kill, hang and suspect need their node
+ * running (a hang, not already hung); join needs it down (killed earlier,
+ * or a spare that has not joined), since a running node ignores a join.
+ * On failure writes "'ITEM': node N is ... (expected ...)" to error.
+ */
+bool sim_inject_check(const struct sim_injection *items, size_t count, uint32_t node_count,
+                      uint32_t members, char *error, size_t error_capacity);
 
 #endif /* BOARD_SIM_SIM_INJECT_H */

@@ -33,7 +33,7 @@ processes_with() {
     local p cmd
     for p in /proc/[0-9]*; do
         [[ "${p#/proc/}" == "$$" ]] && continue
-        cmd=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+        cmd=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") || continue  # gone: skip, quietly
         [[ "$cmd" == *"$1"* ]] && echo "${p#/proc/}"
     done
     return 0

@@ -26,6 +26,43 @@ refused "512 nodes need 3072 UDP ports but --base-port 65000 leaves only 536 (65
     --dims 8x8x8 --board host --base-port 65000
 refused "node image '/nonexistent/node.elf' not found (expected a built image: run ./tori build qemu-virt" \
     --dims 2x2x2 --image /nonexistent/node.elf
+# The image, before anything starts: a readable 32-bit ARM ELF executable
+# (--qemu /bin/true: the QEMU check passes wherever QEMU is installed or not).
+printf 'not an image\n' > "$OUT/text.img"
+head -c 40 /dev/zero > "$OUT/zero.img"
+python3 - "$OUT" <<'PY'
+import struct, sys
+def elf(name, klass, machine, kind):
+    ident = b"\x7fELF" + bytes([klass, 1, 1]) + bytes(9)
+    header = ident + struct.pack("<HHI", kind, machine, 1) + bytes(64 - 16 - 8)
+    open(sys.argv[1] + "/" + name, "wb").write(header)
+elf("x86.img", 2, 62, 2)      # an x86-64 executable
+elf("object.img", 1, 40, 1)   # an ARM relocatable object
+elf("arm64.img", 2, 40, 2)    # ARM's machine number, 64-bit class
+data = open(sys.argv[1] + "/object.img", "rb").read()
+open(sys.argv[1] + "/short.img", "wb").write(data[:30])
+PY
+refused "node image '$OUT' is a directory (expected a 32-bit ARM ELF node image such as build/qemu-virt/node.elf)" \
+    --dims 2x2 --qemu /bin/true --image "$OUT"
+refused "node image '$OUT/text.img' is not an ELF file (expected a 32-bit ARM ELF node image" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/text.img"
+refused "node image '$OUT/zero.img' is not an ELF file" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/zero.img"
+refused "node image '$OUT/x86.img' is an ELF file for machine 62 (x86-64), not ARM" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/x86.img"
+refused "node image '$OUT/arm64.img' is a 64-bit little-endian ARM ELF file, not 32-bit little-endian" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/arm64.img"
+refused "node image '$OUT/short.img' is a truncated ELF file" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/short.img"
+refused "node image '$OUT/object.img' is an ARM ELF object file, not an executable" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/object.img"
+refused "node image '/dev/null' is not a regular file" --dims 2x2 --qemu /bin/true --image /dev/null
+refused "node image '$OUT/text.img' is not an ELF file" \
+    --dims 2x2 --board mixed --qemu /bin/true --image "$OUT/text.img" --node-binary /bin/true
+refused "node program '$OUT' is a directory (expected a built tori-node" \
+    --dims 2x2 --board host --node-binary "$OUT"
+refused "node program '$OUT/text.img' is not executable (expected a built tori-node" \
+    --dims 2x2 --board host --node-binary "$OUT/text.img"
 refused "qemu-system-nonexistent not found in PATH (expected QEMU for Arm" \
     --dims 2x2x2 --qemu qemu-system-nonexistent --image "$EMU"
 refused "node program '/nonexistent/tori-node' not found (expected a built tori-node: run ./tori build host" \

@@ -83,19 +83,6 @@ static void test_syntax_errors(void)
     expect_syntax_error("kill 99999999999 at 1s", "is not a node number");
 }
 
-static void test_times(void)
-{
-    uint64_t ns = 1;
-    CHECK(emu_inject_parse_time("0", true, &ns) && ns == 0);
-    CHECK(!emu_inject_parse_time("0", false, &ns));
-    CHECK(emu_inject_parse_time("0.25s", true, &ns) && ns == 250 * NS_PER_MS);
-    CHECK(emu_inject_parse_time("2m", true, &ns) && ns == 120000 * NS_PER_MS);
-    CHECK(emu_inject_parse_time("1.5ms", true, &ns) && ns == 1500000ull);
-    CHECK(!emu_inject_parse_time("1.s", true, &ns) && !emu_inject_parse_time(".5s", true, &ns));
-    CHECK(!emu_inject_parse_time("5", true, &ns) && !emu_inject_parse_time("5 s", true, &ns));
-    CHECK(!emu_inject_parse_time("999999999m", true, &ns));
-}
-
 static bool check_on_2x2x2(const char *text, uint32_t spares, const bool *qemu)
 {
     uint32_t size[3] = {2, 2, 2};
@@ -186,7 +173,6 @@ int main(void)
 {
     test_parse();
     test_syntax_errors();
-    test_times();
     test_semantics();
     test_world();
     return check_report("emu.inject");

@@ -46,6 +46,9 @@ static void test_good(void)
 
     CHECK(parse("--dims=3x3 --mesh") == EMU_OPTIONS_OK && options.mesh_mask == 3);
     CHECK(options.boards == EMU_BOARDS_QEMU && !options.duration_set);
+    /* The options take the fault script's times ("at 1.5s"), decimals too. */
+    CHECK(parse("--dims 2x2 --duration 0.5s --settle-quiet 1.5s") == EMU_OPTIONS_OK);
+    CHECK(options.duration_ns == 500000000ull && options.settle_quiet_ns == 1500000000ull);
     CHECK(parse("--dims 3x3x3 --mesh=x,z --board mixed --duration 0") == EMU_OPTIONS_OK);
     CHECK(options.mesh_mask == 5 && options.boards == EMU_BOARDS_MIXED);
     CHECK(options.duration_set && options.duration_ns == 0);
@@ -94,14 +97,30 @@ static void test_bad(void)
 static void test_values(void)
 {
     uint64_t ns = 0;
-    CHECK(cli_parse_duration_ns("250ms", &ns) && ns == 250000000ull);
-    CHECK(cli_parse_duration_ns("5s", &ns) && ns == 5000000000ull);
-    CHECK(cli_parse_duration_ns("2m", &ns) && ns == 120000000000ull);
-    CHECK(cli_parse_duration_ns("10", &ns) && ns == 10000000000ull);
-    CHECK(!cli_parse_duration_ns("0", &ns) && !cli_parse_duration_ns("", &ns));
-    CHECK(!cli_parse_duration_ns("5 s", &ns) && !cli_parse_duration_ns("s", &ns));
-    CHECK(!cli_parse_duration_ns("-5s", &ns) && !cli_parse_duration_ns("1.5s", &ns));
-    CHECK(!cli_parse_duration_ns("99999999999m", &ns));
+    /* One syntax for every time of every tool (qemu/cli.h). */
+    CHECK(cli_parse_time_ns("250ms", false, &ns) && ns == 250000000ull);
+    CHECK(cli_parse_time_ns("5s", false, &ns) && ns == 5000000000ull);
+    CHECK(cli_parse_time_ns("0.5s", false, &ns) && ns == 500000000ull);
+    CHECK(cli_parse_time_ns("1.5ms", false, &ns) && ns == 1500000ull);
+    CHECK(cli_parse_time_ns("250us", false, &ns) && ns == 250000ull);
+    CHECK(cli_parse_time_ns("4600ns", false, &ns) && ns == 4600ull);
+    CHECK(cli_parse_time_ns("2.5us", false, &ns) && ns == 2500ull);
+    CHECK(cli_parse_time_ns("2m", false, &ns) && ns == 120000000000ull);
+    CHECK(cli_parse_time_ns("0.001m", false, &ns) && ns == 60000000ull);
+    CHECK(cli_parse_time_ns("0.000000001s", false, &ns) && ns == 1ull);
+    CHECK(cli_parse_time_ns("0", true, &ns) && ns == 0);
+    CHECK(cli_parse_time_ns("0ms", true, &ns) && ns == 0);
+    CHECK(!cli_parse_time_ns("0", false, &ns) && !cli_parse_time_ns("0.0s", false, &ns));
+    CHECK(!cli_parse_time_ns("10", true, &ns));  /* a unit is needed */
+    CHECK(!cli_parse_time_ns("1.5ns", true, &ns)); /* whole nanoseconds only */
+    CHECK(!cli_parse_time_ns("0.0000000001s", true, &ns));
+    CHECK(!cli_parse_time_ns("", true, &ns) && !cli_parse_time_ns("s", true, &ns));
+    CHECK(!cli_parse_time_ns("5 s", true, &ns) && !cli_parse_time_ns("-5s", true, &ns));
+    CHECK(!cli_parse_time_ns("1.s", true, &ns) && !cli_parse_time_ns(".5s", true, &ns));
+    CHECK(!cli_parse_time_ns("2h", true, &ns) && !cli_parse_time_ns("5S", true, &ns));
+    CHECK(cli_parse_time_ns("10080m", false, &ns) && ns == 604800000000000ull);
+    CHECK(!cli_parse_time_ns("10081m", false, &ns) && !cli_parse_time_ns("99999999999m", true, &ns));
+    CHECK(!cli_parse_time_ns("999999999999999999999s", true, &ns));
     uint64_t value = 0;
     CHECK(cli_parse_u64("42", 0, 100, &value) && value == 42);
     CHECK(!cli_parse_u64("101", 0, 100, &value) && !cli_parse_u64("+1", 0, 100, &value));

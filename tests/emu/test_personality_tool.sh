@@ -92,5 +92,22 @@ dump_error "$OUT/version.bin" "personality: version=2 is invalid, expected 1"
 dump_error "$OUT/coord.bin" "personality: coord=5 is invalid"
 dump_error "$OUT/short.bin" "personality: length=40 is invalid, expected 64 bytes"
 dump_error "$OUT/long.bin" "personality: length=65 is invalid, expected exactly 64 bytes"
-dump_error "$OUT/nonexistent.bin" "cannot open"
+dump_error "$OUT/nonexistent.bin" "tori-personality: cannot read '$OUT/nonexistent.bin': No such file or directory"
+dump_error "$OUT" "tori-personality: cannot read '$OUT': Is a directory"
+
+# --help shows the defaults the tool writes, which are the node's constants
+# (kernel/personality.h), never numbers of its own.
+"$TOOL" --help > "$OUT/help.txt" || fail "--help"
+"$TOOL" --node 0 --dims 2 -o "$OUT/defaults.bin" && "$TOOL" --dump "$OUT/defaults.bin" \
+    > "$OUT/defaults.txt" || fail "writing the defaults"
+HEADER="$(dirname "$0")/../../kernel/personality.h"
+for pair in heartbeat-ms:heartbeat_ms:HEARTBEAT_MS detect-timeout-ms:detect_timeout_ms:DETECT_TIMEOUT_MS \
+    link-rto-ms:link_rto_ms:LINK_RTO_MS link-retries:link_retries:LINK_RETRIES; do
+    IFS=: read -r option field constant <<< "$pair"
+    value=$(sed -n "s/^#define PERSONALITY_DEFAULT_$constant \([0-9]*\)\$/\1/p" "$HEADER")
+    [[ -n "$value" ]] || fail "no PERSONALITY_DEFAULT_$constant in $HEADER"
+    grep -qx "$field=$value" "$OUT/defaults.txt" || fail "the written $field is not $value"
+    grep -E -- "^  --$option .*\($value\)\$" "$OUT/help.txt" > /dev/null \
+        || { cat "$OUT/help.txt"; fail "--help does not give $value as the default of --$option"; }
+done
 echo "emu.personality_tool: all checks passed"

@@ -19,6 +19,7 @@ void test_board_reset(void)
     console_length = 0;
     test_board_console[0] = '\0';
     test_board_halt_code = -1;
+    test_board_stack_high_water = 0;
 }
 
 void board_init(void) {}
@@ -53,16 +54,19 @@ void board_idle_until(uint64_t deadline_ns)
     test_board_clock_ns = deadline_ns;
 }
 
-bool board_stack_high_water(size_t *high_water, size_t *size)
-{
-    (void)high_water;
-    (void)size;
-    return false;
-}
-
 uint32_t board_reset_count(void)
 {
     return 0;
+}
+
+size_t test_board_stack_high_water;
+
+bool board_stack_usage(size_t *high_water, size_t *size, const char **why)
+{
+    *high_water = test_board_stack_high_water;
+    *size = 4096;
+    *why = test_board_stack_high_water == 0 ? "a test board measures nothing" : NULL;
+    return test_board_stack_high_water != 0;
 }
 
 _Noreturn void board_halt(int code)

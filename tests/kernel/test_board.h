@@ -6,9 +6,12 @@
 #define TESTS_KERNEL_TEST_BOARD_H
 
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdint.h>
 
 extern uint64_t test_board_clock_ns;
+/* What board_stack_usage reports as the high-water mark; 0: not measured. */
+extern size_t test_board_stack_high_water;
 extern char test_board_console[16384];
 extern jmp_buf test_board_halt_jump;
 extern int test_board_halt_code;

@@ -19,6 +19,7 @@ struct sim_case {
     bool heartbeats;       /* heartbeat period 4 units */
     uint64_t link_detect_ns; /* UINT64_MAX: simulator default */
     const char *inject;    /* with {U} standing for the timeout unit in ns */
+    bool events;           /* write every node event to out, not only stable views */
 };
 
 struct sim_result {

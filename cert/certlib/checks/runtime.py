@@ -14,7 +14,7 @@ from certlib.report import CheckResult
 ID = "runtime"
 TITLE = "Runtime stack evidence"
 METHOD = ("Start-up code paints the stack (board/qemu-virt/start.S, BOARD_STACK_PAINT); the node "
-          "reports the deepest painted word overwritten (board_stack_high_water) as an event line "
+          "reports the deepest painted word overwritten (board_stack_usage) as an event line "
           "on the `stack` console command and on `halt` (kernel/stack_report.c). Two QEMU runs of the "
           "certified image: (1) one node whose console is driven busy (every command, unknown "
           "commands, over-long lines, repeated) and then halted, its own reports collected; (2) a "
@@ -86,7 +86,7 @@ def run(ctx):
     ready = " event=ready " in output
     result.figures = {
         "scenario": f"single node, console busy loop: {ROUNDS} rounds of help, stack, unknown "
-                    f"command, 300-byte line, blank line, stack with arguments; then halt",
+                    f"command, 300-byte line, blank line, stack with arguments (refused); then halt",
         "torus_scenario": torus,
         "command": " ".join(command),
         "console_log": log,

@@ -410,9 +410,9 @@ static void start_links(void)
 void kernel_services_init(const struct personality *personality)
 {
     read_geometry(personality);
-    console_command_register("linktest", command_linktest, NULL);
-    console_command_register("linkstats", command_linkstats, NULL);
-    console_command_register("linkrtt", command_linkrtt, NULL);
+    console_command_register("linktest", command_linktest, NULL, CONSOLE_ARGUMENTS);
+    console_command_register("linkstats", command_linkstats, NULL, CONSOLE_NO_ARGUMENTS);
+    console_command_register("linkrtt", command_linkrtt, NULL, CONSOLE_ARGUMENTS);
     rtt.timer = timer_add(timer_kernel_table(), "linkrtt", rtt_timeout, NULL);
     if (rtt.timer < 0)
         kernel_panic("linktest: timer table full");

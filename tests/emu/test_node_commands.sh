@@ -1,0 +1,39 @@
+#!/bin/bash
+# A host node's console commands with bad arguments: a command that takes
+# none refuses extra words, one that takes some refuses trailing ones; each
+# gets exactly one console-error line and nothing else happens (halt with
+# words does not halt).  `stack` answers on the host board too, saying
+# that it does not measure its stack.
+# usage: test_node_commands.sh PERSONALITY_TOOL NODE OUT
+source "$(dirname "$0")/lib.sh"
+TOOL=$1
+NODE=$2
+OUT=$3
+rm -rf "$OUT"
+mkdir -p "$OUT"
+"$TOOL" --node 0 --dims 2 -o "$OUT/node0.personality" || fail "personality"
+printf '%s\n' 'stack' 'stack now' 'view extra' 'stats x' 'start x' 'help x' 'halt x' \
+    'link x+ off extra' 'start' 'suspect 1 extra' 'view started' 'ping all extra' \
+    'flood stats extra' 'halt' |
+    timeout 20 "$NODE" --personality "$OUT/node0.personality" > "$OUT/console.log" 2>&1
+status=$?
+cat "$OUT/console.log"
+[[ $status == 124 ]] && fail "the node did not halt"
+count() { grep -cF -- "$1" "$OUT/console.log"; }
+check_contains "$OUT/console.log" \
+    'reason="stack: not measured on the host board (the process stack belongs to the OS)"'
+for refused in "stack: takes no arguments (got 'now')" "view: takes no arguments (got 'extra')" \
+    "view: takes no arguments (got 'started')" \
+    "stats: takes no arguments (got 'x')" "start: takes no arguments (got 'x')" \
+    "help: takes no arguments (got 'x')" "halt: takes no arguments (got 'x')" \
+    "link: expected 'link DIR off|on'" "suspect: expected a node id" \
+    "ping: expected 'all' or a node id" "flood: expected 'flood DST COUNT SIZE'"; do
+    [[ $(count "reason=\"$refused") == 1 ]] || fail "not one console-error: $refused"
+done
+[[ $(count 'event=console-error') == 12 ]] || fail "not 12 console-error lines"
+[[ $(count 'event=started') == 1 ]] || fail "not one start ('start x' refused, 'start' obeyed)"
+[[ $(count 'event=view-state') == 0 ]] || fail "'view started' answered"
+[[ $(count 'event=help') == 0 && $(count 'event=stats') == 0 ]] || fail "a refused command ran"
+[[ $(count 'event=halt') == 1 ]] || fail "not one halt"
+[[ $(tail -n 1 "$OUT/console.log") == *"event=halt"* ]] || fail "halted before the last command"
+echo "emu.node_commands: all checks passed"
