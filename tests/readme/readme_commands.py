@@ -38,6 +38,10 @@ MAPPED = {
     "./tori test": (
         ["tori.packages", "tori.install"],
         "the whole suite, this test among it; the tori tests check what it installs and how"),
+    "./tori test fast": (
+        ["tori.labels"],
+        "the fast part of this very suite; the test checks that every test has its area and "
+        "cost labels, which is what `fast` selects"),
     "./tori emu --dims 4x4x4 --board host --ping": (
         ["emu.ping_host_4x4x4"],
         "64 processes for several seconds; the test runs the same torus with --ping"),
