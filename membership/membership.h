@@ -396,6 +396,11 @@ uint32_t membership_live_count(const struct membership *ctx);
 uint32_t membership_root(const struct membership *ctx); /* id, MEMBERSHIP_NONE without view */
 uint32_t membership_incarnation(const struct membership *ctx);
 bool membership_is_joining(const struct membership *ctx);
+/*
+ * The torus links of this node (bit L: link L) whose far node routes should
+ * go around: out of this node's view.  0 without a view.
+ */
+uint32_t membership_links_to_avoid(const struct membership *ctx);
 /* Tree neighbours of this node in its view (ids); false without a view. */
 bool membership_tree_of(const struct membership *ctx, uint32_t *parent, uint32_t *children,
                         uint32_t *child_count, uint32_t *depth);

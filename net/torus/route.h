@@ -58,6 +58,13 @@ int torus_route_next_hop_detour(const struct torus_geometry *geometry,
                                 uint32_t here, uint32_t destination,
                                 uint32_t link_up_mask, uint32_t avoid_mask, int in_link);
 
+/*
+ * The TTL a frame leaves its source with: the diameter (every minimal
+ * route) plus room for a few detours around cut cables and dead nodes; it
+ * ends a frame that would wander.  A frame takes at most this many hops.
+ */
+uint8_t torus_route_ttl(const struct torus_geometry *geometry);
+
 /* The links of here whose far node is node (0: none; two in a size-2
  * dimension). */
 uint32_t torus_route_links_towards(const struct torus_geometry *geometry, uint32_t here,
