@@ -998,8 +998,11 @@ static void step(struct sim *sim, const struct sim_event *e)
         break;
     case SIM_EVENT_LINK: {
         struct sim_node *n = &sim->nodes[e->node];
+        /* A link comes up only with a running node at the far end (a healed
+         * cut next to a dead node does not). */
         uint32_t cables = torus_route_links_towards(&sim->params.geometry, e->node, e->other);
-        n->links_up = e->flag ? n->links_up | cables : n->links_up & ~cables;
+        bool up = e->flag != 0 && node_running(&sim->nodes[e->other]);
+        n->links_up = up ? n->links_up | cables : n->links_up & ~cables;
         if (n->state == NODE_UP) {
             trace(sim, "t=%" PRIu64 " link %" PRIu32 "-%" PRIu32 " %s", sim->now, e->node, e->other,
                   e->flag ? "up" : "down");
