@@ -72,9 +72,10 @@ static void emit_event(const struct membership_event *e, uint64_t entry_ns)
 }
 
 /*
- * Tells the network which neighbours are out of the view, so routes prefer
- * other ways than through a node the membership has declared dead instead
- * of waiting for each link layer to exhaust its retransmissions on it.
+ * Tells the network which neighbours the membership shuns (out of the view,
+ * or suspected dead), so routes prefer other ways than through a node the
+ * membership holds for dead instead of waiting for each link layer to
+ * exhaust its retransmissions on it.
  */
 static void update_avoided_links(struct node *node)
 {
@@ -94,8 +95,8 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
     /* The clock is read only when there is a line to put the time on. */
     uint64_t entry_ns = out->event_count != 0 ? board_now_ns() - began_ns : 0;
     uint64_t epoch = membership_epoch(&node->membership);
-    if (out->event_count != 0)
-        update_avoided_links(node);
+    /* After every call: a suspect that spoke is forgotten without an event. */
+    update_avoided_links(node);
     for (uint32_t i = 0; i < out->message_count; i++) {
         const struct membership_outgoing *m = &out->messages[i];
         /* Losses here are the protocol's to recover (timeouts, retries). */

@@ -233,7 +233,7 @@ uint32_t membership_links_to_avoid(const struct membership *ctx)
         if (n == TORUS_RANK_NONE || n == ctx->self) {
             continue;
         }
-        if (!machine_in_view(ctx, n)) {
+        if (!machine_in_view(ctx, n) || detector_suspects(ctx, n)) {
             links |= 1u << link;
         }
     }

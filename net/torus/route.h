@@ -43,7 +43,7 @@ int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
  * this node sends): torus_route_next_hop, except that
  *  - among productive links it prefers, in order: those whose far node is
  *    in the view and not behind the twin of a down cable, then those not
- *    in avoid_mask (far node out of the view), then any; a node out of the
+ *    in avoid_mask (far node out of the view or suspected dead), then any; a node out of the
  *    view may be alive and the only bridge, so it is crossed rather than
  *    detoured around (its link goes down soon enough if it is dead);
  *  - a frame does not go straight back to the node it came from, on any
