@@ -129,7 +129,8 @@ void coord_heard(struct membership *ctx, uint32_t sender)
 }
 
 static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out);
-static size_t coord_write_change(const struct membership *ctx, uint8_t *buffer, size_t capacity);
+static bool coord_send_change(const struct membership *ctx, struct membership_outbox *out,
+                              uint32_t dest);
 
 /* Puts a batch taken from the queues back at their head, in order: it
  * waits (for probes, or a census) and stays first in line. */
@@ -325,8 +326,6 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
         c->recent[c->recent_next] = joins[i];
         c->recent_next = (c->recent_next + 1u) % MEMBERSHIP_RECENT_JOINS;
     }
-    uint8_t payload[MEMBERSHIP_MAX_PAYLOAD];
-    size_t length = coord_write_change(ctx, payload, sizeof payload);
 
     /* The new tree's root starts the dissemination: us, or a joiner before us. */
     c->epoch = ctx->epoch;
@@ -350,8 +349,8 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
     round_acks_begin(acks, ctx->levels + 1u, wait, now);
     c->episode_rounds++;
     ctx->counters.rounds_started++;
-    for (uint32_t i = 0; length != 0 && i < acks->count; i++) {
-        machine_send_forward(ctx, out, acks->children[i], payload, length);
+    for (uint32_t i = 0; i < acks->count; i++) {
+        coord_send_change(ctx, out, acks->children[i]);
     }
     if (acks->count == 0) {
         coord_complete(ctx, now, out);
@@ -359,16 +358,16 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
 }
 
 /*
- * The change of the round in flight, as minted (the installed view is its
- * result): into buffer, returns its length (0: it did not fit, or a newer
- * view replaced it here).
+ * Sends the change of the round in flight to dest, as minted: written
+ * straight into the outbox from what the round keeps (the installed view
+ * is its result), when it starts and when a late child is asked again.
  */
-static size_t coord_write_change(const struct membership *ctx, uint8_t *buffer, size_t capacity)
+static bool coord_send_change(const struct membership *ctx, struct membership_outbox *out,
+                              uint32_t dest)
 {
     const struct membership_coordinator *c = &ctx->coord;
     struct membership_writer w;
-    membership_writer_init(&w, buffer, capacity);
-    machine_put_header(ctx, &w, c->change_type, MEMBERSHIP_FLAG_HAS_VIEW);
+    machine_begin_message(ctx, out, &w, c->change_type);
     membership_put_u64(&w, c->base_epoch);
     membership_put_u8(&w, c->base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0);
     membership_put_u8(&w, 0);
@@ -385,7 +384,7 @@ static size_t coord_write_change(const struct membership *ctx, uint8_t *buffer, 
         membership_put_u32(&w, c->round_joins[i].id);
         membership_put_u32(&w, c->round_joins[i].incarnation);
     }
-    return w.overflow ? 0 : w.length;
+    return membership_outbox_commit(out, dest, &w);
 }
 
 /*
@@ -654,13 +653,14 @@ void coord_tick_round(struct membership *ctx, uint64_t now, struct membership_ou
     }
     uint32_t ask = 0;
     uint32_t silent = round_acks_expire(&c->acks, ctx->config.probe_timeout_ns, now, &ask);
-    if (ask != 0) {
-        uint8_t payload[MEMBERSHIP_MAX_PAYLOAD];
-        size_t length = ctx->epoch == c->epoch ? coord_write_change(ctx, payload, sizeof payload)
-                                               : 0;
-        c->messages += round_ask_again(ctx, &c->acks, ask, length != 0 ? payload : NULL, length,
-                                       out);
+    for (uint32_t i = 0; i < c->acks.count; i++) {
+        /* The change as minted, unless a newer view replaced it here. */
+        if (((ask >> i) & 1u) && ctx->epoch == c->epoch &&
+            coord_send_change(ctx, out, c->acks.children[i])) {
+            c->messages++;
+        }
     }
+    round_probe_asked(ctx, &c->acks, ask, out);
     for (uint32_t i = 0; i < c->acks.count; i++) {
         if ((silent >> i) & 1u) {
             uint32_t child = c->acks.children[i];

@@ -210,10 +210,9 @@ void round_acks_heard(struct membership_acks *a, uint32_t sender);
 /* At the deadline: returns the children to report now, *ask those to ask again. */
 uint32_t round_acks_expire(struct membership_acks *a, uint64_t probe_timeout_ns, uint64_t now,
                            uint32_t *ask);
-/* Sends the change (NULL: none to send) again, with a probe, to the children
- * in ask; returns how many changes went out. */
-uint32_t round_ask_again(struct membership *ctx, const struct membership_acks *a, uint32_t ask,
-                         const uint8_t *change, size_t length, struct membership_outbox *out);
+/* Probes the children in ask, beside the change the caller sends them again. */
+void round_probe_asked(struct membership *ctx, const struct membership_acks *a, uint32_t ask,
+                       struct membership_outbox *out);
 /* Any message from sender: for the acks this node waits for. */
 void round_heard(struct membership *ctx, uint32_t sender);
 /* Forwards the change (payload) to our children and waits for their acks. */

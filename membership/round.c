@@ -325,20 +325,15 @@ void round_handle_ack(struct membership *ctx, const struct membership_msg *msg, 
     ctx->counters.drops_unexpected++;
 }
 
-uint32_t round_ask_again(struct membership *ctx, const struct membership_acks *a, uint32_t ask,
-                         const uint8_t *change, size_t length, struct membership_outbox *out)
+void round_probe_asked(struct membership *ctx, const struct membership_acks *a, uint32_t ask,
+                       struct membership_outbox *out)
 {
-    uint32_t sent = 0;
     for (uint32_t i = 0; i < a->count; i++) {
         if ((ask >> i) & 1u) {
-            if (change != NULL && machine_send_forward(ctx, out, a->children[i], change, length)) {
-                sent++;
-            }
             machine_send_simple(ctx, out, a->children[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
             ctx->counters.acks_asked++;
         }
     }
-    return sent;
 }
 
 void round_heard(struct membership *ctx, uint32_t sender)
@@ -364,7 +359,13 @@ void round_tick(struct membership *ctx, uint64_t now, struct membership_outbox *
     }
     uint32_t ask = 0;
     uint32_t silent = round_acks_expire(&r->acks, ctx->config.probe_timeout_ns, now, &ask);
-    r->messages += round_ask_again(ctx, &r->acks, ask, r->change, r->change_length, out);
+    for (uint32_t i = 0; i < r->acks.count; i++) {
+        if (((ask >> i) & 1u) &&
+            machine_send_forward(ctx, out, r->acks.children[i], r->change, r->change_length)) {
+            r->messages++;
+        }
+    }
+    round_probe_asked(ctx, &r->acks, ask, out);
     for (uint32_t i = 0; i < r->acks.count; i++) {
         if ((silent >> i) & 1u) {
             detector_sweep_subtree(ctx, r->acks.children[i], now, out);
