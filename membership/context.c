@@ -222,6 +222,24 @@ bool membership_is_joining(const struct membership *ctx)
     return ctx->join.active && !ctx->has_view;
 }
 
+uint32_t membership_links_to_avoid(const struct membership *ctx)
+{
+    uint32_t links = 0;
+    const struct torus_geometry *g = &ctx->config.geometry;
+    for (unsigned link = 0; ctx->has_view && link < torus_geometry_link_count(g) &&
+                            link < CONFIG_MAX_LINKS;
+         link++) {
+        uint32_t n = torus_geometry_neighbour(g, ctx->self, link);
+        if (n == TORUS_RANK_NONE || n == ctx->self) {
+            continue;
+        }
+        if (!machine_in_view(ctx, n) || detector_suspects(ctx, n)) {
+            links |= 1u << link;
+        }
+    }
+    return links;
+}
+
 bool membership_tree_of(const struct membership *ctx, uint32_t *parent, uint32_t *children,
                         uint32_t *child_count, uint32_t *depth)
 {

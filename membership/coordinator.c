@@ -129,6 +129,8 @@ void coord_heard(struct membership *ctx, uint32_t sender)
 }
 
 static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+static bool coord_send_change(const struct membership *ctx, struct membership_outbox *out,
+                              uint32_t dest);
 
 /* Puts a batch taken from the queues back at their head, in order: it
  * waits (for probes, or a census) and stays first in line. */
@@ -292,7 +294,8 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
     c->active = true;
     c->started_ns = now;
     uint32_t old_root = machine_root_id(ctx);
-    bool base_stable = ctx->stable_epoch == ctx->epoch;
+    c->base_stable = ctx->stable_epoch == ctx->epoch;
+    c->base_epoch = ctx->epoch;
     uint64_t base = ctx->epoch;
     for (uint32_t i = 0; i < failed_count; i++) {
         if (machine_view_remove(ctx, failed[i])) {
@@ -308,71 +311,80 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
                                   ctx->incarnation);
     machine_installed(ctx, now, out);
 
-    uint8_t type;
     if (machine_id_in_list(failed, failed_count, old_root)) {
-        type = failed_count > 1 ? MEMBERSHIP_MSG_ROOT_AND_NODE_FAILURE : MEMBERSHIP_MSG_ROOT_DEAD;
+        c->change_type =
+            failed_count > 1 ? MEMBERSHIP_MSG_ROOT_AND_NODE_FAILURE : MEMBERSHIP_MSG_ROOT_DEAD;
     } else if (failed_count > 0) {
-        type = MEMBERSHIP_MSG_FAILED_NODE;
+        c->change_type = MEMBERSHIP_MSG_FAILED_NODE;
     } else {
-        type = any_rejoin ? MEMBERSHIP_MSG_ALIVE_NODE_JOIN : MEMBERSHIP_MSG_NEW_NODE_JOIN;
+        c->change_type = any_rejoin ? MEMBERSHIP_MSG_ALIVE_NODE_JOIN : MEMBERSHIP_MSG_NEW_NODE_JOIN;
     }
-    uint8_t payload[MEMBERSHIP_MAX_PAYLOAD];
-    struct membership_writer w;
-    membership_writer_init(&w, payload, sizeof payload);
-    machine_put_header(ctx, &w, type, MEMBERSHIP_FLAG_HAS_VIEW);
-    membership_put_u64(&w, base);
-    membership_put_u8(&w, base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0);
-    membership_put_u8(&w, 0);
-    membership_put_u16(&w, (uint16_t)failed_count);
-    membership_put_u16(&w, (uint16_t)join_count);
-    membership_put_u16(&w, 0);
-    membership_put_u32(&w, ctx->view.live);
-    membership_put_u32(&w, machine_root_id(ctx));
-    membership_put_u64(&w, ctx->digest);
-    for (uint32_t i = 0; i < failed_count; i++) {
-        membership_put_u32(&w, failed[i]);
-    }
-    for (uint32_t i = 0; i < join_count; i++) {
-        membership_put_u32(&w, joins[i].id);
-        membership_put_u32(&w, joins[i].incarnation);
-    }
-
-    /* The new tree's root starts the dissemination: us, or a joiner before us. */
-    c->epoch = ctx->epoch;
-    c->child_count = 0;
-    bool handover = ctx->root_pos != ctx->self_pos;
-    if (handover) {
-        c->children[c->child_count++] = machine_root_id(ctx);
-    } else {
-        for (uint32_t i = 0; i < ctx->links.child_count; i++) {
-            c->children[c->child_count++] = machine_id_at(ctx, ctx->links.children[i]);
-        }
-    }
-    c->pending = (uint32_t)((UINT64_C(1) << c->child_count) - 1u);
-    c->messages = c->child_count;
-    c->reached = handover ? 0 : 1; /* in a handover we are inside the new root's count */
-    c->incomplete = false;
-    uint64_t wait = (uint64_t)ctx->levels * ctx->config.ack_timeout_ns;
-    if (handover) {
-        wait += 4u * ctx->config.sync_timeout_ns;
-    }
-    c->deadline_ns = machine_deadline_after(now, wait);
+    c->round_failed_count = failed_count; /* the ids stay in batch_failed for the round */
     c->round_join_count = join_count;
     for (uint32_t i = 0; i < join_count; i++) {
         c->round_joins[i] = joins[i];
         c->recent[c->recent_next] = joins[i];
         c->recent_next = (c->recent_next + 1u) % MEMBERSHIP_RECENT_JOINS;
     }
-    c->episode_rounds++;
-    ctx->counters.rounds_started++;
-    if (!w.overflow) {
-        for (uint32_t i = 0; i < c->child_count; i++) {
-            machine_send_forward(ctx, out, c->children[i], payload, w.length);
+
+    /* The new tree's root starts the dissemination: us, or a joiner before us. */
+    c->epoch = ctx->epoch;
+    struct membership_acks *acks = &c->acks;
+    acks->count = 0;
+    bool handover = ctx->root_pos != ctx->self_pos;
+    if (handover) {
+        acks->children[acks->count++] = machine_root_id(ctx);
+    } else {
+        for (uint32_t i = 0; i < ctx->links.child_count; i++) {
+            acks->children[acks->count++] = machine_id_at(ctx, ctx->links.children[i]);
         }
     }
-    if (c->child_count == 0) {
+    c->messages = acks->count;
+    c->reached = handover ? 0 : 1; /* in a handover we are inside the new root's count */
+    c->incomplete = false;
+    uint64_t wait = (uint64_t)ctx->levels * ctx->config.ack_timeout_ns;
+    if (handover) {
+        wait += 4u * ctx->config.sync_timeout_ns;
+    }
+    round_acks_begin(acks, ctx->levels + 1u, wait, now);
+    c->episode_rounds++;
+    ctx->counters.rounds_started++;
+    for (uint32_t i = 0; i < acks->count; i++) {
+        coord_send_change(ctx, out, acks->children[i]);
+    }
+    if (acks->count == 0) {
         coord_complete(ctx, now, out);
     }
+}
+
+/*
+ * Sends the change of the round in flight to dest, as minted: written
+ * straight into the outbox from what the round keeps (the installed view
+ * is its result), when it starts and when a late child is asked again.
+ */
+static bool coord_send_change(const struct membership *ctx, struct membership_outbox *out,
+                              uint32_t dest)
+{
+    const struct membership_coordinator *c = &ctx->coord;
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w, c->change_type);
+    membership_put_u64(&w, c->base_epoch);
+    membership_put_u8(&w, c->base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0);
+    membership_put_u8(&w, 0);
+    membership_put_u16(&w, (uint16_t)c->round_failed_count);
+    membership_put_u16(&w, (uint16_t)c->round_join_count);
+    membership_put_u16(&w, 0);
+    membership_put_u32(&w, ctx->view.live);
+    membership_put_u32(&w, machine_root_id(ctx));
+    membership_put_u64(&w, ctx->digest);
+    for (uint32_t i = 0; i < c->round_failed_count; i++) {
+        membership_put_u32(&w, c->batch_failed[i]);
+    }
+    for (uint32_t i = 0; i < c->round_join_count; i++) {
+        membership_put_u32(&w, c->round_joins[i].id);
+        membership_put_u32(&w, c->round_joins[i].incarnation);
+    }
+    return membership_outbox_commit(out, dest, &w);
 }
 
 /*
@@ -420,21 +432,9 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
 {
     struct membership_coordinator *c = &ctx->coord;
     c->active = false;
-    bool complete = c->pending == 0 && !c->incomplete;
+    bool complete = c->acks.pending == 0 && !c->incomplete;
     uint32_t round_messages = c->messages;
     c->episode_messages += round_messages;
-    for (uint32_t i = 0; i < c->child_count; i++) {
-        if ((c->pending >> i) & 1u) {
-            /* Silent top of the tree: we detected it ourselves. */
-            machine_emit_failure(ctx, c->children[i], now - c->started_ns, MEMBERSHIP_CAUSE_ACK,
-                                 now, out);
-            ctx->counters.suspicions++;
-            coord_queue_failure(ctx, c->children[i]);
-            if (ctx->epoch == c->epoch && ctx->root_pos == ctx->self_pos) {
-                detector_sweep_subtree(ctx, c->children[i], now, out);
-            }
-        }
-    }
     for (uint32_t i = 0; i < c->round_join_count; i++) {
         struct membership_join_entry e = c->round_joins[i];
         if (machine_in_view(ctx, e.id)) {
@@ -630,28 +630,50 @@ void coord_handle_join_request(struct membership *ctx, const struct membership_m
 bool coord_take_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
                     struct membership_outbox *out)
 {
-    uint32_t sender = msg->header.sender;
-    uint64_t epoch = msg->body.ack.epoch;
     struct membership_coordinator *c = &ctx->coord;
-    for (uint32_t i = 0; c->active && c->epoch == epoch && i < c->child_count; i++) {
-        if (c->children[i] == sender && ((c->pending >> i) & 1u)) {
-            c->pending &= ~(UINT32_C(1) << i);
-            c->messages += msg->body.ack.messages;
-            c->reached += msg->body.ack.reached;
-            c->incomplete = c->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);
-            if (c->pending == 0) {
-                coord_complete(ctx, now, out);
-            }
-            return true;
-        }
+    if (!c->active || c->epoch != msg->body.ack.epoch ||
+        !round_acks_take(&c->acks, msg->header.sender)) {
+        return false;
     }
-    return false;
+    c->messages += msg->body.ack.messages;
+    c->reached += msg->body.ack.reached;
+    c->incomplete = c->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);
+    if (c->acks.pending == 0) {
+        coord_complete(ctx, now, out);
+    }
+    return true;
 }
 
+/* Late tops of the tree asked again; silent ones reported (we detected them). */
 void coord_tick_round(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
-    if (c->active && c->deadline_ns <= now) {
+    if (!c->active || c->acks.deadline_ns > now) {
+        return;
+    }
+    uint32_t ask = 0;
+    uint32_t silent = round_acks_expire(&c->acks, ctx->config.probe_timeout_ns, now, &ask);
+    for (uint32_t i = 0; i < c->acks.count; i++) {
+        /* The change as minted, unless a newer view replaced it here. */
+        if (((ask >> i) & 1u) && ctx->epoch == c->epoch &&
+            coord_send_change(ctx, out, c->acks.children[i])) {
+            c->messages++;
+        }
+    }
+    round_probe_asked(ctx, &c->acks, ask, out);
+    for (uint32_t i = 0; i < c->acks.count; i++) {
+        if ((silent >> i) & 1u) {
+            uint32_t child = c->acks.children[i];
+            machine_emit_failure(ctx, child, now - c->started_ns, MEMBERSHIP_CAUSE_ACK, now, out);
+            ctx->counters.suspicions++;
+            coord_queue_failure(ctx, child);
+            if (ctx->epoch == c->epoch && ctx->root_pos == ctx->self_pos) {
+                detector_sweep_subtree(ctx, child, now, out);
+            }
+        }
+    }
+    c->incomplete = c->incomplete || silent != 0;
+    if (c->acks.pending == 0) {
         coord_complete(ctx, now, out);
     }
 }

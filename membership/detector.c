@@ -99,6 +99,11 @@ static int suspect_index(const struct membership *ctx, uint32_t id)
     return -1;
 }
 
+bool detector_suspects(const struct membership *ctx, uint32_t id)
+{
+    return suspect_index(ctx, id) >= 0;
+}
+
 /*
  * The search for the next root after a root failure: the first member after
  * the dead root in layout order that answers (the paper's linear scan), but
@@ -443,6 +448,7 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_vie
         }
     }
     coord_heard(ctx, sender);
+    round_heard(ctx, sender);
 }
 
 /*
@@ -520,8 +526,22 @@ void detector_tick(struct membership *ctx, uint64_t now, struct membership_outbo
         for (uint32_t i = 0; i < ctx->suspect_count; i++) {
             outstanding = outstanding || ctx->suspects[i].state == SUSPECT_REPORTED;
         }
-        if (outstanding && target != MEMBERSHIP_NONE) {
-            /* The root (or next root) never acknowledged: suspect it too. */
+        if (outstanding && target != MEMBERSHIP_NONE && target == machine_root_id(ctx) &&
+            !detector_suspects(ctx, target)) {
+            /*
+             * The root never acknowledged, but the report or its ack may
+             * have been lost on the way (routed through a node that had
+             * just died): the report goes again, and the root is suspected
+             * only if it does not answer a probe either (nor answers it
+             * without a view: it restarted).
+             */
+            if (ctx->root_check == MEMBERSHIP_NONE) {
+                ctx->root_check = target;
+            }
+            detector_start_probe(ctx, target, now, out);
+        } else if (outstanding && target != MEMBERSHIP_NONE) {
+            /* A candidate for next root answered a probe, then never took
+             * the report: look past it. */
             detector_add_suspect(ctx, target, MEMBERSHIP_CAUSE_REPORT,
                         now - ctx->config.report_timeout_ns, now, out);
         }

@@ -153,6 +153,8 @@ void detector_view_changed(struct membership *ctx);
 void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now);
 void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
                           struct membership_outbox *out);
+/* This node's detector holds id for dead (reported or about to be). */
+bool detector_suspects(const struct membership *ctx, uint32_t id);
 void detector_add_suspect(struct membership *ctx, uint32_t id, uint8_t cause, uint64_t since_ns,
                           uint64_t now, struct membership_outbox *out);
 /* Sends (or re-sends) the failure report; MACHINE_WORK_REPORT. */
@@ -197,6 +199,22 @@ void coord_tick_confirm(struct membership *ctx, uint64_t now);
 /* round.c                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Waiting for children's acks (a member's round, the root's), see membership_acks. */
+/* Starts the wait: children[0..count) pending, a late one asked at most max_asks times. */
+void round_acks_begin(struct membership_acks *a, uint32_t max_asks, uint64_t wait_ns,
+                      uint64_t now);
+/* An ack from sender: true when it was a pending child (no longer pending). */
+bool round_acks_take(struct membership_acks *a, uint32_t sender);
+/* Any message from sender: a pending child asked again is alive. */
+void round_acks_heard(struct membership_acks *a, uint32_t sender);
+/* At the deadline: returns the children to report now, *ask those to ask again. */
+uint32_t round_acks_expire(struct membership_acks *a, uint64_t probe_timeout_ns, uint64_t now,
+                           uint32_t *ask);
+/* Probes the children in ask, beside the change the caller sends them again. */
+void round_probe_asked(struct membership *ctx, const struct membership_acks *a, uint32_t ask,
+                       struct membership_outbox *out);
+/* Any message from sender: for the acks this node waits for. */
+void round_heard(struct membership *ctx, uint32_t sender);
 /* Forwards the change (payload) to our children and waits for their acks. */
 void round_start(struct membership *ctx, uint32_t parent, const uint8_t *payload, size_t length,
                  uint32_t extra_messages, uint64_t now, struct membership_outbox *out);

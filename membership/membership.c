@@ -112,8 +112,8 @@ static void note_time(struct membership *ctx, uint64_t now)
         shift_deadline(&ctx->probes[i].deadline_ns, gap);
     }
     shift_deadline(&ctx->report_deadline_ns, gap);
-    shift_deadline(&ctx->round.deadline_ns, gap);
-    shift_deadline(&ctx->coord.deadline_ns, gap);
+    shift_deadline(&ctx->round.acks.deadline_ns, gap);
+    shift_deadline(&ctx->coord.acks.deadline_ns, gap);
     shift_deadline(&ctx->coord.confirm_deadline_ns, gap);
     shift_deadline(&ctx->sync.deadline_ns, gap);
     shift_deadline(&ctx->join.deadline_ns, gap);
@@ -318,10 +318,10 @@ uint64_t membership_next_deadline(const struct membership *ctx)
         }
     }
     if (ctx->round.active) {
-        d = min_u64(d, ctx->round.deadline_ns);
+        d = min_u64(d, ctx->round.acks.deadline_ns);
     }
     if (ctx->coord.active) {
-        d = min_u64(d, ctx->coord.deadline_ns);
+        d = min_u64(d, ctx->coord.acks.deadline_ns);
     }
     if (ctx->coord.confirming) {
         d = min_u64(d, ctx->coord.confirm_deadline_ns);

@@ -110,6 +110,7 @@ struct membership_counters {
     uint32_t chunks_sent;
     uint32_t rounds_started;    /* as coordinating root */
     uint32_t rounds_incomplete;
+    uint32_t acks_asked;        /* a child sent the change again after its ack was late */
     uint32_t expulsions;
     uint32_t partitions;
     uint32_t joins_sent;
@@ -140,19 +141,32 @@ struct membership_suspect {
     uint64_t recheck_ns; /* ACKED: report again if still a member by then */
 };
 
+/*
+ * The children a node waits for in a round (a member's, or the root's): a
+ * late ack gets the child asked again (the change re-sent, with a probe)
+ * before the child is reported, see round_acks_expire.
+ */
+struct membership_acks {
+    uint32_t count;
+    uint32_t children[CONFIG_TREE_RADIX_MAX];
+    uint32_t pending;  /* bit per child still to ack */
+    uint32_t heard;    /* pending children heard from since they were last asked */
+    uint32_t asks;     /* times the late ones were asked again */
+    uint32_t max_asks;
+    uint64_t wait_ns;  /* the first wait: the acks of a whole subtree */
+    uint64_t deadline_ns;
+};
+
 /* This node's part in the dissemination of one change. */
 struct membership_round {
     bool active;
     bool waiting_sync; /* must fetch the view before forwarding */
     uint64_t epoch;
     uint32_t parent;   /* id to ack */
-    uint32_t child_count;
-    uint32_t children[CONFIG_TREE_RADIX_MAX];
-    uint32_t pending;  /* bit per child still to ack */
+    struct membership_acks acks; /* waiting_sync: no children, the deadline for the view */
     uint32_t messages;
     uint32_t reached;  /* members of our subtree that acked, us included */
     bool incomplete;
-    uint64_t deadline_ns;
     uint8_t ack_type;
     uint64_t done_epoch; /* last epoch acked upward */
     uint16_t change_length;
@@ -210,15 +224,16 @@ struct membership_coordinator {
     /* round in flight */
     bool active;
     uint64_t epoch;
-    uint32_t child_count;
-    uint32_t children[CONFIG_TREE_RADIX_MAX];
-    uint32_t pending;
+    struct membership_acks acks;
+    uint8_t change_type;   /* the change minted, to send it again (see coord_write_change) */
+    bool base_stable;
+    uint64_t base_epoch;
+    uint32_t round_failed_count; /* its failed ids: batch_failed */
     uint32_t messages;
     uint32_t reached;          /* members that acked this round */
     uint32_t low_reach_rounds; /* rounds in a row reaching no majority of the reference */
     bool incomplete;
     uint64_t started_ns;
-    uint64_t deadline_ns;
     struct membership_join_entry round_joins[MEMBERSHIP_MAX_CHANGE_JOINED];
     uint32_t round_join_count;
     /* The batch being assembled for the next change: kept here, not on the
@@ -396,6 +411,14 @@ uint32_t membership_live_count(const struct membership *ctx);
 uint32_t membership_root(const struct membership *ctx); /* id, MEMBERSHIP_NONE without view */
 uint32_t membership_incarnation(const struct membership *ctx);
 bool membership_is_joining(const struct membership *ctx);
+/*
+ * The torus links of this node (bit L: link L) whose far node routes should
+ * go around: out of this node's view, or suspected dead by its detector.
+ * A suspect counts before any view change: a dead node's torus neighbours
+ * suspect it first, and the change that removes it may reach them after
+ * the acks of nearer members have crossed them.  0 without a view.
+ */
+uint32_t membership_links_to_avoid(const struct membership *ctx);
 /* Tree neighbours of this node in its view (ids); false without a view. */
 bool membership_tree_of(const struct membership *ctx, uint32_t *parent, uint32_t *children,
                         uint32_t *child_count, uint32_t *depth);

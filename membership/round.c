@@ -4,8 +4,10 @@
  * from the parent in the new tree as a delta over a named base epoch; the
  * node applies it (or fetches the whole view first), forwards it to its
  * children, waits (subtree levels x ack timeout) and acks up (FAILURE_ACK,
- * JOIN_ACK) with the messages and members of its subtree; silent children
- * are reported and their subtrees swept.
+ * JOIN_ACK) with the messages and members of its subtree; a child whose
+ * ack is late is asked again, and reported (its subtree swept) only when
+ * it stays silent.  The waiting for children's acks is shared with the
+ * coordinator (round_acks_*).
  */
 #include "membership/machine.h"
 
@@ -19,6 +21,68 @@ static uint8_t ack_type_for(uint8_t change_type)
             change_type == MEMBERSHIP_MSG_ALIVE_NODE_JOIN)
                ? MEMBERSHIP_MSG_JOIN_ACK
                : MEMBERSHIP_MSG_FAILURE_ACK;
+}
+
+void round_acks_begin(struct membership_acks *a, uint32_t max_asks, uint64_t wait_ns,
+                      uint64_t now)
+{
+    a->pending = (uint32_t)((UINT64_C(1) << a->count) - 1u);
+    a->heard = 0;
+    a->asks = 0;
+    a->max_asks = max_asks;
+    a->wait_ns = wait_ns;
+    a->deadline_ns = machine_deadline_after(now, wait_ns);
+}
+
+bool round_acks_take(struct membership_acks *a, uint32_t sender)
+{
+    for (uint32_t i = 0; i < a->count; i++) {
+        if (a->children[i] == sender && ((a->pending >> i) & 1u)) {
+            a->pending &= ~(UINT32_C(1) << i);
+            return true;
+        }
+    }
+    return false;
+}
+
+void round_acks_heard(struct membership_acks *a, uint32_t sender)
+{
+    for (uint32_t i = 0; i < a->count; i++) {
+        if (a->children[i] == sender) {
+            a->heard |= a->pending & (UINT32_C(1) << i);
+        }
+    }
+}
+
+/*
+ * The wait ran out with acks missing.  An ack can be lost on the way (its
+ * route crossed a node that had just died, before the routers there knew),
+ * or the change on its way down: one missing ack is no proof of death.
+ * The first time, every late child is asked again - the change re-sent,
+ * which a child that already acked answers with its ack again, and a probe
+ * - for a probe timeout.  After that, a child heard from since it was
+ * asked is alive and still waiting for its own subtree (or lost the change
+ * and only now got it): it is asked again and given a subtree's wait, at
+ * most max_asks times in all (once per level below: each level may have
+ * had to ask in turn); a child silent since it was asked is reported.
+ * Returns the children to report (no longer pending); *ask: to ask again.
+ */
+uint32_t round_acks_expire(struct membership_acks *a, uint64_t probe_timeout_ns, uint64_t now,
+                           uint32_t *ask)
+{
+    uint32_t silent = a->asks == 0 ? 0 : a->pending & ~a->heard;
+    if (a->asks >= a->max_asks) {
+        silent = a->pending;
+    }
+    a->pending &= ~silent;
+    *ask = a->pending;
+    if (a->pending != 0) {
+        uint64_t wait = a->asks == 0 ? probe_timeout_ns : a->wait_ns;
+        a->deadline_ns = machine_deadline_after(now, wait);
+        a->asks++;
+        a->heard = 0;
+    }
+    return silent;
 }
 
 static void round_finish(struct membership *ctx, struct membership_outbox *out)
@@ -53,7 +117,7 @@ void round_start(struct membership *ctx, uint32_t parent, const uint8_t *payload
     r->messages = extra_messages;
     r->reached = 1;
     r->incomplete = false;
-    r->child_count = 0;
+    r->acks.count = 0;
     for (uint32_t i = 0; i < ctx->links.child_count; i++) {
         /*
          * In a handover (the new root is a joiner) the coordinator that sent
@@ -61,17 +125,17 @@ void round_start(struct membership *ctx, uint32_t parent, const uint8_t *payload
          * any child and forwards it to its own subtree.
          */
         uint32_t child = machine_id_at(ctx, ctx->links.children[i]);
-        r->children[r->child_count++] = child;
+        r->acks.children[r->acks.count++] = child;
         machine_send_forward(ctx, out, child, r->change, r->change_length);
         r->messages++;
     }
-    r->pending = (uint32_t)((UINT64_C(1) << r->child_count) - 1u);
-    if (r->child_count == 0) {
+    if (r->acks.count == 0) {
+        r->acks.pending = 0;
         round_finish(ctx, out);
         return;
     }
-    uint64_t levels_below = ctx->links.subtree_levels > 0 ? ctx->links.subtree_levels - 1u : 0;
-    r->deadline_ns = machine_deadline_after(now, levels_below * ctx->config.ack_timeout_ns);
+    uint32_t levels_below = ctx->links.subtree_levels > 0 ? ctx->links.subtree_levels - 1u : 0;
+    round_acks_begin(&r->acks, levels_below + 1u, levels_below * ctx->config.ack_timeout_ns, now);
 }
 
 /* Waits for the whole view before taking part in this change. */
@@ -85,11 +149,11 @@ static void round_wait_sync(struct membership *ctx, uint32_t parent, uint64_t ep
     r->waiting_sync = true;
     r->epoch = epoch;
     r->parent = parent;
-    r->child_count = 0;
-    r->pending = 0;
+    r->acks.count = 0;
+    r->acks.pending = 0;
     uint64_t wait = (uint64_t)(ctx->levels + 1u) * ctx->config.ack_timeout_ns +
                     4u * ctx->config.sync_timeout_ns;
-    r->deadline_ns = machine_deadline_after(now, wait);
+    r->acks.deadline_ns = machine_deadline_after(now, wait);
 }
 
 static bool change_lists_joiner(const struct membership_msg *msg, uint32_t id, uint32_t incarnation)
@@ -189,6 +253,14 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
                          struct membership_outbox *out)
 {
     const struct membership_header *h = &msg->header;
+    struct membership_round *r = &ctx->round;
+    if (r->active && r->epoch == h->epoch) {
+        /* Asked again while our subtree (or the view) is still awaited: our
+         * ack comes when it is done, and the probe beside the change says
+         * we are alive. */
+        ctx->counters.drops_unexpected++;
+        return;
+    }
     if (!ctx->has_view) {
         if (!ctx->join.active || !change_lists_joiner(msg, ctx->self, ctx->incarnation)) {
             ctx->counters.drops_no_view++;
@@ -199,12 +271,15 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
         return;
     }
     if (h->epoch == ctx->epoch) {
-        /* Already installed (we synced it, or minted it and hand over). */
-        if ((ctx->round.active && ctx->round.epoch == h->epoch) ||
-            ctx->round.done_epoch == h->epoch) {
-            ctx->counters.drops_unexpected++;
+        if (r->done_epoch == h->epoch) {
+            if (r->epoch == h->epoch && r->parent == h->sender) {
+                round_finish(ctx, out); /* our ack was lost: the same ack again */
+            } else {
+                ctx->counters.drops_unexpected++;
+            }
             return;
         }
+        /* Already installed (we synced it, or minted it and hand over). */
         round_start(ctx, h->sender, payload, length, 0, now, out);
         return;
     }
@@ -236,44 +311,69 @@ void round_handle_ack(struct membership *ctx, const struct membership_msg *msg, 
     if (coord_take_ack(ctx, msg, now, out)) {
         return; /* for the round this node coordinates */
     }
-    uint32_t sender = msg->header.sender;
-    uint64_t epoch = msg->body.ack.epoch;
     struct membership_round *r = &ctx->round;
-    for (uint32_t i = 0; r->active && !r->waiting_sync && r->epoch == epoch && i < r->child_count;
-         i++) {
-        if (r->children[i] == sender && ((r->pending >> i) & 1u)) {
-            r->pending &= ~(UINT32_C(1) << i);
-            r->messages += msg->body.ack.messages;
-            r->reached += msg->body.ack.reached;
-            r->incomplete = r->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);
-            if (r->pending == 0) {
-                round_finish(ctx, out);
-            }
-            return;
+    if (r->active && !r->waiting_sync && r->epoch == msg->body.ack.epoch &&
+        round_acks_take(&r->acks, msg->header.sender)) {
+        r->messages += msg->body.ack.messages;
+        r->reached += msg->body.ack.reached;
+        r->incomplete = r->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);
+        if (r->acks.pending == 0) {
+            round_finish(ctx, out);
         }
+        return;
     }
     ctx->counters.drops_unexpected++;
 }
 
-/* Children that did not ack in time: reported, their subtrees swept. */
+void round_probe_asked(struct membership *ctx, const struct membership_acks *a, uint32_t ask,
+                       struct membership_outbox *out)
+{
+    for (uint32_t i = 0; i < a->count; i++) {
+        if ((ask >> i) & 1u) {
+            machine_send_simple(ctx, out, a->children[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
+            ctx->counters.acks_asked++;
+        }
+    }
+}
+
+void round_heard(struct membership *ctx, uint32_t sender)
+{
+    if (ctx->round.active && !ctx->round.waiting_sync) {
+        round_acks_heard(&ctx->round.acks, sender);
+    }
+    if (ctx->coord.active) {
+        round_acks_heard(&ctx->coord.acks, sender);
+    }
+}
+
+/* Late children asked again; silent ones reported, their subtrees swept. */
 void round_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_round *r = &ctx->round;
-    if (r->active && r->deadline_ns <= now) {
-        if (r->waiting_sync) {
-            r->active = false; /* never got the view: the parent will report us */
-        } else {
-            for (uint32_t i = 0; i < r->child_count; i++) {
-                if ((r->pending >> i) & 1u) {
-                    detector_sweep_subtree(ctx, r->children[i], now, out);
-                    detector_add_suspect(ctx, r->children[i], MEMBERSHIP_CAUSE_ACK, r->deadline_ns,
-                                         now, out);
-                }
-            }
-            r->incomplete = true;
-            if (ctx->has_view && r->active) {
-                round_finish(ctx, out);
-            }
+    if (!r->active || r->acks.deadline_ns > now) {
+        return;
+    }
+    if (r->waiting_sync) {
+        r->active = false; /* never got the view: the parent will report us */
+        return;
+    }
+    uint32_t ask = 0;
+    uint32_t silent = round_acks_expire(&r->acks, ctx->config.probe_timeout_ns, now, &ask);
+    for (uint32_t i = 0; i < r->acks.count; i++) {
+        if (((ask >> i) & 1u) &&
+            machine_send_forward(ctx, out, r->acks.children[i], r->change, r->change_length)) {
+            r->messages++;
         }
+    }
+    round_probe_asked(ctx, &r->acks, ask, out);
+    for (uint32_t i = 0; i < r->acks.count; i++) {
+        if ((silent >> i) & 1u) {
+            detector_sweep_subtree(ctx, r->acks.children[i], now, out);
+            detector_add_suspect(ctx, r->acks.children[i], MEMBERSHIP_CAUSE_ACK, now, now, out);
+        }
+    }
+    r->incomplete = r->incomplete || silent != 0;
+    if (r->acks.pending == 0 && ctx->has_view && r->active) {
+        round_finish(ctx, out);
     }
 }

@@ -72,26 +72,15 @@ static void emit_event(const struct membership_event *e, uint64_t entry_ns)
 }
 
 /*
- * Tells the network which neighbours are out of the view, so routes prefer
- * other ways than through a node the membership has declared dead instead
- * of waiting for each link layer to exhaust its retransmissions on it.
+ * Tells the network which neighbours the membership shuns (out of the view,
+ * or suspected dead), so routes prefer other ways than through a node the
+ * membership holds for dead instead of waiting for each link layer to
+ * exhaust its retransmissions on it.
  */
-static void update_absent_links(struct node *node)
+static void update_avoided_links(struct node *node)
 {
-    const struct membership *m = &node->membership;
-    struct torus_network *network = &node->network;
-    uint32_t absent = 0;
-    if (membership_has_view(m) && !membership_is_joining(m)) {
-        for (unsigned link = 0; link < CONFIG_MAX_LINKS; link++) {
-            if (((network->link_mask >> link) & 1u) == 0)
-                continue;
-            uint32_t neighbour = torus_geometry_neighbour(&network->geometry,
-                                                          network->rank, link);
-            if (!membership_is_member(m, neighbour))
-                absent |= 1u << link;
-        }
-    }
-    torus_network_set_absent_links(network, absent);
+    torus_network_set_absent_links(&node->network,
+                                   membership_links_to_avoid(&node->membership));
 }
 
 /*
@@ -106,8 +95,8 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
     /* The clock is read only when there is a line to put the time on. */
     uint64_t entry_ns = out->event_count != 0 ? board_now_ns() - began_ns : 0;
     uint64_t epoch = membership_epoch(&node->membership);
-    if (out->event_count != 0)
-        update_absent_links(node);
+    /* After every call: a suspect that spoke is forgotten without an event. */
+    update_avoided_links(node);
     for (uint32_t i = 0; i < out->message_count; i++) {
         const struct membership_outgoing *m = &out->messages[i];
         /* Losses here are the protocol's to recover (timeouts, retries). */

@@ -4,7 +4,7 @@
  *   tori-sim --dims 16x8x8 [--mesh] [--radix 4] [--tree radix|torus]
  *            [--hop-ns 4600] [--cp-ns 2000] [--members M]
  *            [--policy primary|every-side] [--heartbeat-us N]
- *            [--link-detect-ns N] [--settle-ms N]
+ *            [--link-detect-ns N] [--routes] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms']
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
  *            [--json] [--events | --quiet] [--trace-node N]
@@ -42,6 +42,7 @@ struct options {
     uint64_t settle_ns;
     const char *inject;
     const char *dims_text;
+    bool routes;
     bool chaos;
     bool keep_going;
     uint64_t seeds;
@@ -145,6 +146,9 @@ static void usage(void)
           "  --heartbeat-ns N     the same in nanoseconds\n"
           "  --link-detect-ns N   link-down notice after a neighbour dies, 0: off\n"
           "                       (then a crash needs heartbeats to be noticed)\n"
+          "  --routes             messages follow the routers' hops; lost when a\n"
+          "                       route crosses a dead or hung node (default: by\n"
+          "                       hop distance, never lost on the way)\n"
           "  --settle-ms N        quiet time that ends a run\n"
           "                       (times: a bare number in the option's unit, or a\n"
           "                       time as in scripts: 4.6us, 1.5ms, 2s)\n"
@@ -250,6 +254,8 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage();
             } else if (strcmp(a, "--mesh") == 0) {
                 o->mesh = true;
+            } else if (strcmp(a, "--routes") == 0) {
+                o->routes = true;
             } else if (strcmp(a, "--chaos") == 0) {
                 o->chaos = true;
             } else if (strcmp(a, "--keep-going") == 0) {
@@ -263,7 +269,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             } else {
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
-                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --settle-ms, --inject, "
+                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, --settle-ms, "
+                            "--inject, "
                             "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --json, "
                             "--events, --quiet");
             }
@@ -332,6 +339,7 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     }
     p->settle_ns = o->settle_ns;
     p->seed = o->seed;
+    p->routes = o->routes;
     p->json = o->json;
     p->verbosity = o->verbosity;
     p->trace_node = o->trace_set ? o->trace_node : UINT32_MAX;
@@ -388,26 +396,27 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
     if (p->json) {
         fprintf(out, "{\"event\":\"summary\",\"t_ns\":%" PRIu64 ",\"steps\":%" PRIu64
                      ",\"messages\":%" PRIu64 ",\"delivered\":%" PRIu64 ",\"dropped_dead\":%" PRIu64
-                     ",\"dropped_partition\":%" PRIu64 ",\"views\":%" PRIu32
+                     ",\"dropped_partition\":%" PRIu64 ",\"dropped_route\":%" PRIu64
+                     ",\"views\":%" PRIu32
                      ",\"stable\":%" PRIu32 ",\"failures_detected\":%" PRIu32
                      ",\"false_detections\":%" PRIu32 ",\"expelled\":%" PRIu32
                      ",\"joined\":%" PRIu32 ",\"partitioned\":%" PRIu32
                      ",\"final_epoch\":\"%016" PRIx64 "\",\"final_live\":%" PRIu32
                      ",\"outbox_overflow\":%" PRIu64 ",\"ok\":%s}\n",
                 s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
-                s->dropped_partition, s->distinct_views, s->stable_count, s->failures_detected,
+                s->dropped_partition, s->dropped_route, s->distinct_views, s->stable_count, s->failures_detected,
                 s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
                 s->final_live, s->outbox_overflow, s->violation ? "false" : "true");
         return;
     }
     fprintf(out, "summary t_ns=%" PRIu64 " steps=%" PRIu64 " messages=%" PRIu64
                  " delivered=%" PRIu64 " dropped_dead=%" PRIu64 " dropped_partition=%" PRIu64
-                 " views=%" PRIu32 " stable=%" PRIu32 " failures_detected=%" PRIu32
+                 " dropped_route=%" PRIu64 " views=%" PRIu32 " stable=%" PRIu32 " failures_detected=%" PRIu32
                  " false_detections=%" PRIu32 " expelled=%" PRIu32 " joined=%" PRIu32
                  " partitioned=%" PRIu32 " final_epoch=%016" PRIx64 " final_live=%" PRIu32
                  " outbox_overflow=%" PRIu64 " %s\n",
             s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
-            s->dropped_partition, s->distinct_views, s->stable_count, s->failures_detected,
+            s->dropped_partition, s->dropped_route, s->distinct_views, s->stable_count, s->failures_detected,
             s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
             s->final_live, s->outbox_overflow, s->violation ? "VIOLATION" : "ok");
     fprintf(out, "messages-by-type");
@@ -473,11 +482,12 @@ static void print_replay(const struct options *o, const struct sim_params *pp,
 {
     const struct sim_params p = *pp;
     uint64_t seed = p.seed;
-    printf("replay: tori-sim --dims %s%s --radix %u --tree %s --policy %s --hop-ns %" PRIu64
-           " --cp-ns %" PRIu64 " --heartbeat-ns %" PRIu64 " --seed %" PRIu64 " --inject '",
-           o->dims_text, o->mesh ? " --mesh" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
+    printf("replay: tori-sim --dims %s%s%s --radix %u --tree %s --policy %s --hop-ns %" PRIu64
+           " --cp-ns %" PRIu64 " --heartbeat-ns %" PRIu64 " --link-detect-ns %" PRIu64
+           " --seed %" PRIu64 " --inject '",
+           o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
            p.policy == MEMBERSHIP_POLICY_PRIMARY ? "primary" : "every-side", p.hop_ns,
-           p.cp_ns, p.heartbeat_ns, seed);
+           p.cp_ns, p.heartbeat_ns, p.link_detect_ns, seed);
     for (size_t i = 0; i < count; i++) {
         char text[96];
         sim_inject_format(&items[i], text, sizeof text);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "board/sim/sim_queue.h"
+#include "net/torus/route.h"
 
 #define TRACE_LINES 48
 #define TRACE_WIDTH 176
@@ -43,6 +44,7 @@ struct sim_node {
     uint64_t life_epoch;
     bool life_started;
     bool reported; /* someone reported it since it died */
+    uint32_t links_up; /* routes on: this node's links its router may use */
 };
 
 struct epoch_entry {
@@ -544,6 +546,62 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
     }
 }
 
+/*
+ * Routes on: the hops a message takes from source to destination, each
+ * chosen by the transit node's router with what that node knows now (its
+ * links up, the neighbours its membership shuns), as a real node's network
+ * does with every frame.  False when it is lost on the way: a transit node
+ * is dead or hung (its links still up: the others do not know yet), the
+ * hop crosses a partition's cut, there is no usable link, or the TTL ends.
+ */
+static bool route(const struct sim *sim, uint32_t source, uint32_t destination, uint64_t *hops)
+{
+    const struct torus_geometry *g = &sim->params.geometry;
+    uint32_t here = source;
+    int in_link = -1;
+    uint32_t ttl = torus_route_ttl(g);
+    for (uint64_t taken = 0;; taken++) {
+        if (here == destination) {
+            *hops = taken;
+            return true;
+        }
+        if (here != source) {
+            if (sim->nodes[here].state != NODE_UP || ttl <= 1) {
+                return false;
+            }
+            ttl--;
+        }
+        int link = torus_route_next_hop_detour(g, here, destination, sim->nodes[here].links_up,
+                                               membership_links_to_avoid(&sim->contexts[here]),
+                                               in_link);
+        if (link < 0) {
+            return false;
+        }
+        uint32_t next = torus_geometry_neighbour(g, here, (unsigned)link);
+        if (next == TORUS_RANK_NONE || sim->nodes[next].side != sim->nodes[here].side) {
+            return false;
+        }
+        in_link = link ^ 1; /* it arrives on the far end of the same cable */
+        here = next;
+    }
+}
+
+/* Routes on: links between id and its running neighbours up (down) at both ends. */
+static void set_links(struct sim *sim, uint32_t id, bool up)
+{
+    const struct torus_geometry *g = &sim->params.geometry;
+    for (unsigned link = 0; link < torus_geometry_link_count(g); link++) {
+        uint32_t n = torus_geometry_neighbour(g, id, link);
+        if (n == TORUS_RANK_NONE || n == id || !node_running(&sim->nodes[n])) {
+            continue;
+        }
+        uint32_t here = 1u << link;
+        uint32_t there = 1u << (link ^ 1u);
+        sim->nodes[id].links_up = up ? sim->nodes[id].links_up | here : sim->nodes[id].links_up & ~here;
+        sim->nodes[n].links_up = up ? sim->nodes[n].links_up | there : sim->nodes[n].links_up & ~there;
+    }
+}
+
 /* Sends what a node produced (leaving at depart) and reports its events. */
 static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
 {
@@ -576,6 +634,13 @@ static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
         }
         sim->stats.sent_total++;
         uint64_t hops = torus_geometry_distance(&sim->params.geometry, source, o->destination);
+        if (sim->params.routes && !route(sim, source, o->destination, &hops)) {
+            sim->stats.dropped_route++;
+            trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s lost on the way",
+                  sim->now, source, o->destination, membership_msg_type_name(type));
+            free(m);
+            continue;
+        }
         push(sim, depart + hops * sim->params.hop_ns, SIM_EVENT_DELIVER, o->destination, source,
              0, m);
     }
@@ -659,6 +724,7 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
         exit(1);
     }
     n->state = NODE_UP;
+    set_links(sim, id, true); /* a link handshake takes less than a join */
     n->busy_until = sim->now;
     n->tick_at = UINT64_MAX;
     n->process_pending = false;
@@ -948,6 +1014,11 @@ static void step(struct sim *sim, const struct sim_event *e)
         break;
     case SIM_EVENT_LINK: {
         struct sim_node *n = &sim->nodes[e->node];
+        /* A link comes up only with a running node at the far end (a healed
+         * cut next to a dead node does not). */
+        uint32_t cables = torus_route_links_towards(&sim->params.geometry, e->node, e->other);
+        bool up = e->flag != 0 && node_running(&sim->nodes[e->other]);
+        n->links_up = up ? n->links_up | cables : n->links_up & ~cables;
         if (n->state == NODE_UP) {
             trace(sim, "t=%" PRIu64 " link %" PRIu32 "-%" PRIu32 " %s", sim->now, e->node, e->other,
                   e->flag ? "up" : "down");

@@ -6,7 +6,13 @@
  * A message sent at time t from a to b is delivered at
  *   t + hops(a, b) * hop_ns
  * into b's inbox, provided b is running and on a's side of any partition
- * at that moment.  A node handles one message at a time and each costs
+ * at that moment.  With routes on, the message instead follows the hops
+ * the nodes' routers (net/torus/route.c) choose as things stand when it is
+ * sent - each transit node with its own links (down after a link-down
+ * notice) and its own membership's shunned neighbours - and is lost when
+ * that route crosses a dead or hung node, a partition's cut, or runs out
+ * of TTL: what a real torus does to frames routed through a node that
+ * died before the routers learned of it.  A node handles one message at a time and each costs
  * cp_ns (so messages queue up at busy nodes); what it sends leaves when it
  * is done.  Timers cost nothing, and due timers run before the next
  * message, as in a node's poll loop (a backlog delays them by one message
@@ -43,6 +49,7 @@ struct sim_params {
     uint64_t unit_ns;        /* timeout unit (0: derived, about one round trip) */
     uint64_t settle_ns;      /* run this long after the last injection (0: derived) */
     uint64_t seed;
+    bool routes;        /* messages follow the routers' hops (see above); false: by distance */
     bool json;
     unsigned verbosity; /* 0: stable and summary; 1: + node events but views; 2: all */
     uint32_t trace_node; /* print every message this node handles (UINT32_MAX: none) */
@@ -108,6 +115,7 @@ struct sim_stats {
     uint64_t delivered;
     uint64_t dropped_dead;
     uint64_t dropped_partition;
+    uint64_t dropped_route; /* routes on: lost on the way (dead or hung transit, cut, TTL) */
     uint64_t outbox_overflow;
     uint32_t stable_count;
     struct sim_stable last_stable;

@@ -94,9 +94,6 @@ static void deliver_local(struct torus_network *network,
  */
 #define TORUS_NETWORK_RESERVED_SLOTS (CONFIG_RING_SIZE / 4)
 
-/* TTL beyond the diameter: room for detours around cut cables. */
-#define TORUS_NETWORK_DETOUR_HOPS 8
-
 static bool ring_has_room(const struct torus_dma_ring *ring, unsigned type)
 {
     uint32_t limit = type == TORUS_FRAME_TYPE_MEMBERSHIP || type == TORUS_FRAME_TYPE_CONTROL
@@ -138,11 +135,7 @@ enum torus_network_status torus_network_send(struct torus_network *network,
     struct torus_frame_header header;
     memset(&header, 0, sizeof header);
     header.type = (uint8_t)type;
-    /* Minimal routes need the diameter; the slack pays for a few detours
-     * around cut cables, and ends a frame that would wander. */
-    uint32_t diameter = torus_geometry_diameter(&network->geometry);
-    header.ttl = (uint8_t)(diameter + TORUS_NETWORK_DETOUR_HOPS < 255
-                               ? diameter + TORUS_NETWORK_DETOUR_HOPS : 255);
+    header.ttl = torus_route_ttl(&network->geometry);
     header.source = network->rank;
     header.destination = destination;
     header.epoch = epoch;

@@ -82,7 +82,7 @@ struct torus_network {
     uint32_t link_mask;
     uint32_t up_mask; /* links whose session is UP */
     uint32_t cut_mask; /* links cut on purpose: every frame in or out lost */
-    uint32_t absent_mask; /* links to nodes out of the view: transit last */
+    uint32_t absent_mask; /* links to nodes out of the view or suspected: transit last */
     uint64_t now_ns;  /* time of the poll being served, for handlers */
     uint64_t counters[TORUS_NETWORK_COUNTER_COUNT];
     torus_network_handler handler[TORUS_FRAME_TYPE_COUNT];
@@ -134,10 +134,11 @@ unsigned torus_network_poll(struct torus_network *network, unsigned max,
 bool torus_network_cut_link(struct torus_network *network, unsigned link, bool cut);
 
 /*
- * Links whose far node is not in this node's membership view: routes take
- * them only when no other productive link is up, or when that node is the
- * destination (a dead node forwards nothing, and the link layer alone takes
- * its retransmission budget to find out; see torus_route_next_hop_detour).
+ * Links whose far node this node's membership shuns (out of its view, or
+ * suspected dead): routes take them only when no other productive link is
+ * up, or when that node is the destination (a dead node forwards nothing,
+ * and the link layer alone takes its retransmission budget to find out;
+ * see torus_route_next_hop_detour).
  */
 void torus_network_set_absent_links(struct torus_network *network, uint32_t link_mask);
 

@@ -148,6 +148,15 @@ int torus_route_next_hop_detour(const struct torus_geometry *geometry,
     return TORUS_ROUTE_NONE;
 }
 
+/* Detours a frame can afford beyond the diameter. */
+#define TORUS_ROUTE_DETOUR_HOPS 8u
+
+uint8_t torus_route_ttl(const struct torus_geometry *geometry)
+{
+    uint32_t ttl = torus_geometry_diameter(geometry) + TORUS_ROUTE_DETOUR_HOPS;
+    return (uint8_t)(ttl < 255u ? ttl : 255u);
+}
+
 uint32_t torus_route_links_towards(const struct torus_geometry *geometry, uint32_t here,
                                    uint32_t node)
 {

@@ -43,7 +43,7 @@ int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
  * this node sends): torus_route_next_hop, except that
  *  - among productive links it prefers, in order: those whose far node is
  *    in the view and not behind the twin of a down cable, then those not
- *    in avoid_mask (far node out of the view), then any; a node out of the
+ *    in avoid_mask (far node out of the view or suspected dead), then any; a node out of the
  *    view may be alive and the only bridge, so it is crossed rather than
  *    detoured around (its link goes down soon enough if it is dead);
  *  - a frame does not go straight back to the node it came from, on any
@@ -57,6 +57,13 @@ int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
 int torus_route_next_hop_detour(const struct torus_geometry *geometry,
                                 uint32_t here, uint32_t destination,
                                 uint32_t link_up_mask, uint32_t avoid_mask, int in_link);
+
+/*
+ * The TTL a frame leaves its source with: the diameter (every minimal
+ * route) plus room for a few detours around cut cables and dead nodes; it
+ * ends a frame that would wander.  A frame takes at most this many hops.
+ */
+uint8_t torus_route_ttl(const struct torus_geometry *geometry);
 
 /* The links of here whose far node is node (0: none; two in a size-2
  * dimension). */

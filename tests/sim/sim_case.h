@@ -18,6 +18,7 @@ struct sim_case {
     uint32_t members;      /* 0: all */
     bool heartbeats;       /* heartbeat period 4 units */
     uint64_t link_detect_ns; /* UINT64_MAX: simulator default */
+    bool routes;           /* messages follow the routers' hops (sim_params.routes) */
     const char *inject;    /* with {U} standing for the timeout unit in ns */
     bool events;           /* write every node event to out, not only stable views */
 };
