@@ -6,7 +6,7 @@
  * report accepted in the episode) when a round completes with nothing
  * queued.  Reports that waited in the queue are probed once before use.
  */
-#include "membership/machine.h"
+#include "membership/machine/machine.h"
 
 #include <string.h>
 
@@ -309,7 +309,7 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
     }
     ctx->epoch = MEMBERSHIP_EPOCH(MEMBERSHIP_EPOCH_COUNTER(base) + 1u, ctx->self_pos,
                                   ctx->incarnation);
-    machine_installed(ctx, now, out);
+    install_view(ctx, now, out);
 
     if (machine_id_in_list(failed, failed_count, old_root)) {
         c->change_type =
