@@ -269,7 +269,7 @@ enum comm_init_status comm_init(struct comm *ctx, const struct comm_config *conf
 static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *out)
 {
     peer_fail_node(ctx, node, COMM_ERR_PROC_FAILED, out);
-    match_fail_node(ctx, node, COMM_ERR_PROC_FAILED, out);
+    match_fail_node(ctx, node, COMM_ERR_PROC_FAILED, true, out);
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *c = &ctx->comms[i];
         if (!c->in_use || !group_contains(ctx, c, node)) {

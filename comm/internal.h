@@ -112,9 +112,10 @@ void match_abandon(struct comm *ctx, uint8_t target, uint16_t index, enum comm_e
                    struct comm_outbox *out);
 /* Removes an unmatched receive from the posted list; false when matched. */
 bool match_cancel(struct comm *ctx, uint16_t request);
-/* Node left: its waiting and arriving records go, receives naming it fail. */
+/* Node left (or restarted): its waiting and arriving records go (their
+ * receives fail); posted receives naming it fail too if receives_naming_it. */
 void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
-                     struct comm_outbox *out);
+                     bool receives_naming_it, struct comm_outbox *out);
 /* Forget every record; posted receives fail with error. */
 void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
 

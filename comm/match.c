@@ -492,7 +492,7 @@ bool match_cancel(struct comm *ctx, uint16_t request)
 }
 
 void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
-                     struct comm_outbox *out)
+                     bool receives_naming_it, struct comm_outbox *out)
 {
     bool freed = false;
     for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
@@ -509,7 +509,7 @@ void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
         }
         i = next;
     }
-    for (uint16_t i = ctx->posted_head; i != COMM_NONE16;) {
+    for (uint16_t i = receives_naming_it ? ctx->posted_head : COMM_NONE16; i != COMM_NONE16;) {
         struct comm_request *r = &ctx->requests[i];
         uint16_t next = r->next;
         if (r->rank != COMM_ANY_SOURCE &&

@@ -754,7 +754,8 @@ void peer_on_frame(struct comm *ctx, uint32_t source, const struct comm_frame *f
     if (slot != COMM_NONE16) {
         struct comm_peer *p = &ctx->peers[slot];
         if (p->incarnation != 0 && p->incarnation != f->sender_incarnation) {
-            /* A new life of the peer: what we had with the old one fails. */
+            /* A new life of the peer: what was under way with the old one
+             * fails; receives not matched yet wait for the new one. */
             ctx->counters.peer_restarts++;
             struct comm_event *e = comm_outbox_event(out, COMM_EVENT_PEER_RESTARTED, now_ns);
             if (e != NULL) {
@@ -762,7 +763,7 @@ void peer_on_frame(struct comm *ctx, uint32_t source, const struct comm_frame *f
                 e->epoch = ctx->epoch;
             }
             fail_slot(ctx, slot, COMM_ERR_PROC_FAILED, out);
-            match_fail_node(ctx, source, COMM_ERR_PROC_FAILED, out);
+            match_fail_node(ctx, source, COMM_ERR_PROC_FAILED, false, out);
             slot = COMM_NONE16;
         } else {
             p->incarnation = f->sender_incarnation;

@@ -1,0 +1,506 @@
+/*
+ * Reliability, flow control and fencing on the test network: a full
+ * unexpected pool makes senders wait (WAIT, then GRANT) and nothing is
+ * lost; heavy loss, duplication and reordering deliver every message once;
+ * sessions are recycled when more peers talk to a node than it has slots;
+ * a silent peer is suspected; a peer that left the view fails what named
+ * it; a hung-then-resumed node's old frames are counted and never
+ * delivered; frames from a newer view wait until it is installed; a peer's
+ * new life is noticed in-band.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "tests/check.h"
+#include "tests/comm/harness.h"
+
+#define LIMIT_NS 30000000000ull
+
+static enum comm_error isend(struct harness *h, uint32_t node, uint32_t dest, int32_t tag,
+                             const void *buffer, uint32_t length, uint32_t *request)
+{
+    enum comm_error e = comm_isend(harness_node(h, node), COMM_WORLD, dest, tag, buffer, length,
+                                   h->now_ns, harness_begin(h), request);
+    harness_end(h, node);
+    return e;
+}
+
+static enum comm_error irecv(struct harness *h, uint32_t node, uint32_t source, int32_t tag,
+                             void *buffer, uint32_t capacity, uint32_t *request)
+{
+    enum comm_error e = comm_irecv(harness_node(h, node), COMM_WORLD, source, tag, buffer,
+                                   capacity, h->now_ns, harness_begin(h), request);
+    harness_end(h, node);
+    return e;
+}
+
+static const struct comm_counters *counters(struct harness *h, uint32_t node)
+{
+    return comm_get_counters(harness_node(h, node));
+}
+
+static void fill(uint8_t *p, uint32_t length, uint32_t seed)
+{
+    for (uint32_t i = 0; i < length; i++) {
+        p[i] = (uint8_t)(i * 13u + seed * 101u + (i >> 9));
+    }
+}
+
+/*
+ * Two senders flood one receiver that posts nothing: the pool fills, the
+ * rest are told to wait; their senders hold their messages (probing
+ * slowly, not flooding); the receiver then posts receives and every byte
+ * arrives, in order per sender.
+ */
+static void test_flow_control(unsigned loss, uint64_t seed)
+{
+    enum { A = 24, B = 6, SMALL = 4096, LARGE = 20000 };
+    struct harness h;
+    harness_init(&h, 3, 3, seed);
+    h.loss_percent = loss;
+    h.duplicate_percent = loss;
+    h.delay_max_ns = loss > 0 ? 300000u : h.delay_min_ns;
+    harness_install(&h, 1, NULL, NULL);
+    static uint8_t out_a[A][SMALL];
+    static uint8_t out_b[B][LARGE];
+    static uint8_t in_a[A][SMALL];
+    static uint8_t in_b[B][LARGE];
+    static uint8_t huge[100000];
+    static uint8_t huge_in[100000];
+    struct harness_requests sends;
+    harness_requests_clear(&sends);
+    uint32_t r;
+    for (uint32_t i = 0; i < A; i++) {
+        fill(out_a[i], SMALL, i);
+        isend(&h, 0, 1, 1, out_a[i], SMALL, &r);
+        harness_requests_add(&sends, 0, r);
+    }
+    fill(huge, sizeof huge, 77);
+    isend(&h, 0, 1, 1, huge, sizeof huge, &r); /* longer than the pool takes unmatched */
+    harness_requests_add(&sends, 0, r);
+    for (uint32_t i = 0; i < B; i++) {
+        fill(out_b[i], LARGE, 100 + i);
+        isend(&h, 2, 1, 2, out_b[i], LARGE, &r);
+        harness_requests_add(&sends, 2, r);
+    }
+    harness_run_for(&h, 300000000u);
+    const struct comm_counters *rc = counters(&h, 1);
+    CHECK(rc->waits_sent > 0);
+    CHECK(!harness_requests_poll(&h, &sends)); /* senders hold what did not fit */
+    /* Waiting senders probe with backoff: a few frames, not a flood. */
+    uint64_t frames_before = counters(&h, 0)->data_frames_sent + counters(&h, 2)->data_frames_sent;
+    harness_run_for(&h, 300000000u);
+    uint64_t frames_after = counters(&h, 0)->data_frames_sent + counters(&h, 2)->data_frames_sent;
+    CHECKF(frames_after - frames_before < 60, "waiting senders sent %llu frames in 300 ms",
+           (unsigned long long)(frames_after - frames_before));
+    struct harness_requests recvs;
+    harness_requests_clear(&recvs);
+    for (uint32_t i = 0; i < B; i++) {
+        irecv(&h, 1, 2, 2, in_b[i], LARGE, &r);
+        harness_requests_add(&recvs, 1, r);
+    }
+    for (uint32_t i = 0; i < A; i++) {
+        irecv(&h, 1, 0, 1, in_a[i], SMALL, &r);
+        harness_requests_add(&recvs, 1, r);
+    }
+    irecv(&h, 1, 0, 1, huge_in, sizeof huge_in, &r);
+    harness_requests_add(&recvs, 1, r);
+    CHECK(harness_requests_wait(&h, &recvs, LIMIT_NS));
+    CHECK(harness_requests_wait(&h, &sends, LIMIT_NS));
+    for (uint32_t i = 0; i < recvs.count; i++) {
+        CHECK_EQ(recvs.status[i].error, COMM_ERR_OK);
+    }
+    for (uint32_t i = 0; i < sends.count; i++) {
+        CHECK_EQ(sends.status[i].error, COMM_ERR_OK);
+    }
+    for (uint32_t i = 0; i < A; i++) {
+        CHECKF(memcmp(in_a[i], out_a[i], SMALL) == 0, "message %u from 0 differs", i);
+    }
+    for (uint32_t i = 0; i < B; i++) {
+        CHECKF(memcmp(in_b[i], out_b[i], LARGE) == 0, "message %u from 2 differs", i);
+    }
+    CHECK(memcmp(huge, huge_in, sizeof huge) == 0);
+    CHECK(rc->grants_sent > 0);
+    CHECK_EQ(rc->messages_received, A + B + 1);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* Both ways at once over a network losing 30%, duplicating 20% and
+ * reordering: everything arrives once; one receive too many stays pending. */
+static void test_heavy_loss(uint64_t seed)
+{
+    enum { SMALL = 30 };
+    struct harness h;
+    harness_init(&h, 2, 2, seed);
+    h.loss_percent = 30;
+    h.duplicate_percent = 20;
+    h.delay_max_ns = 2000000u;
+    harness_install(&h, 1, NULL, NULL);
+    static uint8_t big[2][65536];
+    static uint8_t big_in[2][65536];
+    static uint32_t small[2][SMALL];
+    static uint32_t small_in[2][SMALL];
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    for (uint32_t n = 0; n < 2; n++) {
+        fill(big[n], sizeof big[n], n);
+        irecv(&h, n, 1 - n, 0, big_in[n], sizeof big_in[n], &r);
+        harness_requests_add(&reqs, n, r);
+        isend(&h, n, 1 - n, 0, big[n], sizeof big[n], &r);
+        harness_requests_add(&reqs, n, r);
+        for (uint32_t i = 0; i < SMALL; i++) {
+            small[n][i] = n * 1000u + i;
+            isend(&h, n, 1 - n, 1, &small[n][i], 4, &r);
+            harness_requests_add(&reqs, n, r);
+            irecv(&h, n, 1 - n, 1, &small_in[n][i], 4, &r);
+            harness_requests_add(&reqs, n, r);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    uint32_t extra[2];
+    uint32_t spare[2];
+    for (uint32_t n = 0; n < 2; n++) {
+        irecv(&h, n, COMM_ANY_SOURCE, COMM_ANY_TAG, &spare[n], 4, &extra[n]);
+    }
+    harness_run_for(&h, 2000000000u);
+    for (uint32_t n = 0; n < 2; n++) {
+        CHECK(!comm_test(harness_node(&h, n), extra[n], NULL));
+        CHECK(memcmp(big_in[n], big[1 - n], sizeof big[n]) == 0);
+        for (uint32_t i = 0; i < SMALL; i++) {
+            CHECK_EQ(small_in[n][i], (1 - n) * 1000u + i); /* in order */
+        }
+        CHECK_EQ(counters(&h, n)->messages_received, SMALL + 1);
+        CHECK(counters(&h, n)->retransmissions > 0);
+    }
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    CHECK(counters(&h, 0)->drops_duplicate + counters(&h, 1)->drops_duplicate > 0);
+    CHECK(h.lost > 0 && h.duplicated > 0);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/*
+ * More peers than session slots: 79 ranks each send three messages to rank
+ * 0 and get one back; rank 0's table (CONFIG_COMM_MAX_PEERS) recycles
+ * sessions (BUSY, CLOSE_REQ, CLOSE) and every message arrives once, in
+ * order per sender.
+ */
+static void test_recycling(void)
+{
+    enum { N = CONFIG_COMM_MAX_PEERS + 16, PER = 3 };
+    struct harness h;
+    harness_init(&h, N, N, 61);
+    h.delay_max_ns = 200000u;
+    harness_install(&h, 1, NULL, NULL);
+    static uint32_t out[N][PER];
+    static uint32_t in[N * PER];
+    static uint32_t back[N];
+    static uint32_t back_in[N];
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    for (uint32_t s = 1; s < N; s++) {
+        for (uint32_t i = 0; i < PER; i++) {
+            out[s][i] = s * 100u + i;
+            CHECK_EQ(isend(&h, s, 0, 0, &out[s][i], 4, &r), COMM_ERR_OK);
+            harness_requests_add(&reqs, s, r);
+        }
+        irecv(&h, s, 0, 1, &back_in[s], 4, &r);
+        harness_requests_add(&reqs, s, r);
+    }
+    uint32_t received = 0;
+    while (received < (N - 1) * PER) {
+        struct harness_requests batch;
+        harness_requests_clear(&batch);
+        for (uint32_t k = 0; k < 100 && received + k < (N - 1) * PER; k++) {
+            irecv(&h, 0, COMM_ANY_SOURCE, 0, &in[received + k], 4, &r);
+            harness_requests_add(&batch, 0, r);
+        }
+        if (!harness_requests_wait(&h, &batch, LIMIT_NS)) {
+            CHECK(false);
+            break;
+        }
+        for (uint32_t k = 0; k < batch.count; k++) {
+            CHECK_EQ(batch.status[k].error, COMM_ERR_OK);
+        }
+        received += batch.count;
+    }
+    for (uint32_t s = 1; s < N; s++) {
+        back[s] = s;
+        struct harness_requests one;
+        harness_requests_clear(&one);
+        CHECK_EQ(isend(&h, 0, s, 1, &back[s], 4, &r), COMM_ERR_OK);
+        harness_requests_add(&reqs, 0, r);
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    uint32_t next[N] = {0};
+    for (uint32_t k = 0; k < (N - 1) * PER; k++) {
+        uint32_t s = in[k] / 100u;
+        CHECKF(s >= 1 && s < N && in[k] % 100u == next[s], "message %u from %u out of order",
+               in[k], s);
+        if (s >= 1 && s < N) {
+            next[s]++;
+        }
+    }
+    for (uint32_t s = 1; s < N; s++) {
+        CHECK_EQ(next[s], PER);
+        CHECK_EQ(back_in[s], s);
+    }
+    const struct comm_counters *c = counters(&h, 0);
+    CHECK(c->busy_sent > 0);
+    CHECK(c->closes_sent > 0);
+    CHECK_EQ(c->messages_received, (N - 1) * PER);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* A peer that stops answering is reported (once per suspect period), and
+ * only after suspect_ns. */
+static void test_suspicion(void)
+{
+    struct harness h;
+    harness_init(&h, 3, 3, 71);
+    harness_install(&h, 1, NULL, NULL);
+    uint8_t b[10] = {0};
+    uint32_t r;
+    harness_hang(&h, 2);
+    isend(&h, 0, 2, 0, b, sizeof b, &r);
+    harness_run_for(&h, 150000000u);
+    CHECK_EQ(h.suspects[0], 0);
+    harness_run_for(&h, 100000000u);
+    CHECK_EQ(h.suspects[0], 1);
+    CHECK_EQ(h.suspected_node[0], 2);
+    CHECK_EQ(comm_rank_state_of(harness_node(&h, 0), COMM_WORLD, 2), COMM_RANK_UNAVAILABLE);
+    CHECK_EQ(comm_rank_state_of(harness_node(&h, 0), COMM_WORLD, 1), COMM_RANK_OK);
+    CHECK(!comm_test(harness_node(&h, 0), r, NULL));
+    CHECK_EQ(h.suspects[1], 0);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/*
+ * A view that removes rank 2: its send in flight and the receive naming it
+ * fail with PROC_FAILED, WORLD turns DETECTED (one event per node), an
+ * any-source receive stays pending, a message it completed before stays
+ * deliverable, and new operations naming it fail at once.
+ */
+static void test_member_left(void)
+{
+    struct harness h;
+    harness_init(&h, 3, 3, 73);
+    harness_install(&h, 1, NULL, NULL);
+    static uint8_t big[50000];
+    uint8_t early[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    uint8_t early_in[8] = {0};
+    uint8_t b[8];
+    uint32_t r;
+    isend(&h, 2, 0, 3, early, sizeof early, &r); /* completes: unexpected at 0 */
+    harness_run_for(&h, 20000000u);
+    CHECK(comm_test(harness_node(&h, 2), r, NULL));
+    uint32_t to_2;
+    isend(&h, 0, 2, 0, big, sizeof big, &to_2);
+    harness_hang(&h, 2);
+    uint32_t from_2;
+    uint32_t any;
+    irecv(&h, 0, 2, 0, b, sizeof b, &from_2);
+    irecv(&h, 0, COMM_ANY_SOURCE, 0, b, sizeof b, &any);
+    harness_run_for(&h, 10000000u);
+    bool live[3] = {true, true, false};
+    bool to[3] = {true, true, false};
+    harness_install(&h, 2, live, to);
+    struct comm_status s;
+    CHECK(comm_test(harness_node(&h, 0), to_2, &s));
+    CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
+    CHECK(comm_test(harness_node(&h, 0), from_2, &s));
+    CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
+    CHECK(!comm_test(harness_node(&h, 0), any, NULL));
+    CHECK_EQ(comm_state_of(harness_node(&h, 0), COMM_WORLD), COMM_STATE_DETECTED);
+    CHECK_EQ(comm_state_of(harness_node(&h, 1), COMM_WORLD), COMM_STATE_DETECTED);
+    CHECK_EQ(h.detected[0], 1);
+    CHECK_EQ(h.detected[1], 1);
+    CHECK_EQ(comm_rank_state_of(harness_node(&h, 0), COMM_WORLD, 2), COMM_RANK_FAILED);
+    CHECK_EQ(isend(&h, 0, 2, 0, b, sizeof b, &r), COMM_ERR_PROC_FAILED);
+    CHECK_EQ(irecv(&h, 0, 2, 0, b, sizeof b, &r), COMM_ERR_PROC_FAILED);
+    CHECK_EQ(comm_ibarrier(harness_node(&h, 0), COMM_WORLD, h.now_ns, harness_begin(&h), &r),
+             COMM_ERR_PROC_FAILED);
+    harness_end(&h, 0);
+    /* what it completed before it left is still there */
+    CHECK_EQ(irecv(&h, 0, 2, 3, early_in, sizeof early_in, &r), COMM_ERR_PROC_FAILED);
+    CHECK_EQ(irecv(&h, 0, COMM_ANY_SOURCE, 3, early_in, sizeof early_in, &r), COMM_ERR_OK);
+    CHECK(comm_test(harness_node(&h, 0), r, &s));
+    CHECK_EQ(s.error, COMM_ERR_OK);
+    CHECK_EQ(s.source, 2);
+    CHECK(memcmp(early, early_in, sizeof early) == 0);
+    /* live pairs go on */
+    uint32_t a;
+    isend(&h, 1, 0, 0, b, sizeof b, &a);
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    harness_requests_add(&reqs, 1, a);
+    harness_requests_add(&reqs, 0, any);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    CHECK_EQ(reqs.status[1].source, 1);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/*
+ * Fencing: node 3 hangs with frames queued to node 0 (and node 1 has
+ * frames queued to node 3); the others install a view without it; node 3
+ * resumes in its old view and its frames, first and resent, reach node 0:
+ * counted as stale, never delivered (an any-source receive stays pending).
+ * Node 3 is then expelled (comm_drop_view, a new incarnation) and let back
+ * in: frames from before, addressed to its old life, are counted and
+ * dropped there too.
+ */
+static void test_hung_then_resumed(void)
+{
+    struct harness h;
+    harness_init(&h, 4, 4, 79);
+    harness_install(&h, 1, NULL, NULL);
+    uint8_t payload[16] = {0x33};
+    uint8_t in[16];
+    uint32_t r;
+    uint32_t any;
+    CHECK_EQ(irecv(&h, 0, COMM_ANY_SOURCE, COMM_ANY_TAG, in, sizeof in, &any), COMM_ERR_OK);
+    uint32_t old_send[3];
+    for (uint32_t i = 0; i < 3; i++) {
+        isend(&h, 3, 0, 5, payload, sizeof payload, &old_send[i]);
+    }
+    uint32_t to_3;
+    isend(&h, 1, 3, 6, payload, sizeof payload, &to_3);
+    harness_hang(&h, 3);
+    bool live[4] = {true, true, true, false};
+    harness_install(&h, 2, live, live);
+    struct comm_status s;
+    CHECK(comm_test(harness_node(&h, 1), to_3, &s));
+    CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
+    /* It resumes, still in view 1, and keeps resending for a while. */
+    harness_resume(&h, 3);
+    harness_run_for(&h, 300000000u);
+    CHECK(counters(&h, 0)->drops_stale_epoch >= 3);
+    CHECK(!comm_test(harness_node(&h, 0), any, NULL));
+    CHECK_EQ(counters(&h, 0)->messages_received, 0);
+    CHECK(h.suspects[3] > 0); /* nobody acks it any more */
+    /* Expelled: everything of its old life fails there. */
+    comm_drop_view(harness_node(&h, 3), 1000, h.now_ns, harness_begin(&h));
+    harness_end(&h, 3);
+    for (uint32_t i = 0; i < 3; i++) {
+        CHECK(comm_test(harness_node(&h, 3), old_send[i], &s));
+        CHECK_EQ(s.error, COMM_ERR_NO_VIEW);
+    }
+    CHECK_EQ(comm_state_of(harness_node(&h, 3), COMM_WORLD), COMM_STATE_FAILED);
+    CHECK_EQ(isend(&h, 3, 0, 5, payload, sizeof payload, &r), COMM_ERR_NO_VIEW);
+    /* Frames to its old life, sent while it hung, reach its new life. */
+    uint32_t late;
+    uint64_t stale_before = counters(&h, 3)->drops_stale_epoch +
+                            counters(&h, 3)->drops_stale_incarnation +
+                            counters(&h, 3)->drops_no_view;
+    harness_hang(&h, 3);
+    (void)late;
+    harness_install(&h, 3, NULL, NULL);
+    harness_resume(&h, 3);
+    harness_run_for(&h, 300000000u);
+    CHECK(!comm_test(harness_node(&h, 0), any, NULL));
+    CHECK_EQ(counters(&h, 0)->messages_received, 0);
+    CHECK_EQ(counters(&h, 3)->messages_received, 0);
+    uint64_t stale_after = counters(&h, 3)->drops_stale_epoch +
+                           counters(&h, 3)->drops_stale_incarnation +
+                           counters(&h, 3)->drops_no_view;
+    CHECK(stale_after >= stale_before);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* A frame from a newer view waits (dropped, resent) until ours catches up. */
+static void test_ahead_epoch(void)
+{
+    struct harness h;
+    harness_init(&h, 2, 2, 83);
+    harness_install(&h, 1, NULL, NULL);
+    bool first[2] = {false, true};
+    harness_install(&h, 2, NULL, first); /* node 1 is ahead */
+    uint8_t b[4] = {9, 8, 7, 6};
+    uint8_t in[4] = {0};
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    isend(&h, 1, 0, 0, b, 4, &r);
+    harness_requests_add(&reqs, 1, r);
+    irecv(&h, 0, 1, 0, in, 4, &r);
+    harness_requests_add(&reqs, 0, r);
+    harness_run_for(&h, 20000000u);
+    CHECK(!harness_requests_poll(&h, &reqs));
+    CHECK(counters(&h, 0)->drops_ahead_epoch > 0);
+    bool second[2] = {true, false};
+    harness_install(&h, 2, NULL, second);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    CHECK(memcmp(b, in, 4) == 0);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* A peer's new life (same view, another incarnation) is noticed from its
+ * first frame: what was under way with the old life fails. */
+static void test_peer_restart(void)
+{
+    struct harness h;
+    harness_init(&h, 2, 2, 89);
+    harness_install(&h, 1, NULL, NULL);
+    static uint8_t big[60000];
+    uint32_t to_1;
+    isend(&h, 0, 1, 0, big, sizeof big, &to_1);
+    harness_run_for(&h, 50000u); /* the session is open, part of it arrived */
+    CHECK(!comm_test(harness_node(&h, 0), to_1, NULL));
+    harness_hang(&h, 1);
+    harness_run_for(&h, 5000000u);
+    /* node 1 restarts: a fresh context with a new incarnation, same view */
+    struct comm_config config = harness_node(&h, 1)->config;
+    config.incarnation = 5000;
+    CHECK_EQ(comm_init(harness_node(&h, 1), &config), COMM_INIT_OK);
+    bool only[2] = {false, true};
+    harness_install(&h, 1, NULL, only);
+    h.held_count = 0; /* what its old life had queued is gone with it */
+    harness_resume(&h, 1);
+    uint8_t b[4] = {4, 4, 4, 4};
+    uint8_t in[4] = {0};
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    isend(&h, 1, 0, 1, b, 4, &r);
+    harness_requests_add(&reqs, 1, r);
+    irecv(&h, 0, 1, 1, in, 4, &r);
+    harness_requests_add(&reqs, 0, r);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    CHECK(memcmp(b, in, 4) == 0);
+    struct comm_status s;
+    CHECK(comm_test(harness_node(&h, 0), to_1, &s));
+    CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
+    CHECK_EQ(counters(&h, 0)->peer_restarts, 1);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+int main(void)
+{
+    test_flow_control(0, 1);
+    test_flow_control(10, 2);
+    test_heavy_loss(3);
+    test_heavy_loss(4);
+    test_recycling();
+    test_suspicion();
+    test_member_left();
+    test_hung_then_resumed();
+    test_ahead_epoch();
+    test_peer_restart();
+    return check_report("comm.reliability");
+}
