@@ -128,6 +128,52 @@ static void test_flow_control(unsigned loss, uint64_t seed)
     harness_free(&h);
 }
 
+/*
+ * Room that comes free is granted: a sender told to wait long ago (its
+ * probes backed off to rto_max) gets its message into the pool within a
+ * round trip of the pool emptying, with no receive posted for it.
+ */
+static void test_grant(void)
+{
+    enum { FILL = CONFIG_COMM_POOL_BYTES / 4 };
+    struct harness h;
+    harness_init(&h, 3, 3, 5);
+    harness_install(&h, 1, NULL, NULL);
+    static uint8_t a[4][FILL];
+    static uint8_t a_in[4][FILL];
+    static uint8_t b[FILL];
+    struct harness_requests sends;
+    harness_requests_clear(&sends);
+    uint32_t r;
+    for (uint32_t i = 0; i < 4; i++) {
+        fill(a[i], FILL, i);
+        isend(&h, 0, 1, 0, a[i], FILL, &r); /* fills the pool */
+        harness_requests_add(&sends, 0, r);
+    }
+    harness_run_for(&h, 20000000u);
+    CHECK(harness_requests_poll(&h, &sends));
+    uint32_t waiting;
+    isend(&h, 2, 1, 0, b, FILL, &waiting);
+    harness_run_for(&h, 500000000u); /* told WAIT; its probes back off */
+    CHECK(!comm_test(harness_node(&h, 2), waiting, NULL));
+    CHECK(counters(&h, 1)->waits_sent > 0);
+    struct harness_requests recvs;
+    harness_requests_clear(&recvs);
+    for (uint32_t i = 0; i < 4; i++) {
+        irecv(&h, 1, 0, 0, a_in[i], FILL, &r);
+        harness_requests_add(&recvs, 1, r);
+    }
+    CHECK(harness_requests_poll(&h, &recvs)); /* straight from the pool */
+    harness_requests_clear(&sends);
+    harness_requests_add(&sends, 2, waiting);
+    CHECK(harness_requests_wait(&h, &sends, 1000000u)); /* well under its probe period */
+    CHECK_EQ(sends.status[0].error, COMM_ERR_OK);
+    CHECK(counters(&h, 1)->grants_sent > 0);
+    CHECK_EQ(counters(&h, 1)->unexpected_messages, 5);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* Both ways at once over a network losing 30%, duplicating 20% and
  * reordering: everything arrives once; one receive too many stays pending. */
 static void test_heavy_loss(uint64_t seed)
@@ -494,6 +540,7 @@ int main(void)
 {
     test_flow_control(0, 1);
     test_flow_control(10, 2);
+    test_grant();
     test_heavy_loss(3);
     test_heavy_loss(4);
     test_recycling();
