@@ -54,7 +54,7 @@ static uint32_t body_size(unsigned kind)
 static uint8_t allowed_flags(unsigned kind)
 {
     if (kind == COMM_KIND_DATA) {
-        return COMM_FLAG_FIRST | COMM_FLAG_ACK;
+        return COMM_FLAG_FIRST | COMM_FLAG_ACK | COMM_FLAG_SKIP | COMM_FLAG_RESEND;
     }
     if (kind == COMM_KIND_CLOSE) {
         return COMM_FLAG_UNKNOWN;
@@ -101,12 +101,19 @@ static enum comm_decode_status validate_data(const struct comm_frame *f)
     if (f->offset % COMM_FRAGMENT_BYTES != 0 || (f->offset >= f->total && f->offset != 0)) {
         return COMM_DECODE_OFFSET;
     }
-    if (f->data_length != fragment_length(f->offset, f->total)) {
+    bool first = (f->flags & COMM_FLAG_FIRST) != 0;
+    bool skip = (f->flags & COMM_FLAG_SKIP) != 0;
+    if (skip && (first || f->data_length != 0)) {
+        return COMM_DECODE_SKIP;
+    }
+    if (!skip && f->data_length != fragment_length(f->offset, f->total)) {
         return COMM_DECODE_LENGTH;
     }
-    bool first = (f->flags & COMM_FLAG_FIRST) != 0;
     if (first != (f->offset == 0)) {
         return COMM_DECODE_ENVELOPE;
+    }
+    if ((f->flags & COMM_FLAG_RESEND) != 0 ? !first : f->resend_of != 0) {
+        return COMM_DECODE_RESEND;
     }
     if (!first && (f->context != 0 || f->source_rank != 0 || f->tag != 0)) {
         return COMM_DECODE_ENVELOPE;
@@ -121,7 +128,7 @@ static enum comm_decode_status validate_data(const struct comm_frame *f)
         if (f->ack_sid == 0) {
             return COMM_DECODE_ACK_FIELDS;
         }
-    } else if (f->ack_sid != 0 || f->ack_cum != 0 || f->ack_mask != 0) {
+    } else if (f->ack_sid != 0 || f->ack_cum != 0 || f->ack_mask != 0 || f->ack_deferred != 0) {
         return COMM_DECODE_ACK_FIELDS;
     }
     return COMM_DECODE_OK;
@@ -188,6 +195,7 @@ enum comm_decode_status comm_decode(const uint8_t *payload, size_t length,
     case COMM_KIND_ACK:
         f.seq = get_u32(b + 4);
         f.mask = get_u32(b + 8);
+        f.deferred = get_u32(b + 12);
         break;
     case COMM_KIND_WAIT:
     case COMM_KIND_GRANT:
@@ -204,9 +212,11 @@ enum comm_decode_status comm_decode(const uint8_t *payload, size_t length,
         }
         f.source_rank = get_u32(b + 20);
         f.tag = get_u32(b + 24);
-        f.ack_sid = get_u32(b + 28);
-        f.ack_cum = get_u32(b + 32);
-        f.ack_mask = get_u32(b + 36);
+        f.resend_of = get_u32(b + 28);
+        f.ack_sid = get_u32(b + 32);
+        f.ack_cum = get_u32(b + 36);
+        f.ack_mask = get_u32(b + 40);
+        f.ack_deferred = get_u32(b + 44);
         f.data = b + COMM_DATA_FIXED;
         f.data_length = (uint32_t)(rest - COMM_DATA_FIXED);
         if (f.data_length == 0) {
@@ -250,6 +260,7 @@ size_t comm_encode(const struct comm_frame *frame, uint8_t *out, size_t capacity
     case COMM_KIND_ACK:
         put_u32(b + 4, frame->seq);
         put_u32(b + 8, frame->mask);
+        put_u32(b + 12, frame->deferred);
         break;
     case COMM_KIND_WAIT:
     case COMM_KIND_GRANT:
@@ -263,9 +274,11 @@ size_t comm_encode(const struct comm_frame *frame, uint8_t *out, size_t capacity
         put_u16(b + 16, frame->context);
         put_u32(b + 20, frame->source_rank);
         put_u32(b + 24, frame->tag);
-        put_u32(b + 28, frame->ack_sid);
-        put_u32(b + 32, frame->ack_cum);
-        put_u32(b + 36, frame->ack_mask);
+        put_u32(b + 28, frame->resend_of);
+        put_u32(b + 32, frame->ack_sid);
+        put_u32(b + 36, frame->ack_cum);
+        put_u32(b + 40, frame->ack_mask);
+        put_u32(b + 44, frame->ack_deferred);
         if (frame->data_length > 0) {
             memcpy(b + COMM_DATA_FIXED, frame->data, frame->data_length);
         }

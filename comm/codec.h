@@ -19,10 +19,12 @@
  *   ACCEPT     sid, token               receiver's answer: its token
  *   BUSY       sid                      receiver has no room: retry later
  *   DATA       token, seq, offset, total, context u16, reserved u16,
- *              source_rank, tag, ack_sid, ack_cum, ack_mask, then the bytes
- *   ACK        sid, cum, mask           seqs < cum, and cum+1+i for bit i
- *   WAIT       sid, seq                 first fragment at seq refused: no room
- *   GRANT      sid, seq                 room made for the message at seq
+ *              source_rank, tag, resend_of, ack_sid, ack_cum, ack_mask,
+ *              ack_deferred, then the bytes
+ *   ACK        sid, cum, mask, deferred
+ *   WAIT       sid, seq                 first fragment at seq refused, not
+ *                                       consumed: no record left (resend it)
+ *   GRANT      sid, seq                 the message deferred at seq may come
  *   CLOSE      sid, final               sender closes (every seq < final acked)
  *   CLOSED     sid                      receiver forgot the session
  *   CLOSE_REQ  sid                      receiver asks the sender to close
@@ -30,11 +32,20 @@
  *
  * A sid is chosen by the sender of a session, a token by its receiver:
  * (generation << 8) | table slot, never 0, never reused within a life.
+ * Acks: every seq < cum was consumed, and cum+1+i for mask bit i; bit i of
+ * deferred says seq cum-1-i was the first fragment of a message the
+ * receiver could not place and deferred (its envelope recorded, its frames
+ * consumed unread): the sender sends it again (flag RESEND, resend_of =
+ * that seq) once GRANTed.  A sender never has more than 32 frames
+ * unacknowledged, so every deferral reaches it with the first ack it gets
+ * that covers the seq.
  * DATA carries the message envelope (context, source rank, tag) only in its
  * first fragment (offset 0, flag FIRST); the other fragments carry zeros
- * there.  The ack fields piggyback an acknowledgment of the reverse session
- * (flag ACK); without it they are zero.  Every fragment but the last holds
- * exactly COMM_FRAGMENT_BYTES bytes, so offset and total fix the length.
+ * there.  SKIP: a fragment of a message the receiver deferred, sent only to
+ * fill its seq (no bytes).  The ack fields piggyback an acknowledgment of
+ * the reverse session (flag ACK); without it they are zero.  Every fragment
+ * but the last holds exactly COMM_FRAGMENT_BYTES bytes, so offset and total
+ * fix the length.
  *
  * Decoding validates every field (version, kind, flags, reserved bits,
  * incarnations, session ids, exact lengths, offset and length against
@@ -54,10 +65,10 @@
 
 #define COMM_WIRE_VERSION 1u
 #define COMM_HEADER_SIZE 12u
-#define COMM_DATA_FIXED 40u
+#define COMM_DATA_FIXED 48u
 #define COMM_DATA_HEADER (COMM_HEADER_SIZE + COMM_DATA_FIXED)
 #define COMM_MAX_PAYLOAD TORUS_FRAME_MAX_PAYLOAD
-/* Bytes of a message in one DATA frame (1,402 with 1,514-byte frames). */
+/* Bytes of a message in one DATA frame (1,394 with 1,514-byte frames). */
 #define COMM_FRAGMENT_BYTES (COMM_MAX_PAYLOAD - COMM_DATA_HEADER)
 
 /* Frames a message of `length` bytes takes (a 0-byte message takes one). */
@@ -68,6 +79,8 @@
 /* Flags. */
 #define COMM_FLAG_FIRST 0x01u   /* DATA: first fragment, the envelope is valid */
 #define COMM_FLAG_ACK 0x02u     /* DATA: the ack fields are valid */
+#define COMM_FLAG_SKIP 0x04u    /* DATA: a deferred message's fragment, no bytes */
+#define COMM_FLAG_RESEND 0x08u  /* DATA: first fragment of a deferred message, resent */
 #define COMM_FLAG_UNKNOWN 0x01u /* CLOSE: the sender had no such session */
 
 /* Context field: low 8 bits the communicator's context id, bit 15 the
@@ -83,8 +96,8 @@
     X(OPEN, 1, "open", 4)                                                                \
     X(ACCEPT, 2, "accept", 8)                                                            \
     X(BUSY, 3, "busy", 4)                                                                \
-    X(DATA, 4, "data", 40)                                                               \
-    X(ACK, 5, "ack", 12)                                                                 \
+    X(DATA, 4, "data", 48)                                                               \
+    X(ACK, 5, "ack", 16)                                                                 \
     X(WAIT, 6, "wait", 8)                                                                \
     X(GRANT, 7, "grant", 8)                                                              \
     X(CLOSE, 8, "close", 8)                                                              \
@@ -114,6 +127,8 @@ enum comm_kind {
     X(OFFSET, "fragment offset not on a fragment boundary inside the message")           \
     X(LENGTH, "fragment length does not match offset and total")                         \
     X(ENVELOPE, "envelope fields in a fragment that is not the first")                   \
+    X(SKIP, "a skipped fragment that is first or holds bytes")                           \
+    X(RESEND, "resend_of without RESEND, or RESEND on a fragment that is not the first") \
     X(CONTEXT, "context field has unknown bits")                                         \
     X(TAG, "application tag negative")                                                   \
     X(ACK_FIELDS, "ack fields without the ACK flag, or sid 0 with it")
@@ -135,15 +150,18 @@ struct comm_frame {
     uint32_t token;   /* ACCEPT */
     uint32_t seq;     /* DATA, WAIT, GRANT; CLOSE: final; ACK: cum */
     uint32_t mask;    /* ACK */
+    uint32_t deferred; /* ACK */
     /* DATA */
     uint32_t offset;
     uint32_t total;
     uint16_t context;
     uint32_t source_rank;
     uint32_t tag;
+    uint32_t resend_of;
     uint32_t ack_sid;
     uint32_t ack_cum;
     uint32_t ack_mask;
+    uint32_t ack_deferred;
     const uint8_t *data; /* inside the payload decoded, or the bytes to encode */
     uint32_t data_length;
 };

@@ -417,6 +417,7 @@ void comm_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
         return;
     }
     coll_run(ctx, now_ns, out);
+    match_tick(ctx, now_ns, out);
     peer_tick(ctx, now_ns, out);
 }
 
@@ -428,7 +429,9 @@ uint64_t comm_next_deadline(const struct comm *ctx)
     if (ctx->coll_work != 0) {
         return ctx->last_now_ns;
     }
-    return peer_deadline(ctx);
+    uint64_t peers = peer_deadline(ctx);
+    uint64_t grants = match_deadline(ctx);
+    return peers < grants ? peers : grants;
 }
 
 /* ---- communicator operations ---- */

@@ -140,8 +140,9 @@ struct comm_counters {
     uint32_t drops_out_of_order;     /* beyond the window, or of a message not placed yet */
     uint32_t drops_bad_fragment;     /* offset or total disagree with the message */
     uint32_t discarded_messages;     /* bad envelope, truncated or cancelled: consumed unread */
-    uint32_t unexpected_messages;    /* went through the pool */
-    uint32_t waits_sent;             /* first fragments refused for room */
+    uint32_t unexpected_messages;    /* matched no posted receive on arrival */
+    uint32_t deferred_messages;      /* recorded, consumed unread, GRANTed later */
+    uint32_t waits_sent;             /* first fragments refused: no record left */
     uint32_t grants_sent;
     uint32_t busy_sent;
     uint32_t opens_sent;
@@ -171,6 +172,9 @@ struct comm_request {
     uint8_t kind;   /* send, receive, collective */
     uint8_t error;
     uint8_t owner;  /* 0: the application; c + 1: collective slot c */
+    uint8_t send_state;   /* sends: normal, resending, skipping, deferred */
+    uint8_t transmission; /* sends: bumped when a deferred message goes again */
+    bool grant_seen;      /* sends: GRANTed while still skipping */
     uint16_t generation;
     uint16_t next;  /* queue link: a peer's send queue, the posted list, the orphans */
     uint16_t comm;  /* communicator slot */
@@ -187,6 +191,7 @@ struct comm_request {
     uint32_t frames_total; /* sends */
     uint32_t frames_sent;
     uint32_t frames_acked;
+    uint32_t resend_of;    /* sends: the seq at which the receiver deferred it */
     struct comm_status status;
 };
 
@@ -194,6 +199,7 @@ struct comm_request {
 struct comm_window_slot {
     uint8_t state;  /* free, in flight, acked */
     uint8_t tries;
+    uint8_t transmission; /* its request's, when the frame entered the window */
     uint16_t request;
     uint32_t fragment;
     uint64_t sent_ns;
@@ -219,8 +225,12 @@ struct comm_peer {
     uint32_t tx_next;     /* next sequence number to assign */
     uint32_t tx_una;      /* oldest unacknowledged */
     uint32_t tx_blocked_seq;
+    uint8_t tx_dup_acks;  /* acks in a row that moved nothing */
+    bool tx_fast;         /* resend tx_una now (fast retransmission) */
     uint16_t tx_head;     /* send requests with frames not yet in the window */
     uint16_t tx_tail;
+    uint16_t tx_deferred_head; /* sends the receiver deferred, waiting for GRANT */
+    uint16_t tx_deferred_tail;
     uint64_t tx_timer_ns; /* OPEN / CLOSE resend, WAIT probe */
     struct comm_window_slot window[CONFIG_COMM_WINDOW];
     /* the peer's session to us */
@@ -231,6 +241,7 @@ struct comm_peer {
     uint32_t rx_generation;
     uint32_t rx_expected; /* next in-order sequence number */
     uint32_t rx_mask;     /* bit i: rx_expected + 1 + i received */
+    uint32_t rx_deferred; /* bit i: rx_expected - 1 - i was a deferred first fragment */
     uint32_t rx_first_seq; /* the message being received */
     uint32_t rx_frames;
     uint32_t rx_total;
@@ -241,9 +252,12 @@ struct comm_peer {
 
 /* An unexpected message, in arrival order. */
 struct comm_record {
-    uint8_t state;    /* free, waiting (envelope only), arriving, complete */
+    uint8_t state;    /* free, waiting (envelope only: deferred), arriving, complete */
     bool discard;     /* matched by a receive too short: consume unread */
     bool reserved;    /* holds pool blocks (first_block; none for 0 bytes) */
+    bool granted;     /* waiting: its sender was told to send it (GRANT) */
+    uint8_t grant_tries;
+    uint64_t grant_due_ns; /* GRANT again then if the message has not come */
     uint16_t next;
     uint16_t peer;    /* waiting, arriving: peer slot */
     uint16_t request; /* the receive bound to it */
@@ -254,7 +268,7 @@ struct comm_record {
     uint32_t source_rank;
     uint32_t tag;
     uint32_t length;
-    uint32_t seq;     /* waiting: its first fragment's sequence number */
+    uint32_t seq;     /* waiting: the seq its first fragment was deferred at */
 };
 
 struct comm_communicator {

@@ -21,6 +21,10 @@ enum { TX_CLOSED = 0, TX_OPENING, TX_OPEN, TX_CLOSING };
 enum { RX_CLOSED = 0, RX_OPEN };
 enum { RX_TARGET_NONE = 0, RX_TARGET_REQUEST, RX_TARGET_RECORD, RX_TARGET_DISCARD };
 enum { WINDOW_FREE = 0, WINDOW_IN_FLIGHT, WINDOW_ACKED };
+/* A send's life with its receiver: NORMAL, or the receiver deferred it
+ * (SKIPPING its remaining frames, then DEFERRED until GRANT), then
+ * RESENDING (flag RESEND). */
+enum { SEND_NORMAL = 0, SEND_RESENDING, SEND_SKIPPING, SEND_DEFERRED };
 enum { RECORD_FREE = 0, RECORD_WAITING, RECORD_ARRIVING, RECORD_COMPLETE };
 enum { GROUP_RANGE = 0, GROUP_LIST };
 enum { COLL_FREE = 0, COLL_RUNNING, COLL_DRAINING };
@@ -37,7 +41,7 @@ enum {
 enum { STEP_REDUCE = 1, STEP_BCAST, STEP_GATHER };
 
 /* Placement of a first fragment (match_place). */
-enum { PLACE_WAIT = 0, PLACE_REQUEST, PLACE_RECORD, PLACE_DISCARD };
+enum { PLACE_WAIT = 0, PLACE_REQUEST, PLACE_RECORD, PLACE_DISCARD, PLACE_DEFER };
 
 /* Sequence numbers compare by signed distance (they wrap). */
 static inline int32_t seq_diff(uint32_t a, uint32_t b)
@@ -85,9 +89,12 @@ void peer_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
                     struct comm_outbox *out);
 /* Forget every session; pending sends fail with error. */
 void peer_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
-/* Control frames to a peer slot, sent by match.c. */
+/* Control frames to a peer slot, sent by match.c.  The GRANT goes only if
+ * the slot still holds node's session. */
 void peer_send_wait(struct comm *ctx, uint16_t slot, uint32_t seq, struct comm_outbox *out);
-void peer_send_grant(struct comm *ctx, uint16_t slot, uint32_t seq, struct comm_outbox *out);
+void peer_send_grant(struct comm *ctx, uint16_t slot, uint32_t node, uint32_t seq,
+                     struct comm_outbox *out);
+uint64_t peer_rto(const struct comm *ctx, uint32_t tries);
 
 /* ---- match.c ---- */
 void match_init(struct comm *ctx);
@@ -97,8 +104,9 @@ void match_post(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm
 bool match_self_send(struct comm *ctx, uint16_t request, struct comm_outbox *out);
 /*
  * Places the message whose first fragment arrived in order from peer slot:
- * PLACE_REQUEST / PLACE_RECORD (index set), PLACE_DISCARD, or PLACE_WAIT
- * (no room: the sender must wait).
+ * PLACE_REQUEST / PLACE_RECORD (index set), PLACE_DISCARD, PLACE_DEFER (its
+ * envelope recorded, its frames to be consumed unread, GRANTed later) or
+ * PLACE_WAIT (not even a record is left: the sender must resend it).
  */
 uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *frame,
                     uint16_t *index, struct comm_outbox *out);
@@ -118,6 +126,9 @@ void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
                      bool receives_naming_it, struct comm_outbox *out);
 /* Forget every record; posted receives fail with error. */
 void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
+/* GRANTs that were not followed by their message go again. */
+void match_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+uint64_t match_deadline(const struct comm *ctx);
 
 /* ---- collective.c ---- */
 void coll_init_all(struct comm *ctx);

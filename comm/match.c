@@ -6,9 +6,12 @@
  * against the posted receives in posting order, else it becomes an
  * unexpected record, kept in arrival order.  A record holds the whole
  * message in pool blocks reserved at once (all or nothing), or, when the
- * pool has no room, only its envelope (WAITING): the sender was told WAIT
- * and sends again when granted room or when a receive matches the record.
- * A posted receive looks at the records first, in arrival order.
+ * pool has no room, only its envelope (WAITING, the message deferred: its
+ * frames are consumed unread, so the messages behind it are not held up).
+ * A deferred message's sender is GRANTed when a receive matches the record
+ * or pool room is reserved for it, and sends it again (RESEND), straight
+ * into its place.  A posted receive looks at the records first, in arrival
+ * order, so a deferred message keeps its place among its sender's.
  */
 #include "comm/internal.h"
 
@@ -162,6 +165,16 @@ static bool record_may_pool(const struct comm_record *rec)
            !rec->reserved && rec->self_send == COMM_NONE16 && rec->length <= COMM_EAGER_MAX;
 }
 
+/* Tells a deferred message's sender to send it again (repeated until it
+ * comes: match_tick). */
+static void grant(struct comm *ctx, struct comm_record *rec, struct comm_outbox *out)
+{
+    rec->granted = true;
+    rec->grant_tries = 1;
+    rec->grant_due_ns = ctx->last_now_ns + peer_rto(ctx, 1);
+    peer_send_grant(ctx, rec->peer, rec->node, rec->seq, out);
+}
+
 /* Room came free: the earliest waiting records get it (in arrival order:
  * the first that does not fit stops the others), and their senders a GRANT. */
 static void grant_waiting(struct comm *ctx, struct comm_outbox *out)
@@ -175,7 +188,7 @@ static void grant_waiting(struct comm *ctx, struct comm_outbox *out)
             return;
         }
         rec->reserved = true;
-        peer_send_grant(ctx, rec->peer, rec->seq, out);
+        grant(ctx, rec, out);
     }
 }
 
@@ -240,8 +253,8 @@ static void bind(struct comm *ctx, uint16_t request, uint16_t index, struct comm
             grant_waiting(ctx, out);
         } else {
             rec->discard = true; /* consumed unread when it arrives */
-            if (rec->state == RECORD_WAITING && !rec->reserved) {
-                peer_send_grant(ctx, rec->peer, rec->seq, out);
+            if (rec->state == RECORD_WAITING && !rec->granted) {
+                grant(ctx, rec, out);
             }
         }
         return;
@@ -276,7 +289,9 @@ static void bind(struct comm *ctx, uint16_t request, uint16_t index, struct comm
             rec->reserved = false;
             grant_waiting(ctx, out);
         }
-        peer_send_grant(ctx, rec->peer, rec->seq, out);
+        if (!rec->granted) {
+            grant(ctx, rec, out);
+        }
         return;
     }
 }
@@ -352,16 +367,19 @@ bool match_self_send(struct comm *ctx, uint16_t request, struct comm_outbox *out
     return true;
 }
 
-uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
-                    uint16_t *index, struct comm_outbox *out)
+/* A deferred message sent again: its record says where it goes. */
+static uint8_t place_resend(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
+                            uint16_t *index, struct comm_outbox *out)
 {
     uint32_t node = ctx->peers[slot].node;
-    /* A message that was told to wait: its record decides. */
     for (uint16_t i = ctx->record_head; i != COMM_NONE16; i = ctx->records[i].next) {
         struct comm_record *rec = &ctx->records[i];
         if (rec->state != RECORD_WAITING || rec->peer != slot || rec->node != node ||
-            rec->seq != f->seq) {
+            rec->seq != f->resend_of || rec->self_send != COMM_NONE16) {
             continue;
+        }
+        if (rec->length != f->total) {
+            break;
         }
         if (rec->discard) {
             record_free(ctx, i);
@@ -376,11 +394,23 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
         }
         if (rec->reserved) {
             rec->state = RECORD_ARRIVING;
+            rec->granted = false;
             *index = i;
             return PLACE_RECORD;
         }
-        return PLACE_WAIT;
+        break; /* never GRANTed: cannot happen */
     }
+    ctx->counters.discarded_messages++;
+    return PLACE_DISCARD;
+}
+
+uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
+                    uint16_t *index, struct comm_outbox *out)
+{
+    if ((f->flags & COMM_FLAG_RESEND) != 0) {
+        return place_resend(ctx, slot, f, index, out);
+    }
+    uint32_t node = ctx->peers[slot].node;
     /* The envelope must name the sender, when we know the communicator. */
     uint16_t cslot = comm_by_context(ctx, (uint8_t)(f->context & 0xffu));
     if (cslot != COMM_NONE16) {
@@ -407,7 +437,7 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
     }
     uint16_t r = record_alloc(ctx);
     if (r == COMM_NONE16) {
-        return PLACE_WAIT; /* not even an envelope fits: the sender probes later */
+        return PLACE_WAIT; /* not even an envelope fits: the sender resends later */
     }
     struct comm_record *rec = &ctx->records[r];
     rec->context = f->context;
@@ -426,7 +456,8 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
         return PLACE_RECORD;
     }
     rec->state = RECORD_WAITING;
-    return PLACE_WAIT;
+    ctx->counters.deferred_messages++;
+    return PLACE_DEFER;
 }
 
 void match_write(struct comm *ctx, uint8_t target, uint16_t index, uint32_t offset,
@@ -541,4 +572,31 @@ void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox
         i = next;
     }
     match_init(ctx);
+}
+
+void match_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    for (uint16_t i = ctx->record_head; i != COMM_NONE16; i = ctx->records[i].next) {
+        struct comm_record *rec = &ctx->records[i];
+        if (rec->state != RECORD_WAITING || !rec->granted || now_ns < rec->grant_due_ns) {
+            continue;
+        }
+        if (rec->grant_tries < UINT8_MAX) {
+            rec->grant_tries++;
+        }
+        rec->grant_due_ns = now_ns + peer_rto(ctx, rec->grant_tries);
+        peer_send_grant(ctx, rec->peer, rec->node, rec->seq, out);
+    }
+}
+
+uint64_t match_deadline(const struct comm *ctx)
+{
+    uint64_t next = COMM_NEVER;
+    for (uint16_t i = ctx->record_head; i != COMM_NONE16; i = ctx->records[i].next) {
+        const struct comm_record *rec = &ctx->records[i];
+        if (rec->state == RECORD_WAITING && rec->granted && rec->grant_due_ns < next) {
+            next = rec->grant_due_ns;
+        }
+    }
+    return next;
 }

@@ -20,6 +20,9 @@
 
 #include <string.h>
 
+/* Acks in a row that move nothing before the oldest frame goes again. */
+#define COMM_FAST_RETRANSMIT_ACKS 3
+
 static uint32_t next_generation(uint32_t generation)
 {
     generation = (generation + 1u) & 0xffffffu;
@@ -33,6 +36,11 @@ static uint64_t rto_for(const struct comm *ctx, uint32_t tries)
         rto *= 2u;
     }
     return rto < ctx->config.rto_max_ns ? rto : ctx->config.rto_max_ns;
+}
+
+uint64_t peer_rto(const struct comm *ctx, uint32_t tries)
+{
+    return rto_for(ctx, tries);
 }
 
 static uint32_t tx_sid(const struct comm_peer *p, uint16_t slot)
@@ -55,6 +63,8 @@ static void clear_slot(struct comm_peer *p)
     p->rx_generation = rx_generation;
     p->tx_head = COMM_NONE16;
     p->tx_tail = COMM_NONE16;
+    p->tx_deferred_head = COMM_NONE16;
+    p->tx_deferred_tail = COMM_NONE16;
     p->rx_index = COMM_NONE16;
     p->waiting_since_ns = COMM_NEVER;
     p->suspect_at_ns = COMM_NEVER;
@@ -124,6 +134,7 @@ static void send_ack(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
     f.session = p->rx_sid;
     f.seq = p->rx_expected;
     f.mask = p->rx_mask;
+    f.deferred = p->rx_deferred;
     put_frame(ctx, p->node, &f, out);
     ctx->counters.acks_sent++;
     p->ack_pending = false;
@@ -145,10 +156,14 @@ void peer_send_wait(struct comm *ctx, uint16_t slot, uint32_t seq, struct comm_o
     ctx->counters.waits_sent++;
 }
 
-void peer_send_grant(struct comm *ctx, uint16_t slot, uint32_t seq, struct comm_outbox *out)
+void peer_send_grant(struct comm *ctx, uint16_t slot, uint32_t node, uint32_t seq,
+                     struct comm_outbox *out)
 {
+    if (slot >= CONFIG_COMM_MAX_PEERS) {
+        return;
+    }
     struct comm_peer *p = &ctx->peers[slot];
-    if (p->rx_state != RX_OPEN) {
+    if (p->node != node || p->rx_state != RX_OPEN) {
         return;
     }
     send_control(ctx, p->node, p->incarnation, COMM_KIND_GRANT, p->rx_sid, seq, 0, out);
@@ -179,20 +194,33 @@ static void emit_data(struct comm *ctx, uint16_t slot, uint32_t seq, uint64_t no
     f.seq = seq;
     f.offset = offset;
     f.total = r->length;
-    f.data_length = r->length - offset < COMM_FRAGMENT_BYTES ? r->length - offset
-                                                             : COMM_FRAGMENT_BYTES;
-    f.data = f.data_length > 0 ? r->source + offset : NULL;
+    /* A fragment of a message the receiver deferred only fills its seq. */
+    bool skip = w->fragment != 0 &&
+                (r->send_state == SEND_SKIPPING || r->send_state == SEND_DEFERRED ||
+                 w->transmission != r->transmission);
+    if (skip) {
+        f.flags |= COMM_FLAG_SKIP;
+    } else {
+        f.data_length = r->length - offset < COMM_FRAGMENT_BYTES ? r->length - offset
+                                                                 : COMM_FRAGMENT_BYTES;
+        f.data = f.data_length > 0 ? r->source + offset : NULL;
+    }
     if (w->fragment == 0) {
         f.flags |= COMM_FLAG_FIRST;
         f.context = r->context;
         f.source_rank = ctx->comms[r->comm].rank;
         f.tag = r->tag;
+        if (r->send_state == SEND_RESENDING) {
+            f.flags |= COMM_FLAG_RESEND;
+            f.resend_of = r->resend_of;
+        }
     }
     if (p->rx_state == RX_OPEN && p->ack_pending) {
         f.flags |= COMM_FLAG_ACK;
         f.ack_sid = p->rx_sid;
         f.ack_cum = p->rx_expected;
         f.ack_mask = p->rx_mask;
+        f.ack_deferred = p->rx_deferred;
         p->ack_pending = false;
         p->ack_unsent = 0;
     }
@@ -222,7 +250,8 @@ static void tx_open(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
 
 static bool tx_idle(const struct comm_peer *p)
 {
-    return p->tx_head == COMM_NONE16 && p->tx_una == p->tx_next;
+    return p->tx_head == COMM_NONE16 && p->tx_deferred_head == COMM_NONE16 &&
+           p->tx_una == p->tx_next;
 }
 
 static void tx_close(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct comm_outbox *out)
@@ -241,7 +270,8 @@ static void tx_close(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct co
 
 static bool slot_closed(const struct comm_peer *p)
 {
-    return p->tx_state == TX_CLOSED && p->rx_state == RX_CLOSED && p->tx_head == COMM_NONE16;
+    return p->tx_state == TX_CLOSED && p->rx_state == RX_CLOSED && p->tx_head == COMM_NONE16 &&
+           p->tx_deferred_head == COMM_NONE16;
 }
 
 /* A slot we want back: close our session when idle, ask the peer to close
@@ -382,8 +412,15 @@ static void fail_sends(struct comm *ctx, struct comm_peer *p, enum comm_error er
         request_complete(ctx, i, error, out);
         i = next;
     }
+    for (uint16_t i = p->tx_deferred_head; i != COMM_NONE16;) {
+        uint16_t next = ctx->requests[i].next;
+        request_complete(ctx, i, error, out);
+        i = next;
+    }
     p->tx_head = COMM_NONE16;
     p->tx_tail = COMM_NONE16;
+    p->tx_deferred_head = COMM_NONE16;
+    p->tx_deferred_tail = COMM_NONE16;
     p->tx_state = TX_CLOSED;
     p->tx_una = p->tx_next;
     p->tx_blocked = false;
@@ -435,7 +472,46 @@ void peer_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox 
 
 /* ---- our session: answers from the receiver ---- */
 
-static void ack_one(struct comm *ctx, struct comm_peer *p, uint32_t seq,
+/* Sends a deferred message again, right after the message being sent. */
+static void start_resend(struct comm *ctx, struct comm_peer *p, uint16_t index)
+{
+    struct comm_request *r = &ctx->requests[index];
+    r->send_state = SEND_RESENDING;
+    r->transmission++;
+    r->frames_sent = 0;
+    r->frames_acked = 0;
+    r->grant_seen = false;
+    uint16_t head = p->tx_head;
+    if (head != COMM_NONE16 && ctx->requests[head].frames_sent > 0) {
+        r->next = ctx->requests[head].next;
+        ctx->requests[head].next = index;
+        if (p->tx_tail == head) {
+            p->tx_tail = index;
+        }
+    } else {
+        r->next = head;
+        p->tx_head = index;
+        if (p->tx_tail == COMM_NONE16) {
+            p->tx_tail = index;
+        }
+    }
+}
+
+/* The receiver deferred the message whose first fragment is seq: its other
+ * frames only fill their seqs now, and it waits for a GRANT. */
+static void defer_send(struct comm *ctx, struct comm_peer *p, uint16_t index, uint32_t seq)
+{
+    struct comm_request *r = &ctx->requests[index];
+    r->resend_of = seq;
+    if (r->frames_sent < r->frames_total) {
+        r->send_state = SEND_SKIPPING; /* still at the head of the queue */
+    } else {
+        r->send_state = SEND_DEFERRED;
+        queue_push(ctx, &p->tx_deferred_head, &p->tx_deferred_tail, index);
+    }
+}
+
+static void ack_one(struct comm *ctx, struct comm_peer *p, uint32_t seq, bool deferred,
                     struct comm_outbox *out)
 {
     struct comm_window_slot *w = &p->window[seq % CONFIG_COMM_WINDOW];
@@ -444,6 +520,16 @@ static void ack_one(struct comm *ctx, struct comm_peer *p, uint32_t seq,
     }
     w->state = WINDOW_ACKED;
     struct comm_request *r = &ctx->requests[w->request];
+    if (w->transmission != r->transmission) {
+        return; /* a frame of a transmission the receiver deferred */
+    }
+    if (deferred && w->fragment == 0) {
+        defer_send(ctx, p, w->request, seq);
+        return;
+    }
+    if (r->send_state != SEND_NORMAL && r->send_state != SEND_RESENDING) {
+        return;
+    }
     r->frames_acked++;
     if (r->frames_acked == r->frames_total) {
         ctx->counters.messages_sent++;
@@ -451,16 +537,41 @@ static void ack_one(struct comm *ctx, struct comm_peer *p, uint32_t seq,
     }
 }
 
+/*
+ * cum, mask and deferred of an ACK (or piggybacked on DATA).  Bit i of
+ * deferred is seq cum-1-i: since at most CONFIG_COMM_WINDOW (<= 32) frames
+ * are unacknowledged, every seq this ack newly covers has its bit.
+ */
 static void tx_on_ack(struct comm *ctx, uint16_t slot, uint32_t cum, uint32_t mask,
-                      uint64_t now_ns, struct comm_outbox *out)
+                      uint32_t deferred, uint64_t now_ns, struct comm_outbox *out)
 {
     struct comm_peer *p = &ctx->peers[slot];
     if (p->tx_state != TX_OPEN || seq_diff(cum, p->tx_una) < 0 ||
         seq_diff(cum, p->tx_next) > 0) {
         return;
     }
+    if (cum == p->tx_una) {
+        /* Nothing moved: what follows una arrived (or was dropped, being of
+         * a message not placed yet) while una did not: after a few, resend
+         * it now rather than after its timeout. */
+        if (p->tx_una != p->tx_next && p->tx_dup_acks < UINT8_MAX &&
+            ++p->tx_dup_acks == COMM_FAST_RETRANSMIT_ACKS) {
+            p->tx_fast = true;
+        }
+    } else {
+        p->tx_dup_acks = 0;
+        p->tx_fast = false;
+        /* Progress: the frames still out go back to the first timeout. */
+        for (uint32_t s = cum; s != p->tx_next; s++) {
+            struct comm_window_slot *w = &p->window[s % CONFIG_COMM_WINDOW];
+            if (w->tries > 1) {
+                w->tries = 1;
+            }
+        }
+    }
     for (uint32_t s = p->tx_una; s != cum; s++) {
-        ack_one(ctx, p, s, out);
+        uint32_t back = cum - 1u - s;
+        ack_one(ctx, p, s, back < 32u && ((deferred >> back) & 1u) != 0, out);
     }
     for (uint32_t i = 0; i < 32; i++) {
         uint32_t s = cum + 1u + i;
@@ -468,7 +579,7 @@ static void tx_on_ack(struct comm *ctx, uint16_t slot, uint32_t cum, uint32_t ma
             break;
         }
         if ((mask >> i) & 1u) {
-            ack_one(ctx, p, s, out);
+            ack_one(ctx, p, s, false, out);
         }
     }
     while (p->tx_una != p->tx_next &&
@@ -503,6 +614,8 @@ static void tx_on_frame(struct comm *ctx, uint16_t slot, const struct comm_frame
         p->tx_next = 0;
         p->tx_una = 0;
         p->tx_tries = 0;
+        p->tx_dup_acks = 0;
+        p->tx_fast = false;
         memset(p->window, 0, sizeof p->window);
         if (p->tx_head == COMM_NONE16) {
             p->waiting_since_ns = COMM_NEVER;
@@ -519,7 +632,7 @@ static void tx_on_frame(struct comm *ctx, uint16_t slot, const struct comm_frame
         return;
     case COMM_KIND_ACK:
         if (current) {
-            tx_on_ack(ctx, slot, f->seq, f->mask, now_ns, out);
+            tx_on_ack(ctx, slot, f->seq, f->mask, f->deferred, now_ns, out);
         } else {
             ctx->counters.drops_stale_session++;
         }
@@ -538,17 +651,23 @@ static void tx_on_frame(struct comm *ctx, uint16_t slot, const struct comm_frame
         }
         return;
     case COMM_KIND_GRANT:
-        if (current && p->tx_blocked && p->tx_blocked_seq == f->seq) {
-            p->tx_blocked = false;
-            for (uint32_t s = p->tx_una; s != p->tx_next; s++) {
-                struct comm_window_slot *w = &p->window[s % CONFIG_COMM_WINDOW];
-                if (w->state == WINDOW_IN_FLIGHT && seq_diff(s, f->seq) >= 0) {
-                    w->sent_ns = 0; /* due now: dropped while we waited */
-                    w->tries = 0;
-                }
+        if (!current) {
+            ctx->counters.drops_stale_session++;
+            return;
+        }
+        for (uint16_t i = p->tx_deferred_head; i != COMM_NONE16; i = ctx->requests[i].next) {
+            if (ctx->requests[i].resend_of == f->seq) {
+                queue_remove(ctx, &p->tx_deferred_head, &p->tx_deferred_tail, i);
+                start_resend(ctx, p, i);
+                return;
             }
         }
-        return;
+        if (p->tx_head != COMM_NONE16 &&
+            ctx->requests[p->tx_head].send_state == SEND_SKIPPING &&
+            ctx->requests[p->tx_head].resend_of == f->seq) {
+            ctx->requests[p->tx_head].grant_seen = true;
+        }
+        return; /* a GRANT repeated after the message went again */
     case COMM_KIND_CLOSED:
         if (!current || p->tx_state != TX_CLOSING) {
             return;
@@ -652,13 +771,16 @@ static uint8_t target_of_place(uint8_t place)
     }
 }
 
-/* Moves rx_expected past seq (just received) and what the mask holds. */
-static void rx_advance(struct comm_peer *p)
+/* Moves rx_expected past the frame just consumed (deferred: a first
+ * fragment deferred) and past what the mask holds. */
+static void rx_advance(struct comm_peer *p, bool deferred)
 {
     p->rx_expected++;
+    p->rx_deferred = (p->rx_deferred << 1) | (deferred ? 1u : 0u);
     while ((p->rx_mask & 1u) != 0) {
         p->rx_mask >>= 1;
         p->rx_expected++;
+        p->rx_deferred <<= 1;
     }
     p->rx_mask >>= 1;
 }
@@ -678,6 +800,7 @@ static void rx_on_data(struct comm *ctx, uint16_t slot, const struct comm_frame 
         ctx->counters.drops_out_of_order++;
         return;
     }
+    bool deferred = false;
     if (d == 0 && first) {
         if (p->rx_target != RX_TARGET_NONE) {
             ctx->counters.drops_bad_fragment++;
@@ -689,6 +812,7 @@ static void rx_on_data(struct comm *ctx, uint16_t slot, const struct comm_frame 
             peer_send_wait(ctx, slot, f->seq, out);
             return;
         }
+        deferred = place == PLACE_DEFER;
         p->rx_target = target_of_place(place);
         p->rx_index = index;
         p->rx_first_seq = f->seq;
@@ -698,17 +822,19 @@ static void rx_on_data(struct comm *ctx, uint16_t slot, const struct comm_frame 
         if (p->rx_target == RX_TARGET_NONE || first ||
             (uint32_t)seq_diff(f->seq, p->rx_first_seq) >= p->rx_frames) {
             ctx->counters.drops_out_of_order++; /* a message not placed yet */
+            send_ack(ctx, slot, out);            /* tells the sender a gap is there */
             return;
         }
         if (f->offset != (f->seq - p->rx_first_seq) * COMM_FRAGMENT_BYTES ||
-            f->total != p->rx_total) {
+            f->total != p->rx_total ||
+            ((f->flags & COMM_FLAG_SKIP) != 0 && p->rx_target != RX_TARGET_DISCARD)) {
             ctx->counters.drops_bad_fragment++;
             return;
         }
     }
     match_write(ctx, p->rx_target, p->rx_index, f->offset, f->data, f->data_length);
     if (d == 0) {
-        rx_advance(p);
+        rx_advance(p, deferred);
     } else {
         p->rx_mask |= 1u << (d - 1);
     }
@@ -793,7 +919,7 @@ void peer_on_frame(struct comm *ctx, uint32_t source, const struct comm_frame *f
         if ((f->flags & COMM_FLAG_ACK) != 0) {
             struct comm_peer *p = &ctx->peers[slot];
             if (f->ack_sid == tx_sid(p, slot)) {
-                tx_on_ack(ctx, slot, f->ack_cum, f->ack_mask, now_ns, out);
+                tx_on_ack(ctx, slot, f->ack_cum, f->ack_mask, f->ack_deferred, now_ns, out);
             }
         }
         rx_on_data(ctx, slot, f, now_ns, out);
@@ -824,7 +950,7 @@ static uint64_t window_due(const struct comm *ctx, const struct comm_peer *p, ui
     if (p->tx_blocked) {
         return seq == p->tx_blocked_seq ? p->tx_timer_ns : COMM_NEVER;
     }
-    if (w->tries == 0) {
+    if (w->tries == 0 || (p->tx_fast && seq == p->tx_una)) {
         return 0;
     }
     return w->sent_ns + rto_for(ctx, w->tries);
@@ -852,6 +978,9 @@ static void pump_slot(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct c
         if (w->tries != 0) {
             ctx->counters.retransmissions++;
         }
+        if (s == p->tx_una) {
+            p->tx_fast = false;
+        }
         emit_data(ctx, slot, s, now_ns, out);
         if (p->tx_blocked) {
             p->tx_tries = (uint8_t)(p->tx_tries < UINT8_MAX ? p->tx_tries + 1u : UINT8_MAX);
@@ -870,14 +999,23 @@ static void pump_slot(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct c
         w->state = WINDOW_IN_FLIGHT;
         w->request = index;
         w->fragment = r->frames_sent++;
+        w->transmission = r->transmission;
         w->tries = 0;
+        emit_data(ctx, slot, seq, now_ns, out);
         if (r->frames_sent == r->frames_total) {
             p->tx_head = r->next;
             if (p->tx_head == COMM_NONE16) {
                 p->tx_tail = COMM_NONE16;
             }
+            if (r->send_state == SEND_SKIPPING) {
+                if (r->grant_seen) {
+                    start_resend(ctx, p, index);
+                } else {
+                    r->send_state = SEND_DEFERRED;
+                    queue_push(ctx, &p->tx_deferred_head, &p->tx_deferred_tail, index);
+                }
+            }
         }
-        emit_data(ctx, slot, seq, now_ns, out);
     }
 }
 

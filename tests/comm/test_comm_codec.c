@@ -35,6 +35,7 @@ static void random_frame(struct check_rng *rng, unsigned kind, struct comm_frame
     case COMM_KIND_ACK:
         f->seq = (uint32_t)check_rng_next(rng);
         f->mask = (uint32_t)check_rng_next(rng);
+        f->deferred = (uint32_t)check_rng_next(rng);
         break;
     case COMM_KIND_WAIT:
     case COMM_KIND_GRANT:
@@ -54,8 +55,17 @@ static void random_frame(struct check_rng *rng, unsigned kind, struct comm_frame
         f->data_length = left < COMM_FRAGMENT_BYTES ? left : COMM_FRAGMENT_BYTES;
         f->data = f->data_length > 0 ? data : NULL;
         f->seq = (uint32_t)check_rng_next(rng);
+        if (f->offset != 0 && check_rng_percent(rng, 30)) {
+            f->flags |= COMM_FLAG_SKIP; /* a deferred message's fragment: no bytes */
+            f->data_length = 0;
+            f->data = NULL;
+        }
         if (f->offset == 0) {
             f->flags |= COMM_FLAG_FIRST;
+            if (check_rng_percent(rng, 30)) {
+                f->flags |= COMM_FLAG_RESEND;
+                f->resend_of = (uint32_t)check_rng_next(rng);
+            }
             bool collective = check_rng_percent(rng, 50);
             f->context = (uint16_t)(check_rng_below(rng, COMM_CONTEXT_IDS) |
                                     (collective ? COMM_CONTEXT_COLLECTIVE : 0u));
@@ -68,6 +78,7 @@ static void random_frame(struct check_rng *rng, unsigned kind, struct comm_frame
             f->ack_sid = nonzero(rng);
             f->ack_cum = (uint32_t)check_rng_next(rng);
             f->ack_mask = (uint32_t)check_rng_next(rng);
+            f->ack_deferred = (uint32_t)check_rng_next(rng);
         }
         break;
     }
@@ -82,6 +93,8 @@ static bool same_frame(const struct comm_frame *a, const struct comm_frame *b)
            a->sender_incarnation == b->sender_incarnation &&
            a->receiver_incarnation == b->receiver_incarnation && a->session == b->session &&
            a->token == b->token && a->seq == b->seq && a->mask == b->mask &&
+           a->deferred == b->deferred && a->resend_of == b->resend_of &&
+           a->ack_deferred == b->ack_deferred &&
            a->offset == b->offset && a->total == b->total && a->context == b->context &&
            a->source_rank == b->source_rank && a->tag == b->tag && a->ack_sid == b->ack_sid &&
            a->ack_cum == b->ack_cum && a->ack_mask == b->ack_mask &&
@@ -188,7 +201,7 @@ static void test_rejections(void)
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 1, COMM_KIND_LIMIT, 0), COMM_DECODE_KIND);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 1, 255, 0), COMM_DECODE_KIND);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 2, 1, 0), COMM_DECODE_FLAGS);
-    CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, 2, 0x05, 0), COMM_DECODE_FLAGS);
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, 2, 0x11, 0), COMM_DECODE_FLAGS);
     CHECK_EQ(decode_edited(COMM_KIND_CLOSE, 0, 0, 2, 0x02, 0), COMM_DECODE_FLAGS);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 3, 1, 0), COMM_DECODE_RESERVED);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, COMM_HEADER_SIZE + 18, 1, 0),
@@ -223,11 +236,11 @@ static void test_rejections(void)
     /* offset == total (no bytes left) is not a fragment */
     uint8_t empty[COMM_DATA_HEADER] = {COMM_WIRE_VERSION, COMM_KIND_DATA, 0, 0, 1, 0, 0, 0, 1, 0,
                                        0, 0, 1, 0, 0, 0};
-    empty[d + 8] = 0x7a; /* offset = total = COMM_FRAGMENT_BYTES (0x57a) */
+    empty[d + 8] = 0x72; /* offset = total = COMM_FRAGMENT_BYTES (0x572) */
     empty[d + 9] = 0x05;
-    empty[d + 12] = 0x7a;
+    empty[d + 12] = 0x72;
     empty[d + 13] = 0x05;
-    _Static_assert(COMM_FRAGMENT_BYTES == 0x57a, "edit the bytes above");
+    _Static_assert(COMM_FRAGMENT_BYTES == 0x572, "edit the bytes above");
     CHECK_EQ(comm_decode(empty, sizeof empty, &g), COMM_DECODE_OFFSET);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, COMM_FRAGMENT_BYTES, 2, COMM_FLAG_FIRST, 0),
              COMM_DECODE_ENVELOPE);
@@ -238,8 +251,19 @@ static void test_rejections(void)
              COMM_DECODE_ENVELOPE);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, d + 17, 0x01, 0), COMM_DECODE_CONTEXT);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, d + 27, 0x80, 0), COMM_DECODE_TAG);
-    CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, d + 28, 1, 0), COMM_DECODE_ACK_FIELDS);
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, d + 28, 1, 0), COMM_DECODE_RESEND);
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, d + 32, 1, 0), COMM_DECODE_ACK_FIELDS);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, d + 36, 1, 0), COMM_DECODE_ACK_FIELDS);
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, d + 44, 1, 0), COMM_DECODE_ACK_FIELDS);
+    /* SKIP: never the first fragment, never bytes; RESEND: only the first. */
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, 2, COMM_FLAG_FIRST | COMM_FLAG_SKIP, 0),
+             COMM_DECODE_SKIP);
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, COMM_FRAGMENT_BYTES, 2, COMM_FLAG_SKIP, 0),
+             COMM_DECODE_SKIP);
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, COMM_FRAGMENT_BYTES, 2, COMM_FLAG_RESEND, 0),
+             COMM_DECODE_RESEND);
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, 2, COMM_FLAG_FIRST | COMM_FLAG_RESEND, 0),
+             COMM_DECODE_OK);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, 0, 2, COMM_FLAG_FIRST | COMM_FLAG_ACK, 0),
              COMM_DECODE_ACK_FIELDS);
     /* Every status has a name; out of range is "?". */
@@ -261,8 +285,8 @@ static void test_encoder_refuses(void)
     f.receiver_incarnation = 1;
     CHECK_EQ(comm_encode(&f, buffer, sizeof buffer), 0); /* session 0 */
     f.session = 1;
-    CHECK_EQ(comm_encode(&f, buffer, sizeof buffer), COMM_HEADER_SIZE + 12);
-    CHECK_EQ(comm_encode(&f, buffer, COMM_HEADER_SIZE + 11), 0); /* does not fit */
+    CHECK_EQ(comm_encode(&f, buffer, sizeof buffer), COMM_HEADER_SIZE + 16);
+    CHECK_EQ(comm_encode(&f, buffer, COMM_HEADER_SIZE + 15), 0); /* does not fit */
     f.flags = COMM_FLAG_ACK;
     CHECK_EQ(comm_encode(&f, buffer, sizeof buffer), 0); /* no flags on ACK */
     f.flags = 0;
