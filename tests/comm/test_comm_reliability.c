@@ -675,6 +675,171 @@ static void test_peer_restart(void)
     harness_free(&h);
 }
 
+/*
+ * A seeded storm: five nodes send 240 messages of random sizes (0 B to
+ * 70 kB, mostly small) with random tags to random peers while receives are
+ * posted at random moments, over a network that loses, duplicates and
+ * reorders.  Every message arrives exactly once with its bytes, and the
+ * k-th receive posted for (source, tag) gets the k-th message sent with
+ * them; receives with ANY_SOURCE on tag 9 see each sender's tag-9 messages
+ * in order.
+ */
+#define STORM_NODES 5
+#define STORM_MESSAGES 240
+#define STORM_MAX 70000
+
+struct storm_message {
+    uint32_t source;
+    uint32_t dest;
+    uint32_t tag;
+    uint32_t number; /* among (source, dest, tag) */
+    uint32_t length;
+    uint8_t *bytes;
+    bool posted;
+};
+
+static uint32_t storm_length(struct check_rng *rng)
+{
+    uint32_t kind = check_rng_below(rng, 100);
+    if (kind < 60) {
+        return check_rng_below(rng, 101);
+    }
+    if (kind < 85) {
+        return check_rng_below(rng, 5001);
+    }
+    return check_rng_below(rng, STORM_MAX + 1);
+}
+
+static void test_storm(uint64_t seed, unsigned loss)
+{
+    struct harness h;
+    harness_init(&h, STORM_NODES, STORM_NODES, seed);
+    h.loss_percent = loss;
+    h.duplicate_percent = loss;
+    h.delay_max_ns = 400000u;
+    harness_install(&h, 1, NULL, NULL);
+    struct check_rng rng;
+    check_rng_seed(&rng, seed * 7919u);
+    static struct storm_message m[STORM_MESSAGES];
+    static uint32_t count[STORM_NODES][STORM_NODES][10];
+    memset(count, 0, sizeof count);
+    for (uint32_t i = 0; i < STORM_MESSAGES; i++) {
+        m[i].source = check_rng_below(&rng, STORM_NODES);
+        m[i].dest = (m[i].source + 1u + check_rng_below(&rng, STORM_NODES - 1)) % STORM_NODES;
+        m[i].tag = check_rng_below(&rng, 10);
+        m[i].number = count[m[i].source][m[i].dest][m[i].tag]++;
+        m[i].length = storm_length(&rng);
+        m[i].bytes = malloc(m[i].length + 1u);
+        fill(m[i].bytes, m[i].length, i);
+        if (m[i].length >= 8) {
+            memcpy(m[i].bytes, &i, sizeof i); /* which message it is */
+        }
+        m[i].posted = false;
+    }
+    /* receives: for tag 9, ANY_SOURCE; otherwise (source, tag) */
+    struct storm_receive {
+        uint32_t node;
+        uint32_t handle;
+        uint8_t *buffer;
+        uint32_t expected; /* message index it must get (specific receives) */
+    };
+    static struct storm_receive rx[STORM_MESSAGES];
+    struct harness_requests sends;
+    harness_requests_clear(&sends);
+    uint32_t next_send = 0;
+    uint32_t next_recv = 0;
+    uint32_t posted_for[STORM_NODES][STORM_NODES][10];
+    memset(posted_for, 0, sizeof posted_for);
+    while (next_send < STORM_MESSAGES || next_recv < STORM_MESSAGES) {
+        uint32_t what = check_rng_below(&rng, 3);
+        if (what == 0 && next_send < STORM_MESSAGES) {
+            struct storm_message *x = &m[next_send++];
+            uint32_t r;
+            CHECK_EQ(isend(&h, x->source, x->dest, (int32_t)x->tag, x->bytes, x->length, &r),
+                     COMM_ERR_OK);
+            harness_requests_add(&sends, x->source, r);
+        } else if (what == 1 && next_recv < STORM_MESSAGES) {
+            /* receives are posted in message order per destination */
+            struct storm_message *x = &m[next_recv];
+            struct storm_receive *y = &rx[next_recv];
+            next_recv++;
+            y->node = x->dest;
+            y->buffer = malloc(STORM_MAX);
+            y->expected = (uint32_t)(x - m);
+            uint32_t source = x->tag == 9 ? COMM_ANY_SOURCE : x->source;
+            CHECK_EQ(irecv(&h, x->dest, source, (int32_t)x->tag, y->buffer, STORM_MAX, &y->handle),
+                     COMM_ERR_OK);
+        } else {
+            harness_run_for(&h, check_rng_below(&rng, 3000000u));
+        }
+    }
+    CHECK(harness_requests_wait(&h, &sends, LIMIT_NS));
+    for (uint32_t i = 0; i < sends.count; i++) {
+        CHECK_EQ(sends.status[i].error, COMM_ERR_OK);
+    }
+    struct harness_requests recvs;
+    harness_requests_clear(&recvs);
+    for (uint32_t i = 0; i < STORM_MESSAGES; i++) {
+        harness_requests_add(&recvs, rx[i].node, rx[i].handle);
+    }
+    CHECK(harness_requests_wait(&h, &recvs, LIMIT_NS));
+    uint32_t delivered[STORM_MESSAGES];
+    memset(delivered, 0, sizeof delivered);
+    uint32_t any_next[STORM_NODES][STORM_NODES];
+    memset(any_next, 0, sizeof any_next);
+    for (uint32_t i = 0; i < STORM_MESSAGES; i++) {
+        const struct comm_status *st = &recvs.status[i];
+        CHECK_EQ(st->error, COMM_ERR_OK);
+        const struct storm_message *want = &m[rx[i].expected];
+        CHECK_EQ(st->tag, want->tag);
+        if (want->tag != 9) {
+            /* (source, tag) receives get exactly the message of their rank */
+            CHECKF(st->source == want->source && st->count == want->length &&
+                       memcmp(rx[i].buffer, want->bytes, want->length) == 0,
+                   "seed %llu: receive %u did not get message %u", (unsigned long long)seed, i,
+                   rx[i].expected);
+            delivered[rx[i].expected]++;
+            continue;
+        }
+        /* ANY_SOURCE: find which message it was, check order per sender */
+        uint32_t found = STORM_MESSAGES;
+        for (uint32_t j = 0; j < STORM_MESSAGES; j++) {
+            if (m[j].tag == 9 && m[j].dest == rx[i].node && m[j].source == st->source &&
+                m[j].number == any_next[rx[i].node][st->source]) {
+                found = j;
+                break;
+            }
+        }
+        CHECKF(found < STORM_MESSAGES && st->count == m[found].length &&
+                   memcmp(rx[i].buffer, m[found].bytes, m[found].length) == 0,
+               "seed %llu: any-source receive %u out of order or wrong", (unsigned long long)seed,
+               i);
+        if (found < STORM_MESSAGES) {
+            delivered[found]++;
+            any_next[rx[i].node][st->source]++;
+        }
+        if (check_failures > 20) {
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < STORM_MESSAGES; i++) {
+        CHECKF(delivered[i] == 1, "seed %llu: message %u delivered %u times",
+               (unsigned long long)seed, i, delivered[i]);
+        free(m[i].bytes);
+        free(rx[i].buffer);
+        if (check_failures > 20) {
+            break;
+        }
+    }
+    uint64_t received = 0;
+    for (uint32_t n = 0; n < STORM_NODES; n++) {
+        received += counters(&h, n)->messages_received;
+    }
+    CHECK_EQ(received, STORM_MESSAGES);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     test_flow_control(0, 1);
@@ -692,5 +857,8 @@ int main(void)
     test_hung_then_resumed();
     test_ahead_epoch();
     test_peer_restart();
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        test_storm(seed, seed % 3 == 0 ? 0u : 12u);
+    }
     return check_report("comm.reliability");
 }
