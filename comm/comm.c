@@ -283,14 +283,16 @@ static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *ou
     }
 }
 
-void comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership_view *view,
+bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership_view *view,
                        const struct membership_layout *layout, uint64_t now_ns,
                        struct comm_outbox *out)
 {
     ctx->last_now_ns = now_ns;
     if ((ctx->has_view && epoch <= ctx->epoch) || view->positions != ctx->live.positions) {
-        return;
+        ctx->counters.views_refused++;
+        return false;
     }
+    ctx->counters.views_installed++;
     if (layout != NULL) {
         ctx->layout = *layout;
         ctx->has_layout = true;
@@ -340,6 +342,7 @@ void comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
         }
     }
     comm_finish_call(ctx, now_ns, out);
+    return true;
 }
 
 void comm_drop_view(struct comm *ctx, uint32_t incarnation, uint64_t now_ns,

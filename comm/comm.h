@@ -128,6 +128,8 @@ struct comm_counters {
     uint64_t retransmissions;
     uint64_t messages_sent;     /* completed sends (acknowledged) */
     uint64_t messages_received; /* completed receives */
+    uint32_t views_installed;
+    uint32_t views_refused;     /* not newer, or another size */
     uint32_t decode_drops[COMM_DECODE_STATUS_COUNT]; /* by reason */
     uint32_t drops_no_view;          /* this node holds no view */
     uint32_t drops_stale_epoch;      /* older view than ours: never delivered */
@@ -197,12 +199,12 @@ struct comm_request {
 
 /* One frame in a peer's send window (index: seq % CONFIG_COMM_WINDOW). */
 struct comm_window_slot {
+    uint64_t sent_ns;
+    uint32_t fragment : 24;    /* < 2^24 frames: CONFIG_COMM_MAX_MESSAGE <= 1 GiB */
+    uint32_t transmission : 8; /* its request's, when the frame entered the window */
+    uint16_t request;
     uint8_t state;  /* free, in flight, acked */
     uint8_t tries;
-    uint8_t transmission; /* its request's, when the frame entered the window */
-    uint16_t request;
-    uint32_t fragment;
-    uint64_t sent_ns;
 };
 
 /* A peer this node holds a session with: both directions. */
@@ -375,13 +377,14 @@ const char *comm_init_status_text(enum comm_init_status status);
 /*
  * Installs a view the membership installed: its epoch and live set.  The
  * view's bits are layout positions of `layout` (NULL: positions are node
- * ids).  Older or equal epochs are ignored.  Members that left: every
- * request naming them fails with PROC_FAILED, their sessions are dropped,
- * every communicator holding them turns DETECTED (event), and collectives
- * on those communicators fail.  Messages they completed before stay
- * deliverable.
+ * ids).  Members that left: every request naming them fails with
+ * PROC_FAILED, their sessions are dropped, every communicator holding them
+ * turns DETECTED (event), and collectives on those communicators fail.
+ * Messages they completed before stay deliverable.  Returns false (and
+ * changes nothing) for an epoch not newer than ours or a view whose size is
+ * not node_count.
  */
-void comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership_view *view,
+bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership_view *view,
                        const struct membership_layout *layout, uint64_t now_ns,
                        struct comm_outbox *out);
 

@@ -998,8 +998,8 @@ static void pump_slot(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct c
         struct comm_window_slot *w = &p->window[seq % CONFIG_COMM_WINDOW];
         w->state = WINDOW_IN_FLIGHT;
         w->request = index;
-        w->fragment = r->frames_sent++;
-        w->transmission = r->transmission;
+        w->fragment = r->frames_sent++ & 0xffffffu;
+        w->transmission = r->transmission & 0xffu;
         w->tries = 0;
         emit_data(ctx, slot, seq, now_ns, out);
         if (r->frames_sent == r->frames_total) {

@@ -211,7 +211,10 @@ void harness_install(struct harness *h, uint64_t epoch, const bool *live, const 
     }
     for (uint32_t i = 0; i < h->n; i++) {
         if (to == NULL || to[i]) {
-            comm_install_view(&h->nodes[i], epoch, &view, NULL, h->now_ns, harness_begin(h));
+            if (!comm_install_view(&h->nodes[i], epoch, &view, NULL, h->now_ns,
+                                   harness_begin(h))) {
+                harness_error(h, "node %u refused view %llu", i, (unsigned long long)epoch);
+            }
             harness_end(h, i);
         }
     }

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "comm/comm.h"
+#include "membership/layout.h"
+#include "net/torus/geometry.h"
 #include "tests/check.h"
 #include "tests/comm/harness.h"
 
@@ -676,6 +678,73 @@ static void test_peer_restart(void)
 }
 
 /*
+ * Views come in layout positions: with the torus (snake) layout, position
+ * and node id differ, and the core must read the live set through the
+ * layout.  A view that is not newer, or of another size, is refused.
+ */
+static void test_view_layout(void)
+{
+    enum { N = 8, GONE = 6 };
+    struct harness h;
+    harness_init(&h, N, N, 103);
+    struct membership_layout layout;
+    uint32_t sizes[3] = {2, 2, 2};
+    bool mesh[CONFIG_MAX_DIMS] = {false};
+    CHECK(torus_geometry_init(&layout.geometry, 3, sizes, mesh, NULL) == TORUS_GEOMETRY_OK);
+    layout.kind = MEMBERSHIP_LAYOUT_TORUS;
+    static struct membership_view view;
+    membership_view_reset(&view, N);
+    bool moved = false;
+    for (uint32_t id = 0; id < N; id++) {
+        moved = moved || membership_layout_pos(&layout, id) != id;
+        if (id != GONE) {
+            membership_view_add(&view, membership_layout_pos(&layout, id));
+        }
+    }
+    CHECK(moved); /* the test means something only if positions differ */
+    for (uint32_t i = 0; i < N; i++) {
+        CHECK(comm_install_view(harness_node(&h, i), 5, &view, &layout, h.now_ns,
+                                harness_begin(&h)));
+        harness_end(&h, i);
+    }
+    struct comm *c = harness_node(&h, 0);
+    for (uint32_t r = 0; r < N; r++) {
+        CHECK_EQ(comm_rank_state_of(c, COMM_WORLD, r),
+                 r == GONE ? COMM_RANK_FAILED : COMM_RANK_OK);
+    }
+    CHECK_EQ(comm_state_of(c, COMM_WORLD), COMM_STATE_DETECTED);
+    uint8_t b[4] = {1, 2, 3, 4};
+    uint8_t in[4];
+    uint32_t r;
+    CHECK_EQ(isend(&h, 0, GONE, 0, b, 4, &r), COMM_ERR_PROC_FAILED);
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    CHECK_EQ(isend(&h, 0, 7, 0, b, 4, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 0, r);
+    CHECK_EQ(irecv(&h, 7, 0, 0, in, 4, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 7, r);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    CHECK(memcmp(b, in, 4) == 0);
+    /* not newer, or another size: refused, nothing changes */
+    CHECK(!comm_install_view(c, 5, &view, &layout, h.now_ns, harness_begin(&h)));
+    static struct membership_view other;
+    membership_view_reset(&other, N - 1);
+    CHECK(!comm_install_view(c, 6, &other, &layout, h.now_ns, harness_begin(&h)));
+    CHECK_EQ(comm_view_epoch(c), 5);
+    CHECK_EQ(comm_get_counters(c)->views_refused, 2);
+    comm_outbox_clear(&h.out);
+    /* the next view removes node 1: read through the layout too */
+    membership_view_remove(&view, membership_layout_pos(&layout, 1));
+    CHECK(comm_install_view(c, 7, &view, &layout, h.now_ns, harness_begin(&h)));
+    harness_end(&h, 0);
+    CHECK_EQ(comm_rank_state_of(c, COMM_WORLD, 1), COMM_RANK_FAILED);
+    CHECK_EQ(comm_rank_state_of(c, COMM_WORLD, 2), COMM_RANK_OK);
+    CHECK_EQ(h.detected[0], 2);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/*
  * A seeded storm: five nodes send 240 messages of random sizes (0 B to
  * 70 kB, mostly small) with random tags to random peers while receives are
  * posted at random moments, over a network that loses, duplicates and
@@ -857,6 +926,7 @@ int main(void)
     test_hung_then_resumed();
     test_ahead_epoch();
     test_peer_restart();
+    test_view_layout();
     for (uint64_t seed = 1; seed <= 6; seed++) {
         test_storm(seed, seed % 3 == 0 ? 0u : 12u);
     }
