@@ -428,6 +428,54 @@ static void test_dup_isolation(void)
     harness_free(&h);
 }
 
+/* Ping-pong as blocking calls do it: each message carries the ack of the
+ * one it answers, so a round trip costs two frames, not four. */
+static void test_pingpong_piggyback(void)
+{
+    enum { ROUNDS = 100 };
+    struct harness h;
+    harness_init(&h, 2, 2, 31);
+    harness_install(&h, 1, NULL, NULL);
+    static uint64_t ping[ROUNDS];
+    static uint64_t pong[ROUNDS];
+    struct harness_requests pong_sends;
+    harness_requests_clear(&pong_sends);
+    uint32_t b_recv;
+    irecv(&h, 1, COMM_WORLD, 0, 0, &pong[0], sizeof pong[0], &b_recv);
+    for (uint32_t i = 0; i < ROUNDS; i++) {
+        struct harness_requests reqs;
+        harness_requests_clear(&reqs);
+        uint32_t r;
+        ping[i] = i;
+        isend(&h, 0, COMM_WORLD, 1, 0, &ping[i], sizeof ping[i], &r); /* A: send, recv */
+        harness_requests_add(&reqs, 0, r);
+        uint32_t a_recv;
+        irecv(&h, 0, COMM_WORLD, 1, 0, &ping[i], sizeof ping[i], &a_recv);
+        struct harness_requests b;
+        harness_requests_clear(&b);
+        harness_requests_add(&b, 1, b_recv);
+        CHECK(harness_requests_wait(&h, &b, LIMIT_NS)); /* B: recv, then send at once */
+        isend(&h, 1, COMM_WORLD, 0, 0, &pong[i], sizeof pong[i], &r);
+        harness_requests_add(&pong_sends, 1, r);
+        if (i + 1 < ROUNDS) {
+            irecv(&h, 1, COMM_WORLD, 0, 0, &pong[i + 1], sizeof pong[i + 1], &b_recv);
+        }
+        harness_requests_add(&reqs, 0, a_recv);
+        CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        CHECK_EQ(ping[i], i);
+    }
+    uint64_t frames = comm_get_counters(harness_node(&h, 0))->frames_sent +
+                      comm_get_counters(harness_node(&h, 1))->frames_sent;
+    uint32_t acks = comm_get_counters(harness_node(&h, 0))->acks_sent +
+                    comm_get_counters(harness_node(&h, 1))->acks_sent;
+    CHECKF(frames <= 2 * ROUNDS + 6, "%llu frames for %u round trips",
+           (unsigned long long)frames, ROUNDS);
+    CHECK(acks <= 2);
+    CHECK(harness_requests_wait(&h, &pong_sends, LIMIT_NS)); /* the last one by its ack */
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     test_fragmentation();
@@ -439,5 +487,6 @@ int main(void)
     test_self();
     test_arguments();
     test_dup_isolation();
+    test_pingpong_piggyback();
     return check_report("comm.p2p");
 }
