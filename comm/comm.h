@@ -217,6 +217,8 @@ struct comm_peer {
     uint64_t suspect_at_ns;
     bool suspected;       /* reported, not heard from since */
     bool recycle;         /* we want the slot back: close when idle */
+    uint8_t recycle_tries; /* CLOSE_REQs sent for it */
+    uint64_t recycle_due_ns; /* CLOSE_REQ again then (it may have been lost) */
     /* our session to the peer */
     uint8_t tx_state;     /* closed, opening, open, closing */
     bool tx_close_asked;  /* the peer asked us to close when idle */

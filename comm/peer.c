@@ -23,6 +23,10 @@
 /* Acks in a row that move nothing before the oldest frame goes again. */
 #define COMM_FAST_RETRANSMIT_ACKS 3
 
+/* CLOSE_REQs for a slot being recycled before another slot is tried: its
+ * sender may stay busy for long. */
+#define COMM_RECYCLE_TRIES 8
+
 static uint32_t next_generation(uint32_t generation)
 {
     generation = (generation + 1u) & 0xffffffu;
@@ -276,17 +280,28 @@ static bool slot_closed(const struct comm_peer *p)
 
 /* A slot we want back: close our session when idle, ask the peer to close
  * its own. */
+static void ask_close(struct comm *ctx, struct comm_peer *p, uint64_t now_ns,
+                      struct comm_outbox *out)
+{
+    if (p->recycle_tries < UINT8_MAX) {
+        p->recycle_tries++;
+    }
+    p->recycle_due_ns = now_ns + rto_for(ctx, p->recycle_tries);
+    if (p->rx_state == RX_OPEN && p->rx_target == RX_TARGET_NONE) {
+        send_control(ctx, p->node, p->incarnation, COMM_KIND_CLOSE_REQ, p->rx_sid, 0, 0, out);
+    }
+}
+
 static void start_recycle(struct comm *ctx, uint16_t slot, uint64_t now_ns,
                           struct comm_outbox *out)
 {
     struct comm_peer *p = &ctx->peers[slot];
     p->recycle = true;
+    p->recycle_tries = 0;
     if (p->tx_state == TX_OPEN && tx_idle(p)) {
         tx_close(ctx, slot, now_ns, out);
     }
-    if (p->rx_state == RX_OPEN && p->rx_target == RX_TARGET_NONE) {
-        send_control(ctx, p->node, p->incarnation, COMM_KIND_CLOSE_REQ, p->rx_sid, 0, 0, out);
-    }
+    ask_close(ctx, p, now_ns, out);
 }
 
 /*
@@ -1085,6 +1100,13 @@ void peer_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
         if (p->rx_state == RX_OPEN && p->ack_pending && now_ns >= p->ack_due_ns) {
             send_ack(ctx, slot, out);
         }
+        if (p->recycle && p->rx_state == RX_OPEN && now_ns >= p->recycle_due_ns) {
+            if (p->recycle_tries >= COMM_RECYCLE_TRIES) {
+                p->recycle = false; /* busy for long: let another slot go instead */
+            } else {
+                ask_close(ctx, p, now_ns, out);
+            }
+        }
         suspect_check(ctx, p, now_ns, out);
     }
     peer_pump(ctx, now_ns, out);
@@ -1106,6 +1128,9 @@ uint64_t peer_deadline(const struct comm *ctx)
         }
         if (p->suspect_at_ns < next) {
             next = p->suspect_at_ns;
+        }
+        if (p->recycle && p->rx_state == RX_OPEN && p->recycle_due_ns < next) {
+            next = p->recycle_due_ns;
         }
         if (p->tx_state != TX_OPEN) {
             continue;

@@ -378,11 +378,13 @@ static void test_heavy_loss(uint64_t seed)
  * sessions (BUSY, CLOSE_REQ, CLOSE) and every message arrives once, in
  * order per sender.
  */
-static void test_recycling(void)
+static void test_recycling(unsigned loss, uint64_t seed)
 {
     enum { N = CONFIG_COMM_MAX_PEERS + 16, PER = 3 };
     struct harness h;
-    harness_init(&h, N, N, 61);
+    harness_init(&h, N, N, seed);
+    h.loss_percent = loss;
+    h.duplicate_percent = loss;
     h.delay_max_ns = 200000u;
     harness_install(&h, 1, NULL, NULL);
     static uint32_t out[N][PER];
@@ -920,7 +922,8 @@ int main(void)
     test_records_exhausted();
     test_heavy_loss(3);
     test_heavy_loss(4);
-    test_recycling();
+    test_recycling(0, 61);
+    test_recycling(10, 62);
     test_suspicion();
     test_member_left();
     test_hung_then_resumed();
