@@ -737,7 +737,6 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     c->step = 0;
     c->step_count = 0;
     c->phase = 0;
-    c->error = COMM_ERR_OK;
     c->comm = a->comm;
     c->request = index;
     c->tag_base = (comm->collective_seq++ & 0x0fffffffu) << 4;
@@ -758,7 +757,6 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     c->recv = a->recv;
     c->color = a->color;
     ctx->requests[index].comm = a->comm;
-    ctx->requests[index].coll = slot;
     if (a->kind == COLL_DUP || a->kind == COLL_SPLIT) {
         ctx->creating = true;
     }

@@ -181,8 +181,6 @@ struct comm_request {
     uint16_t next;  /* queue link: a peer's send queue, the posted list, the orphans */
     uint16_t comm;  /* communicator slot */
     uint16_t context; /* wire context, collective space included */
-    uint16_t record;  /* receives: the unexpected record it is bound to */
-    uint16_t coll;    /* collective requests: slot */
     bool any_tag;
     uint32_t node;  /* sends: destination node; receives: source node once matched */
     uint32_t rank;  /* sends: destination rank; receives: source rank or COMM_ANY_SOURCE */
@@ -305,7 +303,6 @@ struct comm_collective {
     uint8_t step;
     uint8_t step_count;
     uint8_t phase;
-    uint8_t error;
     uint16_t comm;
     uint16_t request;  /* the application's request */
     uint32_t tag_base;

@@ -268,7 +268,6 @@ static void bind(struct comm *ctx, uint16_t request, uint16_t index, struct comm
         return;
     case RECORD_ARRIVING:
         rec->request = request;
-        r->record = index;
         return;
     default: /* WAITING */
         if (rec->self_send != COMM_NONE16) {
@@ -282,7 +281,6 @@ static void bind(struct comm *ctx, uint16_t request, uint16_t index, struct comm
             return;
         }
         rec->request = request;
-        r->record = index;
         if (rec->reserved) { /* the data goes straight to the buffer */
             pool_give(ctx, rec->first_block);
             rec->first_block = COMM_NONE16;
@@ -388,7 +386,6 @@ static uint8_t place_resend(struct comm *ctx, uint16_t slot, const struct comm_f
         }
         if (rec->request != COMM_NONE16) {
             *index = rec->request;
-            ctx->requests[rec->request].record = COMM_NONE16;
             record_free(ctx, i);
             return PLACE_REQUEST;
         }
@@ -495,7 +492,6 @@ void match_finish(struct comm *ctx, uint8_t target, uint16_t index, struct comm_
     uint16_t request = rec->request;
     struct comm_request *r = &ctx->requests[request];
     pool_copy(ctx, rec->first_block, 0, r->target, NULL, rec->length);
-    r->record = COMM_NONE16;
     record_free(ctx, index);
     complete_receive(ctx, request, out);
     grant_waiting(ctx, out);
@@ -509,7 +505,6 @@ void match_abandon(struct comm *ctx, uint8_t target, uint16_t index, enum comm_e
     } else if (target == RX_TARGET_RECORD) {
         struct comm_record *rec = &ctx->records[index];
         if (rec->request != COMM_NONE16) {
-            ctx->requests[rec->request].record = COMM_NONE16;
             request_complete(ctx, rec->request, error, out);
         }
         record_free(ctx, index);
@@ -532,8 +527,7 @@ void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
         /* Messages it completed stay deliverable; the rest never will be. */
         if (rec->node == node && rec->state != RECORD_COMPLETE) {
             if (rec->request != COMM_NONE16) {
-                ctx->requests[rec->request].record = COMM_NONE16;
-                request_complete(ctx, rec->request, error, out);
+                    request_complete(ctx, rec->request, error, out);
             }
             record_free(ctx, i);
             freed = true;

@@ -20,8 +20,6 @@ uint16_t request_alloc(struct comm *ctx, uint16_t index, uint8_t kind, uint8_t o
     r->kind = kind;
     r->owner = owner;
     r->next = COMM_NONE16;
-    r->record = COMM_NONE16;
-    r->coll = COMM_NONE16;
     r->status.comm = COMM_NULL;
     return index;
 }

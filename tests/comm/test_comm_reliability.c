@@ -747,6 +747,108 @@ static void test_view_layout(void)
 }
 
 /*
+ * Garbage from a member: node 2 throws 200,000 random frames at node 0
+ * (every kind, random fields, valid or spoiled, its own incarnation or
+ * not, random epochs) while nodes 0 and 1 exchange messages.  Nothing
+ * crashes or reads out of bounds (the sanitizer build runs this too), and
+ * the traffic between 0 and 1 is untouched.
+ */
+static void test_garbage(void)
+{
+    struct harness h;
+    harness_init(&h, 3, 3, 107);
+    harness_install(&h, 1, NULL, NULL);
+    struct check_rng rng;
+    check_rng_seed(&rng, 107);
+    static uint8_t big[20000];
+    static uint8_t big_in[20000];
+    static uint8_t junk[COMM_FRAGMENT_BYTES];
+    fill(big, sizeof big, 8);
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    irecv(&h, 0, 1, 3, big_in, sizeof big_in, &r);
+    harness_requests_add(&reqs, 0, r);
+    uint32_t any;
+    uint8_t any_in[64];
+    irecv(&h, 0, COMM_ANY_SOURCE, 4, any_in, sizeof any_in, &any);
+    isend(&h, 1, 0, 3, big, sizeof big, &r);
+    harness_requests_add(&reqs, 1, r);
+    uint8_t payload[COMM_MAX_PAYLOAD];
+    struct comm *target = harness_node(&h, 0);
+    uint32_t sender_incarnation = harness_node(&h, 2)->incarnation;
+    for (uint32_t i = 0; i < 200000; i++) {
+        struct comm_frame f;
+        memset(&f, 0, sizeof f);
+        f.kind = (uint8_t)(1 + check_rng_below(&rng, COMM_KIND_LIMIT - 1));
+        f.flags = (uint8_t)check_rng_below(&rng, 16);
+        f.sender_incarnation = check_rng_percent(&rng, 80) ? sender_incarnation
+                                                           : (uint32_t)check_rng_next(&rng) | 1u;
+        f.receiver_incarnation = check_rng_percent(&rng, 80) ? target->incarnation : 0;
+        uint32_t small = check_rng_below(&rng, 4);
+        f.session = check_rng_percent(&rng, 50) ? (small << 8) | check_rng_below(&rng, 4)
+                                                : (uint32_t)check_rng_next(&rng);
+        f.session |= 1u;
+        f.token = (uint32_t)check_rng_next(&rng) | 1u;
+        f.seq = check_rng_percent(&rng, 70) ? check_rng_below(&rng, 40)
+                                            : (uint32_t)check_rng_next(&rng);
+        f.mask = (uint32_t)check_rng_next(&rng);
+        f.deferred = (uint32_t)check_rng_next(&rng);
+        f.total = check_rng_below(&rng, 3) == 0 ? (uint32_t)check_rng_below(&rng, 70000) : 100;
+        uint32_t frames = COMM_FRAMES_FOR(f.total);
+        f.offset = check_rng_below(&rng, frames) * COMM_FRAGMENT_BYTES;
+        if (f.offset == 0) {
+            f.flags |= COMM_FLAG_FIRST;
+            f.flags &= (uint8_t)~COMM_FLAG_SKIP;
+            f.context = (uint16_t)(check_rng_below(&rng, 4) |
+                                   (check_rng_percent(&rng, 50) ? COMM_CONTEXT_COLLECTIVE : 0u));
+            f.source_rank = check_rng_below(&rng, 4);
+            f.tag = check_rng_below(&rng, 6);
+            f.resend_of = (f.flags & COMM_FLAG_RESEND) != 0 ? check_rng_below(&rng, 40) : 0;
+        } else {
+            f.flags &= (uint8_t)~(COMM_FLAG_FIRST | COMM_FLAG_RESEND);
+        }
+        if ((f.flags & COMM_FLAG_SKIP) == 0) {
+            uint32_t left = f.total - f.offset;
+            f.data_length = left < COMM_FRAGMENT_BYTES ? left : COMM_FRAGMENT_BYTES;
+            f.data = f.data_length > 0 ? junk : NULL;
+        }
+        if ((f.flags & COMM_FLAG_ACK) != 0) {
+            f.ack_sid = f.session;
+            f.ack_cum = check_rng_below(&rng, 40);
+            f.ack_mask = (uint32_t)check_rng_next(&rng);
+            f.ack_deferred = (uint32_t)check_rng_next(&rng);
+        }
+        size_t length = comm_encode(&f, payload, sizeof payload);
+        if (length == 0 || check_rng_percent(&rng, 10)) {
+            length = 1 + check_rng_below(&rng, 80); /* raw bytes instead */
+            for (size_t b = 0; b < length; b++) {
+                payload[b] = (uint8_t)check_rng_next(&rng);
+            }
+            payload[0] = COMM_WIRE_VERSION;
+        }
+        uint64_t epoch = check_rng_percent(&rng, 90) ? 1u : check_rng_below(&rng, 3);
+        comm_receive(target, 2, epoch, payload, length, h.now_ns, harness_begin(&h));
+        harness_end(&h, 0);
+        if (i % 1000 == 0) {
+            harness_run_for(&h, 100000u);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    CHECK_EQ(reqs.status[0].error, COMM_ERR_OK);
+    CHECK(memcmp(big, big_in, sizeof big) == 0);
+    struct comm_status st;
+    if (comm_test(target, any, &st)) {
+        CHECK_EQ(st.source, 2); /* only node 2's junk could have matched it */
+    }
+    CHECK(comm_get_counters(target)->decode_drops[COMM_DECODE_KIND] +
+              comm_get_counters(target)->decode_drops[COMM_DECODE_SHORT] >
+          0);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/*
  * A seeded storm: five nodes send 240 messages of random sizes (0 B to
  * 70 kB, mostly small) with random tags to random peers while receives are
  * posted at random moments, over a network that loses, duplicates and
@@ -930,6 +1032,7 @@ int main(void)
     test_ahead_epoch();
     test_peer_restart();
     test_view_layout();
+    test_garbage();
     for (uint64_t seed = 1; seed <= 6; seed++) {
         test_storm(seed, seed % 3 == 0 ? 0u : 12u);
     }
