@@ -70,29 +70,46 @@ static void pool_give(struct comm *ctx, uint16_t first)
     }
 }
 
-/* Copies between a chain (from byte offset) and a flat buffer. */
-static void pool_copy(struct comm *ctx, uint16_t first, uint32_t offset, uint8_t *flat,
-                      const uint8_t *from_flat, uint32_t length)
+/* The block holding byte offset of a chain, and where in it. */
+static uint16_t pool_seek(const struct comm *ctx, uint16_t block, uint32_t offset,
+                          uint32_t *within)
 {
-    uint16_t block = first;
     for (uint32_t skip = offset / CONFIG_COMM_POOL_BLOCK; skip > 0; skip--) {
         block = ctx->block_next[block];
     }
-    uint32_t within = offset % CONFIG_COMM_POOL_BLOCK;
-    uint32_t done = 0;
-    while (done < length && block != COMM_NONE16) {
+    *within = offset % CONFIG_COMM_POOL_BLOCK;
+    return block;
+}
+
+/* Writes length bytes into a chain from byte offset (within its blocks). */
+static void pool_write(struct comm *ctx, uint16_t first, uint32_t offset, const uint8_t *from,
+                       uint32_t length)
+{
+    uint32_t within;
+    uint16_t block = pool_seek(ctx, first, offset, &within);
+    for (uint32_t done = 0; done < length && block != COMM_NONE16;) {
         uint32_t chunk = CONFIG_COMM_POOL_BLOCK - within;
         if (chunk > length - done) {
             chunk = length - done;
         }
-        uint8_t *at = ctx->pool + (uint32_t)block * CONFIG_COMM_POOL_BLOCK + within;
-        if (from_flat != NULL) {
-            memcpy(at, from_flat + done, chunk);
-        } else {
-            memcpy(flat + done, at, chunk);
-        }
+        memcpy(ctx->pool + (uint32_t)block * CONFIG_COMM_POOL_BLOCK + within, from + done, chunk);
         done += chunk;
         within = 0;
+        block = ctx->block_next[block];
+    }
+}
+
+/* Reads a chain's first length bytes. */
+static void pool_read(const struct comm *ctx, uint16_t first, uint8_t *to, uint32_t length)
+{
+    uint16_t block = first;
+    for (uint32_t done = 0; done < length && block != COMM_NONE16;) {
+        uint32_t chunk = CONFIG_COMM_POOL_BLOCK;
+        if (chunk > length - done) {
+            chunk = length - done;
+        }
+        memcpy(to + done, ctx->pool + (uint32_t)block * CONFIG_COMM_POOL_BLOCK, chunk);
+        done += chunk;
         block = ctx->block_next[block];
     }
 }
@@ -261,7 +278,7 @@ static void bind(struct comm *ctx, uint16_t request, uint16_t index, struct comm
     }
     switch (rec->state) {
     case RECORD_COMPLETE:
-        pool_copy(ctx, rec->first_block, 0, r->target, NULL, rec->length);
+        pool_read(ctx, rec->first_block, r->target, rec->length);
         record_free(ctx, index);
         complete_receive(ctx, request, out);
         grant_waiting(ctx, out);
@@ -355,7 +372,7 @@ bool match_self_send(struct comm *ctx, uint16_t request, struct comm_outbox *out
         pool_take(ctx, blocks_for(s->length), &rec->first_block)) {
         rec->reserved = true;
         rec->state = RECORD_COMPLETE;
-        pool_copy(ctx, rec->first_block, 0, NULL, s->source, s->length);
+        pool_write(ctx, rec->first_block, 0, s->source, s->length);
         ctx->counters.unexpected_messages++;
         request_complete(ctx, request, COMM_ERR_OK, out);
     } else {
@@ -466,7 +483,7 @@ void match_write(struct comm *ctx, uint8_t target, uint16_t index, uint32_t offs
     if (target == RX_TARGET_REQUEST) {
         memcpy(ctx->requests[index].target + offset, data, length);
     } else if (target == RX_TARGET_RECORD && !ctx->records[index].discard) {
-        pool_copy(ctx, ctx->records[index].first_block, offset, NULL, data, length);
+        pool_write(ctx, ctx->records[index].first_block, offset, data, length);
     }
 }
 
@@ -491,7 +508,7 @@ void match_finish(struct comm *ctx, uint8_t target, uint16_t index, struct comm_
     }
     uint16_t request = rec->request;
     struct comm_request *r = &ctx->requests[request];
-    pool_copy(ctx, rec->first_block, 0, r->target, NULL, rec->length);
+    pool_read(ctx, rec->first_block, r->target, rec->length);
     record_free(ctx, index);
     complete_receive(ctx, request, out);
     grant_waiting(ctx, out);

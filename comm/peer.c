@@ -280,6 +280,8 @@ static bool slot_closed(const struct comm_peer *p)
 
 /* A slot we want back: close our session when idle, ask the peer to close
  * its own. */
+/* Asks the sender of the peer's open session to close it (when no message
+ * of it is being received). */
 static void ask_close(struct comm *ctx, struct comm_peer *p, uint64_t now_ns,
                       struct comm_outbox *out)
 {
@@ -287,7 +289,7 @@ static void ask_close(struct comm *ctx, struct comm_peer *p, uint64_t now_ns,
         p->recycle_tries++;
     }
     p->recycle_due_ns = now_ns + rto_for(ctx, p->recycle_tries);
-    if (p->rx_state == RX_OPEN && p->rx_target == RX_TARGET_NONE) {
+    if (p->rx_target == RX_TARGET_NONE) {
         send_control(ctx, p->node, p->incarnation, COMM_KIND_CLOSE_REQ, p->rx_sid, 0, 0, out);
     }
 }
@@ -301,7 +303,9 @@ static void start_recycle(struct comm *ctx, uint16_t slot, uint64_t now_ns,
     if (p->tx_state == TX_OPEN && tx_idle(p)) {
         tx_close(ctx, slot, now_ns, out);
     }
-    ask_close(ctx, p, now_ns, out);
+    if (p->rx_state == RX_OPEN) {
+        ask_close(ctx, p, now_ns, out);
+    }
 }
 
 /*
