@@ -272,6 +272,74 @@ static void test_barrier(uint32_t n)
     harness_free(&h);
 }
 
+/*
+ * Ranks that come late: a 64 KiB broadcast and a 34 kB allgather whose
+ * messages reach most ranks before they call the collective (too large for
+ * the pool: deferred, then GRANTed when the rank calls), under loss.
+ */
+static uint8_t late_buffer[17][17 * 2000];
+
+static void test_staggered(unsigned loss)
+{
+    enum { N = 17, BLOCK = 2000 };
+    struct harness h;
+    harness_init(&h, N, N, 400u + loss);
+    network(&h, loss);
+    harness_install(&h, 1, NULL, NULL);
+    for (int round = 0; round < 2; round++) {
+        struct harness_requests reqs;
+        harness_requests_clear(&reqs);
+        for (uint32_t k = 0; k < N; k++) {
+            uint32_t r = (3u + k) % N; /* the root first, then the others */
+            for (uint32_t i = 0; i < sizeof late_buffer[r]; i++) {
+                late_buffer[r][i] = round == 0 && r == 3 ? (uint8_t)(i * 5u) : 0xee;
+            }
+            uint8_t block[BLOCK];
+            for (uint32_t i = 0; i < BLOCK; i++) {
+                block[i] = (uint8_t)(r + i);
+            }
+            uint32_t req;
+            enum comm_error e;
+            if (round == 0) {
+                e = comm_ibcast(harness_node(&h, r), COMM_WORLD, 3, late_buffer[r], 65536,
+                                h.now_ns, harness_begin(&h), &req);
+            } else {
+                e = comm_iallgather(harness_node(&h, r), COMM_WORLD, block, BLOCK,
+                                    late_buffer[r], h.now_ns, harness_begin(&h), &req);
+            }
+            harness_end(&h, r);
+            CHECK_EQ(e, COMM_ERR_OK);
+            harness_requests_add(&reqs, r, req);
+            harness_run_for(&h, 3000000u);
+        }
+        CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        for (uint32_t i = 0; i < reqs.count; i++) {
+            CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+        }
+        for (uint32_t r = 0; r < N; r++) {
+            if (round == 0) {
+                CHECKF(memcmp(late_buffer[r], late_buffer[3], 65536) == 0,
+                       "late bcast: rank %u differs", r);
+                continue;
+            }
+            for (uint32_t s = 0; s < N; s++) {
+                bool same = true;
+                for (uint32_t i = 0; i < BLOCK; i++) {
+                    same = same && late_buffer[r][s * BLOCK + i] == (uint8_t)(s + i);
+                }
+                CHECKF(same, "late allgather: rank %u's block %u is wrong", r, s);
+            }
+        }
+    }
+    uint32_t deferred = 0;
+    for (uint32_t r = 0; r < N; r++) {
+        deferred += comm_get_counters(harness_node(&h, r))->deferred_messages;
+    }
+    CHECK(deferred > 0);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* ---- gather and allgather ---- */
 
 static uint8_t gather_send[MAX_N][128];
@@ -610,6 +678,8 @@ int main(void)
     test_bcast(64, 10, 150);
     test_gather(64, 10, 250);
     test_gather(7, 20, 251);
+    test_staggered(0);
+    test_staggered(10);
     test_split();
     test_concurrent();
     test_arguments();
