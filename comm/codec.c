@@ -5,6 +5,8 @@
  */
 #include "comm/codec.h"
 
+#include "lib/le.h"
+
 #include <string.h>
 
 _Static_assert(COMM_FRAGMENT_BYTES >= 64, "frames too small for comm fragments");
@@ -60,30 +62,6 @@ static uint8_t allowed_flags(unsigned kind)
         return COMM_FLAG_UNKNOWN;
     }
     return 0;
-}
-
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (unsigned i = 0; i < 4; i++) {
-        p[i] = (uint8_t)(v >> (8u * i));
-    }
 }
 
 /* The fragment bytes a DATA frame at offset of a total-byte message holds. */
@@ -170,8 +148,8 @@ enum comm_decode_status comm_decode(const uint8_t *payload, size_t length,
     memset(&f, 0, sizeof f);
     f.kind = payload[1];
     f.flags = payload[2];
-    f.sender_incarnation = get_u32(payload + 4);
-    f.receiver_incarnation = get_u32(payload + 8);
+    f.sender_incarnation = le_get_u32(payload + 4);
+    f.receiver_incarnation = le_get_u32(payload + 8);
     uint32_t body = body_size(f.kind);
     if (body == 0) {
         return COMM_DECODE_KIND;
@@ -187,36 +165,36 @@ enum comm_decode_status comm_decode(const uint8_t *payload, size_t length,
         return COMM_DECODE_TOO_LONG;
     }
     const uint8_t *b = payload + COMM_HEADER_SIZE;
-    f.session = get_u32(b);
+    f.session = le_get_u32(b);
     switch (f.kind) {
     case COMM_KIND_ACCEPT:
-        f.token = get_u32(b + 4);
+        f.token = le_get_u32(b + 4);
         break;
     case COMM_KIND_ACK:
-        f.seq = get_u32(b + 4);
-        f.mask = get_u32(b + 8);
-        f.deferred = get_u32(b + 12);
+        f.seq = le_get_u32(b + 4);
+        f.mask = le_get_u32(b + 8);
+        f.deferred = le_get_u32(b + 12);
         break;
     case COMM_KIND_WAIT:
     case COMM_KIND_GRANT:
     case COMM_KIND_CLOSE:
-        f.seq = get_u32(b + 4);
+        f.seq = le_get_u32(b + 4);
         break;
     case COMM_KIND_DATA:
-        f.seq = get_u32(b + 4);
-        f.offset = get_u32(b + 8);
-        f.total = get_u32(b + 12);
-        f.context = get_u16(b + 16);
-        if (get_u16(b + 18) != 0) {
+        f.seq = le_get_u32(b + 4);
+        f.offset = le_get_u32(b + 8);
+        f.total = le_get_u32(b + 12);
+        f.context = le_get_u16(b + 16);
+        if (le_get_u16(b + 18) != 0) {
             return COMM_DECODE_RESERVED;
         }
-        f.source_rank = get_u32(b + 20);
-        f.tag = get_u32(b + 24);
-        f.resend_of = get_u32(b + 28);
-        f.ack_sid = get_u32(b + 32);
-        f.ack_cum = get_u32(b + 36);
-        f.ack_mask = get_u32(b + 40);
-        f.ack_deferred = get_u32(b + 44);
+        f.source_rank = le_get_u32(b + 20);
+        f.tag = le_get_u32(b + 24);
+        f.resend_of = le_get_u32(b + 28);
+        f.ack_sid = le_get_u32(b + 32);
+        f.ack_cum = le_get_u32(b + 36);
+        f.ack_mask = le_get_u32(b + 40);
+        f.ack_deferred = le_get_u32(b + 44);
         f.data = b + COMM_DATA_FIXED;
         f.data_length = (uint32_t)(rest - COMM_DATA_FIXED);
         if (f.data_length == 0) {
@@ -249,36 +227,36 @@ size_t comm_encode(const struct comm_frame *frame, uint8_t *out, size_t capacity
     out[0] = COMM_WIRE_VERSION;
     out[1] = frame->kind;
     out[2] = frame->flags;
-    put_u32(out + 4, frame->sender_incarnation);
-    put_u32(out + 8, frame->receiver_incarnation);
+    le_put_u32(out + 4, frame->sender_incarnation);
+    le_put_u32(out + 8, frame->receiver_incarnation);
     uint8_t *b = out + COMM_HEADER_SIZE;
-    put_u32(b, frame->session);
+    le_put_u32(b, frame->session);
     switch (frame->kind) {
     case COMM_KIND_ACCEPT:
-        put_u32(b + 4, frame->token);
+        le_put_u32(b + 4, frame->token);
         break;
     case COMM_KIND_ACK:
-        put_u32(b + 4, frame->seq);
-        put_u32(b + 8, frame->mask);
-        put_u32(b + 12, frame->deferred);
+        le_put_u32(b + 4, frame->seq);
+        le_put_u32(b + 8, frame->mask);
+        le_put_u32(b + 12, frame->deferred);
         break;
     case COMM_KIND_WAIT:
     case COMM_KIND_GRANT:
     case COMM_KIND_CLOSE:
-        put_u32(b + 4, frame->seq);
+        le_put_u32(b + 4, frame->seq);
         break;
     case COMM_KIND_DATA:
-        put_u32(b + 4, frame->seq);
-        put_u32(b + 8, frame->offset);
-        put_u32(b + 12, frame->total);
-        put_u16(b + 16, frame->context);
-        put_u32(b + 20, frame->source_rank);
-        put_u32(b + 24, frame->tag);
-        put_u32(b + 28, frame->resend_of);
-        put_u32(b + 32, frame->ack_sid);
-        put_u32(b + 36, frame->ack_cum);
-        put_u32(b + 40, frame->ack_mask);
-        put_u32(b + 44, frame->ack_deferred);
+        le_put_u32(b + 4, frame->seq);
+        le_put_u32(b + 8, frame->offset);
+        le_put_u32(b + 12, frame->total);
+        le_put_u16(b + 16, frame->context);
+        le_put_u32(b + 20, frame->source_rank);
+        le_put_u32(b + 24, frame->tag);
+        le_put_u32(b + 28, frame->resend_of);
+        le_put_u32(b + 32, frame->ack_sid);
+        le_put_u32(b + 36, frame->ack_cum);
+        le_put_u32(b + 40, frame->ack_mask);
+        le_put_u32(b + 44, frame->ack_deferred);
         if (frame->data_length > 0) {
             memcpy(b + COMM_DATA_FIXED, frame->data, frame->data_length);
         }

@@ -21,6 +21,7 @@
 
 #include <string.h>
 
+#include "lib/le.h"
 #include "membership/tree.h"
 
 static uint16_t sub_index(uint16_t slot, uint32_t j)
@@ -29,22 +30,6 @@ static uint16_t sub_index(uint16_t slot, uint32_t j)
 }
 
 #define PARENT_SUB CONFIG_COMM_TREE_RADIX
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < 8; i++) {
-        v |= (uint64_t)p[i] << (8u * i);
-    }
-    return v;
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    for (unsigned i = 0; i < 8; i++) {
-        p[i] = (uint8_t)(v >> (8u * i));
-    }
-}
 
 void coll_init_all(struct comm *ctx)
 {
@@ -167,8 +152,8 @@ static uint64_t combine_one(uint64_t a, uint64_t b, uint8_t type, uint8_t op)
 static void combine(uint8_t *acc, const uint8_t *in, uint32_t count, uint8_t type, uint8_t op)
 {
     for (uint32_t i = 0; i < count; i++) {
-        uint64_t v = combine_one(get_le64(acc + 8u * i), get_le64(in + 8u * i), type, op);
-        put_le64(acc + 8u * i, v);
+        uint64_t v = combine_one(le_get_u64(acc + 8u * i), le_get_u64(in + 8u * i), type, op);
+        le_put_u64(acc + 8u * i, v);
     }
 }
 
@@ -178,14 +163,14 @@ static void encode_vector(uint8_t *to, const uint8_t *from, uint32_t count)
     for (uint32_t i = 0; i < count; i++) {
         uint64_t v;
         memcpy(&v, from + 8u * i, sizeof v);
-        put_le64(to + 8u * i, v);
+        le_put_u64(to + 8u * i, v);
     }
 }
 
 static void decode_vector(uint8_t *to, const uint8_t *from, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++) {
-        uint64_t v = get_le64(from + 8u * i);
+        uint64_t v = le_get_u64(from + 8u * i);
         memcpy(to + 8u * i, &v, sizeof v);
     }
 }
@@ -433,8 +418,8 @@ static enum comm_error create_comm(struct comm *ctx, struct comm_collective *c,
         /* Our color's members as (key, rank) keys, compacted in place. */
         uint32_t members = 0;
         for (uint32_t r = 0; r < c->size; r++) {
-            int32_t color = (int32_t)(uint32_t)get_le64(c->scratch + 8u * r);
-            int32_t key = (int32_t)(uint32_t)(get_le64(c->scratch + 8u * r) >> 32);
+            int32_t color = (int32_t)(uint32_t)le_get_u64(c->scratch + 8u * r);
+            int32_t key = (int32_t)(uint32_t)(le_get_u64(c->scratch + 8u * r) >> 32);
             if (color != c->color) {
                 continue;
             }
@@ -697,7 +682,7 @@ static void program(struct comm *ctx, struct comm_collective *c, const struct co
         c->op = COMM_BOR;
         add_reduce(c, true);
         if (a->kind == COLL_SPLIT) {
-            put_le64(c->own, (uint64_t)(uint32_t)a->color | ((uint64_t)(uint32_t)a->key << 32));
+            le_put_u64(c->own, (uint64_t)(uint32_t)a->color | ((uint64_t)(uint32_t)a->key << 32));
             add_step(c, STEP_GATHER, c->scratch + 8u * c->vrank, 8u, false);
             add_step(c, STEP_BCAST, c->scratch, c->size * 8u, false);
         }
