@@ -18,7 +18,7 @@
 
 #include "kernel/personality.h"
 #include "qemu/bench_faults.h"
-#include "qemu/cli.h"
+#include "tools/cli.h"
 #include "qemu/emu_spawn.h"
 
 #define STR_VALUE(x) #x

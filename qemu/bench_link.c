@@ -8,7 +8,7 @@
 #include "net/torus/geometry.h"
 #include "net/torus/route.h"
 #include "qemu/emu_run.h"
-#include "qemu/event_line.h"
+#include "tools/event_line.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull

@@ -12,7 +12,7 @@
 
 #include "qemu/bench_link.h"
 #include "qemu/bench_link_options.h"
-#include "qemu/cli.h"
+#include "tools/cli.h"
 #include "qemu/emu_spawn.h"
 
 #ifndef TORI_DEFAULT_IMAGE

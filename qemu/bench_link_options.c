@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "node/flood.h"
-#include "qemu/cli.h"
+#include "tools/cli.h"
 
 #define DEFAULT_ROUNDS 200u
 #define DEFAULT_RING 8u

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "qemu/emu_model.h"
-#include "qemu/event_line.h"
+#include "tools/event_line.h"
 
 struct emu_view_answer {
     bool asked;    /* the node was running and was sent `view` */

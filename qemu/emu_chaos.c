@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qemu/cli.h"
+#include "tools/cli.h"
+#include "tools/splitmix.h"
 
 #define NS_PER_S 1000000000ull
 #define MAX_CUT_CABLES 2
@@ -133,23 +134,14 @@ bool emu_chaos_parse(const char *text, struct emu_chaos_spec *spec, char *error,
     return true;
 }
 
-/* splitmix64: small, and the same sequence everywhere for a seed. */
-static uint64_t next_random(struct emu_chaos *chaos)
-{
-    uint64_t z = (chaos->random += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static uint32_t below(struct emu_chaos *chaos, uint32_t n)
 {
-    return n == 0 ? 0 : (uint32_t)(next_random(chaos) % n);
+    return n == 0 ? 0 : (uint32_t)splitmix64_below(&chaos->random, n);
 }
 
 static uint64_t exponential_gap(struct emu_chaos *chaos)
 {
-    double u = ((double)(next_random(chaos) >> 11) + 0.5) / 9007199254740992.0;
+    double u = ((double)(splitmix64_next(&chaos->random) >> 11) + 0.5) / 9007199254740992.0;
     double seconds = -log(u) / chaos->spec.rate;
     if (seconds > 3600.0)
         seconds = 3600.0;

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "qemu/emu_faults.h"
-#include "qemu/event_json.h"
-#include "qemu/event_line.h"
+#include "tools/event_json.h"
+#include "tools/event_line.h"
 
 static void count_event(struct emu *emu, const char *name)
 {

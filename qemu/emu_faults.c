@@ -119,7 +119,7 @@ bool emu_faults_prepare(struct emu *emu)
         text = demo;
     }
     if (text != NULL) {
-        if (!emu_inject_parse(text, &f->script, error, sizeof error) ||
+        if (!emu_inject_parse(text, &emu->geometry, &f->script, error, sizeof error) ||
             !emu_inject_check(&f->script, &emu->geometry, o->spares, f->qemu, error,
                               sizeof error)) {
             fprintf(stderr, TOOL ": --inject: %s\n", error);
@@ -345,7 +345,7 @@ static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
         emu_agree_evaluate(f->answers, emu->count, f->expected, &check.tree, &check.agreement);
     }
     check.ocp_ns = emu_results_group_ocp_ns(&f->results, check.agreement.epoch, &check.ocp_samples);
-    emu_model_predict(&check.tree, f->results.one_hop_ns, check.ocp_ns, &check.prediction);
+    ts_model_predict(&check.tree.model, f->results.one_hop_ns, check.ocp_ns);
     const struct emu_check_record *closed = emu_results_close_group(
         &f->results, &check, f->records, emu->options->json ? stdout : NULL);
     f->group_open = false;

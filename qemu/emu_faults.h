@@ -27,7 +27,7 @@
 
 #include "qemu/emu_node.h"
 #include "qemu/emu_options.h"
-#include "qemu/event_line.h"
+#include "tools/event_line.h"
 
 struct emu;
 

@@ -5,10 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qemu/cli.h"
-
-/* Words in one item: "link 6 x+ off at 6s for 2s" has 8. */
-#define ITEM_WORDS_MAX 10
+#include "tools/cli.h"
+#include "tools/fault.h"
 
 static const char *const action_names[] = {
     [EMU_ACTION_KILL] = "kill",       [EMU_ACTION_HANG] = "hang",
@@ -16,8 +14,6 @@ static const char *const action_names[] = {
     [EMU_ACTION_LINK_ON] = "link",    [EMU_ACTION_REBOOT] = "reboot",
     [EMU_ACTION_RESTART] = "restart", [EMU_ACTION_JOIN] = "join",
 };
-
-#define EXPECTED_ACTIONS "kill, hang, resume, link, reboot, restart, join"
 
 const char *emu_action_name(enum emu_action_kind kind)
 {
@@ -70,180 +66,6 @@ void emu_script_free(struct emu_script *script)
     script->count = script->capacity = 0;
 }
 
-/* Trims spaces at both ends of [*begin, *end). */
-static void trim(const char **begin, const char **end)
-{
-    while (*begin < *end && (**begin == ' ' || **begin == '\t' || **begin == '\n'))
-        (*begin)++;
-    while (*end > *begin && ((*end)[-1] == ' ' || (*end)[-1] == '\t' || (*end)[-1] == '\n'))
-        (*end)--;
-}
-
-struct item {
-    char text[EMU_ACTION_TEXT_MAX]; /* as written, cut for messages */
-    char buffer[256];               /* words, NUL-separated */
-    char *word[ITEM_WORDS_MAX];
-    unsigned words;
-};
-
-__attribute__((format(printf, 4, 5))) static bool item_error(const struct item *item,
-                                                             char *error, size_t capacity,
-                                                             const char *format, ...);
-static bool item_error(const struct item *item, char *error, size_t capacity,
-                       const char *format, ...)
-{
-    char reason[200];
-    va_list arguments;
-    va_start(arguments, format);
-    vsnprintf(reason, sizeof reason, format, arguments);
-    va_end(arguments);
-    snprintf(error, capacity, "'%s': %s", item->text, reason);
-    return false;
-}
-
-static bool split_item(const char *begin, const char *end, struct item *item, char *error,
-                       size_t capacity)
-{
-    size_t length = (size_t)(end - begin);
-    memset(item, 0, sizeof *item);
-    if (length < sizeof item->text) {
-        memcpy(item->text, begin, length);
-    } else {
-        memcpy(item->text, begin, sizeof item->text - 4);
-        memcpy(item->text + sizeof item->text - 4, "...", 4);
-    }
-    for (char *c = item->text; *c != '\0'; c++)
-        if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
-            *c = '?'; /* messages stay one printable line */
-    if (length >= sizeof item->buffer)
-        return item_error(item, error, capacity, "item too long (expected e.g. 'kill 3 at 2s')");
-    memcpy(item->buffer, begin, length);
-    item->buffer[length] = '\0';
-    for (char *c = item->buffer; *c != '\0';) {
-        while (*c == ' ' || *c == '\t' || *c == '\n')
-            *c++ = '\0';
-        if (*c == '\0')
-            break;
-        if (item->words == ITEM_WORDS_MAX)
-            return item_error(item, error, capacity, "too many words (expected e.g. "
-                                                     "'link 6 x+ off at 6s for 2s')");
-        item->word[item->words++] = c;
-        while (*c != '\0' && *c != ' ' && *c != '\t' && *c != '\n')
-            c++;
-    }
-    for (size_t i = 0; i < length; i++) {
-        unsigned char ch = (unsigned char)item->buffer[i];
-        if (ch != '\0' && (ch < 0x20 || ch > 0x7e))
-            return item_error(item, error, capacity,
-                              "holds a character that is not printable ASCII");
-    }
-    return true;
-}
-
-static const char *word_or_end(const struct item *item, unsigned i)
-{
-    return i < item->words ? item->word[i] : "(end)";
-}
-
-/* Parses one item into one or two actions (a "for D" adds the undo). */
-static bool parse_item(const struct item *item, struct emu_script *script, char *error,
-                       size_t capacity)
-{
-    static const struct {
-        const char *name;
-        enum emu_action_kind kind;
-    } kinds[] = {
-        {"kill", EMU_ACTION_KILL},       {"hang", EMU_ACTION_HANG},
-        {"resume", EMU_ACTION_RESUME},   {"link", EMU_ACTION_LINK_OFF},
-        {"reboot", EMU_ACTION_REBOOT},   {"restart", EMU_ACTION_RESTART},
-        {"join", EMU_ACTION_JOIN},
-    };
-    struct emu_action action;
-    memset(&action, 0, sizeof action);
-    char echo[CLI_ECHO_MAX + 4];
-    bool known = false;
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && !known; k++) {
-        if (strcmp(item->word[0], kinds[k].name) == 0) {
-            action.kind = kinds[k].kind;
-            known = true;
-        }
-    }
-    if (!known)
-        return item_error(item, error, capacity, "unknown action '%s' (expected %s)",
-                          cli_echo(item->word[0], echo), EXPECTED_ACTIONS);
-    unsigned w = 1;
-    uint64_t node = 0;
-    if (w >= item->words)
-        return item_error(item, error, capacity, "%s needs a node number (expected e.g. "
-                                                 "'%s 3 at 2s')",
-                          item->word[0], item->word[0]);
-    if (!cli_parse_u64(item->word[w], 0, UINT32_MAX - 1u, &node))
-        return item_error(item, error, capacity, "'%s' is not a node number (expected a "
-                                                 "rank like 3)",
-                          cli_echo(item->word[w], echo));
-    action.node = (uint32_t)node;
-    w++;
-    if (action.kind == EMU_ACTION_LINK_OFF) {
-        const char *direction = word_or_end(item, w);
-        if (strlen(direction) != 2 || !torus_geometry_link_from_name(direction, &action.link))
-            return item_error(item, error, capacity, "'%s' is not a link direction "
-                                                     "(expected x+, x-, y+, y-, z+, z- ...)",
-                              cli_echo(direction, echo));
-        w++;
-        const char *state = word_or_end(item, w);
-        if (strcmp(state, "on") == 0)
-            action.kind = EMU_ACTION_LINK_ON;
-        else if (strcmp(state, "off") != 0)
-            return item_error(item, error, capacity, "'%s' after the link: expected off or on",
-                              cli_echo(state, echo));
-        w++;
-    }
-    if (strcmp(word_or_end(item, w), "at") != 0)
-        return item_error(item, error, capacity, "expected 'at TIME' where '%s' is",
-                          cli_echo(word_or_end(item, w), echo));
-    w++;
-    if (w >= item->words || !cli_parse_time_ns(item->word[w], true, &action.at_ns))
-        return item_error(item, error, capacity, "'%s' is not a time (expected "
-                                                 CLI_TIME_EXPECTED ", or 0)",
-                          cli_echo(word_or_end(item, w), echo));
-    w++;
-    uint64_t hold = 0;
-    bool has_hold = false;
-    if (w < item->words && strcmp(item->word[w], "for") == 0) {
-        if (action.kind != EMU_ACTION_HANG && action.kind != EMU_ACTION_LINK_OFF)
-            return item_error(item, error, capacity,
-                              "'for' applies to hang and link ... off only");
-        w++;
-        if (w >= item->words || !cli_parse_time_ns(item->word[w], false, &hold))
-            return item_error(item, error, capacity, "'%s' is not a duration (expected "
-                                                     CLI_TIME_EXPECTED ")",
-                              cli_echo(word_or_end(item, w), echo));
-        w++;
-        has_hold = true;
-    }
-    if (w < item->words)
-        return item_error(item, error, capacity, "unexpected '%s' at the end",
-                          cli_echo(item->word[w], echo));
-    snprintf(action.text, sizeof action.text, "%s", item->text);
-    if (!add_action(script, &action))
-        return item_error(item, error, capacity, "too many items (expected at most %u)",
-                          (unsigned)EMU_INJECT_MAX_ACTIONS);
-    if (has_hold) {
-        struct emu_action undo = action;
-        undo.kind = action.kind == EMU_ACTION_HANG ? EMU_ACTION_RESUME : EMU_ACTION_LINK_ON;
-        undo.at_ns = action.at_ns + hold;
-        char described[EMU_ACTION_TEXT_MAX];
-        emu_action_describe(&undo, described, sizeof described);
-        char label[EMU_ACTION_TEXT_MAX + 56];
-        snprintf(label, sizeof label, "%s (after %.40s)", described, item->word[w - 1]);
-        emu_action_set_text(&undo, label);
-        if (!add_action(script, &undo))
-            return item_error(item, error, capacity, "too many items (expected at most %u)",
-                              (unsigned)EMU_INJECT_MAX_ACTIONS);
-    }
-    return true;
-}
-
 static int compare_actions(const void *a, const void *b)
 {
     const struct emu_action *x = a, *y = b;
@@ -252,37 +74,119 @@ static int compare_actions(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-bool emu_inject_parse(const char *text, struct emu_script *script, char *error,
-                      size_t capacity)
+/* The launcher's action for a fault kind it can carry out; false for the others. */
+static bool action_kind_of(enum fault_kind kind, enum emu_action_kind *out)
+{
+    switch (kind) {
+    case FAULT_KILL:
+        *out = EMU_ACTION_KILL;
+        return true;
+    case FAULT_HANG:
+        *out = EMU_ACTION_HANG;
+        return true;
+    case FAULT_RESUME:
+        *out = EMU_ACTION_RESUME;
+        return true;
+    case FAULT_LINK_OFF:
+        *out = EMU_ACTION_LINK_OFF;
+        return true;
+    case FAULT_LINK_ON:
+        *out = EMU_ACTION_LINK_ON;
+        return true;
+    case FAULT_REBOOT:
+        *out = EMU_ACTION_REBOOT;
+        return true;
+    case FAULT_RESTART:
+        *out = EMU_ACTION_RESTART;
+        return true;
+    case FAULT_JOIN:
+        *out = EMU_ACTION_JOIN;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Adds action, and its undo "for D" later when hold_ns is not 0. */
+static bool add_with_undo(struct emu_script *script, const struct emu_action *action,
+                          uint64_t hold_ns)
+{
+    if (!add_action(script, action))
+        return false;
+    if (hold_ns == 0)
+        return true;
+    struct emu_action undo = *action;
+    undo.kind = action->kind == EMU_ACTION_HANG ? EMU_ACTION_RESUME : EMU_ACTION_LINK_ON;
+    undo.at_ns = action->at_ns + hold_ns;
+    char described[EMU_ACTION_TEXT_MAX], hold[CLI_TIME_TEXT_MAX];
+    emu_action_describe(&undo, described, sizeof described);
+    char label[EMU_ACTION_TEXT_MAX + 56];
+    snprintf(label, sizeof label, "%s (after %s)", described, cli_format_time(hold_ns, hold));
+    emu_action_set_text(&undo, label);
+    return add_action(script, &undo);
+}
+
+bool emu_inject_schedule(const struct fault_script *faults, const struct torus_geometry *geometry,
+                         struct emu_script *script, char *error, size_t capacity)
 {
     memset(script, 0, sizeof *script);
-    const char *c = text;
-    for (;;) {
-        const char *end = strchr(c, ';');
-        if (end == NULL)
-            end = c + strlen(c);
-        const char *begin = c;
-        const char *stop = end;
-        trim(&begin, &stop);
-        if (begin < stop) {
-            static struct item item;
-            if (!split_item(begin, stop, &item, error, capacity) ||
-                !parse_item(&item, script, error, capacity)) {
-                emu_script_free(script);
-                return false;
-            }
-        }
-        if (*end == '\0')
-            break;
-        c = end + 1;
-    }
-    if (script->count == 0) {
-        snprintf(error, capacity, "the script is empty (expected items like 'kill 3 at 2s', "
-                                  "separated by ';')");
+    if (faults->count == 0) {
+        snprintf(error, capacity, "%s", EMU_INJECT_EMPTY);
         return false;
+    }
+    if (!fault_script_check_torus(faults, geometry, error, capacity))
+        return false;
+    for (size_t i = 0; i < faults->count; i++) {
+        const struct fault *f = &faults->items[i];
+        char text[FAULT_TEXT_MAX];
+        fault_format(f, text, sizeof text);
+        struct emu_action action;
+        memset(&action, 0, sizeof action);
+        if (!action_kind_of(f->kind, &action.kind)) {
+            snprintf(error, capacity, "'%s': the launcher cannot inject %s (expected kill, hang, "
+                                      "resume, link, reboot, restart or join)",
+                     text, fault_kind_name(f->kind));
+            emu_script_free(script);
+            return false;
+        }
+        action.at_ns = f->time_ns;
+        action.node = f->node;
+        emu_action_set_text(&action, text);
+        bool ok = true;
+        bool link = f->kind == FAULT_LINK_OFF || f->kind == FAULT_LINK_ON;
+        if (link && f->link == FAULT_LINK_PAIR) {
+            /* Every cable between the two (two on a ring of two nodes). */
+            for (unsigned l = 0; l < torus_geometry_link_count(geometry) && ok; l++) {
+                if (torus_geometry_neighbour(geometry, f->node, l) != f->other)
+                    continue;
+                action.link = l;
+                ok = add_with_undo(script, &action, f->duration_ns);
+            }
+        } else {
+            action.link = link ? f->link : 0;
+            ok = add_with_undo(script, &action, f->duration_ns);
+        }
+        if (!ok) {
+            snprintf(error, capacity, "'%s': too many items (expected at most %u)", text,
+                     (unsigned)EMU_INJECT_MAX_ACTIONS);
+            emu_script_free(script);
+            return false;
+        }
     }
     qsort(script->actions, script->count, sizeof *script->actions, compare_actions);
     return true;
+}
+
+bool emu_inject_parse(const char *text, const struct torus_geometry *geometry,
+                      struct emu_script *script, char *error, size_t capacity)
+{
+    struct fault_script faults;
+    memset(script, 0, sizeof *script);
+    if (!fault_script_parse(text, &faults, error, capacity))
+        return false;
+    bool ok = emu_inject_schedule(&faults, geometry, script, error, capacity);
+    fault_script_free(&faults);
+    return ok;
 }
 
 /* ---- the world ---- */

@@ -1,24 +1,21 @@
 /*
- * Fault-injection scripts (tori-emu --inject): parsing, and the checks that
- * a script makes sense on a given torus, all before anything starts.
+ * Fault injection (tori-emu --inject, --inject-file): the script, in the one
+ * fault language of the host tools (tools/fault.h), turned into the
+ * launcher's schedule of actions, and the checks that it makes sense on a
+ * given torus, all before anything starts.
  *
- *   SCRIPT := ITEM (';' ITEM)*
- *   ITEM   := kill N at T          SIGKILL the node's process (QEMU or host)
- *           | hang N at T [for D]  QMP stop (QEMU) / SIGSTOP (host); with
- *                                  "for D" a resume follows at T+D
- *           | resume N at T        QMP cont / SIGCONT
- *           | link N DIR off at T [for D]   cut the cable at node N's link DIR
- *           | link N DIR on at T   mend it
- *           | reboot N at T        QMP system_reset (QEMU nodes only)
- *           | restart N at T       start a killed node again, same id, new
- *                                  incarnation
- *           | join N at T          start spare N (not started at first)
- *   T, D   := 2s, 1.5s, 250ms, 0 (T counts from the moment the job starts)
+ * The launcher carries out kill (SIGKILL of the node's process, QEMU or
+ * host), hang [for D] (QMP stop / SIGSTOP; "for D" adds the resume), resume
+ * (QMP cont / SIGCONT), link ... off|on [for D], reboot (QMP system_reset,
+ * QEMU nodes only), restart (a killed node, same id, new incarnation) and
+ * join (a spare, not started at first); it refuses suspect, block,
+ * partition and heal in one line.  T counts from the moment the job starts.
  *
  * A cable is cut at both ends: the node's link DIR and the neighbour's
- * opposite link, so no frame crosses it either way (emu_fault.h).  A cut
- * belongs to the cable: a node that (re)starts while one of its cables is
- * cut gets that end cut again as soon as it is ready.
+ * opposite link, so no frame crosses it either way (emu_fault.h); a link
+ * named by its two ends ("link 0 1 off") is every cable between them.  A
+ * cut belongs to the cable: a node that (re)starts while one of its cables
+ * is cut gets that end cut again as soon as it is ready.
  *
  * Every error is one line naming the item: "'kil 3 at 2s': unknown action
  * 'kil' (expected ...)".
@@ -31,6 +28,7 @@
 #include <stdint.h>
 
 #include "net/torus/geometry.h"
+#include "tools/fault.h"
 
 enum emu_action_kind {
     EMU_ACTION_KILL,
@@ -42,6 +40,10 @@ enum emu_action_kind {
     EMU_ACTION_RESTART,
     EMU_ACTION_JOIN,
 };
+
+/* Why a script without items is refused. */
+#define EMU_INJECT_EMPTY \
+    "the script is empty (expected items like 'kill 3 at 2s', separated by ';')"
 
 /* Longest script item kept for messages and records. */
 #define EMU_ACTION_TEXT_MAX 64
@@ -76,12 +78,18 @@ void emu_action_describe(const struct emu_action *action, char *text, size_t cap
 void emu_action_set_text(struct emu_action *action, const char *text);
 
 /*
- * Parses script text into script (allocated; emu_script_free releases it),
- * sorted by time.  Syntax only: node numbers are not checked against a torus
- * here (emu_inject_check does).  False with a one-line reason in error.
+ * The schedule of a parsed fault script on a torus (allocated;
+ * emu_script_free releases it), sorted by time: nodes and links checked
+ * against the torus, kinds the launcher cannot carry out refused, "for D"
+ * undos added, a link pair split into its cables.  An empty script is
+ * refused.  False with a one-line reason in error.
  */
-bool emu_inject_parse(const char *text, struct emu_script *script, char *error,
-                      size_t capacity);
+bool emu_inject_schedule(const struct fault_script *faults, const struct torus_geometry *geometry,
+                         struct emu_script *script, char *error, size_t capacity);
+
+/* fault_script_parse, then emu_inject_schedule. */
+bool emu_inject_parse(const char *text, const struct torus_geometry *geometry,
+                      struct emu_script *script, char *error, size_t capacity);
 
 void emu_script_free(struct emu_script *script);
 

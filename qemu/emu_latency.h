@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "qemu/event_line.h"
+#include "tools/event_line.h"
 
 struct emu;
 

@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "qemu/cli.h"
+#include "tools/cli.h"
 #include "qemu/emu_options.h"
 #include "qemu/emu_run.h"
 

@@ -78,34 +78,9 @@ bool emu_model_tree(const struct emu_model_params *params, const bool *members,
     uint32_t root = membership_tree_root(view);
     if (root != MEMBERSHIP_POS_NONE)
         out->root = membership_layout_id(&layout, root);
-    for (uint32_t pos = membership_view_next_live(view, 0); pos != MEMBERSHIP_POS_NONE;
-         pos = pos + 1 < view->positions ? membership_view_next_live(view, pos + 1)
-                                         : MEMBERSHIP_POS_NONE) {
-        struct membership_tree_links links;
-        if (!membership_tree_locate(view, params->layout, params->radix, pos, &links))
-            continue;
-        if (links.depth + 1 > out->levels)
-            out->levels = links.depth + 1;
-        if (links.parent == MEMBERSHIP_POS_NONE || links.depth >= EMU_MODEL_MAX_LEVELS)
-            continue;
-        uint32_t hops = torus_geometry_distance(&params->geometry,
-                                                membership_layout_id(&layout, pos),
-                                                membership_layout_id(&layout, links.parent));
-        if (hops > out->level_max_hops[links.depth])
-            out->level_max_hops[links.depth] = hops;
-    }
-    for (uint32_t d = 1; d < out->levels && d < EMU_MODEL_MAX_LEVELS; d++)
-        out->hop_sum += out->level_max_hops[d];
+    ts_model_compute(view, &layout, params->radix, 0.0, 0.0, &out->model);
     free(view);
     return true;
-}
-
-void emu_model_predict(const struct emu_model_tree *tree, double one_hop_ns, double ocp_ns,
-                       struct emu_model_prediction *out)
-{
-    double h = (double)tree->levels;
-    out->base_ns = 2.0 * one_hop_ns * (h > 1.0 ? h - 1.0 : 0.0) + ocp_ns * h;
-    out->distance_ns = 2.0 * one_hop_ns * (double)tree->hop_sum + ocp_ns * h;
 }
 
 static uint64_t monotonic_ns(void)

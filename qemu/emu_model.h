@@ -6,15 +6,7 @@
  * every node must agree on, computed with membership's own pure functions
  * (layout order, implicit tree, digest) for the run's layout and radix.
  *
- * Models, with L the one-hop latency (half the median one-hop round trip
- * measured at start-up) and O_cp the local recalculation time:
- *   base:      T_s = 2 L (H - 1) + O_cp H
- *   distance:  T_s = 2 L S + O_cp H,  S = sum over the H-1 parent-child
- *              levels of the largest torus hop count between a parent and
- *              its child at that level
- * The paper's printed distance formula multiplies S by (H - 1) once more;
- * S already runs over the levels (and its BG/L figures match the form
- * above), so the launcher uses the sum alone.
+ * The T_s models of that tree are tools/ts_model.h's.
  */
 #ifndef QEMU_EMU_MODEL_H
 #define QEMU_EMU_MODEL_H
@@ -24,8 +16,7 @@
 
 #include "membership/layout.h"
 #include "net/torus/geometry.h"
-
-#define EMU_MODEL_MAX_LEVELS 40
+#include "tools/ts_model.h"
 
 struct emu_model_params {
     struct torus_geometry geometry;
@@ -38,9 +29,7 @@ struct emu_model_tree {
     uint32_t live;
     uint32_t root;     /* id; UINT32_MAX for an empty set */
     uint64_t digest;   /* as the nodes print it */
-    uint32_t levels;   /* H */
-    uint32_t hop_sum;  /* S */
-    uint32_t level_max_hops[EMU_MODEL_MAX_LEVELS]; /* [d]: parent at depth d-1 to child at d */
+    struct ts_model model; /* its shape (H, S); its times once ts_model_predict ran */
 };
 
 /*
@@ -57,14 +46,6 @@ void emu_model_ends(const struct emu_model_params *params, const bool *members, 
 
 /* The digest alone (cheap: no tree). */
 uint64_t emu_model_digest(const struct emu_model_params *params, const bool *members);
-
-struct emu_model_prediction {
-    double base_ns;
-    double distance_ns;
-};
-
-void emu_model_predict(const struct emu_model_tree *tree, double one_hop_ns, double ocp_ns,
-                       struct emu_model_prediction *out);
 
 /*
  * O_cp measured on this (the launcher's) CPU: the mean time to apply one

@@ -20,7 +20,7 @@
 
 #include "config/tori_config.h"
 #include "qemu/emu_links.h"
-#include "qemu/event_line.h"
+#include "tools/event_line.h"
 #include "qemu/qmp.h"
 
 enum emu_board { EMU_BOARD_QEMU, EMU_BOARD_HOST };

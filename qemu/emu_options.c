@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "kernel/personality.h"
-#include "qemu/cli.h"
+#include "tools/cli.h"
 #include "qemu/emu_inject.h"
+#include "tools/fault.h"
 
 void emu_options_usage(FILE *out)
 {
@@ -58,17 +59,22 @@ void emu_options_usage(FILE *out)
         "                       (<out>/nodeN.qmp) for its status; fail unless running\n"
         "\n"
         "Faults (times count from the job start, once every node is ready):\n"
-        "  --inject SCRIPT      items separated by ';':\n"
+        "  --inject SCRIPT      items separated by ';' (the fault language of\n"
+        "                       tools/fault.h, as tori-sim --emit-script writes it):\n"
         "                         kill N at T         SIGKILL the node\n"
         "                         hang N at T [for D] QMP stop / SIGSTOP (then resume)\n"
         "                         resume N at T       QMP cont / SIGCONT\n"
         "                         link N DIR off|on at T [for D]  cut / mend the cable\n"
         "                                             at N's link DIR (both ends)\n"
+        "                         link A B off|on at T [for D]  every cable between\n"
+        "                                             neighbours A and B\n"
         "                         reboot N at T       QMP system_reset (QEMU nodes)\n"
         "                         restart N at T      start a killed node again\n"
         "                                             (same id, new incarnation)\n"
         "                         join N at T         start spare N (see --spares)\n"
         "                       e.g. 'kill 3 at 2s; hang 5 at 4s for 1s; join 7 at 6s'\n"
+        "  --inject-file FILE   the script from a file (items separated by ';' or\n"
+        "                       lines, '#' comments), e.g. from tori-sim --emit-script\n"
         "  --sequential         an item never comes before the torus settled after\n"
         "                       the one before (and was checked): script times become\n"
         "                       the least spacing between items (equal times still go\n"
@@ -107,7 +113,7 @@ struct raw_options {
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
-    const char *inject, *chaos, *settle_quiet, *settle_timeout;
+    const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential;
 };
 
@@ -136,6 +142,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--link-retries", &raw->link_retries, NULL},
         {"--partition", &raw->partition, NULL},
         {"--inject", &raw->inject, NULL},
+        {"--inject-file", &raw->inject_file, NULL},
         {"--chaos", &raw->chaos, NULL},
         {"--settle-quiet", &raw->settle_quiet, NULL},
         {"--settle-timeout", &raw->settle_timeout, NULL},
@@ -319,14 +326,34 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
             return EMU_OPTIONS_ERROR;
         o->duration_set = true;
     }
-    if (raw.inject != NULL) {
-        struct emu_script script;
+    if (raw.inject != NULL && raw.inject_file != NULL) {
+        snprintf(error, capacity, "--inject and --inject-file cannot be combined (expected one "
+                                  "script)");
+        return EMU_OPTIONS_ERROR;
+    }
+    const char *inject_option = raw.inject_file != NULL ? "--inject-file" : "--inject";
+    if (raw.inject_file != NULL) {
+        char *text = NULL; /* kept for the run, like argv */
         char reason[280];
-        if (!emu_inject_parse(raw.inject, &script, reason, sizeof reason)) {
-            snprintf(error, capacity, "--inject: %s", reason);
+        if (!fault_script_read_file(raw.inject_file, &text, reason, sizeof reason)) {
+            snprintf(error, capacity, "--inject-file: %s", reason);
             return EMU_OPTIONS_ERROR;
         }
-        emu_script_free(&script);
+        raw.inject = text;
+    }
+    if (raw.inject != NULL) {
+        struct fault_script script;
+        char reason[280];
+        if (!fault_script_parse(raw.inject, &script, reason, sizeof reason)) {
+            snprintf(error, capacity, "%s: %s", inject_option, reason);
+            return EMU_OPTIONS_ERROR;
+        }
+        size_t items = script.count;
+        fault_script_free(&script);
+        if (items == 0) {
+            snprintf(error, capacity, "%s: %s", inject_option, EMU_INJECT_EMPTY);
+            return EMU_OPTIONS_ERROR;
+        }
         o->inject_text = raw.inject;
     }
     if (raw.chaos != NULL) {

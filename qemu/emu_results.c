@@ -239,10 +239,10 @@ static void write_record(const struct emu_results *results, const struct emu_fau
             "\"launcher_ocp_ns\":%.1f,\"levels\":%u,\"hop_sum\":%u,"
             "\"base_ns\":%.0f,\"distance_ns\":%.0f}",
             results->one_hop_ns, check->ocp_ns, check->ocp_samples, results->ocp_ns,
-            (unsigned)t->levels, (unsigned)t->hop_sum,
-            check->prediction.base_ns, check->prediction.distance_ns);
-    if (r->stable && check->prediction.distance_ns > 0)
-        fprintf(out, ",\"ratio\":%.3f", (double)r->ts_ns / check->prediction.distance_ns);
+            (unsigned)t->model.levels, (unsigned)t->model.hop_sum,
+            check->tree.model.base_ns, check->tree.model.distance_ns);
+    if (r->stable && check->tree.model.distance_ns > 0)
+        fprintf(out, ",\"ratio\":%.3f", (double)r->ts_ns / check->tree.model.distance_ns);
     else
         fprintf(out, ",\"ratio\":null");
     fprintf(out, ",\"views\":[");
@@ -328,8 +328,8 @@ double emu_results_median(const struct emu_results *results, int column)
         else if (column == EMU_RESULTS_RECOVERY && r->stable)
             values[n++] = (double)(r->stable_ns - r->injected_ns);
         else if (column == EMU_RESULTS_RATIO && r->stable && c != NULL &&
-                 c->prediction.distance_ns > 0)
-            values[n++] = (double)r->ts_ns / c->prediction.distance_ns;
+                 c->tree.model.distance_ns > 0)
+            values[n++] = (double)r->ts_ns / c->tree.model.distance_ns;
     }
     double median = emu_results_median_of(values, n);
     free(values);
@@ -361,9 +361,9 @@ void emu_results_print_table(const struct emu_results *results, FILE *out)
                   (double)(r->detected_ns - r->injected_ns), true);
         format_ms(ts, sizeof ts, r->stable, (double)r->ts_ns, false);
         format_ms(model, sizeof model, r->stable && c != NULL,
-                  c != NULL ? c->prediction.distance_ns : 0.0, false);
-        if (r->stable && c != NULL && c->prediction.distance_ns > 0)
-            snprintf(ratio, sizeof ratio, "%.2f", (double)r->ts_ns / c->prediction.distance_ns);
+                  c != NULL ? c->tree.model.distance_ns : 0.0, false);
+        if (r->stable && c != NULL && c->tree.model.distance_ns > 0)
+            snprintf(ratio, sizeof ratio, "%.2f", (double)r->ts_ns / c->tree.model.distance_ns);
         else
             snprintf(ratio, sizeof ratio, "-");
         format_ms(recovery, sizeof recovery, r->stable, (double)(r->stable_ns - r->injected_ns),

@@ -26,7 +26,7 @@
 #include "qemu/emu_agree.h"
 #include "qemu/emu_inject.h"
 #include "qemu/emu_model.h"
-#include "qemu/event_line.h"
+#include "tools/event_line.h"
 
 struct emu_fault_record {
     unsigned index;           /* from 1 */
@@ -66,7 +66,6 @@ struct emu_check_record {
     struct emu_model_tree tree; /* the expected view */
     double ocp_ns;            /* O_cp of the model: see emu_results_group_ocp_ns */
     unsigned ocp_samples;     /* views that reported it; 0: the launcher's figure */
-    struct emu_model_prediction prediction;
 };
 
 struct emu_results {

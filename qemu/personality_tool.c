@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "kernel/personality.h"
-#include "qemu/cli.h"
+#include "tools/cli.h"
 
 #define TOOL "tori-personality"
 

@@ -232,7 +232,7 @@ struct ts_result {
     bool ok;
     uint64_t ts_ns;
     uint32_t messages;
-    struct sim_model model;
+    struct ts_model model;
 };
 
 static struct ts_result bench_ts(const struct torus_geometry *g, enum membership_layout_kind kind,
@@ -256,12 +256,12 @@ static struct ts_result bench_ts(const struct torus_geometry *g, enum membership
         return r;
     }
     uint32_t dead = g->node_count / 2 + 1;
-    struct sim_injection items[2];
+    struct fault items[2];
     memset(items, 0, sizeof items);
-    items[0].kind = SIM_INJECT_KILL;
+    items[0].kind = FAULT_KILL;
     items[0].time_ns = 1000000;
     items[0].node = dead;
-    items[1].kind = SIM_INJECT_SUSPECT;
+    items[1].kind = FAULT_SUSPECT;
     items[1].time_ns = 1000000;
     items[1].node = torus_geometry_neighbour(g, dead, 0);
     items[1].other = dead;
@@ -376,8 +376,8 @@ int main(int argc, char **argv)
                 printf("%-9s %6u %-5s %2u %3u %5u | %9.1f %8.1f | %6.2f %7.3f %6.3f | %5u %5u",
                        sizes[i].dims, g.node_count, kind ? "torus" : "radix", radices[a],
                        r.model.levels, r.messages, r.ts_ns / 1000.0, ratio(r.ts_ns, 4600),
-                       ratio(r.ts_ns, r.model.base_ns), ratio(r.ts_ns, r.model.dist_ns),
-                       ratio(r.ts_ns, r.model.path_ns), r.model.hop_sum, r.model.path_hops);
+                       ratio(r.ts_ns, (uint64_t)r.model.base_ns), ratio(r.ts_ns, (uint64_t)r.model.distance_ns),
+                       ratio(r.ts_ns, (uint64_t)r.model.path_ns), r.model.hop_sum, r.model.path_hops);
                 if (kind == 0) {
                     radix_ts = r.ts_ns;
                     printf("\n");

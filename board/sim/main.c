@@ -20,7 +20,7 @@
 #include "board/sim/sim_chaos.h"
 #include "board/sim/sim_inject.h"
 #include "net/torus/geometry.h"
-#include "qemu/cli.h"
+#include "tools/cli.h"
 
 #define TOOL "tori-sim"
 
@@ -349,7 +349,7 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
  * or one that comes after the run is over).
  */
 static void check_timings(const struct options *o, const struct sim_params *p,
-                          const struct sim_injection *items, size_t count)
+                          const struct fault *items, size_t count)
 {
     char a[CLI_TIME_TEXT_MAX], b[CLI_TIME_TEXT_MAX];
     uint64_t minimum = sim_heartbeat_min_ns(p);
@@ -367,10 +367,10 @@ static void check_timings(const struct options *o, const struct sim_params *p,
     }
     uint64_t settle = sim_settle_ns(p);
     for (size_t i = 0; p->heartbeat_ns == 0 && i < count; i++) {
-        if (items[i].kind == SIM_INJECT_KILL &&
+        if (items[i].kind == FAULT_KILL &&
             (p->link_detect_ns == 0 || p->link_detect_ns >= settle)) {
             char text[96];
-            sim_inject_format(&items[i], text, sizeof text);
+            fault_format(&items[i], text, sizeof text);
             fprintf(stderr,
                     TOOL ": --link-detect-ns '%s' leaves '%s' unnoticed: heartbeats are off "
                          "(expected a link-down notice within the settle window, below %s, "
@@ -421,26 +421,27 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
 
 static int run_script(const struct options *o)
 {
-    struct sim_injection *items = NULL;
-    size_t count = 0;
+    struct fault_script script = {0};
     char error[256];
     if (o->inject != NULL &&
-        !sim_inject_parse(o->inject, &o->geometry, &items, &count, error, sizeof error)) {
+        !sim_inject_parse(o->inject, &o->geometry, &script, error, sizeof error)) {
         fprintf(stderr, TOOL ": --inject: %s\n", error);
         return 2;
     }
+    const struct fault *items = script.items;
+    size_t count = script.count;
     /* Heartbeats (the protocol's anti-entropy) unless the faults are plain crashes. */
     bool hangs = false;
     for (size_t i = 0; i < count; i++) {
-        hangs = hangs || items[i].kind == SIM_INJECT_HANG ||
-                items[i].kind == SIM_INJECT_PARTITION || items[i].kind == SIM_INJECT_HEAL ||
-                items[i].kind == SIM_INJECT_BLOCK;
+        hangs = hangs || items[i].kind == FAULT_HANG ||
+                items[i].kind == FAULT_PARTITION || items[i].kind == FAULT_HEAL ||
+                items[i].kind == FAULT_BLOCK;
     }
     if (!sim_inject_check(items, count, o->geometry.node_count,
                           o->members_set ? (uint32_t)o->members : o->geometry.node_count, error,
                           sizeof error)) {
         fprintf(stderr, TOOL ": --inject: %s\n", error);
-        free(items);
+        fault_script_free(&script);
         return 2;
     }
     struct sim_params p;
@@ -449,11 +450,11 @@ static int run_script(const struct options *o)
     struct sim *sim = sim_create(&p, error, sizeof error);
     if (sim == NULL) {
         fprintf(stderr, TOOL ": %s\n", error);
-        free(items);
+        fault_script_free(&script);
         return 2;
     }
     sim_add_injections(sim, items, count);
-    free(items);
+    fault_script_free(&script);
     if (!p.json) {
         printf("sim dims=%" PRIu32 " nodes=%" PRIu32 " radix=%u tree=%s hop_ns=%" PRIu64
                " cp_ns=%" PRIu64 " heartbeat_ns=%" PRIu64 " unit_ns=%" PRIu64
@@ -469,7 +470,7 @@ static int run_script(const struct options *o)
 }
 
 static void print_replay(const struct options *o, const struct sim_params *pp,
-                         const struct sim_injection *items, size_t count)
+                         const struct fault *items, size_t count)
 {
     const struct sim_params p = *pp;
     uint64_t seed = p.seed;
@@ -480,7 +481,7 @@ static void print_replay(const struct options *o, const struct sim_params *pp,
            p.cp_ns, p.heartbeat_ns, seed);
     for (size_t i = 0; i < count; i++) {
         char text[96];
-        sim_inject_format(&items[i], text, sizeof text);
+        fault_format(&items[i], text, sizeof text);
         printf("%s%s", i ? "; " : "", text);
     }
     printf("'\n");
@@ -498,7 +499,7 @@ static int run_chaos(const struct options *o)
         events = 1;
     }
     size_t capacity = 2u * events + 4u;
-    struct sim_injection *items = calloc(capacity, sizeof *items);
+    struct fault *items = calloc(capacity, sizeof *items);
     if (items == NULL) {
         fprintf(stderr, TOOL ": out of memory\n");
         return 1;

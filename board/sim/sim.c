@@ -70,7 +70,7 @@ struct sim {
     struct membership *contexts;
     struct sim_node *nodes;
     struct sim_queue queue;
-    struct sim_injection *injections;
+    struct fault *injections;
     size_t injection_count;
     struct membership_outbox *outbox;
     struct sim_stats stats;
@@ -134,53 +134,6 @@ uint64_t sim_heartbeat_min_ns(const struct sim_params *params)
     uint64_t doubled = 2u * links + (uint64_t)params->radix + 1u;
     uint64_t handling = doubled * params->cp_ns;
     return crossing > handling ? crossing : handling;
-}
-
-void sim_model_compute(const struct membership *ctx, const struct torus_geometry *geometry,
-                       uint64_t hop_ns, uint64_t cp_ns, struct sim_model *model)
-{
-    memset(model, 0, sizeof *model);
-    const struct membership_view *view = &ctx->view;
-    uint32_t live = view->live;
-    uint32_t levels = membership_tree_levels(live, ctx->config.radix);
-    uint32_t max_hops[64];
-    memset(max_hops, 0, sizeof max_hops);
-    /* Parents come before their children in rank order (both layouts). */
-    uint32_t *path = calloc(live > 0 ? live : 1, sizeof *path);
-    uint64_t worst = 0;
-    for (uint32_t k = 0; k < live; k++) {
-        uint32_t pos = membership_view_select(view, k);
-        struct membership_tree_links links;
-        if (!membership_tree_locate(view, ctx->layout.kind, ctx->config.radix, pos, &links) ||
-            links.parent == MEMBERSHIP_POS_NONE || links.depth >= 64) {
-            continue;
-        }
-        uint32_t id = membership_layout_id(&ctx->layout, pos);
-        uint32_t parent = membership_layout_id(&ctx->layout, links.parent);
-        uint32_t hops = torus_geometry_distance(geometry, id, parent);
-        if (hops > max_hops[links.depth]) {
-            max_hops[links.depth] = hops;
-        }
-        if (path != NULL) {
-            path[k] = path[membership_view_rank(view, links.parent)] + hops;
-            uint64_t t = 2u * hop_ns * path[k] + 2u * cp_ns * links.depth;
-            if (t > worst) {
-                worst = t;
-                model->path_hops = path[k];
-            }
-        }
-    }
-    free(path);
-    uint32_t sum = 0;
-    for (uint32_t d = 1; d < levels && d < 64; d++) {
-        sum += max_hops[d];
-    }
-    model->levels = levels;
-    model->hop_sum = sum;
-    uint64_t h1 = levels > 0 ? levels - 1u : 0;
-    model->base_ns = 2u * hop_ns * h1 + cp_ns * levels;
-    model->dist_ns = 2u * hop_ns * sum + cp_ns * levels;
-    model->path_ns = worst;
 }
 
 /* ------------------------------------------------------------------ */
@@ -483,8 +436,9 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
         s.detector_messages = e->u.stable.detector_messages;
         s.rounds = e->u.stable.rounds;
         s.live = e->u.stable.live;
-        sim_model_compute(&sim->contexts[id], &sim->params.geometry, sim->params.hop_ns,
-                          sim->params.cp_ns, &s.model);
+        ts_model_compute(&sim->contexts[id].view, &sim->contexts[id].layout,
+                         sim->contexts[id].config.radix, (double)sim->params.hop_ns,
+                         (double)sim->params.cp_ns, &s.model);
         if (sim->stats.stable_count == 0) {
             sim->stats.first_stable = s;
         }
@@ -499,14 +453,14 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
         line_u64(sim, "episode_messages", s.episode_messages);
         line_u64(sim, "detector_messages", s.detector_messages);
         line_u64(sim, "rounds", s.rounds);
-        line_u64(sim, "base_model_ns", s.model.base_ns);
+        line_u64(sim, "base_model_ns", (uint64_t)s.model.base_ns);
         line_u64(sim, "hop_sum", s.model.hop_sum);
-        line_u64(sim, "distance_model_ns", s.model.dist_ns);
+        line_u64(sim, "distance_model_ns", (uint64_t)s.model.distance_ns);
         line_u64(sim, "path_hops", s.model.path_hops);
-        line_u64(sim, "path_model_ns", s.model.path_ns);
-        line_ratio(sim, "ts_per_base", s.ts_ns, s.model.base_ns);
-        line_ratio(sim, "ts_per_distance", s.ts_ns, s.model.dist_ns);
-        line_ratio(sim, "ts_per_path", s.ts_ns, s.model.path_ns);
+        line_u64(sim, "path_model_ns", (uint64_t)s.model.path_ns);
+        line_ratio(sim, "ts_per_base", s.ts_ns, (uint64_t)s.model.base_ns);
+        line_ratio(sim, "ts_per_distance", s.ts_ns, (uint64_t)s.model.distance_ns);
+        line_ratio(sim, "ts_per_path", s.ts_ns, (uint64_t)s.model.path_ns);
         line_ratio(sim, "ts_per_hop", s.ts_ns, sim->params.hop_ns);
         line_end(sim);
         break;
@@ -687,7 +641,7 @@ static void link_events(struct sim *sim, uint32_t id, bool up)
     }
 }
 
-static bool on_side(const struct sim_injection *cut, const struct torus_geometry *g, uint32_t id)
+static bool on_side(const struct fault *cut, const struct torus_geometry *g, uint32_t id)
 {
     if (cut->dim < 0) {
         return id < cut->below;
@@ -715,29 +669,23 @@ static void cut_links(struct sim *sim, const uint8_t *old_side, bool up)
     }
 }
 
-static void apply_injection(struct sim *sim, const struct sim_injection *inj)
+static void apply_injection(struct sim *sim, const struct fault *inj)
 {
     char text[96];
-    sim_inject_format(inj, text, sizeof text);
+    fault_format(inj, text, sizeof text);
     trace(sim, "t=%" PRIu64 " inject %s", sim->now, text);
     line_begin(sim, inj->node, "inject");
-    line_str(sim, "what", inj->kind == SIM_INJECT_KILL       ? "kill"
-                          : inj->kind == SIM_INJECT_JOIN     ? "join"
-                          : inj->kind == SIM_INJECT_HANG     ? "hang"
-                          : inj->kind == SIM_INJECT_SUSPECT  ? "suspect"
-                          : inj->kind == SIM_INJECT_LINK_OFF ? "link-off"
-                          : inj->kind == SIM_INJECT_LINK_ON  ? "link-on"
-                          : inj->kind == SIM_INJECT_PARTITION ? "partition"
-                          : inj->kind == SIM_INJECT_BLOCK     ? "block"
-                                                              : "heal");
-    if (inj->kind == SIM_INJECT_SUSPECT || inj->kind == SIM_INJECT_LINK_OFF ||
-        inj->kind == SIM_INJECT_LINK_ON || inj->kind == SIM_INJECT_BLOCK) {
+    line_str(sim, "what", inj->kind == FAULT_LINK_OFF  ? "link-off"
+                          : inj->kind == FAULT_LINK_ON ? "link-on"
+                                                       : fault_kind_name(inj->kind));
+    if (inj->kind == FAULT_SUSPECT || inj->kind == FAULT_LINK_OFF ||
+        inj->kind == FAULT_LINK_ON || inj->kind == FAULT_BLOCK) {
         line_u64(sim, "other", inj->other);
     }
     line_end(sim);
     struct sim_node *n = &sim->nodes[inj->node];
     switch (inj->kind) {
-    case SIM_INJECT_KILL:
+    case FAULT_KILL:
         if (!node_running(n)) {
             break;
         }
@@ -747,7 +695,8 @@ static void apply_injection(struct sim *sim, const struct sim_injection *inj)
         free_inbox(n);
         link_events(sim, inj->node, false);
         break;
-    case SIM_INJECT_JOIN:
+    case FAULT_JOIN:
+    case FAULT_RESTART:
         if (node_running(n)) {
             break; /* already up: nothing to boot */
         }
@@ -755,29 +704,29 @@ static void apply_injection(struct sim *sim, const struct sim_injection *inj)
         boot_node(sim, inj->node, true);
         link_events(sim, inj->node, true);
         break;
-    case SIM_INJECT_HANG:
+    case FAULT_HANG:
         if (n->state != NODE_UP) {
             break;
         }
         n->state = NODE_HUNG;
         push(sim, sim->now + inj->duration_ns, SIM_EVENT_RESUME, inj->node, 0, 0, NULL);
         break;
-    case SIM_INJECT_SUSPECT:
+    case FAULT_SUSPECT:
         if (n->state == NODE_UP) {
             membership_suspect(&sim->contexts[inj->node], inj->other, sim->now, sim->outbox);
             dispatch(sim, inj->node, sim->now);
             reschedule_tick(sim, inj->node);
         }
         break;
-    case SIM_INJECT_LINK_OFF:
-    case SIM_INJECT_LINK_ON: {
+    case FAULT_LINK_OFF:
+    case FAULT_LINK_ON: {
         uint64_t at = sim->now + (sim->params.link_detect_ns ? sim->params.link_detect_ns : 1);
-        uint8_t up = inj->kind == SIM_INJECT_LINK_ON;
+        uint8_t up = inj->kind == FAULT_LINK_ON;
         push(sim, at, SIM_EVENT_LINK, inj->node, inj->other, up, NULL);
         push(sim, at, SIM_EVENT_LINK, inj->other, inj->node, up, NULL);
         break;
     }
-    case SIM_INJECT_BLOCK: {
+    case FAULT_BLOCK: {
         unsigned slot = 0;
         while (slot < sim->block_count && sim->blocks[slot].until_ns > sim->now) {
             slot++; /* reuse the first expired slot */
@@ -794,8 +743,8 @@ static void apply_injection(struct sim *sim, const struct sim_injection *inj)
         }
         break;
     }
-    case SIM_INJECT_PARTITION:
-    case SIM_INJECT_HEAL: {
+    case FAULT_PARTITION:
+    case FAULT_HEAL: {
         uint8_t *old_side = malloc(sim->node_count);
         if (old_side == NULL) {
             break;
@@ -803,9 +752,9 @@ static void apply_injection(struct sim *sim, const struct sim_injection *inj)
         for (uint32_t id = 0; id < sim->node_count; id++) {
             old_side[id] = sim->nodes[id].side;
             sim->nodes[id].side =
-                inj->kind == SIM_INJECT_HEAL ? 0 : (on_side(inj, &sim->params.geometry, id) ? 1 : 0);
+                inj->kind == FAULT_HEAL ? 0 : (on_side(inj, &sim->params.geometry, id) ? 1 : 0);
         }
-        cut_links(sim, old_side, inj->kind == SIM_INJECT_HEAL);
+        cut_links(sim, old_side, inj->kind == FAULT_HEAL);
         free(old_side);
         break;
     }
@@ -1144,12 +1093,12 @@ void sim_destroy(struct sim *sim)
     free(sim);
 }
 
-bool sim_add_injections(struct sim *sim, const struct sim_injection *items, size_t count)
+bool sim_add_injections(struct sim *sim, const struct fault *items, size_t count)
 {
     if (count == 0) {
         return true;
     }
-    struct sim_injection *grown =
+    struct fault *grown =
         realloc(sim->injections, (sim->injection_count + count) * sizeof *grown);
     if (grown == NULL) {
         return false;
@@ -1175,8 +1124,8 @@ bool sim_run(struct sim *sim, FILE *out)
     /* The faults end when the last hang or block ends, not when it begins. */
     uint64_t faults_end = last;
     for (size_t i = 0; i < sim->injection_count; i++) {
-        const struct sim_injection *inj = &sim->injections[i];
-        if ((inj->kind == SIM_INJECT_HANG || inj->kind == SIM_INJECT_BLOCK) &&
+        const struct fault *inj = &sim->injections[i];
+        if ((inj->kind == FAULT_HANG || inj->kind == FAULT_BLOCK) &&
             inj->time_ns + inj->duration_ns > faults_end) {
             faults_end = inj->time_ns + inj->duration_ns;
         }

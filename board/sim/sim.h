@@ -29,6 +29,7 @@
 #include "membership/codec.h"
 #include "membership/membership.h"
 #include "net/torus/geometry.h"
+#include "tools/ts_model.h"
 
 struct sim_params {
     struct torus_geometry geometry;
@@ -74,19 +75,6 @@ uint64_t sim_settle_ns(const struct sim_params *params);
  */
 uint64_t sim_heartbeat_min_ns(const struct sim_params *params);
 
-/* Base and distance models for the tree of one node's view. */
-struct sim_model {
-    uint32_t levels;     /* H */
-    uint32_t hop_sum;    /* sum over levels of the largest parent-child hop count */
-    uint32_t path_hops;  /* hops of the longest root-to-node path (critical path) */
-    uint64_t base_ns;    /* paper, base:     2 L (H-1) + O_cp H */
-    uint64_t dist_ns;    /* paper, distance: 2 L hop_sum + O_cp H */
-    uint64_t path_ns;    /* critical path:   max over nodes v of 2 L hops(v) + 2 O_cp depth(v) */
-};
-
-void sim_model_compute(const struct membership *ctx, const struct torus_geometry *geometry,
-                       uint64_t hop_ns, uint64_t cp_ns, struct sim_model *model);
-
 struct sim_stable {
     uint64_t t_ns;
     uint32_t root;
@@ -97,7 +85,7 @@ struct sim_stable {
     uint32_t detector_messages;
     uint32_t rounds;
     uint32_t live;
-    struct sim_model model;
+    struct ts_model model; /* T_s models of the tree of the stable node's view */
 };
 
 struct sim_stats {
@@ -136,7 +124,7 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
 void sim_destroy(struct sim *sim);
 
 /* Adds scripted faults (copied). */
-bool sim_add_injections(struct sim *sim, const struct sim_injection *items, size_t count);
+bool sim_add_injections(struct sim *sim, const struct fault *items, size_t count);
 
 /*
  * Runs to the end (last injection + settle), writing lines to out (may be

@@ -6,23 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sim_rng_seed(struct sim_rng *rng, uint64_t seed)
-{
-    rng->state = seed ^ UINT64_C(0x5851f42d4c957f2d);
-}
-
-uint64_t sim_rng_next(struct sim_rng *rng)
-{
-    uint64_t z = (rng->state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-uint64_t sim_rng_below(struct sim_rng *rng, uint64_t bound)
-{
-    return sim_rng_next(rng) % bound;
-}
+#include "tools/splitmix.h"
 
 enum { CHAOS_UP = 0, CHAOS_DEAD, CHAOS_HUNG };
 
@@ -44,10 +28,10 @@ static int compare_times(const void *a, const void *b)
 }
 
 /* A running node, favouring low ids a third of the time (roots, chains). */
-static bool pick_up(struct chaos_state *s, struct sim_rng *rng, uint32_t *out)
+static bool pick_up(struct chaos_state *s, uint64_t *rng, uint32_t *out)
 {
-    bool low = sim_rng_below(rng, 3) == 0;
-    uint32_t start = low ? 0 : (uint32_t)sim_rng_below(rng, s->n);
+    bool low = splitmix64_below(rng, 3) == 0;
+    uint32_t start = low ? 0 : (uint32_t)splitmix64_below(rng, s->n);
     for (uint32_t i = 0; i < s->n; i++) {
         uint32_t id = (start + i) % s->n;
         if (s->state[id] == CHAOS_UP) {
@@ -58,9 +42,9 @@ static bool pick_up(struct chaos_state *s, struct sim_rng *rng, uint32_t *out)
     return false;
 }
 
-static bool pick_dead(struct chaos_state *s, struct sim_rng *rng, uint32_t *out)
+static bool pick_dead(struct chaos_state *s, uint64_t *rng, uint32_t *out)
 {
-    uint32_t start = (uint32_t)sim_rng_below(rng, s->n);
+    uint32_t start = (uint32_t)splitmix64_below(rng, s->n);
     for (uint32_t i = 0; i < s->n; i++) {
         uint32_t id = (start + i) % s->n;
         if (s->state[id] == CHAOS_DEAD) {
@@ -72,10 +56,10 @@ static bool pick_dead(struct chaos_state *s, struct sim_rng *rng, uint32_t *out)
 }
 
 size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsigned events,
-                          uint64_t window_ns, struct sim_injection *out, size_t capacity)
+                          uint64_t window_ns, struct fault *out, size_t capacity)
 {
-    struct sim_rng rng;
-    sim_rng_seed(&rng, seed);
+    /* The constant keeps every seed's scenario what it was before the generator moved to tools/. */
+    uint64_t rng = seed ^ UINT64_C(0x5851f42d4c957f2d);
     const struct torus_geometry *g = &params->geometry;
     uint64_t unit = sim_unit_ns(params);
     struct chaos_state s;
@@ -101,7 +85,7 @@ size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsign
         return 0;
     }
     for (unsigned i = 0; i < events; i++) {
-        times[i] = unit + sim_rng_below(&rng, window_ns > unit ? window_ns - unit : 1);
+        times[i] = unit + splitmix64_below(&rng, window_ns > unit ? window_ns - unit : 1);
     }
     qsort(times, events, sizeof times[0], compare_times);
     size_t count = 0;
@@ -117,17 +101,17 @@ size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsign
         if (s.partitioned && s.partition_until <= t) {
             s.partitioned = false;
         }
-        struct sim_injection *item = &out[count];
+        struct fault *item = &out[count];
         memset(item, 0, sizeof *item);
         item->time_ns = t;
-        uint64_t roll = sim_rng_below(&rng, 100);
+        uint64_t roll = splitmix64_below(&rng, 100);
         uint32_t a;
         uint32_t b;
         if (roll < 25) {
             if (s.down >= s.down_budget || !pick_up(&s, &rng, &a)) {
                 continue;
             }
-            item->kind = SIM_INJECT_KILL;
+            item->kind = FAULT_KILL;
             item->node = a;
             s.state[a] = CHAOS_DEAD;
             s.down++;
@@ -135,7 +119,7 @@ size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsign
             if (!pick_dead(&s, &rng, &a)) {
                 continue;
             }
-            item->kind = SIM_INJECT_JOIN;
+            item->kind = FAULT_RESTART; /* a killed node boots again */
             item->node = a;
             s.state[a] = CHAOS_UP;
             s.down--;
@@ -143,11 +127,11 @@ size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsign
             if (s.down >= s.down_budget || !pick_up(&s, &rng, &a)) {
                 continue;
             }
-            bool long_hang = sim_rng_below(&rng, 2) == 0;
-            item->kind = SIM_INJECT_HANG;
+            bool long_hang = splitmix64_below(&rng, 2) == 0;
+            item->kind = FAULT_HANG;
             item->node = a;
-            item->duration_ns = long_hang ? 40u * unit + sim_rng_below(&rng, 40u * unit)
-                                          : unit + sim_rng_below(&rng, 2u * unit);
+            item->duration_ns = long_hang ? 40u * unit + splitmix64_below(&rng, 40u * unit)
+                                          : unit + splitmix64_below(&rng, 2u * unit);
             s.state[a] = CHAOS_HUNG;
             s.busy_until[a] = t + item->duration_ns;
             s.down++;
@@ -155,11 +139,11 @@ size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsign
             if (!pick_up(&s, &rng, &a)) {
                 continue;
             }
-            b = (uint32_t)sim_rng_below(&rng, s.n);
+            b = (uint32_t)splitmix64_below(&rng, s.n);
             if (a == b) {
                 continue;
             }
-            item->kind = SIM_INJECT_SUSPECT;
+            item->kind = FAULT_SUSPECT;
             item->node = a;
             item->other = b;
         } else if (roll < 87) {
@@ -169,28 +153,28 @@ size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsign
             /* Cut a minority of at most a quarter: a coordinate slab if a dim allows. */
             int dim = -1;
             for (unsigned d = 0; d < g->dims; d++) {
-                if (g->size[d] >= 4 && (dim < 0 || sim_rng_below(&rng, 2) == 0)) {
+                if (g->size[d] >= 4 && (dim < 0 || splitmix64_below(&rng, 2) == 0)) {
                     dim = (int)d;
                 }
             }
-            item->kind = SIM_INJECT_PARTITION;
+            item->kind = FAULT_PARTITION;
             item->dim = dim;
             if (dim >= 0) {
                 uint32_t size = g->size[dim];
-                item->below = 1u + (uint32_t)sim_rng_below(&rng, size / 4u);
+                item->below = 1u + (uint32_t)splitmix64_below(&rng, size / 4u);
             } else {
-                item->below = 1u + (uint32_t)sim_rng_below(&rng, s.n / 4u > 0 ? s.n / 4u : 1u);
+                item->below = 1u + (uint32_t)splitmix64_below(&rng, s.n / 4u > 0 ? s.n / 4u : 1u);
                 if (item->below >= g->node_count) {
                     continue;
                 }
             }
-            uint64_t length = 10u * unit + sim_rng_below(&rng, 60u * unit);
+            uint64_t length = 10u * unit + splitmix64_below(&rng, 60u * unit);
             s.partitioned = true;
             s.partition_until = t + length;
             count++;
-            struct sim_injection *heal = &out[count];
+            struct fault *heal = &out[count];
             memset(heal, 0, sizeof *heal);
-            heal->kind = SIM_INJECT_HEAL;
+            heal->kind = FAULT_HEAL;
             heal->time_ns = t + length;
             count++;
             continue;
@@ -198,19 +182,20 @@ size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsign
             if (!pick_up(&s, &rng, &a)) {
                 continue;
             }
-            unsigned link = (unsigned)sim_rng_below(&rng, torus_geometry_link_count(g));
+            unsigned link = (unsigned)splitmix64_below(&rng, torus_geometry_link_count(g));
             b = torus_geometry_neighbour(g, a, link);
             if (b == TORUS_RANK_NONE || b == a) {
                 continue;
             }
-            item->kind = SIM_INJECT_LINK_OFF;
+            item->kind = FAULT_LINK_OFF;
             item->node = a;
             item->other = b;
+            item->link = FAULT_LINK_PAIR;
             count++;
-            struct sim_injection *on = &out[count];
+            struct fault *on = &out[count];
             *on = *item;
-            on->kind = SIM_INJECT_LINK_ON;
-            on->time_ns = t + 5u * unit + sim_rng_below(&rng, 20u * unit);
+            on->kind = FAULT_LINK_ON;
+            on->time_ns = t + 5u * unit + splitmix64_below(&rng, 20u * unit);
             count++;
             continue;
         }

@@ -15,22 +15,12 @@
 #include "board/sim/sim.h"
 #include "board/sim/sim_inject.h"
 
-/* A small deterministic generator (splitmix64). */
-struct sim_rng {
-    uint64_t state;
-};
-
-void sim_rng_seed(struct sim_rng *rng, uint64_t seed);
-uint64_t sim_rng_next(struct sim_rng *rng);
-/* Uniform in [0, bound) (bound > 0). */
-uint64_t sim_rng_below(struct sim_rng *rng, uint64_t bound);
-
 /*
  * Fills out[0..capacity) with a scenario of about `events` faults spread
  * over window_ns; returns how many were written (all partitions healed and
  * hangs over by window end).
  */
 size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsigned events,
-                          uint64_t window_ns, struct sim_injection *out, size_t capacity);
+                          uint64_t window_ns, struct fault *out, size_t capacity);
 
 #endif /* BOARD_SIM_SIM_CHAOS_H */

@@ -42,8 +42,8 @@ static void test_views(void)
     CHECK(emu_model_tree(&params, members, &tree));
     CHECK(tree.digest == 0x5c77d99e64418d7bull && tree.live == 7 && tree.root == 0);
     /* 0 -> 1..4 (farthest: 3, 2 hops), 1 -> 5, 6 (farthest: 6, 3 hops). */
-    CHECK(tree.levels == 3 && tree.level_max_hops[1] == 2 && tree.level_max_hops[2] == 3);
-    CHECK(tree.hop_sum == 5);
+    CHECK(tree.model.levels == 3 && tree.model.level_max_hops[1] == 2 && tree.model.level_max_hops[2] == 3);
+    CHECK(tree.model.hop_sum == 5);
     members_except(members, 8, 0, 7);
     CHECK(emu_model_tree(&params, members, &tree));
     CHECK(tree.digest == 0xbe5771a71f5c40d4ull && tree.live == 6 && tree.root == 1);
@@ -54,12 +54,11 @@ static void test_views(void)
     emu_model_ends(&params, members, &first, &last);
     CHECK(first == 1 && last == 7);
 
-    struct emu_model_prediction p;
     members_except(members, 8, 7, 99);
     CHECK(emu_model_tree(&params, members, &tree));
-    emu_model_predict(&tree, 100000.0, 1000.0, &p);
-    CHECK(p.base_ns == 2.0 * 100000.0 * 2 + 1000.0 * 3);     /* 2 L (H-1) + O_cp H */
-    CHECK(p.distance_ns == 2.0 * 100000.0 * 5 + 1000.0 * 3); /* 2 L S + O_cp H */
+    ts_model_predict(&tree.model, 100000.0, 1000.0);
+    CHECK(tree.model.base_ns == 2.0 * 100000.0 * 2 + 1000.0 * 3);     /* 2 L (H-1) + O_cp H */
+    CHECK(tree.model.distance_ns == 2.0 * 100000.0 * 5 + 1000.0 * 3); /* 2 L S + O_cp H */
     CHECK(emu_model_measure_ocp_ns(&params) > 0.0);
 
     /* A spare outside the initial view changes the digest when it joins. */
@@ -69,16 +68,16 @@ static void test_views(void)
     members_except(members, 8, 99, 99);
     CHECK(emu_model_digest(&params, members) ==
           (membership_initial_digest(7) ^ membership_id_digest(7)));
-    CHECK(emu_model_tree(&params, members, &tree) && tree.levels == 4 && tree.live == 8);
+    CHECK(emu_model_tree(&params, members, &tree) && tree.model.levels == 4 && tree.live == 8);
     /* Snake order keeps neighbours in the layout one hop apart. */
-    CHECK(tree.level_max_hops[1] >= 1);
+    CHECK(tree.model.level_max_hops[1] >= 1);
 
     /* 512 nodes, radix 4: H = 6 (1+4+16+64+256 = 341 < 512). */
     setup(4, MEMBERSHIP_LAYOUT_RADIX, 8, 512);
     static bool big[512];
     members_except(big, 512, 99999, 99999);
-    CHECK(emu_model_tree(&params, big, &tree) && tree.levels == 6 && tree.live == 512);
-    CHECK(tree.hop_sum >= 5 && tree.hop_sum <= 5 * 12);
+    CHECK(emu_model_tree(&params, big, &tree) && tree.model.levels == 6 && tree.live == 512);
+    CHECK(tree.model.hop_sum >= 5 && tree.model.hop_sum <= 5 * 12);
 }
 
 static struct emu_view_answer answers[8];

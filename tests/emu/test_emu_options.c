@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "kernel/personality.h"
-#include "qemu/cli.h"
+#include "tools/cli.h"
 #include "qemu/emu_options.h"
 #include "tests/check.h"
 
@@ -170,7 +170,8 @@ static void test_fault_options(void)
           options.settle_quiet_ns == 500000000ull);
     expect_fault_error("--inject", "kil 3 at 2s",
                        "--inject: 'kil 3 at 2s': unknown action 'kil' (expected kill, hang, "
-                       "resume, link, reboot, restart, join)");
+                       "resume, link, reboot, restart, join, suspect, block, "
+                       "partition or heal)");
     expect_fault_error("--inject", "kill 3 at 2s; hang x at 1s", "'hang x at 1s': 'x' is not");
     expect_fault_error("--inject", "", "the script is empty");
     expect_fault_error("--chaos", "seed=1,rate=fast", "--chaos: rate='fast' is invalid");

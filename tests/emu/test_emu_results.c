@@ -83,12 +83,12 @@ int main(void)
     check.agreement.epoch = 9;
     check.agreement.live = 7;
     check.agreement.members = 7;
-    check.tree.levels = 3;
-    check.tree.hop_sum = 5;
+    check.tree.model.levels = 3;
+    check.tree.model.hop_sum = 5;
     check.ocp_ns = 2000.0;
     check.ocp_samples = 3;
-    check.prediction.distance_ns = 1000.0;
-    check.prediction.base_ns = 800.0;
+    check.tree.model.distance_ns = 1000.0;
+    check.tree.model.base_ns = 800.0;
     FILE *json = tmpfile();
     CHECK(json != NULL);
     const struct emu_check_record *closed = emu_results_close_group(&results, &check, json, NULL);

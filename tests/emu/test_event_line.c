@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qemu/event_json.h"
-#include "qemu/event_line.h"
+#include "tools/event_json.h"
+#include "tools/event_line.h"
 #include "tests/check.h"
 
 static struct event_line line;

@@ -9,8 +9,8 @@
  * token or a double-quoted text, keys unique, printable ASCII only.  Anything
  * else makes it malformed: the launcher counts it and ignores it.
  */
-#ifndef QEMU_EVENT_LINE_H
-#define QEMU_EVENT_LINE_H
+#ifndef TOOLS_EVENT_LINE_H
+#define TOOLS_EVENT_LINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,4 +58,4 @@ const char *event_line_get(const struct event_line *line, const char *key);
 bool event_line_get_u64(const struct event_line *line, const char *key,
                         uint64_t *out);
 
-#endif /* QEMU_EVENT_LINE_H */
+#endif /* TOOLS_EVENT_LINE_H */

@@ -1,4 +1,4 @@
-#include "qemu/cli.h"
+#include "tools/cli.h"
 
 #include <stdio.h>
 #include <string.h>

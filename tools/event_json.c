@@ -1,4 +1,4 @@
-#include "qemu/event_json.h"
+#include "tools/event_json.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,8 +1,8 @@
-#include "qemu/event_line.h"
+#include "tools/event_line.h"
 
 #include <string.h>
 
-#include "qemu/cli.h"
+#include "tools/cli.h"
 
 static const char prefix[] = "tori node=";
 

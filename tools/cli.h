@@ -5,8 +5,8 @@
  * is accepted whole or refused, never partly read, so that every bad option
  * can be reported in one clear line ("OPTION 'VALUE' is invalid (expected ...)").
  */
-#ifndef QEMU_CLI_H
-#define QEMU_CLI_H
+#ifndef TOOLS_CLI_H
+#define TOOLS_CLI_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -118,4 +118,4 @@ bool cli_parse_dims(const char *option, const char *text, unsigned *dims,
  */
 void cli_whole_lines(void);
 
-#endif /* QEMU_CLI_H */
+#endif /* TOOLS_CLI_H */

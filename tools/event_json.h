@@ -9,14 +9,14 @@
  * bare value that is a JSON number is written as a number, everything else
  * (quoted texts, hex, names) as a string.
  */
-#ifndef QEMU_EVENT_JSON_H
-#define QEMU_EVENT_JSON_H
+#ifndef TOOLS_EVENT_JSON_H
+#define TOOLS_EVENT_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "qemu/event_line.h"
+#include "tools/event_line.h"
 
 /* Room for any parsed line as JSON (every byte escaped twice over). */
 #define EVENT_JSON_MAX (3 * EVENT_LINE_MAX)
@@ -31,4 +31,4 @@ bool event_json_is_number(const char *text);
 size_t event_json_format(const struct event_line *line, uint32_t node,
                          uint64_t emu_ns, char *out, size_t capacity);
 
-#endif /* QEMU_EVENT_JSON_H */
+#endif /* TOOLS_EVENT_JSON_H */
