@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board/sim/sim_inject.h"
+#include "sim/sim_inject.h"
 
 bool sim_case_geometry(const char *dims, struct torus_geometry *g)
 {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board/sim/sim.h"
-#include "board/sim/sim_chaos.h"
+#include "sim/sim.h"
+#include "sim/sim_chaos.h"
 #include "tests/check.h"
 #include "tests/sim/sim_case.h"
 

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board/sim/sim.h"
-#include "board/sim/sim_chaos.h"
-#include "board/sim/sim_inject.h"
+#include "sim/sim.h"
+#include "sim/sim_chaos.h"
+#include "sim/sim_inject.h"
 #include "net/torus/geometry.h"
 #include "tools/cli.h"
 

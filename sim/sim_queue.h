@@ -4,8 +4,8 @@
  * were scheduled and every run is exactly reproducible.  Host tool: grows
  * with realloc.
  */
-#ifndef BOARD_SIM_SIM_QUEUE_H
-#define BOARD_SIM_SIM_QUEUE_H
+#ifndef SIM_SIM_QUEUE_H
+#define SIM_SIM_QUEUE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,4 +48,4 @@ bool sim_queue_pop(struct sim_queue *q, struct sim_event *event);
 bool sim_queue_empty(const struct sim_queue *q);
 uint64_t sim_queue_peek_time(const struct sim_queue *q);
 
-#endif /* BOARD_SIM_SIM_QUEUE_H */
+#endif /* SIM_SIM_QUEUE_H */

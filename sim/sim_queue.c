@@ -1,7 +1,7 @@
 /*
  * Binary heap of simulator events (see sim_queue.h).
  */
-#include "board/sim/sim_queue.h"
+#include "sim/sim_queue.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /*
  * --inject parser (see sim_inject.h).
  */
-#include "board/sim/sim_inject.h"
+#include "sim/sim_inject.h"
 
 #include <inttypes.h>
 #include <stdio.h>

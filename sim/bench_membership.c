@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "board/sim/sim.h"
+#include "sim/sim.h"
 #include "membership/codec.h"
 #include "membership/membership.h"
 #include "membership/tree.h"

@@ -6,14 +6,14 @@
  * possible: at most N/8 nodes down at once and a minority side of at most
  * N/4.  Deterministic for a seed.
  */
-#ifndef BOARD_SIM_SIM_CHAOS_H
-#define BOARD_SIM_SIM_CHAOS_H
+#ifndef SIM_SIM_CHAOS_H
+#define SIM_SIM_CHAOS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "board/sim/sim.h"
-#include "board/sim/sim_inject.h"
+#include "sim/sim.h"
+#include "sim/sim_inject.h"
 
 /*
  * Fills out[0..capacity) with a scenario of about `events` faults spread
@@ -23,4 +23,4 @@
 size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsigned events,
                           uint64_t window_ns, struct fault *out, size_t capacity);
 
-#endif /* BOARD_SIM_SIM_CHAOS_H */
+#endif /* SIM_SIM_CHAOS_H */

@@ -2,14 +2,14 @@
  * The simulator engine (see sim.h).  Host tool: allocates freely, but the
  * nodes themselves run membership/ exactly as on a real node.
  */
-#include "board/sim/sim.h"
+#include "sim/sim.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "board/sim/sim_queue.h"
+#include "sim/sim_queue.h"
 
 #define TRACE_LINES 48
 #define TRACE_WIDTH 176

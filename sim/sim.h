@@ -18,14 +18,14 @@
  * the primary side holds the same view, which is exactly the running nodes.
  * A violation stops the run with the seed, the step and a trace.
  */
-#ifndef BOARD_SIM_SIM_H
-#define BOARD_SIM_SIM_H
+#ifndef SIM_SIM_H
+#define SIM_SIM_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "board/sim/sim_inject.h"
+#include "sim/sim_inject.h"
 #include "membership/codec.h"
 #include "membership/membership.h"
 #include "net/torus/geometry.h"
@@ -139,4 +139,4 @@ const struct membership *sim_node(const struct sim *sim, uint32_t id);
 /* True when the node is running (not dead, not a spare that never booted). */
 bool sim_node_running(const struct sim *sim, uint32_t id);
 
-#endif /* BOARD_SIM_SIM_H */
+#endif /* SIM_SIM_H */

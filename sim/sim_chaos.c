@@ -1,7 +1,7 @@
 /*
  * Chaos scenarios (see sim_chaos.h).
  */
-#include "board/sim/sim_chaos.h"
+#include "sim/sim_chaos.h"
 
 #include <stdlib.h>
 #include <string.h>

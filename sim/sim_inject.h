@@ -6,8 +6,8 @@
  * join (a spare, or a killed node), suspect, block, partition and heal; it
  * refuses reboot, resume and a hang without "for D", in one line.
  */
-#ifndef BOARD_SIM_SIM_INJECT_H
-#define BOARD_SIM_SIM_INJECT_H
+#ifndef SIM_SIM_INJECT_H
+#define SIM_SIM_INJECT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,4 +36,4 @@ bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
 bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_count,
                       uint32_t members, char *error, size_t error_capacity);
 
-#endif /* BOARD_SIM_FAULT_H */
+#endif /* SIM_SIM_INJECT_H */
