@@ -5,8 +5,9 @@
  *            [--hop-ns 4600] [--cp-ns 2000] [--members M]
  *            [--policy primary|every-side] [--heartbeat-us N]
  *            [--link-detect-ns N] [--settle-ms N]
- *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms']
+ *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms' | --inject-file F]
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
+ *            [--emit-script FILE]
  *            [--json] [--events | --quiet] [--trace-node N]
  *
  * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
@@ -21,6 +22,7 @@
 #include "sim/sim_inject.h"
 #include "net/torus/geometry.h"
 #include "tools/cli.h"
+#include "tools/fault.h"
 
 #define TOOL "tori-sim"
 
@@ -41,6 +43,7 @@ struct options {
     const char *link_detect_text;
     uint64_t settle_ns;
     const char *inject;
+    const char *emit_script; /* --emit-script FILE: the run's faults, in the fault language */
     const char *dims_text;
     bool chaos;
     bool keep_going;
@@ -153,6 +156,10 @@ static void usage(void)
           "                       off|on, block A B at T for D, partition x<K, heal;\n"
           "                       times 1.5ms, 250us, 2s, 0; join only a node that is\n"
           "                       down then: killed earlier, or a spare)\n"
+          "  --inject-file FILE   the script from a file (items separated by ';' or\n"
+          "                       lines, '#' comments)\n"
+          "  --emit-script FILE   write the run's faults (a chaos seed's too) to FILE in\n"
+          "                       the fault language, for tori-emu --inject-file FILE\n"
           "  --chaos              random faults instead of a script\n"
           "  --seeds N            chaos runs, seeds SEED..SEED+N-1 (1)\n"
           "  --rate R             chaos faults per ms (0.5)\n"
@@ -167,6 +174,43 @@ static void usage(void)
           "trace printed), 2 bad options.\n",
           stdout);
     exit(0);
+}
+
+/* The --seeds value as text, for a message. */
+static const char *argv_seeds_text(uint64_t seeds)
+{
+    static char text[24];
+    snprintf(text, sizeof text, "%" PRIu64, seeds);
+    return text;
+}
+
+/*
+ * Writes the faults a run injects to --emit-script's file, before the run
+ * (a failing run leaves its script too): a header naming the run, then one
+ * item a line, as tori-emu --inject-file and tori-sim --inject-file read it.
+ */
+static void emit_script(const struct options *o, uint64_t seed, const struct fault *items,
+                        size_t count)
+{
+    if (o->emit_script == NULL) {
+        return;
+    }
+    FILE *file = fopen(o->emit_script, "w");
+    bool ok = file != NULL;
+    if (ok) {
+        if (o->chaos) {
+            fprintf(file, "# tori-sim --dims %s --chaos --seed %" PRIu64 ": %zu faults\n",
+                    o->dims_text, seed, count);
+        } else {
+            fprintf(file, "# tori-sim --dims %s: %zu faults\n", o->dims_text, count);
+        }
+        ok = fault_script_write(file, items, count);
+        ok = fclose(file) == 0 && ok;
+    }
+    if (!ok) {
+        fprintf(stderr, TOOL ": --emit-script '%s': cannot be written\n", o->emit_script);
+        exit(2);
+    }
 }
 
 static void parse_args(int argc, char **argv, struct options *o)
@@ -234,7 +278,23 @@ static void parse_args(int argc, char **argv, struct options *o)
             if (v == NULL) {
                 usage_error("%s needs a fault list", a, "'kill 5 at 1ms; join 5 at 10ms'");
             }
+            if (o->inject != NULL) {
+                usage_error("%s", "--inject and --inject-file together", "one script");
+            }
             o->inject = v;
+        } else if (strcmp(a, "--inject-file") == 0) {
+            char *text = NULL; /* kept for the run, like argv */
+            char reason[320];
+            if (v != NULL && !fault_script_read_file(v, &text, reason, sizeof reason)) {
+                fprintf(stderr, TOOL ": --inject-file: %s\n", reason);
+                exit(2);
+            }
+            if (o->inject != NULL && v != NULL) {
+                usage_error("%s", "--inject and --inject-file together", "one script");
+            }
+            o->inject = text;
+        } else if (strcmp(a, "--emit-script") == 0) {
+            o->emit_script = v;
         } else if (strcmp(a, "--seeds") == 0) {
             o->seeds = parse_u64(a, v, 1, 10000000, "1..1e7");
         } else if (strcmp(a, "--rate") == 0) {
@@ -264,6 +324,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --settle-ms, --inject, "
+                            "--inject-file, --emit-script, "
                             "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --json, "
                             "--events, --quiet");
             }
@@ -315,6 +376,21 @@ static void parse_args(int argc, char **argv, struct options *o)
     }
     if (o->chaos && o->inject != NULL) {
         usage_error("%s", "--chaos and --inject together", "one or the other");
+    }
+    if (o->emit_script != NULL && o->chaos && o->seeds != 1) {
+        usage_error("--emit-script with --seeds %s", argv_seeds_text(o->seeds),
+                    "one run to write: --seeds 1");
+    }
+    if (o->emit_script != NULL) {
+        /* Made (or emptied) now: a path that cannot be written is bad input. */
+        FILE *file = fopen(o->emit_script, "w");
+        if (file == NULL) {
+            fprintf(stderr, TOOL ": --emit-script '%s' cannot be written (expected a file path "
+                            "in a writable directory)\n",
+                    o->emit_script);
+            exit(2);
+        }
+        fclose(file);
     }
 }
 
@@ -453,6 +529,7 @@ static int run_script(const struct options *o)
         fault_script_free(&script);
         return 2;
     }
+    emit_script(o, p.seed, items, count);
     sim_add_injections(sim, items, count);
     fault_script_free(&script);
     if (!p.json) {
@@ -527,6 +604,7 @@ static int run_chaos(const struct options *o)
             free(items);
             return 2;
         }
+        emit_script(o, seed, items, count);
         sim_add_injections(sim, items, count);
         if (o->verbosity >= 2) {
             print_replay(o, &p, items, count); /* --events: every scenario, replayable */
