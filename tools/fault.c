@@ -134,18 +134,28 @@ struct item {
     unsigned words;
 };
 
+/* Writes "'TEXT': reason" to error; returns false.  Every message of this file. */
+__attribute__((format(printf, 4, 0))) static bool quoted_error(const char *text, char *error,
+                                                               size_t capacity,
+                                                               const char *format,
+                                                               va_list arguments)
+{
+    char reason[240];
+    vsnprintf(reason, sizeof reason, format, arguments);
+    snprintf(error, capacity, "'%s': %s", text, reason);
+    return false;
+}
+
 __attribute__((format(printf, 4, 5))) static bool item_error(const struct item *item,
                                                              char *error, size_t capacity,
                                                              const char *format, ...);
 static bool item_error(const struct item *item, char *error, size_t capacity,
                        const char *format, ...)
 {
-    char reason[240];
     va_list arguments;
     va_start(arguments, format);
-    vsnprintf(reason, sizeof reason, format, arguments);
+    quoted_error(item->text, error, capacity, format, arguments);
     va_end(arguments);
-    snprintf(error, capacity, "'%s': %s", item->text, reason);
     return false;
 }
 
@@ -427,13 +437,12 @@ __attribute__((format(printf, 4, 5))) static bool fault_error(const struct fault
 static bool fault_error(const struct fault *item, char *error, size_t capacity,
                         const char *format, ...)
 {
-    char text[FAULT_TEXT_MAX], reason[200];
+    char text[FAULT_TEXT_MAX];
     fault_format(item, text, sizeof text);
     va_list arguments;
     va_start(arguments, format);
-    vsnprintf(reason, sizeof reason, format, arguments);
+    quoted_error(text, error, capacity, format, arguments);
     va_end(arguments);
-    snprintf(error, capacity, "'%s': %s", text, reason);
     return false;
 }
 
