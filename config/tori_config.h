@@ -67,6 +67,72 @@
 #define CONFIG_INIT_HEAP_SIZE (16 * 1024)
 #endif
 
+/*
+ * The communication layer (comm/, see comm/DESIGN.md for the memory
+ * figures).  Communicators alive at once on a node, WORLD included.
+ */
+#ifndef CONFIG_COMM_MAX_COMMS
+#define CONFIG_COMM_MAX_COMMS 8
+#endif
+
+/* Peers a node holds a session with at once (sessions are recycled). */
+#ifndef CONFIG_COMM_MAX_PEERS
+#define CONFIG_COMM_MAX_PEERS 64
+#endif
+
+/* Unacknowledged frames per peer (power of two, at most 32: the ack mask). */
+#ifndef CONFIG_COMM_WINDOW
+#define CONFIG_COMM_WINDOW 16
+#endif
+
+/* Application requests pending at once (collectives add their own). */
+#ifndef CONFIG_COMM_MAX_REQUESTS
+#define CONFIG_COMM_MAX_REQUESTS 128
+#endif
+
+/* Largest message, in bytes (point-to-point, broadcast, allgather). */
+#ifndef CONFIG_COMM_MAX_MESSAGE
+#define CONFIG_COMM_MAX_MESSAGE (1024 * 1024)
+#endif
+
+/* Unexpected messages: a pool of blocks, and records of arrival order. */
+#ifndef CONFIG_COMM_POOL_BYTES
+#define CONFIG_COMM_POOL_BYTES (64 * 1024)
+#endif
+#ifndef CONFIG_COMM_POOL_BLOCK
+#define CONFIG_COMM_POOL_BLOCK 512
+#endif
+#ifndef CONFIG_COMM_MAX_UNEXPECTED
+#define CONFIG_COMM_MAX_UNEXPECTED 64
+#endif
+
+/* Collectives in flight at once, the scratch each has (reduce staging,
+ * gather of a subtree, split), the largest reduce vector and the tree's
+ * radix. */
+#ifndef CONFIG_COMM_MAX_COLLECTIVES
+#define CONFIG_COMM_MAX_COLLECTIVES 2
+#endif
+#ifndef CONFIG_COMM_COLL_SCRATCH
+#define CONFIG_COMM_COLL_SCRATCH (16 * 1024)
+#endif
+#ifndef CONFIG_COMM_REDUCE_MAX
+#define CONFIG_COMM_REDUCE_MAX 2048
+#endif
+#ifndef CONFIG_COMM_TREE_RADIX
+#define CONFIG_COMM_TREE_RADIX 4
+#endif
+
+/* Rank-map entries shared by the communicators that are not a range of
+ * node ids (split with reordering keys). */
+#ifndef CONFIG_COMM_MAP_ENTRIES
+#define CONFIG_COMM_MAP_ENTRIES 4096
+#endif
+
+/* Frames one call into the comm core may write (struct comm_outbox). */
+#ifndef CONFIG_COMM_OUTBOX_FRAMES
+#define CONFIG_COMM_OUTBOX_FRAMES 32
+#endif
+
 _Static_assert(CONFIG_MAX_NODES >= 1 && CONFIG_MAX_NODES <= 1048576,
                "CONFIG_MAX_NODES must be 1..2^20");
 _Static_assert((CONFIG_MAX_NODES % 64) == 0 || CONFIG_MAX_NODES < 64,
@@ -94,5 +160,40 @@ _Static_assert(CONFIG_CONSOLE_BUFFER >= 256 && CONFIG_CONSOLE_BUFFER <= 65536,
                "CONFIG_CONSOLE_BUFFER must be 256..65536 bytes");
 _Static_assert(CONFIG_MAX_POLLERS >= 1 && CONFIG_MAX_POLLERS <= 32,
                "CONFIG_MAX_POLLERS must be 1..32");
+
+_Static_assert(CONFIG_COMM_MAX_COMMS >= 1 && CONFIG_COMM_MAX_COMMS <= 255,
+               "CONFIG_COMM_MAX_COMMS must be 1..255");
+_Static_assert(CONFIG_COMM_MAX_PEERS >= 2 && CONFIG_COMM_MAX_PEERS <= 255,
+               "CONFIG_COMM_MAX_PEERS must be 2..255 (a session id holds the slot in 8 bits)");
+_Static_assert(CONFIG_COMM_WINDOW >= 2 && CONFIG_COMM_WINDOW <= 32 &&
+                   (CONFIG_COMM_WINDOW & (CONFIG_COMM_WINDOW - 1)) == 0,
+               "CONFIG_COMM_WINDOW must be a power of two in 2..32");
+_Static_assert(CONFIG_COMM_MAX_REQUESTS >= 8 && CONFIG_COMM_MAX_REQUESTS <= 4096,
+               "CONFIG_COMM_MAX_REQUESTS must be 8..4096");
+_Static_assert(CONFIG_COMM_MAX_MESSAGE >= 65536 && CONFIG_COMM_MAX_MESSAGE <= (1 << 30),
+               "CONFIG_COMM_MAX_MESSAGE must be 64 KiB..1 GiB");
+_Static_assert(CONFIG_COMM_POOL_BLOCK >= 64 && (CONFIG_COMM_POOL_BLOCK % 8) == 0 &&
+                   CONFIG_COMM_POOL_BYTES % CONFIG_COMM_POOL_BLOCK == 0 &&
+                   CONFIG_COMM_POOL_BYTES / CONFIG_COMM_POOL_BLOCK >= 2 &&
+                   CONFIG_COMM_POOL_BYTES / CONFIG_COMM_POOL_BLOCK <= 65535,
+               "CONFIG_COMM_POOL_BYTES must be 2..65535 blocks of CONFIG_COMM_POOL_BLOCK");
+_Static_assert(CONFIG_COMM_MAX_UNEXPECTED >= 2 && CONFIG_COMM_MAX_UNEXPECTED <= 4096,
+               "CONFIG_COMM_MAX_UNEXPECTED must be 2..4096");
+_Static_assert(CONFIG_COMM_TREE_RADIX >= 2 && CONFIG_COMM_TREE_RADIX <= CONFIG_TREE_RADIX_MAX &&
+                   (CONFIG_COMM_TREE_RADIX & (CONFIG_COMM_TREE_RADIX - 1)) == 0,
+               "CONFIG_COMM_TREE_RADIX must be a power of two in 2..16");
+_Static_assert(CONFIG_COMM_MAX_COLLECTIVES >= 1 && CONFIG_COMM_MAX_COLLECTIVES <= 16,
+               "CONFIG_COMM_MAX_COLLECTIVES must be 1..16");
+_Static_assert(CONFIG_COMM_COLL_SCRATCH >= 1024 && (CONFIG_COMM_COLL_SCRATCH % 8) == 0,
+               "CONFIG_COMM_COLL_SCRATCH must be >= 1 KiB and a multiple of 8");
+_Static_assert(CONFIG_COMM_REDUCE_MAX >= 64 && (CONFIG_COMM_REDUCE_MAX % 8) == 0 &&
+                   (CONFIG_COMM_TREE_RADIX + 1) * CONFIG_COMM_REDUCE_MAX <=
+                       CONFIG_COMM_COLL_SCRATCH,
+               "CONFIG_COMM_REDUCE_MAX must be a multiple of 8 and (radix + 1) of them must "
+               "fit CONFIG_COMM_COLL_SCRATCH");
+_Static_assert(CONFIG_COMM_MAP_ENTRIES >= 16 && CONFIG_COMM_MAP_ENTRIES <= (1 << 22),
+               "CONFIG_COMM_MAP_ENTRIES must be 16..2^22");
+_Static_assert(CONFIG_COMM_OUTBOX_FRAMES >= 4 && CONFIG_COMM_OUTBOX_FRAMES <= 1024,
+               "CONFIG_COMM_OUTBOX_FRAMES must be 4..1024");
 
 #endif /* TORI_CONFIG_H */

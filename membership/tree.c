@@ -65,13 +65,13 @@ static void locate_heap(const struct membership_view *view, unsigned radix, uint
     out->subtree_size = (uint32_t)size;
 }
 
-static void locate_runs(const struct membership_view *view, unsigned radix, uint32_t rank,
-                        struct membership_tree_links *out)
+void membership_tree_runs(uint32_t count, unsigned radix, uint32_t rank,
+                          struct membership_tree_links *out)
 {
     uint32_t lo = 0;
-    uint32_t k = view->live;
+    uint32_t k = count;
     uint32_t depth = 0;
-    uint32_t parent_rank = UINT32_MAX;
+    uint32_t parent_rank = MEMBERSHIP_POS_NONE;
     while (lo != rank) {
         uint32_t q = (k - 1u) / radix;
         uint32_t rem = (k - 1u) % radix;
@@ -86,9 +86,9 @@ static void locate_runs(const struct membership_view *view, unsigned radix, uint
         run_chunk(lo, k, radix, j, &lo, &k);
         depth++;
     }
+    out->rank = rank;
     out->depth = depth;
-    out->parent = parent_rank == UINT32_MAX ? MEMBERSHIP_POS_NONE
-                                            : membership_view_select(view, parent_rank);
+    out->parent = parent_rank;
     out->child_count = 0;
     if (k > 1u) {
         for (uint32_t j = 0; j < radix; j++) {
@@ -98,11 +98,24 @@ static void locate_runs(const struct membership_view *view, unsigned radix, uint
             if (size == 0) {
                 break;
             }
-            out->children[out->child_count++] = membership_view_select(view, start);
+            out->children[out->child_count++] = start;
         }
     }
     out->subtree_levels = membership_tree_levels(k, radix);
     out->subtree_size = k;
+}
+
+/* The runs tree over ranks, then ranks turned into layout positions. */
+static void locate_runs(const struct membership_view *view, unsigned radix, uint32_t rank,
+                        struct membership_tree_links *out)
+{
+    membership_tree_runs(view->live, radix, rank, out);
+    if (out->parent != MEMBERSHIP_POS_NONE) {
+        out->parent = membership_view_select(view, out->parent);
+    }
+    for (uint32_t j = 0; j < out->child_count; j++) {
+        out->children[j] = membership_view_select(view, out->children[j]);
+    }
 }
 
 bool membership_tree_locate(const struct membership_view *view,
@@ -113,10 +126,10 @@ bool membership_tree_locate(const struct membership_view *view,
         return false;
     }
     uint32_t rank = membership_view_rank(view, pos);
-    out->rank = rank;
     if (kind == MEMBERSHIP_LAYOUT_TORUS) {
         locate_runs(view, radix, rank, out);
     } else {
+        out->rank = rank;
         locate_heap(view, radix, rank, out);
     }
     return true;

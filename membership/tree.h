@@ -54,6 +54,17 @@ bool membership_tree_locate(const struct membership_view *view,
                             enum membership_layout_kind kind, unsigned radix, uint32_t pos,
                             struct membership_tree_links *out);
 
+/*
+ * The TORUS ("runs") tree over ranks 0..count-1 alone (0 < count, rank <
+ * count, radix valid): the shape membership_tree_locate gives a view of
+ * count live members, with ranks where it gives positions (parent
+ * MEMBERSHIP_POS_NONE at rank 0).  Child j's subtree is the run of ranks
+ * from children[j] up to children[j+1] (the last one up to rank +
+ * subtree_size).  For trees over other rank spaces (communicators).
+ */
+void membership_tree_runs(uint32_t count, unsigned radix, uint32_t rank,
+                          struct membership_tree_links *out);
+
 /* Root of the tree (first live position), MEMBERSHIP_POS_NONE when empty. */
 uint32_t membership_tree_root(const struct membership_view *view);
 

@@ -177,3 +177,16 @@ uint32_t membership_view_next_dead(const struct membership_view *view, uint32_t 
     uint32_t found = word * 64u + (uint32_t)__builtin_ctzll(bits);
     return found < view->positions ? found : view->positions;
 }
+
+void membership_view_copy(struct membership_view *to, const struct membership_view *from)
+{
+    to->positions = from->positions;
+    to->word_count = from->word_count;
+    to->live = from->live;
+    memcpy(to->words, from->words, sizeof(uint64_t) * from->word_count);
+    memcpy(to->fenwick, from->fenwick, sizeof(uint32_t) * from->word_count);
+    for (uint32_t w = from->word_count; w < MEMBERSHIP_VIEW_WORDS; w++) {
+        to->words[w] = 0;
+        to->fenwick[w] = 0;
+    }
+}

@@ -53,4 +53,7 @@ uint32_t membership_view_next_live(const struct membership_view *view, uint32_t 
 /* First position >= pos that is not live, or view->positions. */
 uint32_t membership_view_next_dead(const struct membership_view *view, uint32_t pos);
 
+/* Copies live set and index (same capacity); O(N/64). */
+void membership_view_copy(struct membership_view *to, const struct membership_view *from);
+
 #endif /* MEMBERSHIP_VIEW_H */

@@ -7,22 +7,11 @@
 #include "kernel/panic.h"
 #include "kernel/poll.h"
 #include "kernel/timer.h"
+#include "lib/le.h"
 #include "net/torus/driver.h"
 #include "net/torus/route.h"
 
 _Static_assert(TORUS_FLOOD_MAX_SIZE == 1454, "the flood usage text says 1454");
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
 
 static void on_flood(void *context, const struct torus_frame_header *header,
                      const uint8_t *payload, uint64_t now_ns)
@@ -32,8 +21,8 @@ static void on_flood(void *context, const struct torus_frame_header *header,
         r->malformed++;
         return;
     }
-    uint32_t id = get_u32(payload);
-    uint32_t sequence = get_u32(payload + 4);
+    uint32_t id = le_get_u32(payload);
+    uint32_t sequence = le_get_u32(payload + 4);
     if (!r->following || r->source != header->source || r->id != id) {
         /* A new flood: follow it from here on. */
         r->following = true;
@@ -83,8 +72,8 @@ bool torus_flood_start(struct torus_flood *flood, uint32_t destination,
     /* The filler is the same for every frame: written once. */
     for (uint32_t i = TORUS_FLOOD_HEADER_SIZE; i < size; i++)
         flood->payload[i] = (uint8_t)(i * 7u + 1u);
-    put_u32(flood->payload, id);
-    put_u32(flood->payload + 8, count);
+    le_put_u32(flood->payload, id);
+    le_put_u32(flood->payload + 8, count);
     return true;
 }
 
@@ -116,7 +105,7 @@ unsigned torus_flood_poll(struct torus_flood *flood, uint64_t now_ns)
                                         s->destination, network->up_mask);
         if (link < 0 || torus_dma_is_full(&network->injection[link]))
             break;
-        put_u32(flood->payload + 4, s->next);
+        le_put_u32(flood->payload + 4, s->next);
         enum torus_network_status status =
             torus_network_send(network, s->destination, TORUS_FRAME_TYPE_FLOOD, 0,
                                flood->payload, s->size, now_ns);

@@ -5,32 +5,10 @@
 
 #include "kernel/console_command.h"
 #include "kernel/event.h"
+#include "lib/le.h"
 
 /* Payload: sequence (4), sender clock (8), path length seen (1), LE. */
 #define PING_PAYLOAD_SIZE 13
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    return (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
-}
 
 static void report(uint32_t destination, uint32_t hops, uint64_t rtt_ns, bool ok)
 {
@@ -46,8 +24,8 @@ static void send_ping(struct torus_ping *ping, struct torus_ping_slot *slot,
                       uint64_t now_ns)
 {
     uint8_t payload[PING_PAYLOAD_SIZE] = {0};
-    put_u32(payload, slot->sequence);
-    put_u64(payload + 4, now_ns);
+    le_put_u32(payload, slot->sequence);
+    le_put_u64(payload + 4, now_ns);
     slot->sent_ns = now_ns;
     enum torus_network_status status =
         torus_network_send(ping->network, slot->destination,
@@ -95,12 +73,12 @@ static void on_pong(void *context, const struct torus_frame_header *header,
     struct torus_ping *ping = context;
     if (header->payload_length != PING_PAYLOAD_SIZE)
         return;
-    uint32_t sequence = get_u32(payload);
+    uint32_t sequence = le_get_u32(payload);
     for (unsigned i = 0; i < TORUS_PING_WINDOW; i++) {
         struct torus_ping_slot *slot = &ping->slots[i];
         if (slot->active && slot->sequence == sequence &&
             slot->destination == header->source) {
-            uint64_t sent = get_u64(payload + 4);
+            uint64_t sent = le_get_u64(payload + 4);
             report(slot->destination, payload[12], now_ns - sent, true);
             slot->active = false;
             ping->answered++;

@@ -4,7 +4,7 @@
  * counted; check_report() turns the count into the exit status.  A test goes
  * on after a failed check so that one run shows every broken case.
  *
- * Also a seeded PRNG (splitmix64), so every randomized test draws the same
+ * Also the seeded generator of the tools (tools/splitmix.h), so every randomized test draws the same
  * inputs on every run.
  */
 #ifndef TESTS_CHECK_H
@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "tools/splitmix.h"
 
 static int check_failures;
 
@@ -80,13 +82,13 @@ static inline int check_report(const char *name)
     return check_failures == 0 ? 0 : 1;
 }
 
-/* One splitmix64 step: advances *state, returns the next value. */
+/* One step of the tools' generator (tools/splitmix.h): advances *state. */
 static inline unsigned long long test_random(unsigned long long *state)
 {
-    unsigned long long z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    uint64_t s = *state;
+    uint64_t value = splitmix64_next(&s);
+    *state = s;
+    return value;
 }
 
 /* The same generator behind a struct, for tests that pass it around. */

@@ -16,7 +16,7 @@ VARIANTS_LIST = os.path.join("tests", "cert", "variants", "variants.cmake")
 
 
 def test_variants(source_dir):
-    """The deliberately bad test variants, as TORI_CERT_VARIANTS lists them
+    """The deliberately bad test variants, as TORI_TEST_VARIANTS lists them
     in tests/cert/variants/variants.cmake (the list CMake accepts)."""
     path = os.path.join(source_dir, VARIANTS_LIST)
     try:
@@ -24,10 +24,11 @@ def test_variants(source_dir):
             text = f.read()
     except OSError as e:
         raise BuildError(f"cannot read the test variants: {e}")
-    match = re.search(r"set\(TORI_CERT_VARIANTS\b(.*?)\)", text, re.S)
-    names = re.sub(r"#[^\n]*", "", match.group(1)).split() if match else []
+    text = re.sub(r"#[^\n]*", "", text)  # comments may hold parentheses
+    match = re.search(r"set\(TORI_TEST_VARIANTS\b(.*?)\)", text, re.S)
+    names = match.group(1).split() if match else []
     if not names:
-        raise BuildError(f"{path} has no set(TORI_CERT_VARIANTS ...) list")
+        raise BuildError(f"{path} has no set(TORI_TEST_VARIANTS ...) list")
     return names
 
 

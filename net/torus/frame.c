@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lib/crc32.h"
+#include "lib/le.h"
 
 _Static_assert(TORUS_FRAME_MAX_PAYLOAD <= UINT16_MAX,
                "payload length must fit its 16-bit field");
@@ -50,42 +51,6 @@ static const char *const type_names[] = {
 
 static const uint8_t mac_prefix[2] = {0x02, 0x74};
 
-static uint16_t load16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t load32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static uint64_t load64(const uint8_t *p)
-{
-    return (uint64_t)load32(p) | ((uint64_t)load32(p + 4) << 32);
-}
-
-static void store16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void store32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static void store64(uint8_t *p, uint64_t v)
-{
-    store32(p, (uint32_t)v);
-    store32(p + 4, (uint32_t)(v >> 32));
-}
-
 /* CRC of the frame as if its checksum field were zero. */
 static uint32_t frame_checksum(const uint8_t *frame, size_t length)
 {
@@ -111,24 +76,24 @@ size_t torus_frame_encode(const struct torus_frame_header *header,
     memcpy(out + OFFSET_SOURCE_MAC, header->source_mac, TORUS_FRAME_MAC_SIZE);
     out[OFFSET_ETHERTYPE] = (uint8_t)(TORUS_FRAME_ETHERTYPE >> 8);
     out[OFFSET_ETHERTYPE + 1] = (uint8_t)TORUS_FRAME_ETHERTYPE;
-    store16(out + OFFSET_MAGIC, TORUS_FRAME_MAGIC);
+    le_put_u16(out + OFFSET_MAGIC, TORUS_FRAME_MAGIC);
     out[OFFSET_VERSION] = TORUS_FRAME_VERSION;
     out[OFFSET_TYPE] = header->type;
     out[OFFSET_FLAGS] = header->flags;
     out[OFFSET_TTL] = header->ttl;
     out[OFFSET_HOPS] = header->hops;
     out[OFFSET_RESERVED] = 0;
-    store16(out + OFFSET_PAYLOAD_LENGTH, (uint16_t)payload_length);
-    store32(out + OFFSET_SOURCE, header->source);
-    store32(out + OFFSET_DESTINATION, header->destination);
-    store64(out + OFFSET_EPOCH, header->epoch);
-    store32(out + OFFSET_SEQUENCE, header->link_sequence);
-    store32(out + OFFSET_ACK, header->link_ack);
-    store32(out + OFFSET_SENDER_INCARNATION, header->link_sender_incarnation);
-    store32(out + OFFSET_RECEIVER_INCARNATION, header->link_receiver_incarnation);
+    le_put_u16(out + OFFSET_PAYLOAD_LENGTH, (uint16_t)payload_length);
+    le_put_u32(out + OFFSET_SOURCE, header->source);
+    le_put_u32(out + OFFSET_DESTINATION, header->destination);
+    le_put_u64(out + OFFSET_EPOCH, header->epoch);
+    le_put_u32(out + OFFSET_SEQUENCE, header->link_sequence);
+    le_put_u32(out + OFFSET_ACK, header->link_ack);
+    le_put_u32(out + OFFSET_SENDER_INCARNATION, header->link_sender_incarnation);
+    le_put_u32(out + OFFSET_RECEIVER_INCARNATION, header->link_receiver_incarnation);
     if (payload_length > 0)
         memmove(out + OFFSET_PAYLOAD, payload, payload_length);
-    store32(out + OFFSET_CHECKSUM, frame_checksum(out, length));
+    le_put_u32(out + OFFSET_CHECKSUM, frame_checksum(out, length));
     return length;
 }
 
@@ -148,15 +113,15 @@ enum torus_frame_status torus_frame_decode(const uint8_t *frame, size_t length,
     if (frame[OFFSET_ETHERTYPE] != (uint8_t)(TORUS_FRAME_ETHERTYPE >> 8) ||
         frame[OFFSET_ETHERTYPE + 1] != (uint8_t)TORUS_FRAME_ETHERTYPE)
         return TORUS_FRAME_DROP_BAD_ETHERTYPE;
-    if (load16(frame + OFFSET_MAGIC) != TORUS_FRAME_MAGIC)
+    if (le_get_u16(frame + OFFSET_MAGIC) != TORUS_FRAME_MAGIC)
         return TORUS_FRAME_DROP_BAD_MAGIC;
     if (frame[OFFSET_VERSION] != TORUS_FRAME_VERSION)
         return TORUS_FRAME_DROP_BAD_VERSION;
-    uint16_t payload_length = load16(frame + OFFSET_PAYLOAD_LENGTH);
+    uint16_t payload_length = le_get_u16(frame + OFFSET_PAYLOAD_LENGTH);
     if ((size_t)payload_length != length - TORUS_FRAME_HEADER_SIZE)
         return TORUS_FRAME_DROP_LENGTH_MISMATCH;
     /* The checksum before any meaning: damage is reported as damage. */
-    if (load32(frame + OFFSET_CHECKSUM) != frame_checksum(frame, length))
+    if (le_get_u32(frame + OFFSET_CHECKSUM) != frame_checksum(frame, length))
         return TORUS_FRAME_DROP_BAD_CHECKSUM;
     if (frame[OFFSET_TYPE] >= TORUS_FRAME_TYPE_COUNT)
         return TORUS_FRAME_DROP_BAD_TYPE;
@@ -164,8 +129,8 @@ enum torus_frame_status torus_frame_decode(const uint8_t *frame, size_t length,
         return TORUS_FRAME_DROP_BAD_FLAGS;
     if (frame[OFFSET_RESERVED] != 0)
         return TORUS_FRAME_DROP_BAD_RESERVED;
-    uint32_t source = load32(frame + OFFSET_SOURCE);
-    uint32_t destination = load32(frame + OFFSET_DESTINATION);
+    uint32_t source = le_get_u32(frame + OFFSET_SOURCE);
+    uint32_t destination = le_get_u32(frame + OFFSET_DESTINATION);
     if (source >= node_count || destination >= node_count)
         return TORUS_FRAME_DROP_RANK_OUT_OF_RANGE;
     if (frame[OFFSET_TTL] == 0)
@@ -180,11 +145,11 @@ enum torus_frame_status torus_frame_decode(const uint8_t *frame, size_t length,
     header->payload_length = payload_length;
     header->source = source;
     header->destination = destination;
-    header->epoch = load64(frame + OFFSET_EPOCH);
-    header->link_sequence = load32(frame + OFFSET_SEQUENCE);
-    header->link_ack = load32(frame + OFFSET_ACK);
-    header->link_sender_incarnation = load32(frame + OFFSET_SENDER_INCARNATION);
-    header->link_receiver_incarnation = load32(frame + OFFSET_RECEIVER_INCARNATION);
+    header->epoch = le_get_u64(frame + OFFSET_EPOCH);
+    header->link_sequence = le_get_u32(frame + OFFSET_SEQUENCE);
+    header->link_ack = le_get_u32(frame + OFFSET_ACK);
+    header->link_sender_incarnation = le_get_u32(frame + OFFSET_SENDER_INCARNATION);
+    header->link_receiver_incarnation = le_get_u32(frame + OFFSET_RECEIVER_INCARNATION);
     if (payload != NULL)
         *payload = frame + OFFSET_PAYLOAD;
     return TORUS_FRAME_OK;
@@ -215,7 +180,7 @@ bool torus_frame_is_well_formed(const uint8_t *frame, size_t length)
 {
     return frame != NULL && length >= TORUS_FRAME_MIN_SIZE &&
            length <= TORUS_FRAME_MAX_SIZE &&
-           (size_t)load16(frame + OFFSET_PAYLOAD_LENGTH) ==
+           (size_t)le_get_u16(frame + OFFSET_PAYLOAD_LENGTH) ==
                length - TORUS_FRAME_HEADER_SIZE;
 }
 
@@ -223,7 +188,7 @@ void torus_frame_seal(uint8_t *frame, size_t length)
 {
     if (!torus_frame_is_well_formed(frame, length))
         return;
-    store32(frame + OFFSET_CHECKSUM, frame_checksum(frame, length));
+    le_put_u32(frame + OFFSET_CHECKSUM, frame_checksum(frame, length));
 }
 
 void torus_frame_stamp_link(uint8_t *frame, size_t length,
@@ -235,11 +200,11 @@ void torus_frame_stamp_link(uint8_t *frame, size_t length,
     memcpy(frame + OFFSET_SOURCE_MAC, fields->source_mac, TORUS_FRAME_MAC_SIZE);
     frame[OFFSET_FLAGS] = (uint8_t)((frame[OFFSET_FLAGS] & ~TORUS_FRAME_FLAGS_KNOWN) |
                                     (fields->flags & TORUS_FRAME_FLAGS_KNOWN));
-    store32(frame + OFFSET_SEQUENCE, fields->sequence);
-    store32(frame + OFFSET_ACK, fields->ack);
-    store32(frame + OFFSET_SENDER_INCARNATION, fields->sender_incarnation);
-    store32(frame + OFFSET_RECEIVER_INCARNATION, fields->receiver_incarnation);
-    store32(frame + OFFSET_CHECKSUM, frame_checksum(frame, length));
+    le_put_u32(frame + OFFSET_SEQUENCE, fields->sequence);
+    le_put_u32(frame + OFFSET_ACK, fields->ack);
+    le_put_u32(frame + OFFSET_SENDER_INCARNATION, fields->sender_incarnation);
+    le_put_u32(frame + OFFSET_RECEIVER_INCARNATION, fields->receiver_incarnation);
+    le_put_u32(frame + OFFSET_CHECKSUM, frame_checksum(frame, length));
 }
 
 enum torus_frame_status torus_frame_forward(uint8_t *frame, size_t length)

@@ -77,7 +77,8 @@
     X(PONG, "pong")                                                          \
     X(MEMBERSHIP, "membership")                                              \
     X(CONTROL, "control")                                                    \
-    X(FLOOD, "flood")           /* load for the link benchmark (flood.h) */
+    X(FLOOD, "flood")           /* load for the link benchmark (flood.h) */  \
+    X(COMM, "comm")             /* application messages (comm/codec.h) */
 
 enum torus_frame_type {
 #define TORUS_FRAME_TYPE_ENUM(name, text) TORUS_FRAME_TYPE_##name,

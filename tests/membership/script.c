@@ -16,10 +16,11 @@
  *     start                       every node initialised, time 0
  *   actions (each opens the window the expectations look at):
  *     at T                        time moves on to T
- *     FAULT                       a line of the fault language, e.g. `kill 5
- *                                 at 1ms`, `suspect 6 5 at 1ms`, `join 63 at
- *                                 100ns`, `link 1 2 off at 0` (carried out
- *                                 when time reaches T; no hang)
+ *     FAULT                       a line of the fault language (tools/fault.h),
+ *                                 e.g. `kill 5 at 1ms`, `suspect 6 5 at 1ms`,
+ *                                 `join 63 at 100ns`, `link 1 2 off at 0`
+ *                                 (carried out when time reaches T; not hang,
+ *                                 resume, reboot)
  *     send TYPE from S to D [noview] [u8|u16|u32|u64 V]...
  *                                 a hand-built message in D's epochs
  *     resend                      the last one again, byte for byte
@@ -53,9 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board/sim/sim_inject.h"
-#include "qemu/cli.h"
 #include "tests/membership/harness.h"
+#include "tools/cli.h"
+#include "tools/fault.h"
 
 #define MAX_TOKENS 32
 #define LINE_MAX 512
@@ -84,53 +85,59 @@ static bool bad(const char *format, const char *what)
     return false;
 }
 
-/*
- * One line of the fault language as a harness fault.  Parsed by the
- * simulator's parser (board/sim/sim_inject.h) for now: when the tools'
- * one fault language (tools/fault.h) lands, this is the one function to
- * switch.
- */
+/* One line of the fault language (tools/fault.h) as a harness fault. */
 static bool parse_fault(const char *text, const struct torus_geometry *g,
                         struct harness_fault *fault)
 {
-    struct sim_injection *items = NULL;
-    size_t count = 0;
+    struct fault_script script = {0};
     char error[160];
-    if (!sim_inject_parse(text, g, &items, &count, error, sizeof error)) {
+    if (!fault_script_parse(text, &script, error, sizeof error) ||
+        !fault_script_check_torus(&script, g, error, sizeof error)) {
+        fault_script_free(&script);
         return bad("%s", error);
     }
-    bool ok = count == 1;
+    bool ok = script.count == 1;
     if (ok) {
-        const struct sim_injection *s = &items[0];
+        const struct fault *f = &script.items[0];
         memset(fault, 0, sizeof *fault);
-        fault->time_ns = s->time_ns;
-        fault->node = s->node;
-        fault->other = s->other;
-        fault->duration_ns = s->duration_ns;
-        fault->dim = s->dim;
-        fault->below = s->below;
-        switch (s->kind) {
-        case SIM_INJECT_KILL: fault->kind = HARNESS_FAULT_KILL; break;
-        case SIM_INJECT_JOIN: fault->kind = HARNESS_FAULT_JOIN; break;
-        case SIM_INJECT_SUSPECT: fault->kind = HARNESS_FAULT_SUSPECT; break;
-        case SIM_INJECT_LINK_OFF: fault->kind = HARNESS_FAULT_LINK_OFF; break;
-        case SIM_INJECT_LINK_ON: fault->kind = HARNESS_FAULT_LINK_ON; break;
-        case SIM_INJECT_BLOCK: fault->kind = HARNESS_FAULT_BLOCK; break;
-        case SIM_INJECT_PARTITION: fault->kind = HARNESS_FAULT_PARTITION; break;
-        case SIM_INJECT_HEAL: fault->kind = HARNESS_FAULT_HEAL; break;
+        fault->time_ns = f->time_ns;
+        fault->node = f->node;
+        fault->other = f->other;
+        if ((f->kind == FAULT_LINK_OFF || f->kind == FAULT_LINK_ON) &&
+            f->link != FAULT_LINK_PAIR) {
+            fault->other = torus_geometry_neighbour(g, f->node, f->link);
+        }
+        fault->duration_ns = f->duration_ns;
+        fault->dim = f->dim;
+        fault->below = f->below;
+        switch (f->kind) {
+        case FAULT_KILL: fault->kind = HARNESS_FAULT_KILL; break;
+        case FAULT_JOIN: /* a spare boots and joins */
+        case FAULT_RESTART: fault->kind = HARNESS_FAULT_JOIN; break; /* a killed node */
+        case FAULT_SUSPECT: fault->kind = HARNESS_FAULT_SUSPECT; break;
+        case FAULT_LINK_OFF: fault->kind = HARNESS_FAULT_LINK_OFF; break;
+        case FAULT_LINK_ON: fault->kind = HARNESS_FAULT_LINK_ON; break;
+        case FAULT_BLOCK: fault->kind = HARNESS_FAULT_BLOCK; break;
+        case FAULT_PARTITION: fault->kind = HARNESS_FAULT_PARTITION; break;
+        case FAULT_HEAL: fault->kind = HARNESS_FAULT_HEAL; break;
         default: ok = bad("'%s': the test network does not carry out this fault", text);
+        }
+        /* A link that comes back "for D" later: not carried out here either. */
+        if (ok && f->kind == FAULT_LINK_OFF && f->duration_ns != 0) {
+            ok = bad("'%s': the test network does not mend links (write link ... on)", text);
         }
     } else {
         bad("'%s': one fault per line", text);
     }
-    free(items);
+    fault_script_free(&script);
     return ok;
 }
 
 static bool is_fault_word(const char *word)
 {
-    static const char *const words[] = {"kill", "join",      "hang", "suspect",
-                                        "link", "partition", "heal", "block"};
+    static const char *const words[] = {"kill",  "hang",   "resume",  "link",
+                                        "reboot", "restart", "join",   "suspect",
+                                        "block", "partition", "heal"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         if (strcmp(word, words[i]) == 0) {
             return true;

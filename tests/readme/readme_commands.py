@@ -56,6 +56,9 @@ MAPPED = {
     "./tori emu --dims 2x2x2 --chaos seed=7,rate=0.5,kinds=kill,hang,link,reboot,count=6": (
         ["emu.faults_qemu_chaos"],
         "about 15 s; the test runs a seeded chaos campaign of the same kinds on QEMU"),
+    "./tori emu --dims 2x2x2 --board host --radix 2 --sequential --inject-file seed.faults": (
+        ["emu.replay_sim_chaos_host"],
+        "the replay of a tori-sim seed's script; the test emits it and runs this command"),
     "./tori sim --dims 4x4x4 --chaos --seeds 1000 --rate 0.5": (
         ["sim.chaos_64_radix4"],
         "1,000 seeds take about 25 s; the test runs 1,000 seeds on the same torus"),

@@ -73,7 +73,7 @@ set(named_cases
   "--dims|2x2|--heartbeat-us|0|--link-detect-ns|0|--inject|hang 2 at 1ms for 1ms%kill 1 at 1ms"
   "--link-detect-ns '0' leaves 'kill 1 at 1ms' unnoticed"
   "--dims|2x2|--inject|kill 1 at 5"
-  "'kill 1 at 5' is not a fault"
+  "'kill 1 at 5': '5' is not a time (expected a time like 250us, 1.5ms, 2s or 2m, or 0)"
   "--dims|2x2|--hop-ns|4.6xs"
   "--hop-ns '4.6xs' is invalid (expected nanoseconds, or a time like 250us, 1.5ms, 2s or 2m"
 )

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board/sim/sim_inject.h"
+#include "sim/sim_inject.h"
 
 bool sim_case_geometry(const char *dims, struct torus_geometry *g)
 {
@@ -76,15 +76,14 @@ void sim_case_run(const struct sim_case *c, struct sim_result *r, FILE *out)
     if (c->inject != NULL) {
         char text[1024];
         expand(c->inject, r->unit_ns, text, sizeof text);
-        struct sim_injection *items = NULL;
-        size_t count = 0;
-        if (!sim_inject_parse(text, &g, &items, &count, error, sizeof error)) {
+        struct fault_script script;
+        if (!sim_inject_parse(text, &g, &script, error, sizeof error)) {
             fprintf(stderr, "inject: %s\n", error);
             sim_destroy(sim);
             return;
         }
-        sim_add_injections(sim, items, count);
-        free(items);
+        sim_add_injections(sim, script.items, script.count);
+        fault_script_free(&script);
     }
     r->ran = true;
     r->ok = sim_run(sim, out);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "board/sim/sim.h"
+#include "sim/sim.h"
 
 struct sim_case {
     const char *dims;

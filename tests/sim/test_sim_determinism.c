@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board/sim/sim.h"
-#include "board/sim/sim_chaos.h"
+#include "sim/sim.h"
+#include "sim/sim_chaos.h"
 #include "tests/check.h"
 #include "tests/sim/sim_case.h"
 
@@ -56,7 +56,7 @@ static char *run_chaos(uint64_t seed, size_t *length)
     p.heartbeat_ns = 4u * sim_unit_ns(&p);
     p.seed = seed;
     p.verbosity = 2;
-    struct sim_injection items[64];
+    struct fault items[64];
     size_t count = sim_chaos_generate(&p, seed, 6, 100u * sim_unit_ns(&p), items, 64);
     char error[128];
     struct sim *sim = sim_create(&p, error, sizeof error);

@@ -61,7 +61,7 @@ static void run(const char *dims, unsigned radix, enum membership_layout_kind la
            " ns, %" PRIu64 " ns/hop ratio %.2f of the distance model\n",
            dims, tree, radix, live, tree_messages, s->last_stable.ts_ns,
            sim_get_params(r.sim)->hop_ns,
-           (double)s->last_stable.ts_ns / (double)s->last_stable.model.dist_ns);
+           (double)s->last_stable.ts_ns / s->last_stable.model.distance_ns);
     sim_case_free(&r);
 }
 

@@ -170,7 +170,7 @@ def _host_sources(ctx):
     tree = ctx.tree("host")
     tree.configure()
     return tree, [(rel, e) for rel, e in tree.node_sources(scope=ctx.args.code_scope)
-                  if not rel.startswith(("board/sim/", "board/qemu-virt/"))]
+                  if not rel.startswith("board/qemu-virt/")]
 
 
 def _tidy(ctx, result):

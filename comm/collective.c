@@ -1,0 +1,752 @@
+/*
+ * Collectives (see DESIGN.md, "Collectives").
+ *
+ * A collective is a short program of tree steps over the communicator's
+ * "runs" tree of radix CONFIG_COMM_TREE_RADIX, built on ranks relative to
+ * the root (membership_tree_runs), so that every subtree is a run of
+ * consecutive relative ranks:
+ *   REDUCE  combine the children's vectors with ours, in child order, and
+ *           send the result to the parent (fixed order: the same bits on
+ *           every run and every machine);
+ *   BCAST   receive from the parent, send to every child;
+ *   GATHER  place our block and the children's runs of blocks, send the
+ *           subtree's run to the parent.
+ * Each step's messages are internal requests (one per child, one for the
+ * parent) in the collective space of the communicator's context, tagged
+ * with the collective's sequence number and the step.  A step ends when
+ * its sends are acknowledged, so no buffer is rewritten under a frame that
+ * may still be resent.  Reduce vectors travel little-endian.
+ */
+#include "comm/internal.h"
+
+#include <string.h>
+
+#include "lib/le.h"
+#include "membership/tree.h"
+
+static uint16_t sub_index(uint16_t slot, uint32_t j)
+{
+    return (uint16_t)(CONFIG_COMM_MAX_REQUESTS + slot * COMM_COLL_SUBS + j);
+}
+
+#define PARENT_SUB CONFIG_COMM_TREE_RADIX
+
+void coll_init_all(struct comm *ctx)
+{
+    for (uint32_t i = 0; i < CONFIG_COMM_MAX_COLLECTIVES; i++) {
+        ctx->colls[i].state = COLL_FREE;
+    }
+    ctx->coll_work = 0;
+    ctx->creating = false;
+}
+
+static uint32_t rank_of(const struct comm_collective *c, uint32_t vrank)
+{
+    return (uint32_t)(((uint64_t)vrank + c->root) % c->size);
+}
+
+static uint32_t child_subtree(const struct comm_collective *c, uint32_t j)
+{
+    uint32_t end = j + 1u < c->child_count ? c->children[j + 1u] : c->vrank + c->subtree;
+    return end - c->children[j];
+}
+
+/* ---- internal requests ---- */
+
+static void post_recv(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t from_vrank,
+                      uint8_t *buffer, uint32_t capacity, uint64_t now_ns,
+                      struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    uint16_t index = request_alloc(ctx, sub_index(slot, j), COMM_REQ_RECV, (uint8_t)(slot + 1u));
+    struct comm_request *r = &ctx->requests[index];
+    r->comm = c->comm;
+    r->context = (uint16_t)(ctx->comms[c->comm].context | COMM_CONTEXT_COLLECTIVE);
+    r->rank = rank_of(c, from_vrank);
+    r->tag = c->tag_base | c->step;
+    r->target = buffer;
+    r->length = capacity;
+    match_post(ctx, index, now_ns, out);
+}
+
+static void post_send(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t to_vrank,
+                      const uint8_t *buffer, uint32_t length, uint64_t now_ns,
+                      struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    const struct comm_communicator *comm = &ctx->comms[c->comm];
+    uint16_t index = request_alloc(ctx, sub_index(slot, j), COMM_REQ_SEND, (uint8_t)(slot + 1u));
+    struct comm_request *r = &ctx->requests[index];
+    r->comm = c->comm;
+    r->context = (uint16_t)(comm->context | COMM_CONTEXT_COLLECTIVE);
+    r->rank = rank_of(c, to_vrank);
+    r->node = group_node(ctx, comm, r->rank);
+    r->tag = c->tag_base | c->step;
+    r->source = buffer;
+    r->length = length;
+    r->frames_total = COMM_FRAMES_FOR(length);
+    if (!node_is_live(ctx, r->node)) {
+        request_complete(ctx, index, COMM_ERR_PROC_FAILED, out);
+        return;
+    }
+    peer_send(ctx, index, now_ns, out);
+}
+
+/* The error of a finished internal request (a short or long message means
+ * the ranks called the collective with different sizes). */
+static enum comm_error sub_error(const struct comm *ctx, uint16_t index, uint32_t expected)
+{
+    const struct comm_request *r = &ctx->requests[index];
+    if (r->error == COMM_ERR_TRUNCATE) {
+        return COMM_ERR_MISMATCH;
+    }
+    if (r->error != COMM_ERR_OK) {
+        return (enum comm_error)r->error;
+    }
+    if (r->kind == COMM_REQ_RECV && r->status.count != expected) {
+        return COMM_ERR_MISMATCH;
+    }
+    return COMM_ERR_OK;
+}
+
+/* ---- reduction ---- */
+
+static uint64_t combine_one(uint64_t a, uint64_t b, uint8_t type, uint8_t op)
+{
+    if (op == COMM_BOR) {
+        return a | b;
+    }
+    if (type == COMM_INT64) {
+        int64_t x = (int64_t)a;
+        int64_t y = (int64_t)b;
+        switch (op) {
+        case COMM_SUM:
+            return a + b; /* two's complement wrap, no undefined overflow */
+        case COMM_MIN:
+            return (uint64_t)(y < x ? y : x);
+        default:
+            return (uint64_t)(y > x ? y : x);
+        }
+    }
+    double x;
+    double y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    double z;
+    switch (op) {
+    case COMM_SUM:
+        z = x + y;
+        break;
+    case COMM_MIN:
+        z = y < x ? y : x;
+        break;
+    default:
+        z = y > x ? y : x;
+        break;
+    }
+    uint64_t r;
+    memcpy(&r, &z, sizeof r);
+    return r;
+}
+
+static void combine(uint8_t *acc, const uint8_t *in, uint32_t count, uint8_t type, uint8_t op)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t v = combine_one(le_get_u64(acc + 8u * i), le_get_u64(in + 8u * i), type, op);
+        le_put_u64(acc + 8u * i, v);
+    }
+}
+
+/* Native 8-byte values to little-endian and back (in place allowed). */
+static void encode_vector(uint8_t *to, const uint8_t *from, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t v;
+        memcpy(&v, from + 8u * i, sizeof v);
+        le_put_u64(to + 8u * i, v);
+    }
+}
+
+static void decode_vector(uint8_t *to, const uint8_t *from, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t v = le_get_u64(from + 8u * i);
+        memcpy(to + 8u * i, &v, sizeof v);
+    }
+}
+
+/* ---- steps: each returns OK when done, PENDING while waiting ---- */
+
+static enum comm_error step_reduce(struct comm *ctx, uint16_t slot, uint64_t now_ns,
+                                   struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    uint32_t bytes = c->count * 8u;
+    uint8_t *acc = c->scratch;
+    if (c->phase == 0) {
+        encode_vector(acc, c->send, c->count);
+        for (uint32_t j = 0; j < c->child_count; j++) {
+            post_recv(ctx, slot, j, c->children[j], c->scratch + (j + 1u) * bytes, bytes, now_ns,
+                      out);
+        }
+        c->combined = 0;
+        c->phase = 1;
+    }
+    if (c->phase == 1) {
+        while (c->combined < c->child_count) {
+            uint16_t index = sub_index(slot, c->combined);
+            if (!request_done(ctx, index)) {
+                return COMM_ERR_PENDING;
+            }
+            enum comm_error e = sub_error(ctx, index, bytes);
+            if (e != COMM_ERR_OK) {
+                return e;
+            }
+            combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count, c->type, c->op);
+            request_release(ctx, index);
+            c->combined++;
+        }
+        if (c->parent == COMM_RANK_NONE) {
+            return COMM_ERR_OK;
+        }
+        post_send(ctx, slot, PARENT_SUB, c->parent, acc, bytes, now_ns, out);
+        c->phase = 2;
+    }
+    uint16_t index = sub_index(slot, PARENT_SUB);
+    if (!request_done(ctx, index)) {
+        return COMM_ERR_PENDING;
+    }
+    enum comm_error e = sub_error(ctx, index, bytes);
+    request_release(ctx, index);
+    return e;
+}
+
+/* Waits for every child send; OK when all went well. */
+static enum comm_error wait_children(struct comm *ctx, uint16_t slot, uint32_t expected)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    for (uint32_t j = 0; j < c->child_count; j++) {
+        if (ctx->requests[sub_index(slot, j)].state == COMM_REQ_PENDING) {
+            return COMM_ERR_PENDING;
+        }
+    }
+    enum comm_error result = COMM_ERR_OK;
+    for (uint32_t j = 0; j < c->child_count; j++) {
+        uint16_t index = sub_index(slot, j);
+        if (ctx->requests[index].state == COMM_REQ_DONE) {
+            enum comm_error e = sub_error(ctx, index, expected);
+            if (result == COMM_ERR_OK) {
+                result = e;
+            }
+            request_release(ctx, index);
+        }
+    }
+    return result;
+}
+
+static enum comm_error step_bcast(struct comm *ctx, uint16_t slot,
+                                  const struct comm_coll_step *st, uint64_t now_ns,
+                                  struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    if (c->phase == 0) {
+        if (c->parent != COMM_RANK_NONE) {
+            post_recv(ctx, slot, PARENT_SUB, c->parent, st->buffer, st->bytes, now_ns, out);
+            c->phase = 1;
+        } else {
+            c->phase = 2;
+        }
+    }
+    if (c->phase == 1) {
+        uint16_t index = sub_index(slot, PARENT_SUB);
+        if (!request_done(ctx, index)) {
+            return COMM_ERR_PENDING;
+        }
+        enum comm_error e = sub_error(ctx, index, st->bytes);
+        request_release(ctx, index);
+        if (e != COMM_ERR_OK) {
+            return e;
+        }
+        c->phase = 2;
+    }
+    if (c->phase == 2) {
+        for (uint32_t j = 0; j < c->child_count; j++) {
+            post_send(ctx, slot, j, c->children[j], st->buffer, st->bytes, now_ns, out);
+        }
+        c->phase = 3;
+    }
+    enum comm_error e = wait_children(ctx, slot, st->bytes);
+    if (e == COMM_ERR_OK && st->decode) {
+        decode_vector(c->recv, st->buffer, c->count);
+    }
+    return e;
+}
+
+static enum comm_error step_gather(struct comm *ctx, uint16_t slot,
+                                   const struct comm_coll_step *st, uint64_t now_ns,
+                                   struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    uint32_t block = st->bytes;
+    if (c->phase == 0) {
+        const uint8_t *own = c->kind == COLL_SPLIT ? c->own : c->send;
+        if (block > 0 && st->buffer != own) {
+            memmove(st->buffer, own, block);
+        }
+        for (uint32_t j = 0; j < c->child_count; j++) {
+            uint32_t offset = (c->children[j] - c->vrank) * block;
+            uint32_t length = child_subtree(c, j) * block;
+            post_recv(ctx, slot, j, c->children[j], st->buffer + offset, length, now_ns, out);
+        }
+        c->phase = 1;
+    }
+    if (c->phase == 1) {
+        for (uint32_t j = 0; j < c->child_count; j++) {
+            if (ctx->requests[sub_index(slot, j)].state == COMM_REQ_PENDING) {
+                return COMM_ERR_PENDING;
+            }
+        }
+        for (uint32_t j = 0; j < c->child_count; j++) {
+            uint16_t index = sub_index(slot, j);
+            enum comm_error e = sub_error(ctx, index, child_subtree(c, j) * block);
+            request_release(ctx, index);
+            if (e != COMM_ERR_OK) {
+                return e;
+            }
+        }
+        if (c->parent == COMM_RANK_NONE) {
+            return COMM_ERR_OK;
+        }
+        post_send(ctx, slot, PARENT_SUB, c->parent, st->buffer, c->subtree * block, now_ns, out);
+        c->phase = 2;
+    }
+    uint16_t index = sub_index(slot, PARENT_SUB);
+    if (!request_done(ctx, index)) {
+        return COMM_ERR_PENDING;
+    }
+    enum comm_error e = sub_error(ctx, index, 0);
+    request_release(ctx, index);
+    return e;
+}
+
+/* ---- the end of a collective ---- */
+
+static void reverse(uint8_t *bytes, uint32_t length)
+{
+    for (uint32_t i = 0, j = length; i + 1u < j; i++, j--) {
+        uint8_t t = bytes[i];
+        bytes[i] = bytes[j - 1u];
+        bytes[j - 1u] = t;
+    }
+}
+
+static uint64_t key_at(const uint8_t *bytes, uint32_t i)
+{
+    uint64_t key;
+    memcpy(&key, bytes + 8u * i, sizeof key);
+    return key;
+}
+
+static void swap_keys(uint8_t *bytes, uint32_t i, uint32_t j)
+{
+    uint64_t a = key_at(bytes, i);
+    uint64_t b = key_at(bytes, j);
+    memcpy(bytes + 8u * i, &b, sizeof b);
+    memcpy(bytes + 8u * j, &a, sizeof a);
+}
+
+/* Moves key i down the max-heap over [0, end). */
+static void sift_down(uint8_t *bytes, uint32_t i, uint32_t end)
+{
+    for (;;) {
+        uint32_t child = 2u * i + 1u;
+        if (child >= end) {
+            return;
+        }
+        if (child + 1u < end && key_at(bytes, child + 1u) > key_at(bytes, child)) {
+            child++;
+        }
+        if (key_at(bytes, i) >= key_at(bytes, child)) {
+            return;
+        }
+        swap_keys(bytes, i, child);
+        i = child;
+    }
+}
+
+/* Heap sort, in place: count 64-bit keys (native) ascending. */
+static void sort_keys(uint8_t *bytes, uint32_t count)
+{
+    for (uint32_t i = count / 2u; i > 0; i--) {
+        sift_down(bytes, i - 1u, count);
+    }
+    for (uint32_t end = count; end > 1u; end--) {
+        swap_keys(bytes, 0, end - 1u);
+        sift_down(bytes, 0, end - 1u);
+    }
+}
+
+static int lowest_free_context(const uint64_t *used)
+{
+    for (uint32_t w = 0; w < COMM_CONTEXT_WORDS; w++) {
+        if (used[w] != UINT64_MAX) {
+            return (int)(w * 64u + (uint32_t)__builtin_ctzll(~used[w]));
+        }
+    }
+    return -1;
+}
+
+/* Dup and split: the new communicator (COMM_NULL for an undefined color). */
+static enum comm_error create_comm(struct comm *ctx, struct comm_collective *c,
+                                   uint32_t *handle)
+{
+    *handle = COMM_NULL;
+    const struct comm_communicator *parent = &ctx->comms[c->comm];
+    int context = lowest_free_context(c->contexts);
+    if (context < 0) {
+        return COMM_ERR_BUSY;
+    }
+    uint16_t slot;
+    if (c->kind == COLL_DUP) {
+        const uint8_t *list =
+            parent->group == GROUP_LIST ? (const uint8_t *)&ctx->map[parent->first] : NULL;
+        slot = comm_create(ctx, (uint8_t)context, list, parent->first, parent->size);
+    } else {
+        if (c->color == COMM_UNDEFINED) {
+            return COMM_ERR_OK;
+        }
+        /* Our color's members as (key, rank) keys, compacted in place. */
+        uint32_t members = 0;
+        for (uint32_t r = 0; r < c->size; r++) {
+            int32_t color = (int32_t)(uint32_t)le_get_u64(c->scratch + 8u * r);
+            int32_t key = (int32_t)(uint32_t)(le_get_u64(c->scratch + 8u * r) >> 32);
+            if (color != c->color) {
+                continue;
+            }
+            uint64_t sort_key = ((uint64_t)((uint32_t)key ^ 0x80000000u) << 32) | r;
+            memcpy(c->scratch + 8u * members, &sort_key, sizeof sort_key);
+            members++;
+        }
+        sort_keys(c->scratch, members);
+        /* Ranks to node ids, compacted to 4-byte entries in place. */
+        bool range = true;
+        uint32_t first = 0;
+        for (uint32_t i = 0; i < members; i++) {
+            uint64_t sort_key;
+            memcpy(&sort_key, c->scratch + 8u * i, sizeof sort_key);
+            uint32_t node = group_node(ctx, parent, (uint32_t)sort_key);
+            if (i == 0) {
+                first = node;
+            } else if (node != first + i) {
+                range = false;
+            }
+            memcpy(c->scratch + 4u * i, &node, sizeof node);
+        }
+        slot = comm_create(ctx, (uint8_t)context, range ? NULL : c->scratch, first, members);
+    }
+    if (slot == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    ctx->contexts_used[context / 64] |= UINT64_C(1) << (context % 64);
+    *handle = comm_handle_of(ctx, slot);
+    return COMM_ERR_OK;
+}
+
+static void release_slot(struct comm *ctx, uint16_t slot)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+        request_release(ctx, sub_index(slot, j));
+    }
+    if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
+        ctx->creating = false;
+    }
+    c->state = COLL_FREE;
+}
+
+static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    enum comm_error error = COMM_ERR_OK;
+    uint32_t handle = COMM_NULL;
+    if (c->kind == COLL_REDUCE && c->parent == COMM_RANK_NONE) {
+        decode_vector(c->recv, c->scratch, c->count);
+    } else if (c->kind == COLL_GATHER && c->parent == COMM_RANK_NONE && c->root != 0) {
+        /* Blocks lie in relative-rank order: rotate right by root blocks. */
+        uint32_t block = c->steps[0].bytes;
+        uint32_t total = c->size * block;
+        uint32_t shift = c->root * block;
+        reverse(c->recv, total);
+        reverse(c->recv, shift);
+        reverse(c->recv + shift, total - shift);
+    } else if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
+        error = create_comm(ctx, c, &handle);
+    }
+    ctx->requests[c->request].status.comm = handle;
+    request_complete(ctx, c->request, error, out);
+    release_slot(ctx, slot);
+}
+
+/* Fails the collective: the application hears at once; internal requests
+ * still under way (matched receives, sends in windows) finish first. */
+static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
+                 struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    request_complete(ctx, c->request, error, out);
+    c->state = COLL_DRAINING;
+    for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+        uint16_t index = sub_index(slot, j);
+        struct comm_request *r = &ctx->requests[index];
+        if (r->state == COMM_REQ_PENDING && r->kind == COMM_REQ_RECV && match_cancel(ctx, index)) {
+            request_release(ctx, index);
+        }
+    }
+    ctx->coll_work |= 1u << slot;
+}
+
+static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    if (c->state == COLL_DRAINING) {
+        for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+            if (ctx->requests[sub_index(slot, j)].state == COMM_REQ_PENDING) {
+                return;
+            }
+        }
+        release_slot(ctx, slot);
+        return;
+    }
+    if (c->state != COLL_RUNNING) {
+        return;
+    }
+    while (c->step < c->step_count) {
+        const struct comm_coll_step *st = &c->steps[c->step];
+        enum comm_error e;
+        if (st->kind == STEP_REDUCE) {
+            e = step_reduce(ctx, slot, now_ns, out);
+        } else if (st->kind == STEP_BCAST) {
+            e = step_bcast(ctx, slot, st, now_ns, out);
+        } else {
+            e = step_gather(ctx, slot, st, now_ns, out);
+        }
+        if (e == COMM_ERR_PENDING) {
+            return;
+        }
+        if (e != COMM_ERR_OK) {
+            fail(ctx, slot, e, out);
+            return;
+        }
+        c->step++;
+        c->phase = 0;
+    }
+    finish(ctx, slot, out);
+}
+
+void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    while (ctx->coll_work != 0) {
+        uint16_t slot = (uint16_t)__builtin_ctz(ctx->coll_work);
+        ctx->coll_work &= ~(1u << slot);
+        advance(ctx, slot, now_ns, out);
+    }
+}
+
+void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
+                    struct comm_outbox *out)
+{
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
+        struct comm_collective *c = &ctx->colls[slot];
+        if (c->state == COLL_RUNNING && c->comm == comm) {
+            fail(ctx, slot, error, out);
+        }
+    }
+}
+
+/* ---- starting ---- */
+
+/* The largest subtree below a root of a communicator of size ranks. */
+static uint32_t largest_child_subtree(uint32_t size)
+{
+    return size <= 1u ? 0u : (size - 1u + CONFIG_COMM_TREE_RADIX - 1u) / CONFIG_COMM_TREE_RADIX;
+}
+
+static enum comm_error check_args(const struct comm *ctx, const struct coll_args *a)
+{
+    const struct comm_communicator *comm = &ctx->comms[a->comm];
+    uint32_t n = comm->size;
+    bool rooted = a->kind == COLL_BCAST || a->kind == COLL_REDUCE || a->kind == COLL_GATHER;
+    if (rooted && a->root >= n) {
+        return COMM_ERR_RANK;
+    }
+    bool at_root = comm->rank == a->root;
+    switch (a->kind) {
+    case COLL_BCAST:
+        if (a->count > CONFIG_COMM_MAX_MESSAGE) {
+            return COMM_ERR_COUNT;
+        }
+        return a->count > 0 && a->recv == NULL ? COMM_ERR_ARG : COMM_ERR_OK;
+    case COLL_REDUCE:
+    case COLL_ALLREDUCE:
+        if ((uint64_t)a->count * 8u > CONFIG_COMM_REDUCE_MAX) {
+            return COMM_ERR_COUNT;
+        }
+        if (a->type > COMM_DOUBLE || a->op > COMM_MAX) {
+            return COMM_ERR_ARG;
+        }
+        if (a->count > 0 && (a->send == NULL ||
+                             ((a->kind == COLL_ALLREDUCE || at_root) && a->recv == NULL))) {
+            return COMM_ERR_ARG;
+        }
+        return COMM_ERR_OK;
+    case COLL_GATHER:
+        if ((uint64_t)largest_child_subtree(n) * a->count > CONFIG_COMM_COLL_SCRATCH ||
+            (uint64_t)n * a->count > UINT32_MAX) {
+            return COMM_ERR_COUNT;
+        }
+        if (a->count > 0 && (a->send == NULL || (at_root && a->recv == NULL))) {
+            return COMM_ERR_ARG;
+        }
+        return COMM_ERR_OK;
+    case COLL_ALLGATHER:
+        if ((uint64_t)n * a->count > CONFIG_COMM_MAX_MESSAGE) {
+            return COMM_ERR_COUNT;
+        }
+        return a->count > 0 && (a->send == NULL || a->recv == NULL) ? COMM_ERR_ARG : COMM_ERR_OK;
+    case COLL_SPLIT:
+        if ((uint64_t)n * 8u > CONFIG_COMM_COLL_SCRATCH) {
+            return COMM_ERR_COUNT;
+        }
+        if (a->color < 0 && a->color != COMM_UNDEFINED) {
+            return COMM_ERR_ARG;
+        }
+        return ctx->creating ? COMM_ERR_BUSY : COMM_ERR_OK;
+    case COLL_DUP:
+        return ctx->creating ? COMM_ERR_BUSY : COMM_ERR_OK;
+    default:
+        return COMM_ERR_OK;
+    }
+}
+
+static void add_step(struct comm_collective *c, uint8_t kind, uint8_t *buffer, uint32_t bytes,
+                     bool decode)
+{
+    struct comm_coll_step *st = &c->steps[c->step_count++];
+    st->kind = kind;
+    st->buffer = buffer;
+    st->bytes = bytes;
+    st->decode = decode;
+}
+
+/* Reduce to the root, then (all = true) broadcast the result to recv. */
+static void add_reduce(struct comm_collective *c, bool all)
+{
+    add_step(c, STEP_REDUCE, NULL, c->count * 8u, false);
+    if (all) {
+        uint8_t *buffer = c->parent == COMM_RANK_NONE ? c->scratch : c->recv;
+        add_step(c, STEP_BCAST, buffer, c->count * 8u, true);
+    }
+}
+
+static void program(struct comm *ctx, struct comm_collective *c, const struct coll_args *a)
+{
+    (void)ctx;
+    switch (a->kind) {
+    case COLL_BARRIER:
+        c->count = 0;
+        add_reduce(c, true);
+        break;
+    case COLL_BCAST:
+        add_step(c, STEP_BCAST, a->recv, a->count, false);
+        break;
+    case COLL_REDUCE:
+        add_reduce(c, false);
+        break;
+    case COLL_ALLREDUCE:
+        add_reduce(c, true);
+        break;
+    case COLL_GATHER:
+        add_step(c, STEP_GATHER, c->parent == COMM_RANK_NONE ? a->recv : c->scratch, a->count,
+                 false);
+        break;
+    case COLL_ALLGATHER:
+        add_step(c, STEP_GATHER, a->recv + (uint64_t)c->vrank * a->count, a->count, false);
+        add_step(c, STEP_BCAST, a->recv, c->size * a->count, false);
+        break;
+    default: /* DUP, SPLIT: agree on a free context (an OR of the sets in use) */
+        memcpy(c->contexts, ctx->contexts_used, sizeof c->contexts);
+        c->send = (const uint8_t *)c->contexts;
+        c->recv = (uint8_t *)c->contexts;
+        c->count = COMM_CONTEXT_WORDS;
+        c->type = COMM_INT64;
+        c->op = COMM_BOR;
+        add_reduce(c, true);
+        if (a->kind == COLL_SPLIT) {
+            le_put_u64(c->own, (uint64_t)(uint32_t)a->color | ((uint64_t)(uint32_t)a->key << 32));
+            add_step(c, STEP_GATHER, c->scratch + 8u * c->vrank, 8u, false);
+            add_step(c, STEP_BCAST, c->scratch, c->size * 8u, false);
+        }
+        break;
+    }
+}
+
+enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t now_ns,
+                           struct comm_outbox *out, uint32_t *request)
+{
+    (void)now_ns;
+    (void)out;
+    struct comm_communicator *comm = &ctx->comms[a->comm];
+    enum comm_error e = check_args(ctx, a);
+    if (e != COMM_ERR_OK) {
+        return e;
+    }
+    uint16_t slot = COMM_NONE16;
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COLLECTIVES; i++) {
+        if (ctx->colls[i].state == COLL_FREE) {
+            slot = i;
+            break;
+        }
+    }
+    if (slot == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    uint16_t index = request_alloc_app(ctx, COMM_REQ_COLLECTIVE);
+    if (index == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    struct comm_collective *c = &ctx->colls[slot];
+    c->state = COLL_RUNNING;
+    c->kind = a->kind;
+    c->op = a->op;
+    c->type = a->type;
+    c->step = 0;
+    c->step_count = 0;
+    c->phase = 0;
+    c->comm = a->comm;
+    c->request = index;
+    c->tag_base = (comm->collective_seq++ & 0x0fffffffu) << 4;
+    c->root = a->kind == COLL_BCAST || a->kind == COLL_REDUCE || a->kind == COLL_GATHER ? a->root
+                                                                                        : 0;
+    c->size = comm->size;
+    c->vrank = (uint32_t)(((uint64_t)comm->rank + c->size - c->root) % c->size);
+    struct membership_tree_links links;
+    membership_tree_runs(c->size, CONFIG_COMM_TREE_RADIX, c->vrank, &links);
+    c->parent = links.parent == MEMBERSHIP_POS_NONE ? COMM_RANK_NONE : links.parent;
+    c->child_count = links.child_count;
+    for (uint32_t j = 0; j < links.child_count; j++) {
+        c->children[j] = links.children[j];
+    }
+    c->subtree = links.subtree_size;
+    c->count = a->count;
+    c->send = a->send;
+    c->recv = a->recv;
+    c->color = a->color;
+    ctx->requests[index].comm = a->comm;
+    if (a->kind == COLL_DUP || a->kind == COLL_SPLIT) {
+        ctx->creating = true;
+    }
+    program(ctx, c, a);
+    ctx->coll_work |= 1u << slot;
+    *request = request_handle(ctx, index);
+    return COMM_ERR_OK;
+}

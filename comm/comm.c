@@ -1,0 +1,786 @@
+/*
+ * Entry points, views, communicators and queries (see comm.h).
+ */
+#include "comm/internal.h"
+
+#include <string.h>
+
+static const char *const error_texts[] = {
+#define COMM_ERROR_TEXT(name, text) text,
+    COMM_ERRORS(COMM_ERROR_TEXT)
+#undef COMM_ERROR_TEXT
+};
+
+const char *comm_error_text(enum comm_error error)
+{
+    if ((unsigned)error >= COMM_ERROR_COUNT) {
+        return "?";
+    }
+    return error_texts[error];
+}
+
+const char *comm_init_status_text(enum comm_init_status status)
+{
+    switch (status) {
+    case COMM_INIT_OK:
+        return "ok";
+    case COMM_INIT_BAD_NODE:
+        return "node id not below the node count";
+    case COMM_INIT_BAD_COUNT:
+        return "node count 0 or above CONFIG_MAX_NODES";
+    case COMM_INIT_BAD_WORLD:
+        return "world size 0 or above the node count";
+    case COMM_INIT_BAD_INCARNATION:
+        return "incarnation 0";
+    case COMM_INIT_BAD_TIMEOUT:
+        return "a timeout is 0, rto_max below rto, ack delay not below rto, or suspect not "
+               "above rto";
+    default:
+        return "?";
+    }
+}
+
+void comm_config_defaults(struct comm_config *config)
+{
+    memset(config, 0, sizeof *config);
+    config->incarnation = 1;
+    config->rto_ns = 5000000u;
+    config->rto_max_ns = 100000000u;
+    config->ack_delay_ns = 200000u;
+    config->suspect_ns = 500000000u;
+}
+
+size_t comm_context_bytes(void)
+{
+    return sizeof(struct comm);
+}
+
+/* ---- communicators ---- */
+
+uint32_t comm_handle_of(const struct comm *ctx, uint16_t slot)
+{
+    return ((uint32_t)ctx->comms[slot].generation << 8) | slot;
+}
+
+/* The slot of a live handle, or -1. */
+static int slot_index(const struct comm *ctx, uint32_t handle)
+{
+    uint32_t slot = handle & 0xffu;
+    if (slot >= CONFIG_COMM_MAX_COMMS) {
+        return -1;
+    }
+    const struct comm_communicator *c = &ctx->comms[slot];
+    if (!c->in_use || c->generation != (handle >> 8)) {
+        return -1;
+    }
+    return (int)slot;
+}
+
+struct comm_communicator *comm_slot_of(struct comm *ctx, uint32_t handle)
+{
+    int slot = slot_index(ctx, handle);
+    return slot < 0 ? NULL : &ctx->comms[slot];
+}
+
+static const struct comm_communicator *comm_const_slot(const struct comm *ctx, uint32_t handle)
+{
+    int slot = slot_index(ctx, handle);
+    return slot < 0 ? NULL : &ctx->comms[slot];
+}
+
+uint16_t comm_by_context(const struct comm *ctx, uint8_t context)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (ctx->comms[i].in_use && ctx->comms[i].context == context) {
+            return i;
+        }
+    }
+    return COMM_NONE16;
+}
+
+uint32_t group_node(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank)
+{
+    if (c->group == GROUP_LIST) {
+        return ctx->map[c->first + rank];
+    }
+    return c->first + rank;
+}
+
+static uint32_t position_of(const struct comm *ctx, uint32_t node)
+{
+    return ctx->has_layout ? membership_layout_pos(&ctx->layout, node) : node;
+}
+
+bool node_is_live(const struct comm *ctx, uint32_t node)
+{
+    return ctx->has_view && node < ctx->config.node_count &&
+           membership_view_is_live(&ctx->live, position_of(ctx, node));
+}
+
+static bool group_contains(const struct comm *ctx, const struct comm_communicator *c,
+                           uint32_t node)
+{
+    if (c->group == GROUP_RANGE) {
+        return node >= c->first && node - c->first < c->size;
+    }
+    for (uint32_t r = 0; r < c->size; r++) {
+        if (ctx->map[c->first + r] == node) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static uint32_t count_failed(const struct comm *ctx, const struct comm_communicator *c)
+{
+    uint32_t failed = 0;
+    for (uint32_t r = 0; r < c->size; r++) {
+        if (!node_is_live(ctx, group_node(ctx, c, r))) {
+            failed++;
+        }
+    }
+    return failed;
+}
+
+/* First fit in the map pool for size entries, or UINT32_MAX. */
+static uint32_t map_alloc(const struct comm *ctx, uint32_t size)
+{
+    uint32_t start = 0;
+    for (uint32_t pass = 0; pass <= CONFIG_COMM_MAX_COMMS; pass++) {
+        bool moved = false;
+        for (uint32_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+            const struct comm_communicator *c = &ctx->comms[i];
+            if (c->in_use && c->group == GROUP_LIST && c->first < start + size &&
+                start < c->first + c->size) {
+                start = c->first + c->size;
+                moved = true;
+            }
+        }
+        if (!moved) {
+            break;
+        }
+    }
+    if ((uint64_t)start + size > CONFIG_COMM_MAP_ENTRIES) {
+        return UINT32_MAX;
+    }
+    return start;
+}
+
+uint16_t comm_create(struct comm *ctx, uint8_t context, const uint8_t *list, uint32_t first,
+                     uint32_t size)
+{
+    uint16_t slot = COMM_NONE16;
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (!ctx->comms[i].in_use) {
+            slot = i;
+            break;
+        }
+    }
+    if (slot == COMM_NONE16 || size == 0) {
+        return COMM_NONE16;
+    }
+    struct comm_communicator *c = &ctx->comms[slot];
+    uint32_t self = ctx->config.node_id;
+    uint32_t rank = COMM_RANK_NONE;
+    if (list != NULL) {
+        uint32_t offset = map_alloc(ctx, size);
+        if (offset == UINT32_MAX) {
+            return COMM_NONE16;
+        }
+        for (uint32_t r = 0; r < size; r++) {
+            uint32_t node;
+            memcpy(&node, list + 4u * r, sizeof node);
+            ctx->map[offset + r] = node;
+            if (node == self) {
+                rank = r;
+            }
+        }
+        c->group = GROUP_LIST;
+        c->first = offset;
+    } else {
+        c->group = GROUP_RANGE;
+        c->first = first;
+        if (self >= first && self - first < size) {
+            rank = self - first;
+        }
+    }
+    uint16_t generation = (uint16_t)(c->generation + 1u);
+    c->generation = generation == 0 ? 1u : generation;
+    c->in_use = true;
+    c->context = context;
+    c->size = size;
+    c->rank = rank;
+    c->collective_seq = 0;
+    c->epoch = ctx->epoch;
+    c->failed = count_failed(ctx, c);
+    c->state = c->failed > 0 ? COMM_STATE_DETECTED : COMM_STATE_OK;
+    return slot;
+}
+
+/* ---- set-up ---- */
+
+enum comm_init_status comm_init(struct comm *ctx, const struct comm_config *config)
+{
+    if (config->node_count == 0 || config->node_count > CONFIG_MAX_NODES) {
+        return COMM_INIT_BAD_COUNT;
+    }
+    if (config->node_id >= config->node_count) {
+        return COMM_INIT_BAD_NODE;
+    }
+    if (config->world_size == 0 || config->world_size > config->node_count) {
+        return COMM_INIT_BAD_WORLD;
+    }
+    if (config->incarnation == 0) {
+        return COMM_INIT_BAD_INCARNATION;
+    }
+    if (config->rto_ns == 0 || config->rto_max_ns < config->rto_ns ||
+        config->ack_delay_ns >= config->rto_ns || config->suspect_ns <= config->rto_ns) {
+        return COMM_INIT_BAD_TIMEOUT;
+    }
+    memset(ctx, 0, sizeof *ctx);
+    ctx->config = *config;
+    ctx->incarnation = config->incarnation;
+    membership_view_reset(&ctx->live, config->node_count);
+    for (uint32_t i = 0; i < COMM_REQUEST_SLOTS; i++) {
+        ctx->requests[i].state = COMM_REQ_FREE;
+        ctx->requests[i].next = COMM_NONE16;
+    }
+    ctx->orphan_head = COMM_NONE16;
+    ctx->orphan_tail = COMM_NONE16;
+    peer_init_all(ctx);
+    match_init(ctx);
+    coll_init_all(ctx);
+    /* WORLD: slot 0, generation 1 (COMM_WORLD), context 0, rank = node id. */
+    struct comm_communicator *world = &ctx->comms[0];
+    world->in_use = true;
+    world->generation = 1;
+    world->group = GROUP_RANGE;
+    world->first = 0;
+    world->size = config->world_size;
+    world->rank = config->node_id < config->world_size ? config->node_id : COMM_RANK_NONE;
+    world->context = 0;
+    world->state = COMM_STATE_OK;
+    ctx->contexts_used[0] = 1u;
+    return COMM_INIT_OK;
+}
+
+/* ---- views ---- */
+
+static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *out)
+{
+    peer_fail_node(ctx, node, COMM_ERR_PROC_FAILED, out);
+    match_fail_node(ctx, node, COMM_ERR_PROC_FAILED, true, out);
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        struct comm_communicator *c = &ctx->comms[i];
+        if (!c->in_use || !group_contains(ctx, c, node)) {
+            continue;
+        }
+        c->failed++;
+        if (c->state == COMM_STATE_OK || c->state == COMM_STATE_RECOVERED) {
+            c->state = COMM_STATE_DETECTED;
+        }
+        coll_fail_comm(ctx, i, COMM_ERR_PROC_FAILED, out);
+    }
+}
+
+bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership_view *view,
+                       const struct membership_layout *layout, uint64_t now_ns,
+                       struct comm_outbox *out)
+{
+    ctx->last_now_ns = now_ns;
+    if ((ctx->has_view && epoch <= ctx->epoch) || view->positions != ctx->live.positions) {
+        ctx->counters.views_refused++;
+        return false;
+    }
+    ctx->counters.views_installed++;
+    if (layout != NULL) {
+        ctx->layout = *layout;
+        ctx->has_layout = true;
+    }
+    uint32_t failed_before[CONFIG_COMM_MAX_COMMS];
+    for (uint32_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        failed_before[i] = ctx->comms[i].failed;
+    }
+    bool first = !ctx->has_view;
+    if (!first) {
+        /* Members that left: old live bits the new view clears (O(N/64)). */
+        for (uint32_t w = 0; w < ctx->live.word_count; w++) {
+            uint64_t gone = ctx->live.words[w] & ~view->words[w];
+            while (gone != 0) {
+                uint32_t pos = w * 64u + (uint32_t)__builtin_ctzll(gone);
+                gone &= gone - 1u;
+                uint32_t node =
+                    ctx->has_layout ? membership_layout_id(&ctx->layout, pos) : pos;
+                node_removed(ctx, node, out);
+            }
+        }
+    }
+    membership_view_copy(&ctx->live, view);
+    ctx->epoch = epoch;
+    ctx->has_view = true;
+    if (first) {
+        for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+            struct comm_communicator *c = &ctx->comms[i];
+            if (c->in_use) {
+                c->epoch = epoch;
+                c->failed = count_failed(ctx, c);
+                if (c->failed > 0 && c->state == COMM_STATE_OK) {
+                    c->state = COMM_STATE_DETECTED;
+                }
+            }
+        }
+    }
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        const struct comm_communicator *c = &ctx->comms[i];
+        if (c->in_use && c->failed > failed_before[i]) {
+            struct comm_event *e = comm_outbox_event(out, COMM_EVENT_DETECTED, now_ns);
+            if (e != NULL) {
+                e->comm = comm_handle_of(ctx, i);
+                e->count = c->failed;
+                e->epoch = epoch;
+            }
+        }
+    }
+    comm_finish_call(ctx, now_ns, out);
+    return true;
+}
+
+void comm_drop_view(struct comm *ctx, uint32_t incarnation, uint64_t now_ns,
+                    struct comm_outbox *out)
+{
+    ctx->last_now_ns = now_ns;
+    peer_reset_all(ctx, COMM_ERR_NO_VIEW, out);
+    match_reset_all(ctx, COMM_ERR_NO_VIEW, out);
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (ctx->comms[i].in_use) {
+            coll_fail_comm(ctx, i, COMM_ERR_NO_VIEW, out);
+            ctx->comms[i].state = COMM_STATE_FAILED;
+        }
+    }
+    coll_run(ctx, now_ns, out);
+    ctx->has_view = false;
+    if (incarnation != 0) {
+        ctx->incarnation = incarnation;
+    }
+}
+
+/* ---- frames and time ---- */
+
+void comm_count_lost_frame(struct comm *ctx)
+{
+    ctx->counters.control_frames_lost++;
+}
+
+void comm_finish_call(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    coll_run(ctx, now_ns, out);
+    peer_pump(ctx, now_ns, out);
+}
+
+void comm_receive(struct comm *ctx, uint32_t source, uint64_t epoch, const uint8_t *payload,
+                  size_t length, uint64_t now_ns, struct comm_outbox *out)
+{
+    ctx->last_now_ns = now_ns;
+    ctx->counters.frames_received++;
+    if (!ctx->has_view) {
+        ctx->counters.drops_no_view++;
+        return;
+    }
+    /* Fencing: only frames of our own view are ever looked at. */
+    if (epoch < ctx->epoch) {
+        ctx->counters.drops_stale_epoch++;
+        return;
+    }
+    if (epoch > ctx->epoch) {
+        ctx->counters.drops_ahead_epoch++;
+        return;
+    }
+    struct comm_frame frame;
+    enum comm_decode_status status = comm_decode(payload, length, &frame);
+    if (status != COMM_DECODE_OK) {
+        ctx->counters.decode_drops[status]++;
+        return;
+    }
+    if (frame.receiver_incarnation != 0 && frame.receiver_incarnation != ctx->incarnation) {
+        ctx->counters.drops_stale_incarnation++;
+        return;
+    }
+    if (source == ctx->config.node_id || !node_is_live(ctx, source)) {
+        ctx->counters.drops_not_member++;
+        return;
+    }
+    peer_on_frame(ctx, source, &frame, now_ns, out);
+    comm_finish_call(ctx, now_ns, out);
+}
+
+void comm_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    ctx->last_now_ns = now_ns;
+    if (!ctx->has_view) {
+        return;
+    }
+    coll_run(ctx, now_ns, out);
+    match_tick(ctx, now_ns, out);
+    peer_tick(ctx, now_ns, out);
+}
+
+uint64_t comm_next_deadline(const struct comm *ctx)
+{
+    if (!ctx->has_view) {
+        return COMM_NEVER;
+    }
+    if (ctx->coll_work != 0) {
+        return ctx->last_now_ns;
+    }
+    uint64_t peers = peer_deadline(ctx);
+    uint64_t grants = match_deadline(ctx);
+    return peers < grants ? peers : grants;
+}
+
+/* ---- communicator operations ---- */
+
+/* Checks common to every operation on a communicator. */
+static enum comm_error usable(struct comm *ctx, uint32_t handle, struct comm_communicator **out)
+{
+    struct comm_communicator *c = comm_slot_of(ctx, handle);
+    *out = c;
+    if (c == NULL) {
+        return COMM_ERR_COMM;
+    }
+    if (!ctx->has_view || c->state == COMM_STATE_FAILED) {
+        return COMM_ERR_NO_VIEW;
+    }
+    if (c->rank == COMM_RANK_NONE) {
+        return COMM_ERR_NOT_MEMBER;
+    }
+    return COMM_ERR_OK;
+}
+
+static enum comm_error start_collective(struct comm *ctx, uint32_t handle,
+                                        struct coll_args *args, uint64_t now_ns,
+                                        struct comm_outbox *out, uint32_t *request)
+{
+    *request = COMM_REQUEST_NULL;
+    ctx->last_now_ns = now_ns;
+    struct comm_communicator *c;
+    enum comm_error e = usable(ctx, handle, &c);
+    if (e != COMM_ERR_OK) {
+        return e;
+    }
+    if (c->state == COMM_STATE_DETECTED) {
+        return COMM_ERR_PROC_FAILED; /* until the failure layer rebuilds it */
+    }
+    args->comm = (uint16_t)(c - ctx->comms);
+    e = coll_start(ctx, args, now_ns, out, request);
+    if (e == COMM_ERR_OK) {
+        comm_finish_call(ctx, now_ns, out);
+    }
+    return e;
+}
+
+enum comm_error comm_idup(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                          struct comm_outbox *out, uint32_t *request)
+{
+    struct coll_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_DUP;
+    return start_collective(ctx, comm, &a, now_ns, out, request);
+}
+
+enum comm_error comm_isplit(struct comm *ctx, uint32_t comm, int32_t color, int32_t key,
+                            uint64_t now_ns, struct comm_outbox *out, uint32_t *request)
+{
+    struct coll_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_SPLIT;
+    a.color = color;
+    a.key = key;
+    return start_collective(ctx, comm, &a, now_ns, out, request);
+}
+
+enum comm_error comm_free(struct comm *ctx, uint32_t comm)
+{
+    struct comm_communicator *c = comm_slot_of(ctx, comm);
+    if (c == NULL) {
+        return COMM_ERR_COMM;
+    }
+    uint16_t slot = (uint16_t)(c - ctx->comms);
+    if (slot == 0) {
+        return COMM_ERR_ARG; /* WORLD stays */
+    }
+    for (uint32_t i = 0; i < COMM_REQUEST_SLOTS; i++) {
+        if (ctx->requests[i].state == COMM_REQ_PENDING && ctx->requests[i].comm == slot) {
+            return COMM_ERR_BUSY;
+        }
+    }
+    for (uint32_t i = 0; i < CONFIG_COMM_MAX_COLLECTIVES; i++) {
+        if (ctx->colls[i].state != COLL_FREE && ctx->colls[i].comm == slot) {
+            return COMM_ERR_BUSY;
+        }
+    }
+    ctx->contexts_used[c->context / 64u] &= ~(UINT64_C(1) << (c->context % 64u));
+    c->in_use = false;
+    return COMM_ERR_OK;
+}
+
+/* ---- point-to-point ---- */
+
+enum comm_error comm_isend(struct comm *ctx, uint32_t comm, uint32_t dest, int32_t tag,
+                           const void *buffer, uint32_t length, uint64_t now_ns,
+                           struct comm_outbox *out, uint32_t *request)
+{
+    *request = COMM_REQUEST_NULL;
+    ctx->last_now_ns = now_ns;
+    struct comm_communicator *c;
+    enum comm_error e = usable(ctx, comm, &c);
+    if (e != COMM_ERR_OK) {
+        return e;
+    }
+    if (dest >= c->size) {
+        return COMM_ERR_RANK;
+    }
+    if (tag < 0) {
+        return COMM_ERR_TAG;
+    }
+    if (length > CONFIG_COMM_MAX_MESSAGE) {
+        return COMM_ERR_COUNT;
+    }
+    if (length > 0 && buffer == NULL) {
+        return COMM_ERR_ARG;
+    }
+    uint32_t node = group_node(ctx, c, dest);
+    if (!node_is_live(ctx, node)) {
+        return COMM_ERR_PROC_FAILED;
+    }
+    uint16_t index = request_alloc_app(ctx, COMM_REQ_SEND);
+    if (index == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    struct comm_request *r = &ctx->requests[index];
+    r->comm = (uint16_t)(c - ctx->comms);
+    r->context = c->context;
+    r->node = node;
+    r->rank = dest;
+    r->tag = (uint32_t)tag;
+    r->source = buffer;
+    r->length = length;
+    r->frames_total = COMM_FRAMES_FOR(length);
+    if (node == ctx->config.node_id) {
+        if (!match_self_send(ctx, index, out)) {
+            request_release(ctx, index);
+            return COMM_ERR_BUSY;
+        }
+    } else {
+        peer_send(ctx, index, now_ns, out);
+    }
+    *request = request_handle(ctx, index);
+    comm_finish_call(ctx, now_ns, out);
+    return COMM_ERR_OK;
+}
+
+enum comm_error comm_irecv(struct comm *ctx, uint32_t comm, uint32_t source, int32_t tag,
+                           void *buffer, uint32_t capacity, uint64_t now_ns,
+                           struct comm_outbox *out, uint32_t *request)
+{
+    *request = COMM_REQUEST_NULL;
+    ctx->last_now_ns = now_ns;
+    struct comm_communicator *c;
+    enum comm_error e = usable(ctx, comm, &c);
+    if (e != COMM_ERR_OK) {
+        return e;
+    }
+    if (source != COMM_ANY_SOURCE && source >= c->size) {
+        return COMM_ERR_RANK;
+    }
+    if (tag < 0 && tag != COMM_ANY_TAG) {
+        return COMM_ERR_TAG;
+    }
+    if (capacity > 0 && buffer == NULL) {
+        return COMM_ERR_ARG;
+    }
+    if (source != COMM_ANY_SOURCE && !node_is_live(ctx, group_node(ctx, c, source))) {
+        return COMM_ERR_PROC_FAILED;
+    }
+    uint16_t index = request_alloc_app(ctx, COMM_REQ_RECV);
+    if (index == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    struct comm_request *r = &ctx->requests[index];
+    r->comm = (uint16_t)(c - ctx->comms);
+    r->context = c->context;
+    r->rank = source;
+    r->any_tag = tag == COMM_ANY_TAG;
+    r->tag = r->any_tag ? 0u : (uint32_t)tag;
+    r->target = buffer;
+    r->length = capacity;
+    *request = request_handle(ctx, index);
+    match_post(ctx, index, now_ns, out);
+    comm_finish_call(ctx, now_ns, out);
+    return COMM_ERR_OK;
+}
+
+bool comm_test(struct comm *ctx, uint32_t request, struct comm_status *status)
+{
+    uint16_t index = request_index(ctx, request);
+    if (index == COMM_NONE16) {
+        if (status != NULL) {
+            memset(status, 0, sizeof *status);
+            status->error = COMM_ERR_REQUEST;
+        }
+        return true;
+    }
+    struct comm_request *r = &ctx->requests[index];
+    if (r->state != COMM_REQ_DONE) {
+        return false;
+    }
+    if (status != NULL) {
+        *status = r->status;
+    }
+    request_release(ctx, index);
+    return true;
+}
+
+/* ---- collectives ---- */
+
+enum comm_error comm_ibarrier(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                              struct comm_outbox *out, uint32_t *request)
+{
+    struct coll_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_BARRIER;
+    return start_collective(ctx, comm, &a, now_ns, out, request);
+}
+
+enum comm_error comm_ibcast(struct comm *ctx, uint32_t comm, uint32_t root, void *buffer,
+                            uint32_t length, uint64_t now_ns, struct comm_outbox *out,
+                            uint32_t *request)
+{
+    struct coll_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_BCAST;
+    a.root = root;
+    a.recv = buffer;
+    a.count = length;
+    return start_collective(ctx, comm, &a, now_ns, out, request);
+}
+
+enum comm_error comm_ireduce(struct comm *ctx, uint32_t comm, uint32_t root, const void *send,
+                             void *recv, uint32_t count, enum comm_type type, enum comm_op op,
+                             uint64_t now_ns, struct comm_outbox *out, uint32_t *request)
+{
+    struct coll_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_REDUCE;
+    a.root = root;
+    a.send = send;
+    a.recv = recv;
+    a.count = count;
+    a.type = (uint8_t)type;
+    a.op = (uint8_t)op;
+    return start_collective(ctx, comm, &a, now_ns, out, request);
+}
+
+enum comm_error comm_iallreduce(struct comm *ctx, uint32_t comm, const void *send, void *recv,
+                                uint32_t count, enum comm_type type, enum comm_op op,
+                                uint64_t now_ns, struct comm_outbox *out, uint32_t *request)
+{
+    struct coll_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_ALLREDUCE;
+    a.send = send;
+    a.recv = recv;
+    a.count = count;
+    a.type = (uint8_t)type;
+    a.op = (uint8_t)op;
+    return start_collective(ctx, comm, &a, now_ns, out, request);
+}
+
+enum comm_error comm_igather(struct comm *ctx, uint32_t comm, uint32_t root, const void *send,
+                             uint32_t block, void *recv, uint64_t now_ns,
+                             struct comm_outbox *out, uint32_t *request)
+{
+    struct coll_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_GATHER;
+    a.root = root;
+    a.send = send;
+    a.recv = recv;
+    a.count = block;
+    return start_collective(ctx, comm, &a, now_ns, out, request);
+}
+
+enum comm_error comm_iallgather(struct comm *ctx, uint32_t comm, const void *send,
+                                uint32_t block, void *recv, uint64_t now_ns,
+                                struct comm_outbox *out, uint32_t *request)
+{
+    struct coll_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = COLL_ALLGATHER;
+    a.send = send;
+    a.recv = recv;
+    a.count = block;
+    return start_collective(ctx, comm, &a, now_ns, out, request);
+}
+
+/* ---- queries ---- */
+
+uint32_t comm_size(const struct comm *ctx, uint32_t comm)
+{
+    const struct comm_communicator *c = comm_const_slot(ctx, comm);
+    return c == NULL ? 0 : c->size;
+}
+
+uint32_t comm_rank(const struct comm *ctx, uint32_t comm)
+{
+    const struct comm_communicator *c = comm_const_slot(ctx, comm);
+    return c == NULL ? COMM_RANK_NONE : c->rank;
+}
+
+enum comm_state comm_state_of(const struct comm *ctx, uint32_t comm)
+{
+    const struct comm_communicator *c = comm_const_slot(ctx, comm);
+    return c == NULL ? COMM_STATE_FAILED : (enum comm_state)c->state;
+}
+
+uint64_t comm_epoch_of(const struct comm *ctx, uint32_t comm)
+{
+    const struct comm_communicator *c = comm_const_slot(ctx, comm);
+    return c == NULL ? 0 : c->epoch;
+}
+
+uint32_t comm_node_of(const struct comm *ctx, uint32_t comm, uint32_t rank)
+{
+    const struct comm_communicator *c = comm_const_slot(ctx, comm);
+    if (c == NULL || rank >= c->size) {
+        return COMM_NODE_NONE;
+    }
+    return group_node(ctx, c, rank);
+}
+
+enum comm_rank_state comm_rank_state_of(const struct comm *ctx, uint32_t comm, uint32_t rank)
+{
+    uint32_t node = comm_node_of(ctx, comm, rank);
+    if (node == COMM_NODE_NONE || !node_is_live(ctx, node)) {
+        return COMM_RANK_FAILED;
+    }
+    uint16_t slot = peer_find(ctx, node);
+    if (slot != COMM_NONE16 && ctx->peers[slot].suspected) {
+        return COMM_RANK_UNAVAILABLE;
+    }
+    return COMM_RANK_OK;
+}
+
+bool comm_has_view(const struct comm *ctx)
+{
+    return ctx->has_view;
+}
+
+uint64_t comm_view_epoch(const struct comm *ctx)
+{
+    return ctx->epoch;
+}
+
+const struct comm_counters *comm_get_counters(const struct comm *ctx)
+{
+    return &ctx->counters;
+}

@@ -1,0 +1,169 @@
+/*
+ * Private to comm/: what the modules share.  One section per module:
+ *   request.c   the request table and its queues
+ *   peer.c      sessions, windows, acks, retransmission, suspicion
+ *   match.c     posted receives, unexpected records, the pool, placement
+ *   collective.c collectives, dup and split
+ *   comm.c      entry points, views, communicators, queries
+ * Modules call each other directly, never in a cycle: a completed internal
+ * request only flags its collective (ctx->coll_work), and the entry points
+ * run the flagged collectives, then the peers' send queues, before they
+ * return (comm_finish_call).
+ */
+#ifndef COMM_INTERNAL_H
+#define COMM_INTERNAL_H
+
+#include "comm/comm.h"
+
+enum { COMM_REQ_FREE = 0, COMM_REQ_PENDING, COMM_REQ_DONE };
+enum { COMM_REQ_SEND = 1, COMM_REQ_RECV, COMM_REQ_COLLECTIVE };
+enum { TX_CLOSED = 0, TX_OPENING, TX_OPEN, TX_CLOSING };
+enum { RX_CLOSED = 0, RX_OPEN };
+enum { RX_TARGET_NONE = 0, RX_TARGET_REQUEST, RX_TARGET_RECORD, RX_TARGET_DISCARD };
+enum { WINDOW_FREE = 0, WINDOW_IN_FLIGHT, WINDOW_ACKED };
+/* A send's life with its receiver: NORMAL, or the receiver deferred it
+ * (SKIPPING its remaining frames, then DEFERRED until GRANT), then
+ * RESENDING (flag RESEND). */
+enum { SEND_NORMAL = 0, SEND_RESENDING, SEND_SKIPPING, SEND_DEFERRED };
+enum { RECORD_FREE = 0, RECORD_WAITING, RECORD_ARRIVING, RECORD_COMPLETE };
+enum { GROUP_RANGE = 0, GROUP_LIST };
+enum { COLL_FREE = 0, COLL_RUNNING, COLL_DRAINING };
+enum {
+    COLL_BARRIER = 1,
+    COLL_BCAST,
+    COLL_REDUCE,
+    COLL_ALLREDUCE,
+    COLL_GATHER,
+    COLL_ALLGATHER,
+    COLL_DUP,
+    COLL_SPLIT,
+};
+enum { STEP_REDUCE = 1, STEP_BCAST, STEP_GATHER };
+
+/* Placement of a first fragment (match_place). */
+enum { PLACE_WAIT = 0, PLACE_REQUEST, PLACE_RECORD, PLACE_DISCARD, PLACE_DEFER };
+
+/* Sequence numbers compare by signed distance (they wrap). */
+static inline int32_t seq_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b);
+}
+
+/* Session ids and tokens: (generation << 8) | slot. */
+static inline uint32_t session_id(uint32_t generation, uint32_t slot)
+{
+    return (generation << 8) | slot;
+}
+
+static inline uint32_t session_slot(uint32_t id)
+{
+    return id & 0xffu;
+}
+
+/* ---- request.c ---- */
+uint16_t request_alloc(struct comm *ctx, uint16_t index, uint8_t kind, uint8_t owner);
+uint16_t request_alloc_app(struct comm *ctx, uint8_t kind);
+uint32_t request_handle(const struct comm *ctx, uint16_t index);
+uint16_t request_index(const struct comm *ctx, uint32_t handle); /* COMM_NONE16: unknown */
+void request_complete(struct comm *ctx, uint16_t index, enum comm_error error,
+                      struct comm_outbox *out);
+void request_release(struct comm *ctx, uint16_t index);
+bool request_done(const struct comm *ctx, uint16_t index);
+void queue_push(struct comm *ctx, uint16_t *head, uint16_t *tail, uint16_t index);
+bool queue_remove(struct comm *ctx, uint16_t *head, uint16_t *tail, uint16_t index);
+
+/* ---- peer.c ---- */
+void peer_init_all(struct comm *ctx);
+uint16_t peer_find(const struct comm *ctx, uint32_t node);
+/* Queues a send request (its node is not us). */
+void peer_send(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm_outbox *out);
+/* A valid frame from node source, fenced and decoded. */
+void peer_on_frame(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
+                   uint64_t now_ns, struct comm_outbox *out);
+void peer_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+uint64_t peer_deadline(const struct comm *ctx);
+/* Frames the send queues may put in their windows now. */
+void peer_pump(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+/* Node left the view (or restarted): its sends fail, its sessions go. */
+void peer_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
+                    struct comm_outbox *out);
+/* Forget every session; pending sends fail with error. */
+void peer_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
+/* Control frames to a peer slot, sent by match.c.  The GRANT goes only if
+ * the slot still holds node's session. */
+void peer_send_wait(struct comm *ctx, uint16_t slot, uint32_t seq, struct comm_outbox *out);
+void peer_send_grant(struct comm *ctx, uint16_t slot, uint32_t node, uint32_t seq,
+                     struct comm_outbox *out);
+uint64_t peer_rto(const struct comm *ctx, uint32_t tries);
+
+/* ---- match.c ---- */
+void match_init(struct comm *ctx);
+/* Posts a receive: matches the earliest unexpected record or waits. */
+void match_post(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm_outbox *out);
+/* A send to this node itself; false when no record is left for it. */
+bool match_self_send(struct comm *ctx, uint16_t request, struct comm_outbox *out);
+/*
+ * Places the message whose first fragment arrived in order from peer slot:
+ * PLACE_REQUEST / PLACE_RECORD (index set), PLACE_DISCARD, PLACE_DEFER (its
+ * envelope recorded, its frames to be consumed unread, GRANTed later) or
+ * PLACE_WAIT (not even a record is left: the sender must resend it).
+ */
+uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *frame,
+                    uint16_t *index, struct comm_outbox *out);
+/* Writes fragment bytes of the placed message. */
+void match_write(struct comm *ctx, uint8_t target, uint16_t index, uint32_t offset,
+                 const uint8_t *data, uint32_t length);
+/* The placed message is complete. */
+void match_finish(struct comm *ctx, uint8_t target, uint16_t index, struct comm_outbox *out);
+/* The placed message will never complete (its sender left). */
+void match_abandon(struct comm *ctx, uint8_t target, uint16_t index, enum comm_error error,
+                   struct comm_outbox *out);
+/* Removes an unmatched receive from the posted list; false when matched. */
+bool match_cancel(struct comm *ctx, uint16_t request);
+/* Node left (or restarted): its waiting and arriving records go (their
+ * receives fail); posted receives naming it fail too if receives_naming_it. */
+void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
+                     bool receives_naming_it, struct comm_outbox *out);
+/* Forget every record; posted receives fail with error. */
+void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
+/* GRANTs that were not followed by their message go again. */
+void match_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+uint64_t match_deadline(const struct comm *ctx);
+
+/* ---- collective.c ---- */
+void coll_init_all(struct comm *ctx);
+struct coll_args {
+    uint8_t kind;
+    uint16_t comm;
+    uint32_t root;
+    const uint8_t *send;
+    uint8_t *recv;
+    uint32_t count; /* reduce: elements; gather: block bytes; bcast: bytes */
+    uint8_t type;
+    uint8_t op;
+    int32_t color;
+    int32_t key;
+};
+enum comm_error coll_start(struct comm *ctx, const struct coll_args *args, uint64_t now_ns,
+                           struct comm_outbox *out, uint32_t *request);
+/* Advances every flagged collective (ctx->coll_work). */
+void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+/* The communicator lost members or its node the view: its collectives fail. */
+void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
+                    struct comm_outbox *out);
+
+/* ---- comm.c ---- */
+struct comm_communicator *comm_slot_of(struct comm *ctx, uint32_t handle);
+uint32_t comm_handle_of(const struct comm *ctx, uint16_t slot);
+uint16_t comm_by_context(const struct comm *ctx, uint8_t context);
+uint32_t group_node(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank);
+bool node_is_live(const struct comm *ctx, uint32_t node);
+/* A new communicator: the node ids first..first+size-1 in order (list
+ * NULL), or the size node ids in list (native u32, any alignment); our rank
+ * is found in it.  COMM_NONE16 when no slot or map room is left. */
+uint16_t comm_create(struct comm *ctx, uint8_t context, const uint8_t *list, uint32_t first,
+                     uint32_t size);
+void comm_finish_call(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+void comm_count_lost_frame(struct comm *ctx);
+
+#endif /* COMM_INTERNAL_H */

@@ -1,0 +1,390 @@
+#include "qemu/bench/bench_faults.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/personality.h"
+#include "net/torus/geometry.h"
+#include "qemu/faults/emu_results.h"
+#include "qemu/launcher/qmp.h"
+
+bool bench_faults_parse_config(const char *text, unsigned kills, struct bench_faults_config *config,
+                               char *error, size_t capacity)
+{
+    memset(config, 0, sizeof *config);
+    /* An optional "@HB/DT" suffix sets the timeouts of this one. */
+    char shape[64];
+    const char *at = strchr(text, '@');
+    size_t shape_length = at != NULL ? (size_t)(at - text) : strlen(text);
+    if (shape_length >= sizeof shape || strlen(text) >= sizeof config->name) {
+        snprintf(error, capacity, "'%.40s' is too long (expected BOARD-DIMS[@HB/DT])", text);
+        return false;
+    }
+    memcpy(shape, text, shape_length);
+    shape[shape_length] = '\0';
+    unsigned heartbeat = 0, detect = 0;
+    if (at != NULL) {
+        char tail;
+        if (sscanf(at + 1, "%u/%u%c", &heartbeat, &detect, &tail) != 2 || heartbeat == 0 ||
+            detect <= heartbeat || detect > 65535) {
+            snprintf(error, capacity, "'%.40s': '%s' is not HEARTBEAT/DETECT in ms (expected "
+                                      "e.g. @20/200, detect above heartbeat)",
+                     text, at + 1);
+            return false;
+        }
+    }
+    const char *dash = strchr(shape, '-');
+    size_t board_length = dash != NULL ? (size_t)(dash - shape) : 0;
+    if (dash == NULL || board_length == 0 || board_length >= sizeof config->board ||
+        strlen(dash + 1) >= sizeof config->dims) {
+        snprintf(error, capacity, "'%.40s' is not a configuration (expected BOARD-DIMS like "
+                                  "qemu-2x2x2 or host-8x8x8)",
+                 text);
+        return false;
+    }
+    memcpy(config->board, shape, board_length);
+    config->board[board_length] = '\0';
+    if (strcmp(config->board, "qemu") != 0 && strcmp(config->board, "host") != 0 &&
+        strcmp(config->board, "mixed") != 0) {
+        snprintf(error, capacity, "'%.40s': unknown board '%s' (expected qemu, host or mixed)",
+                 text, config->board);
+        return false;
+    }
+    snprintf(config->dims, sizeof config->dims, "%s", dash + 1);
+    unsigned dims = 0;
+    uint32_t size[CONFIG_MAX_DIMS];
+    struct torus_geometry_error geometry_error;
+    if (torus_geometry_parse_dims(config->dims, &dims, size, &geometry_error) !=
+        TORUS_GEOMETRY_OK) {
+        snprintf(error, capacity, "'%.40s': '%s' is not a torus shape (expected e.g. 4x4x4)",
+                 text, config->dims);
+        return false;
+    }
+    config->nodes = 1;
+    for (unsigned d = 0; d < dims; d++)
+        config->nodes *= size[d];
+    if (config->nodes < 3) {
+        snprintf(error, capacity, "'%.40s' has %u nodes (expected at least 3)", text,
+                 (unsigned)config->nodes);
+        return false;
+    }
+    snprintf(config->name, sizeof config->name, "%s", text);
+    for (char *c = config->name; *c != '\0'; c++)
+        if (*c == '/')
+            *c = '-'; /* the name is also a directory */
+    /* Timeouts that keep a loaded 2-core machine free of false suspicions
+     * (measured, see the report); the smallest torus runs the defaults. */
+    if (config->nodes <= 16) {
+        config->heartbeat_ms = PERSONALITY_DEFAULT_HEARTBEAT_MS;
+        config->detect_timeout_ms = PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS;
+    } else {
+        /* 64 QEMU nodes keep 2 cores busy: slower links (a link declared
+         * down needs 10 resends 25 ms apart) and a detector well above that.
+         * 512 host processes heartbeating every 100 ms saturate 2 cores on
+         * their own: every 500 ms leaves room. */
+        config->heartbeat_ms = config->nodes <= 64 ? 100 : 500;
+        config->detect_timeout_ms = 10u * config->heartbeat_ms;
+        config->link_rto_ms = 25;
+        config->link_retries = 10;
+    }
+    if (heartbeat != 0) {
+        config->heartbeat_ms = heartbeat;
+        config->detect_timeout_ms = detect;
+    }
+    config->kills = kills;
+    return true;
+}
+
+unsigned bench_faults_script(const struct bench_faults_config *config, char *text,
+                             size_t capacity)
+{
+    uint32_t n = config->nodes;
+    /* A leaf (the last id), inner nodes, the root, more leaves. */
+    uint32_t candidates[] = {n - 1, n / 2 + 1, 1, 0, n * 3 / 4, n / 4, 2, n - 2, n / 2 - 1, 3};
+    uint32_t chosen[16];
+    unsigned count = 0;
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && count < config->kills &&
+                       count < 16;
+         i++) {
+        bool seen = candidates[i] >= n;
+        for (unsigned j = 0; j < count && !seen; j++)
+            seen = chosen[j] == candidates[i];
+        if (!seen)
+            chosen[count++] = candidates[i];
+    }
+    /* Run with --sequential: each item also waits for the torus to settle
+     * after the one before, so the gap is only a breathing space. */
+    unsigned gap_ms = 2u * config->detect_timeout_ms;
+    if (gap_ms < 1000u)
+        gap_ms = 1000u;
+    size_t used = 0;
+    text[0] = '\0';
+    for (unsigned i = 0; i < count && used < capacity; i++) {
+        unsigned at = 1000u + 2u * i * gap_ms;
+        int wrote = snprintf(text + used, capacity - used, "%skill %u at %ums; restart %u at %ums",
+                             i > 0 ? "; " : "", (unsigned)chosen[i], at, (unsigned)chosen[i],
+                             at + gap_ms);
+        if (wrote < 0)
+            break;
+        used += (size_t)wrote;
+    }
+    return gap_ms;
+}
+
+/* The span of key in the object text[0..length), or false. */
+static bool member(const char *text, size_t length, const char *key, const char **value,
+                   size_t *value_length)
+{
+    return qmp_json_member(text, length, key, value, value_length);
+}
+
+static bool number_of(const char *value, size_t length, double *out)
+{
+    char buffer[64];
+    if (length == 0 || length >= sizeof buffer || value[0] == 'n')
+        return false;
+    memcpy(buffer, value, length);
+    buffer[length] = '\0';
+    char *end = NULL;
+    *out = strtod(buffer, &end);
+    return end != NULL && *end == '\0';
+}
+
+static bool nested_number(const char *text, size_t length, const char *object, const char *key,
+                          double *out)
+{
+    const char *value;
+    size_t value_length;
+    if (!member(text, length, object, &value, &value_length) || value[0] != '{')
+        return false;
+    const char *inner;
+    size_t inner_length;
+    return member(value, value_length, key, &inner, &inner_length) &&
+           number_of(inner, inner_length, out);
+}
+
+bool bench_faults_parse_record(const char *line, struct bench_faults_sample *sample)
+{
+    memset(sample, 0, sizeof *sample);
+    size_t length = strlen(line);
+    while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r'))
+        length--;
+    const char *value;
+    size_t value_length;
+    if (!member(line, length, "record", &value, &value_length) || value_length != 7 ||
+        memcmp(value, "\"fault\"", 7) != 0)
+        return false;
+    if (!member(line, length, "action", &value, &value_length) || value_length < 2 ||
+        value_length - 2 >= sizeof sample->action)
+        return false;
+    memcpy(sample->action, value + 1, value_length - 2);
+    double number = 0;
+    if (!member(line, length, "node", &value, &value_length) ||
+        !number_of(value, value_length, &number))
+        return false;
+    sample->node = (uint32_t)number;
+    if (nested_number(line, length, "detection", "after_ns", &number)) {
+        sample->detected = true;
+        sample->detection_ns = (uint64_t)number;
+    }
+    if (nested_number(line, length, "stable", "ts_ns", &number)) {
+        sample->stable = true;
+        sample->ts_ns = (uint64_t)number;
+        if (nested_number(line, length, "stable", "rounds", &number))
+            sample->rounds = (uint64_t)number;
+    }
+    if (member(line, length, "recovery_ns", &value, &value_length) &&
+        number_of(value, value_length, &number))
+        sample->recovery_ns = (uint64_t)number;
+    if (nested_number(line, length, "model", "distance_ns", &number))
+        sample->model_ns = number;
+    if (nested_number(line, length, "model", "one_hop_ns", &number))
+        sample->one_hop_ns = number;
+    if (nested_number(line, length, "model", "ocp_ns", &number))
+        sample->ocp_ns = number;
+    if (nested_number(line, length, "model", "levels", &number))
+        sample->levels = (uint64_t)number;
+    if (nested_number(line, length, "model", "hop_sum", &number))
+        sample->hop_sum = (uint64_t)number;
+    if (member(line, length, "agreement", &value, &value_length)) {
+        const char *result;
+        size_t result_length;
+        sample->passed = member(value, value_length, "result", &result, &result_length) &&
+                         result_length == 6 && memcmp(result, "\"pass\"", 6) == 0;
+    }
+    return true;
+}
+
+void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned count,
+                            struct bench_faults_summary *s)
+{
+    double *detection = calloc(count + 1u, sizeof *detection);
+    double *ts = calloc(count + 1u, sizeof *ts);
+    double *model = calloc(count + 1u, sizeof *model);
+    double *ratio = calloc(count + 1u, sizeof *ratio);
+    double *recovery = calloc(count + 1u, sizeof *recovery);
+    double *rejoin = calloc(count + 1u, sizeof *rejoin);
+    double *ocp = calloc(count + 1u, sizeof *ocp);
+    if (!detection || !ts || !model || !ratio || !recovery || !rejoin || !ocp) {
+        free(detection), free(ts), free(model), free(ratio), free(recovery), free(rejoin);
+        free(ocp);
+        return;
+    }
+    unsigned nd = 0, nt = 0, nm = 0, nr = 0, nc = 0, nj = 0;
+    s->faults = count;
+    s->checks = s->checks_passed = s->kills = s->detected = s->stabilized = s->multi_round = 0;
+    for (unsigned i = 0; i < count; i++) {
+        const struct bench_faults_sample *x = &samples[i];
+        s->checks++;
+        s->checks_passed += x->passed;
+        if (x->one_hop_ns > 0)
+            s->one_hop_ns = x->one_hop_ns;
+        if (strcmp(x->action, "restart") == 0 || strcmp(x->action, "join") == 0) {
+            if (x->stable)
+                rejoin[nj++] = (double)x->ts_ns;
+            continue;
+        }
+        if (strcmp(x->action, "kill") != 0)
+            continue;
+        if (s->kills == 0) {
+            s->levels = x->levels;
+            s->hop_sum = x->hop_sum;
+        }
+        s->kills++;
+        if (x->detected) {
+            s->detected++;
+            detection[nd++] = (double)x->detection_ns;
+        }
+        if (x->stable) {
+            s->stabilized++;
+            s->multi_round += x->rounds > 1;
+            ts[nt++] = (double)x->ts_ns;
+            recovery[nc++] = (double)x->recovery_ns;
+            if (x->model_ns > 0) {
+                ocp[nm] = x->ocp_ns;
+                model[nm++] = x->model_ns;
+                ratio[nr++] = (double)x->ts_ns / x->model_ns;
+            }
+        }
+    }
+    s->detection_ns = emu_results_median_of(detection, nd);
+    s->ts_ns = emu_results_median_of(ts, nt);
+    s->model_ns = emu_results_median_of(model, nm);
+    s->ocp_ns = emu_results_median_of(ocp, nm);
+    s->ratio = emu_results_median_of(ratio, nr);
+    s->recovery_ns = emu_results_median_of(recovery, nc);
+    s->rejoin_ts_ns = emu_results_median_of(rejoin, nj);
+    s->ts_over_l = s->one_hop_ns > 0 ? s->ts_ns / s->one_hop_ns : 0.0;
+    free(detection), free(ts), free(model), free(ratio), free(recovery), free(rejoin);
+    free(ocp);
+}
+
+bool bench_faults_read(const char *dir, struct bench_faults_summary *summary)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/faults.jsonl", dir);
+    FILE *file = fopen(path, "re");
+    if (file == NULL)
+        return false;
+    struct bench_faults_sample *samples = NULL;
+    unsigned count = 0, capacity = 0;
+    static char line[65536];
+    bool ok = true;
+    while (fgets(line, sizeof line, file) != NULL) {
+        struct bench_faults_sample sample;
+        if (!bench_faults_parse_record(line, &sample))
+            continue;
+        if (count == capacity) {
+            capacity = capacity == 0 ? 32 : capacity * 2;
+            struct bench_faults_sample *grown = realloc(samples, capacity * sizeof *grown);
+            if (grown == NULL) {
+                ok = false;
+                break;
+            }
+            samples = grown;
+        }
+        samples[count++] = sample;
+    }
+    fclose(file);
+    if (ok)
+        bench_faults_summarize(samples, count, summary);
+    free(samples);
+    return ok && count > 0;
+}
+
+static void print_ms(FILE *out, double ns, bool present)
+{
+    if (present)
+        fprintf(out, " %9.3f", ns / 1e6);
+    else
+        fprintf(out, " %9s", "-");
+}
+
+void bench_faults_print_table(const struct bench_faults_summary *summaries, unsigned count,
+                              FILE *out)
+{
+    fprintf(out,
+            "\nT_s and detection after node crashes (medians; model: distance model "
+            "2 L S + O_cp H from the run's own one-hop latency L)\n");
+    fprintf(out, "%-20s %5s %9s %9s %8s %9s %9s %9s %7s %7s %9s %6s %9s %7s\n", "config",
+            "nodes", "timeouts", "L ms", "O_cp us", "detect ms", "T_s ms", "model ms", "T_s/mod",
+            "T_s/L", "fail->st", "H/S", "rejoin ms", "checks");
+    for (unsigned i = 0; i < count; i++) {
+        const struct bench_faults_summary *s = &summaries[i];
+        char timeouts[24], shape[16], checks[24];
+        snprintf(timeouts, sizeof timeouts, "%u/%u", s->config.heartbeat_ms,
+                 s->config.detect_timeout_ms);
+        snprintf(shape, sizeof shape, "%u/%u", (unsigned)s->levels, (unsigned)s->hop_sum);
+        snprintf(checks, sizeof checks, "%u/%u", s->checks_passed, s->checks);
+        fprintf(out, "%-20s %5u %9s", s->config.name, (unsigned)s->config.nodes, timeouts);
+        if (s->status < 0 || s->faults == 0) {
+            fprintf(out, "  did not run (exit %d; see %s)\n", s->status, s->out_dir);
+            continue;
+        }
+        print_ms(out, s->one_hop_ns, s->one_hop_ns > 0);
+        fprintf(out, " %8.1f", s->ocp_ns / 1e3);
+        print_ms(out, s->detection_ns, s->detected > 0);
+        print_ms(out, s->ts_ns, s->stabilized > 0);
+        print_ms(out, s->model_ns, s->model_ns > 0);
+        if (s->ratio > 0)
+            fprintf(out, " %7.2f %7.1f", s->ratio, s->ts_over_l);
+        else
+            fprintf(out, " %7s %7s", "-", "-");
+        print_ms(out, s->recovery_ns, s->stabilized > 0);
+        fprintf(out, " %6s", shape);
+        print_ms(out, s->rejoin_ts_ns, s->rejoin_ts_ns > 0);
+        fprintf(out, " %7s\n", checks);
+    }
+    for (unsigned i = 0; i < count; i++) {
+        const struct bench_faults_summary *s = &summaries[i];
+        if (s->faults == 0)
+            continue;
+        fprintf(out, "  %s: %u crashes, %u detected, %u stabilized, %u needed more than one "
+                     "round (a false suspicion on the way); tori-emu exit %d; records in %s\n",
+                s->config.name, s->kills, s->detected, s->stabilized, s->multi_round, s->status,
+                s->out_dir);
+    }
+    fprintf(out, "  timeouts: heartbeat/detect ms; fail->st: crash to the root's stable "
+                 "(detection included); H/S: tree levels / sum of the largest parent-child "
+                 "hop count per level; O_cp: median over crashes of the nodes' own time to install "
+                 "the new view (the paper measures O_cp on the target)\n");
+}
+
+void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
+{
+    fprintf(out,
+            "{\"config\":\"%s\",\"board\":\"%s\",\"dims\":\"%s\",\"nodes\":%u,"
+            "\"heartbeat_ms\":%u,\"detect_timeout_ms\":%u,\"status\":%d,\"faults\":%u,"
+            "\"checks\":%u,\"checks_passed\":%u,\"kills\":%u,\"detected\":%u,\"stabilized\":%u,"
+            "\"multi_round\":%u,\"one_hop_ns\":%.0f,\"ocp_ns\":%.1f,\"detection_ns\":%.0f,"
+            "\"ts_ns\":%.0f,\"model_ns\":%.0f,\"ratio\":%.3f,\"ts_over_l\":%.2f,"
+            "\"recovery_ns\":%.0f,\"rejoin_ts_ns\":%.0f,\"levels\":%" PRIu64
+            ",\"hop_sum\":%" PRIu64 ",\"out\":\"%s\"}\n",
+            s->config.name, s->config.board, s->config.dims, (unsigned)s->config.nodes,
+            s->config.heartbeat_ms, s->config.detect_timeout_ms, s->status, s->faults, s->checks,
+            s->checks_passed, s->kills, s->detected, s->stabilized, s->multi_round, s->one_hop_ns,
+            s->ocp_ns, s->detection_ns, s->ts_ns, s->model_ns, s->ratio, s->ts_over_l,
+            s->recovery_ns, s->rejoin_ts_ns, s->levels, s->hop_sum, s->out_dir);
+    fflush(out);
+}

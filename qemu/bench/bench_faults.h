@@ -1,0 +1,88 @@
+/*
+ * tori-bench-faults (./tori bench faults): stabilization time T_s and
+ * detection time after node crashes, beside the paper's distance model
+ * computed from the one-hop latency measured in the same run.
+ *
+ * Each configuration (board and torus shape) is one tori-emu fault run
+ * (qemu/faults/emu_faults.h): a script kills a spread of nodes (a leaf, inner
+ * nodes, the root) one at a time and restarts each before the next, each
+ * fault waiting until the torus settled after the one before (--sequential).  The launcher measures L (half
+ * the median one-hop ping round trip) before the job starts; every record
+ * in <out>/<config>/faults.jsonl carries the root's T_s, the detection
+ * time, and the model for the view after the fault.  This module turns the
+ * records into medians per configuration: T_s, detection, model, T_s/model,
+ * T_s/L, failure-to-stable time (detection included), and how many
+ * crashes needed more than one round (a false suspicion on the way).
+ */
+#ifndef QEMU_BENCH_BENCH_FAULTS_H
+#define QEMU_BENCH_BENCH_FAULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_FAULTS_NAME_MAX 32
+
+struct bench_faults_config {
+    char name[BENCH_FAULTS_NAME_MAX]; /* "qemu-2x2x2" */
+    char board[8];                    /* qemu, host, mixed */
+    char dims[BENCH_FAULTS_NAME_MAX]; /* "2x2x2" */
+    uint32_t nodes;
+    unsigned heartbeat_ms, detect_timeout_ms;
+    unsigned link_rto_ms, link_retries; /* 0: the personality defaults */
+    unsigned kills;
+};
+
+/*
+ * Parses "BOARD-DIMS[@HB/DT]" (qemu-2x2x2, host-8x8x8@100/1000) into
+ * config: timeouts from the suffix, else by size; its name is the text with
+ * '/' made '-' (it names the run's directory).  False with a one-line reason.
+ */
+bool bench_faults_parse_config(const char *text, unsigned kills, struct bench_faults_config *config,
+                               char *error, size_t capacity);
+
+/*
+ * The --inject script (run with --sequential): config->kills crashes of
+ * distinct nodes, each restarted before the next, at least a gap apart
+ * after the torus settled.  Returns the gap in ms.
+ */
+unsigned bench_faults_script(const struct bench_faults_config *config, char *text,
+                             size_t capacity);
+
+/* One fault record of faults.jsonl, the fields the benchmark uses. */
+struct bench_faults_sample {
+    char action[16];
+    uint32_t node;
+    bool detected, stable, passed;
+    uint64_t detection_ns, ts_ns, recovery_ns, rounds, levels, hop_sum;
+    double model_ns, one_hop_ns, ocp_ns;
+};
+
+/* Parses one line; false when it is not a fault record (summary, junk). */
+bool bench_faults_parse_record(const char *line, struct bench_faults_sample *sample);
+
+struct bench_faults_summary {
+    struct bench_faults_config config;
+    int status;                /* tori-emu's exit status (-1: could not run) */
+    unsigned faults, checks_passed, checks; /* records and their verdicts */
+    unsigned kills, detected, stabilized, multi_round;
+    double one_hop_ns, ocp_ns;
+    double detection_ns, ts_ns, model_ns, ratio, ts_over_l, recovery_ns; /* medians */
+    double rejoin_ts_ns;       /* median T_s of the restarts' join episodes */
+    uint64_t levels, hop_sum;  /* of the first crash's expected view */
+    char out_dir[512];
+};
+
+/* Medians over samples (kills for T_s and detection, restarts for rejoins). */
+void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned count,
+                            struct bench_faults_summary *summary);
+
+/* Reads <dir>/faults.jsonl into the summary; false when it cannot. */
+bool bench_faults_read(const char *dir, struct bench_faults_summary *summary);
+
+void bench_faults_print_table(const struct bench_faults_summary *summaries, unsigned count,
+                              FILE *out);
+void bench_faults_write_json(const struct bench_faults_summary *summary, FILE *out);
+
+#endif /* QEMU_BENCH_BENCH_FAULTS_H */

@@ -1,0 +1,296 @@
+/*
+ * tori-bench-faults (./tori bench faults): T_s and detection time after
+ * node crashes on QEMU and host-process tori, beside the distance model
+ * from each run's own one-hop latency (qemu/bench/bench_faults.h).  Each
+ * configuration is one tori-emu run; its logs and records stay under --out.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kernel/personality.h"
+#include "qemu/bench/bench_faults.h"
+#include "tools/cli.h"
+#include "qemu/launcher/emu_spawn.h"
+
+#define STR_VALUE(x) #x
+#define STR(x) STR_VALUE(x)
+
+#ifndef TORI_DEFAULT_IMAGE
+#error "TORI_DEFAULT_IMAGE must be defined by the build"
+#endif
+#ifndef TORI_DEFAULT_NODE_BINARY
+#error "TORI_DEFAULT_NODE_BINARY must be defined by the build"
+#endif
+#ifndef TORI_DEFAULT_EMU
+#error "TORI_DEFAULT_EMU must be defined by the build"
+#endif
+
+#define TOOL "tori-bench-faults"
+#define CONFIGS_MAX 8
+
+static void usage(FILE *out)
+{
+    fputs("usage: tori-bench-faults [options]\n"
+          "\n"
+          "Kills a spread of nodes (a leaf, inner nodes, the root) one at a time on each\n"
+          "configuration, restarting each before the next, and reports the root's\n"
+          "stabilization time T_s and the detection time beside the paper's distance\n"
+          "model computed from the one-hop latency measured in the same run.\n"
+          "\n"
+          "  --configs LIST     BOARD-DIMS[@HB/DT],... timeouts in ms after @\n"
+          "                     (qemu-2x2x2,qemu-2x2x2@20/200,qemu-4x4x4,host-8x8x8)\n"
+          "  --kills N          crashes per configuration, 1..10 (6)\n"
+          "  --heartbeat-ms N   heartbeat for every configuration (default: by size,\n"
+          "                     the node's default " STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) " up to 16 nodes, 100 up to 64,\n"
+          "                     500 above)\n"
+          "  --detect-timeout-ms N  detector timeout for every configuration (default:\n"
+          "                     by size, " STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) " up to 16 nodes, else 10 heartbeats;\n"
+          "                     links then resend 10 times 25 ms apart)\n"
+          "  --out DIR          where each configuration's run goes\n"
+          "                     (default: a fresh /tmp/tori-bench-faults-XXXXXX)\n"
+          "  --json             one JSON object per configuration on stdout (the\n"
+          "                     table then goes to stderr)\n"
+          "  --image FILE       node image for QEMU (build/qemu-virt/node.elf)\n"
+          "  --node-binary FILE host node program (the build's tori-node)\n"
+          "  --emu FILE         the launcher (the build's tori-emu)\n"
+          "\n"
+          "Exit status: 0 every run passed its agreement checks, 1 a run failed,\n"
+          "2 bad options.\n",
+          out);
+}
+
+struct options {
+    const char *configs, *out, *image, *node_binary, *emu;
+    unsigned kills, heartbeat_ms, detect_timeout_ms;
+    bool json;
+};
+
+static bool parse(int argc, char **argv, struct options *o, char *error, size_t capacity,
+                  bool *help)
+{
+    memset(o, 0, sizeof *o);
+    const char *kills = NULL, *heartbeat = NULL, *detect = NULL;
+    const struct cli_option options[] = {
+        {"--configs", &o->configs, NULL},     {"--out", &o->out, NULL},
+        {"--image", &o->image, NULL},         {"--node-binary", &o->node_binary, NULL},
+        {"--emu", &o->emu, NULL},             {"--kills", &kills, NULL},
+        {"--heartbeat-ms", &heartbeat, NULL}, {"--detect-timeout-ms", &detect, NULL},
+        {"--json", NULL, &o->json},
+    };
+    enum cli_scan_result scan =
+        cli_scan(argc, argv, options, sizeof options / sizeof options[0], error, capacity);
+    *help = scan == CLI_SCAN_HELP;
+    if (scan != CLI_SCAN_OK)
+        return scan == CLI_SCAN_HELP;
+    if (o->configs == NULL)
+        o->configs = "qemu-2x2x2,qemu-2x2x2@20/200,qemu-4x4x4,host-8x8x8";
+    if (o->image == NULL)
+        o->image = TORI_DEFAULT_IMAGE;
+    if (o->node_binary == NULL)
+        o->node_binary = TORI_DEFAULT_NODE_BINARY;
+    if (o->emu == NULL)
+        o->emu = TORI_DEFAULT_EMU;
+    uint64_t value = 6;
+    if (kills != NULL && !cli_parse_u64(kills, 1, 10, &value))
+        return cli_invalid(error, capacity, "--kills", kills, "1..10");
+    o->kills = (unsigned)value;
+    value = 0;
+    if (heartbeat != NULL && !cli_parse_u64(heartbeat, 1, 65535, &value))
+        return cli_invalid(error, capacity, "--heartbeat-ms", heartbeat, "1..65535");
+    o->heartbeat_ms = (unsigned)value;
+    value = 0;
+    if (detect != NULL && !cli_parse_u64(detect, 2, 65535, &value))
+        return cli_invalid(error, capacity, "--detect-timeout-ms", detect, "2..65535");
+    o->detect_timeout_ms = (unsigned)value;
+    return true;
+}
+
+/* Runs tori-emu for one configuration; returns its exit status or -1. */
+static int run_config(const struct options *o, const struct bench_faults_config *config,
+                      const char *dir, FILE *human)
+{
+    static char script[2048];
+    unsigned gap = bench_faults_script(config, script, sizeof script);
+    char heartbeat[16], detect[16], rto[16], retries[16], settle[24], log_path[640];
+    snprintf(heartbeat, sizeof heartbeat, "%u", config->heartbeat_ms);
+    snprintf(detect, sizeof detect, "%u", config->detect_timeout_ms);
+    /* A torus that never settles is reported; waiting 60 detect timeouts
+     * for it would make the benchmark crawl. */
+    unsigned settle_s = 12u * config->detect_timeout_ms / 1000u;
+    snprintf(settle, sizeof settle, "%us", settle_s < 30u ? 30u : settle_s);
+    snprintf(rto, sizeof rto, "%u", config->link_rto_ms != 0 ? config->link_rto_ms : 4u);
+    snprintf(retries, sizeof retries, "%u", config->link_retries != 0 ? config->link_retries : 8u);
+    snprintf(log_path, sizeof log_path, "%s.log", dir);
+    fprintf(human, TOOL ": %s: %u crashes, each %u ms after the last settled, heartbeat %u ms, detect %u ms, link "
+                   "%s x %s ms (log %s)\n",
+            config->name, config->kills, gap, config->heartbeat_ms,
+            config->detect_timeout_ms, retries, rto, log_path);
+    fflush(human);
+    char *argv[] = {(char *)o->emu,
+                    "--dims",
+                    (char *)config->dims,
+                    "--board",
+                    (char *)config->board,
+                    "--heartbeat-ms",
+                    heartbeat,
+                    "--detect-timeout-ms",
+                    detect,
+                    "--link-rto-ms",
+                    rto,
+                    "--link-retries",
+                    retries,
+                    "--inject",
+                    script,
+                    "--sequential",
+                    "--settle-timeout",
+                    settle,
+                    "--out",
+                    (char *)dir,
+                    "--image",
+                    (char *)o->image,
+                    "--node-binary",
+                    (char *)o->node_binary,
+                    NULL};
+    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log < 0) {
+        fprintf(stderr, TOOL ": cannot create '%s': %s\n", log_path, strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(log, STDOUT_FILENO);
+        dup2(log, STDERR_FILENO);
+        execv(argv[0], argv);
+        fprintf(stderr, TOOL ": cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(log);
+    if (pid < 0) {
+        fprintf(stderr, TOOL ": fork: %s\n", strerror(errno));
+        return -1;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int main(int argc, char **argv)
+{
+    cli_whole_lines();
+    struct options o;
+    char error[320];
+    bool help = false;
+    if (!parse(argc, argv, &o, error, sizeof error, &help)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        return 2;
+    }
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    static struct bench_faults_summary summaries[CONFIGS_MAX];
+    unsigned count = 0;
+    char list[512];
+    if (strlen(o.configs) >= sizeof list) {
+        fprintf(stderr, TOOL ": --configs is too long (expected at most %d configurations)\n",
+                CONFIGS_MAX);
+        return 2;
+    }
+    snprintf(list, sizeof list, "%s", o.configs);
+    char *save = NULL;
+    bool want_qemu = false, want_host = false;
+    for (char *item = strtok_r(list, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+        if (count == CONFIGS_MAX) {
+            fprintf(stderr, TOOL ": --configs names more than %d configurations\n", CONFIGS_MAX);
+            return 2;
+        }
+        struct bench_faults_config *c = &summaries[count].config;
+        if (!bench_faults_parse_config(item, o.kills, c, error, sizeof error)) {
+            fprintf(stderr, TOOL ": --configs: %s\n", error);
+            return 2;
+        }
+        if (o.heartbeat_ms != 0)
+            c->heartbeat_ms = o.heartbeat_ms;
+        if (o.detect_timeout_ms != 0)
+            c->detect_timeout_ms = o.detect_timeout_ms;
+        if (c->detect_timeout_ms <= c->heartbeat_ms) {
+            fprintf(stderr, TOOL ": %s: detect timeout %u ms is not above the heartbeat %u ms "
+                            "(expected --detect-timeout-ms larger than --heartbeat-ms)\n",
+                    c->name, c->detect_timeout_ms, c->heartbeat_ms);
+            return 2;
+        }
+        want_qemu |= strcmp(c->board, "host") != 0;
+        want_host |= strcmp(c->board, "qemu") != 0;
+        count++;
+    }
+    if (count == 0) {
+        fprintf(stderr, TOOL ": --configs is empty (expected e.g. qemu-2x2x2)\n");
+        return 2;
+    }
+    char resolved[PATH_MAX];
+    if (!emu_spawn_find_program(o.emu, resolved, sizeof resolved)) {
+        fprintf(stderr, TOOL ": launcher '%s' not found (expected a built tori-emu: run "
+                        "./tori build host, or pass --emu FILE)\n",
+                o.emu);
+        return 2;
+    }
+    const struct emu_programs wanted = {"qemu-system-arm", o.image, o.node_binary, NULL};
+    static struct emu_program_paths paths;
+    static char why[EMU_PATH_MAX + 256];
+    if (!emu_spawn_check_programs(&wanted, want_qemu, want_host, &paths, why, sizeof why)) {
+        fprintf(stderr, TOOL ": %s\n", why);
+        return 2;
+    }
+    char out[400];
+    if (o.out != NULL) {
+        if (strlen(o.out) >= sizeof out - 1 || (mkdir(o.out, 0755) != 0 && errno != EEXIST)) {
+            fprintf(stderr, TOOL ": cannot create --out directory '%.200s' (expected a "
+                            "writable path under 400 bytes)\n",
+                    o.out);
+            return 2;
+        }
+        snprintf(out, sizeof out, "%s", o.out);
+    } else {
+        char template[] = "/tmp/tori-bench-faults-XXXXXX";
+        if (mkdtemp(template) == NULL) {
+            fprintf(stderr, TOOL ": cannot create a directory under /tmp: %s\n",
+                    strerror(errno));
+            return 2;
+        }
+        snprintf(out, sizeof out, "%s", template);
+    }
+    FILE *human = o.json ? stderr : stdout;
+    int status = 0;
+    for (unsigned i = 0; i < count; i++) {
+        struct bench_faults_summary *s = &summaries[i];
+        /* out is under 400 bytes and a name under 32: it fits. */
+        size_t out_length = strlen(out), name_length = strlen(s->config.name);
+        memcpy(s->out_dir, out, out_length);
+        s->out_dir[out_length] = '/';
+        memcpy(s->out_dir + out_length + 1, s->config.name, name_length + 1);
+        s->status = run_config(&o, &s->config, s->out_dir, human);
+        if (!bench_faults_read(s->out_dir, s))
+            fprintf(stderr, TOOL ": %s: no fault records in %s/faults.jsonl (exit %d; see "
+                            "%s.log)\n",
+                    s->config.name, s->out_dir, s->status, s->out_dir);
+        if (s->status != 0 || s->checks_passed != s->checks || s->faults == 0)
+            status = 1;
+        if (o.json)
+            bench_faults_write_json(s, stdout);
+    }
+    bench_faults_print_table(summaries, count, human);
+    return status;
+}

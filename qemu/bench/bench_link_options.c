@@ -1,0 +1,133 @@
+#include "qemu/bench/bench_link_options.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "node/flood.h"
+#include "tools/cli.h"
+
+#define DEFAULT_ROUNDS 200u
+#define DEFAULT_RING 8u
+#define DEFAULT_FLOOD_COUNT 20000u
+#define DEFAULT_FLOOD_SIZE TORUS_FLOOD_MAX_SIZE
+
+void bench_link_options_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tori-bench-link [options]\n"
+            "\n"
+            "Measures the torus links on this machine: one-hop round-trip time and\n"
+            "its spread, the added round trip of each further hop (least-squares\n"
+            "slope over hop counts, as a ratio to the one-hop RTT of the same run),\n"
+            "and a flood of frames over one and two hops (delivered/sent, loss,\n"
+            "retransmissions and drops from the node counters, throughput as frames\n"
+            "per one-hop RTT).  Each board runs a 1-D torus of --ring nodes; node 0\n"
+            "pings nodes 1..ring/2 in turn and floods nodes 1 and 2.\n"
+            "\n"
+            "  --board qemu|host|both  what runs the nodes (both)\n"
+            "  --rounds N           pings per hop count, 1..%u (%u)\n"
+            "  --ring N             nodes in the 1-D torus, %u..%u (%u)\n"
+            "  --flood-count N      frames per flood, 1..%u (%u)\n"
+            "  --flood-size N       payload bytes per frame, %u..%u (%u: full size)\n"
+            "  --json               one JSON object with every result on stdout\n"
+            "                       (the table then goes to stderr)\n"
+            "  --out DIR            node logs and events (default: a fresh\n"
+            "                       /tmp/tori-bench-link-XXXXXX)\n"
+            "  --image FILE         node image for QEMU (build/qemu-virt/node.elf)\n"
+            "  --node-binary FILE   host node program (the build's tori-node)\n"
+            "  --qemu PROGRAM       QEMU to run (qemu-system-arm)\n"
+            "  --verbose            the launcher's own messages and every event\n"
+            "\n"
+            "Times are quoted beside, and as ratios to, the one-hop RTT measured in\n"
+            "the same run.  Exit status: 0 measured, 1 a torus or a phase failed,\n"
+            "2 bad options, 128+N stopped by signal N.\n",
+            BENCH_LINK_ROUNDS_MAX, DEFAULT_ROUNDS, BENCH_LINK_RING_MIN,
+            BENCH_LINK_RING_MAX, DEFAULT_RING, TORUS_FLOOD_MAX_COUNT,
+            DEFAULT_FLOOD_COUNT, TORUS_FLOOD_MIN_SIZE, TORUS_FLOOD_MAX_SIZE,
+            DEFAULT_FLOOD_SIZE);
+}
+
+static bool parse_number(const char *option, const char *value, unsigned min,
+                         unsigned max, unsigned *out, char *error, size_t capacity)
+{
+    uint64_t number = 0;
+    if (!cli_parse_u64_option(option, value, min, max, &number, error, capacity))
+        return false;
+    *out = (unsigned)number;
+    return true;
+}
+
+enum bench_link_options_result bench_link_options_parse(
+    int argc, char **argv, const char *default_image, const char *default_node_binary,
+    struct bench_link_options *o, char *error, size_t capacity)
+{
+    memset(o, 0, sizeof *o);
+    o->boards = BENCH_LINK_BOARD_QEMU | BENCH_LINK_BOARD_HOST;
+    o->rounds = DEFAULT_ROUNDS;
+    o->ring = DEFAULT_RING;
+    o->flood_count = DEFAULT_FLOOD_COUNT;
+    o->flood_size = DEFAULT_FLOOD_SIZE;
+    o->image = default_image;
+    o->node_binary = default_node_binary;
+    o->qemu = "qemu-system-arm";
+
+    const char *board = NULL, *rounds = NULL, *ring = NULL, *count = NULL, *size = NULL;
+    const char *out = NULL, *image = NULL, *node_binary = NULL, *qemu = NULL;
+    const struct cli_option options[] = {
+        {"--board", &board, NULL},       {"--rounds", &rounds, NULL},
+        {"--ring", &ring, NULL},         {"--flood-count", &count, NULL},
+        {"--flood-size", &size, NULL},   {"--out", &out, NULL},
+        {"--image", &image, NULL},       {"--node-binary", &node_binary, NULL},
+        {"--qemu", &qemu, NULL},         {"--json", NULL, &o->json},
+        {"--verbose", NULL, &o->verbose},
+    };
+    switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
+                     capacity)) {
+    case CLI_SCAN_HELP:
+        return BENCH_LINK_OPTIONS_HELP;
+    case CLI_SCAN_ERROR:
+        return BENCH_LINK_OPTIONS_ERROR;
+    case CLI_SCAN_OK:
+        break;
+    }
+    if (board != NULL) {
+        if (strcmp(board, "qemu") == 0) {
+            o->boards = BENCH_LINK_BOARD_QEMU;
+        } else if (strcmp(board, "host") == 0) {
+            o->boards = BENCH_LINK_BOARD_HOST;
+        } else if (strcmp(board, "both") != 0) {
+            cli_invalid(error, capacity, "--board", board, "qemu, host or both");
+            return BENCH_LINK_OPTIONS_ERROR;
+        }
+    }
+    if ((rounds != NULL && !parse_number("--rounds", rounds, 1, BENCH_LINK_ROUNDS_MAX,
+                                         &o->rounds, error, capacity)) ||
+        (ring != NULL && !parse_number("--ring", ring, BENCH_LINK_RING_MIN,
+                                       BENCH_LINK_RING_MAX, &o->ring, error, capacity)) ||
+        (count != NULL && !parse_number("--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT,
+                                        &o->flood_count, error, capacity)) ||
+        (size != NULL && !parse_number("--flood-size", size, TORUS_FLOOD_MIN_SIZE,
+                                       TORUS_FLOOD_MAX_SIZE, &o->flood_size, error,
+                                       capacity)))
+        return BENCH_LINK_OPTIONS_ERROR;
+    const struct {
+        const char *name;
+        const char *value;
+    } paths[] = {{"--out", out}, {"--image", image}, {"--node-binary", node_binary},
+                 {"--qemu", qemu}};
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (paths[p].value != NULL && paths[p].value[0] == '\0') {
+            snprintf(error, capacity, "%s is empty (expected a path)", paths[p].name);
+            return BENCH_LINK_OPTIONS_ERROR;
+        }
+    }
+    if (out != NULL)
+        o->out_dir = out;
+    if (image != NULL)
+        o->image = image;
+    if (node_binary != NULL)
+        o->node_binary = node_binary;
+    if (qemu != NULL)
+        o->qemu = qemu;
+    return BENCH_LINK_OPTIONS_OK;
+}

@@ -1,0 +1,83 @@
+/*
+ * Random faults (tori-emu --chaos), reproducible from a seed.
+ *
+ *   --chaos seed=S,rate=R,kinds=kill,hang,link,reboot[,count=N][,duration=D][,hold=D]
+ *
+ * New faults arrive at R per second on average (exponential gaps), but
+ * only once the torus has settled after the previous one, so that every
+ * fault gets its own agreement check.  Each fault is undone after `hold`:
+ * a killed node restarts, a hung node resumes, a cut cable is mended (a
+ * reboot and a join undo themselves).  The undo is a fault of its own in the
+ * results.  At most max(1, members/8) nodes are down at once, at most two
+ * cables cut.  The campaign stops starting new faults after `count` of them
+ * or after `duration`, whichever comes first, then runs the pending undos,
+ * so that it ends on a whole torus.
+ */
+#ifndef QEMU_FAULTS_EMU_CHAOS_H
+#define QEMU_FAULTS_EMU_CHAOS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qemu/faults/emu_inject.h"
+
+enum emu_chaos_kind {
+    EMU_CHAOS_KILL,
+    EMU_CHAOS_HANG,
+    EMU_CHAOS_LINK,
+    EMU_CHAOS_REBOOT,
+    EMU_CHAOS_JOIN,
+    EMU_CHAOS_KINDS
+};
+
+struct emu_chaos_spec {
+    uint64_t seed;
+    double rate;          /* new faults per second */
+    unsigned kinds;       /* bit per enum emu_chaos_kind */
+    uint32_t count;       /* new faults to start; 0: no limit */
+    uint64_t duration_ns; /* stop starting new ones after this; 0: no limit */
+    uint64_t hold_ns;     /* how long a fault lasts before its undo; 0: default */
+};
+
+/* Parses the spec (without the option name); false with a one-line reason. */
+bool emu_chaos_parse(const char *text, struct emu_chaos_spec *spec, char *error,
+                     size_t capacity);
+
+#define EMU_CHAOS_UNDO_MAX 64
+
+struct emu_chaos_undo {
+    bool used;
+    uint64_t due_ns;
+    struct emu_action action;
+};
+
+struct emu_chaos {
+    struct emu_chaos_spec spec;
+    uint64_t random;      /* generator state */
+    uint64_t begin_ns;
+    uint64_t next_ns;     /* earliest start of the next new fault */
+    uint32_t started;     /* new faults so far */
+    bool stuck;           /* no kind can happen and nothing is left to undo */
+    unsigned order;
+    struct emu_chaos_undo undo[EMU_CHAOS_UNDO_MAX];
+};
+
+/* Starts the campaign at now_ns; default_hold_ns when the spec has none. */
+void emu_chaos_init(struct emu_chaos *chaos, const struct emu_chaos_spec *spec,
+                    uint64_t now_ns, uint64_t default_hold_ns);
+
+/*
+ * The action to inject now (the torus being settled), applied to world
+ * already; false when nothing is due yet (or can be done).
+ */
+bool emu_chaos_next(struct emu_chaos *chaos, struct emu_inject_world *world, uint64_t now_ns,
+                    struct emu_action *out);
+
+/* When emu_chaos_next may next have something; UINT64_MAX when never. */
+uint64_t emu_chaos_next_due(const struct emu_chaos *chaos, uint64_t now_ns);
+
+/* No new fault will start (or can) and no undo is pending. */
+bool emu_chaos_done(const struct emu_chaos *chaos, uint64_t now_ns);
+
+#endif /* QEMU_FAULTS_EMU_CHAOS_H */

@@ -1,0 +1,542 @@
+#define _GNU_SOURCE
+#include "qemu/faults/emu_faults.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/personality.h"
+#include "qemu/faults/emu_agree.h"
+#include "qemu/faults/emu_chaos.h"
+#include "qemu/faults/emu_fault.h"
+#include "qemu/faults/emu_inject.h"
+#include "tools/fault.h"
+#include "qemu/faults/emu_latency.h"
+#include "qemu/faults/emu_model.h"
+#include "qemu/faults/emu_results.h"
+#include "qemu/launcher/emu_run.h"
+
+#define TOOL "tori-emu"
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
+/* Start-up latency probe: pings per node, nodes at most. */
+#define LATENCY_ROUNDS 5
+#define LATENCY_NODES 16
+/* Above this many nodes, per-node view lines are counted, not shown. */
+#define SHOW_EVERY_NODE_MAX 16
+
+struct emu_faults {
+    struct emu_script script;
+    unsigned next_action;
+    bool chaos_on;
+    struct emu_chaos_spec chaos_spec;
+    struct emu_chaos chaos;
+    struct emu_inject_world world;
+    bool *qemu;      /* [count] */
+    bool *expected;  /* [count]: expected in the view once the torus settles */
+    struct emu_model_params model;
+    struct emu_latency latency;
+    bool probing;
+    struct emu_results results;
+    FILE *records;   /* <out>/faults.jsonl */
+    uint64_t quiet_ns, timeout_ns;
+
+    bool group_open;
+    unsigned group;
+    uint64_t last_inject_ns;      /* job time of the latest scripted action */
+    uint64_t group_begin_ns, last_activity_ns;
+    unsigned open_detections, open_false;
+
+    bool checking;
+    struct emu_view_answer *answers; /* [count] */
+};
+
+bool emu_faults_wanted(const struct emu_options *options)
+{
+    return options->inject_text != NULL || options->chaos_text != NULL || options->demo;
+}
+
+bool emu_faults_check_options(const struct emu_options *options, struct emu_chaos_spec *spec,
+                              char *error, size_t capacity)
+{
+    char reason[280];
+    memset(spec, 0, sizeof *spec);
+    if (options->inject_text != NULL) {
+        struct fault_script script;
+        if (!fault_script_parse(options->inject_text, &script, reason, sizeof reason)) {
+            snprintf(error, capacity, "%s: %s", options->inject_option, reason);
+            return false;
+        }
+        size_t items = script.count;
+        fault_script_free(&script);
+        if (items == 0) {
+            snprintf(error, capacity, "%s: %s", options->inject_option, EMU_INJECT_EMPTY);
+            return false;
+        }
+    }
+    if (options->chaos_text != NULL &&
+        !emu_chaos_parse(options->chaos_text, spec, reason, sizeof reason)) {
+        snprintf(error, capacity, "--chaos: %s", reason);
+        return false;
+    }
+    return true;
+}
+
+static void say(struct emu *emu, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct emu *emu, const char *format, ...)
+{
+    va_list arguments;
+    va_start(arguments, format);
+    fputs(TOOL ": ", emu->human);
+    vfprintf(emu->human, format, arguments);
+    fputc('\n', emu->human);
+    va_end(arguments);
+    fflush(emu->human);
+}
+
+/* The demo: a leaf dies, then the root, then the leaf comes back. */
+static void demo_script(const struct emu_faults *f, char *text, size_t capacity)
+{
+    uint32_t root = 0, leaf = 0;
+    emu_model_ends(&f->model, f->expected, &root, &leaf);
+    snprintf(text, capacity, "kill %u at 1s; kill %u at 2s; restart %u at 3s",
+             (unsigned)leaf, (unsigned)root, (unsigned)leaf);
+}
+
+bool emu_faults_prepare(struct emu *emu)
+{
+    const struct emu_options *o = emu->options;
+    struct emu_faults *f = calloc(1, sizeof *f);
+    if (f == NULL) {
+        fprintf(stderr, TOOL ": out of memory\n");
+        return false;
+    }
+    emu->hook_state = f;
+    uint32_t n = emu->count;
+    f->qemu = calloc(n, sizeof *f->qemu);
+    f->expected = calloc(n, sizeof *f->expected);
+    f->answers = calloc(n, sizeof *f->answers);
+    if (f->qemu == NULL || f->expected == NULL || f->answers == NULL ||
+        !emu_results_init(&f->results, n)) {
+        fprintf(stderr, TOOL ": out of memory\n");
+        return false;
+    }
+    uint32_t members = n - o->spares;
+    for (uint32_t r = 0; r < n; r++) {
+        f->qemu[r] = emu->nodes[r].board == EMU_BOARD_QEMU;
+        f->expected[r] = r < members;
+    }
+    f->model.geometry = emu->geometry;
+    f->model.layout = o->tree_layout == PERSONALITY_TREE_TORUS ? MEMBERSHIP_LAYOUT_TORUS
+                                                                : MEMBERSHIP_LAYOUT_RADIX;
+    f->model.radix = o->radix;
+    f->model.initial_members = members;
+    if (!emu_inject_world_init(&f->world, &emu->geometry, o->spares, f->qemu)) {
+        fprintf(stderr, TOOL ": out of memory\n");
+        return false;
+    }
+    char error[320];
+    char demo[128];
+    const char *text = o->inject_text;
+    if (text == NULL && o->demo && o->chaos_text == NULL) {
+        demo_script(f, demo, sizeof demo);
+        text = demo;
+    }
+    if (text != NULL) {
+        if (!emu_inject_parse(text, &emu->geometry, &f->script, error, sizeof error) ||
+            !emu_inject_check(&f->script, &emu->geometry, o->spares, f->qemu, error,
+                              sizeof error)) {
+            fprintf(stderr, TOOL ": %s: %s\n",
+                    o->inject_option != NULL ? o->inject_option : "--inject", error);
+            return false;
+        }
+    }
+    if (o->chaos_text != NULL) {
+        f->chaos_on = true;
+        if (!emu_faults_check_options(o, &f->chaos_spec, error, sizeof error)) {
+            fprintf(stderr, TOOL ": %s\n", error);
+            return false;
+        }
+        bool any_qemu = false, reboot_only = f->chaos_spec.kinds == 1u << EMU_CHAOS_REBOOT;
+        for (uint32_t r = 0; r < n; r++)
+            any_qemu |= f->qemu[r];
+        if (reboot_only && !any_qemu) {
+            fprintf(stderr, TOOL ": --chaos: kinds=reboot needs QEMU nodes (expected "
+                            "--board qemu or mixed, or other kinds)\n");
+            return false;
+        }
+        if (f->chaos_spec.kinds == 1u << EMU_CHAOS_JOIN && o->spares == 0) {
+            fprintf(stderr, TOOL ": --chaos: kinds=join needs spares (expected --spares K)\n");
+            return false;
+        }
+    }
+    /* Quiet longer than a rejoin attempt (4 detect timeouts) takes. */
+    uint64_t detect_ns = (uint64_t)o->detect_timeout_ms * NS_PER_MS;
+    f->quiet_ns = o->settle_quiet_ns != 0 ? o->settle_quiet_ns : 6u * detect_ns;
+    if (f->quiet_ns < 300 * NS_PER_MS && o->settle_quiet_ns == 0)
+        f->quiet_ns = 300 * NS_PER_MS;
+    f->timeout_ns = o->settle_timeout_ns != 0 ? o->settle_timeout_ns : 60u * detect_ns;
+    if (f->timeout_ns < 10 * NS_PER_S && o->settle_timeout_ns == 0)
+        f->timeout_ns = 10 * NS_PER_S;
+    if (f->timeout_ns < f->quiet_ns)
+        f->timeout_ns = f->quiet_ns;
+    return true;
+}
+
+void emu_faults_release(struct emu *emu)
+{
+    struct emu_faults *f = emu->hook_state;
+    if (f == NULL)
+        return;
+    emu_script_free(&f->script);
+    emu_inject_world_free(&f->world);
+    emu_latency_free(&f->latency);
+    emu_results_free(&f->results);
+    if (f->records != NULL)
+        fclose(f->records);
+    free(f->qemu);
+    free(f->expected);
+    free(f->answers);
+    free(f);
+    emu->hook_state = NULL;
+}
+
+unsigned emu_faults_failed_checks(const struct emu *emu)
+{
+    const struct emu_faults *f = emu->hook_state;
+    return f != NULL ? f->results.failed_checks : 0;
+}
+
+/* ---- events ---- */
+
+static bool is_membership_activity(const char *name)
+{
+    static const char *const names[] = {"view",    "failure-detected", "stable", "joined",
+                                        "expelled", "partitioned",      "started", "boot",
+                                        "ready"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct event_line *line)
+{
+    struct emu_faults *f = emu->hook_state;
+    if (f == NULL)
+        return;
+    if (f->probing) {
+        emu_latency_on_event(&f->latency, node->rank, line);
+        return;
+    }
+    if (!emu->job_started)
+        return;
+    uint64_t now = emu_job_ns(emu);
+    if (f->checking && strcmp(line->name, "view-state") == 0) {
+        struct emu_view_answer *a = &f->answers[node->rank];
+        if (a->asked && !a->answered && !emu_agree_parse_answer(line, a))
+            a->answered = false;
+        return;
+    }
+    if (f->checking && strcmp(line->name, "console-error") == 0)
+        return; /* `view` refused: left unanswered, reported by the check */
+    if (is_membership_activity(line->name))
+        f->last_activity_ns = now;
+    if (strcmp(line->name, "failure-detected") == 0 && f->group_open) {
+        uint64_t who = UINT64_MAX;
+        f->open_detections++;
+        if (event_line_get_u64(line, "who", &who) && who < emu->count &&
+            !emu_results_touches(&f->results, (uint32_t)who) && f->expected[who])
+            f->open_false++;
+    }
+    emu_results_on_event(&f->results, node->rank, line, now);
+}
+
+void emu_faults_on_ready(struct emu *emu, struct emu_node *node)
+{
+    struct emu_faults *f = emu->hook_state;
+    if (f == NULL || f->world.cut == NULL || f->world.cut[node->rank] == 0)
+        return;
+    char error[200];
+    if (!emu_fault_reapply_cuts(emu, node, f->world.cut[node->rank], error, sizeof error))
+        fprintf(stderr, TOOL ": node %u: cannot cut its links again: %s\n",
+                (unsigned)node->rank, error);
+}
+
+/* ---- injection ---- */
+
+static void expect_after(struct emu_faults *f, const struct emu_action *action)
+{
+    switch (action->kind) {
+    case EMU_ACTION_KILL:
+    case EMU_ACTION_HANG:
+        f->expected[action->node] = false;
+        break;
+    case EMU_ACTION_RESUME:
+    case EMU_ACTION_REBOOT:
+    case EMU_ACTION_RESTART:
+    case EMU_ACTION_JOIN:
+        f->expected[action->node] = true;
+        break;
+    case EMU_ACTION_LINK_OFF:
+    case EMU_ACTION_LINK_ON:
+        break;
+    }
+}
+
+/* world_applied: the chaos generator already moved the world on. */
+static void inject(struct emu *emu, struct emu_faults *f, const struct emu_action *action,
+                   bool world_applied)
+{
+    uint64_t now = emu_job_ns(emu);
+    if (!f->group_open) {
+        f->group_open = true;
+        f->group++;
+        f->group_begin_ns = now;
+        f->open_detections = f->open_false = 0;
+    }
+    f->last_activity_ns = now;
+    struct emu_fault_record *record =
+        emu_results_add_fault(&f->results, action, now, f->group);
+    if (record == NULL) {
+        fprintf(stderr, TOOL ": out of memory for fault records\n");
+        emu->failed = true;
+        return;
+    }
+    char described[EMU_ACTION_TEXT_MAX];
+    emu_action_describe(action, described, sizeof described);
+    say(emu, "fault #%u at %+.3fs: %s", record->index, (double)now / 1e9, described);
+    char error[200] = "";
+    bool ok = world_applied || emu_inject_apply(&f->world, action, error, sizeof error);
+    if (ok)
+        ok = emu_fault_apply(emu, action, error, sizeof error);
+    if (!ok) {
+        record->injected = false;
+        snprintf(record->error, sizeof record->error, "%s", error);
+        fprintf(stderr, TOOL ": fault #%u (%s) not done: %s\n", record->index, described,
+                error);
+        return;
+    }
+    expect_after(f, action);
+}
+
+/* ---- the agreement check ---- */
+
+static bool node_booting(const struct emu *emu)
+{
+    for (uint32_t r = 0; r < emu->count; r++)
+        if (emu->nodes[r].pid > 0 && emu->nodes[r].state == EMU_NODE_STARTED)
+            return true;
+    return false;
+}
+
+static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
+{
+    memset(f->answers, 0, emu->count * sizeof *f->answers);
+    f->checking = true;
+    uint32_t asked = 0;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        struct emu_node *node = &emu->nodes[r];
+        if (node->pid <= 0 || node->state != EMU_NODE_READY || node->hung ||
+            !node->job_started)
+            continue;
+        if (emu_node_send(node, "view")) {
+            f->answers[r].asked = true;
+            asked++;
+        }
+    }
+    uint64_t deadline = emu_now_ns(emu) + 5 * NS_PER_S + (uint64_t)emu->count * 20 * NS_PER_MS;
+    for (;;) {
+        uint32_t answered = 0;
+        for (uint32_t r = 0; r < emu->count; r++)
+            answered += f->answers[r].answered;
+        if (answered >= asked || emu_now_ns(emu) >= deadline || emu->failed ||
+            emu->interrupted != 0)
+            break;
+        emu_step(emu, 20);
+    }
+    f->checking = false;
+
+    struct emu_check_record check;
+    memset(&check, 0, sizeof check);
+    check.group = f->group;
+    check.begin_ns = f->group_begin_ns;
+    check.checked_ns = emu_job_ns(emu);
+    check.settled = settled;
+    check.detections = f->open_detections;
+    check.false_suspicions = f->open_false;
+    if (!emu_model_tree(&f->model, f->expected, &check.tree)) {
+        snprintf(check.agreement.reason, sizeof check.agreement.reason,
+                 "cannot compute the expected view");
+    } else {
+        /* Agreement reached only at the settle timeout still counts; the
+         * record and the line say it was never quiet. */
+        emu_agree_evaluate(f->answers, emu->count, f->expected, &check.tree, &check.agreement);
+    }
+    check.ocp_ns = emu_results_group_ocp_ns(&f->results, check.agreement.epoch, &check.ocp_samples);
+    ts_model_predict(&check.tree.model, f->results.one_hop_ns, check.ocp_ns);
+    const struct emu_check_record *closed = emu_results_close_group(
+        &f->results, &check, f->records, emu->options->json ? stdout : NULL);
+    f->group_open = false;
+    if (closed == NULL) {
+        fprintf(stderr, TOOL ": out of memory for check records\n");
+        emu->failed = true;
+        return;
+    }
+    const struct emu_agreement *g = &closed->agreement;
+    unsigned first = f->results.faults[closed->first].index;
+    unsigned last = f->results.faults[closed->last - 1].index;
+    char faults[32];
+    if (first == last)
+        snprintf(faults, sizeof faults, "fault #%u", first);
+    else
+        snprintf(faults, sizeof faults, "faults #%u-#%u", first, last);
+    if (g->passed)
+        say(emu, "check #%u (%s): pass: %u nodes agree on epoch %" PRIu64 ", %u live, root %"
+                 PRId64 ", digest 0x%016" PRIx64 "%s",
+            closed->group, faults, (unsigned)g->members, g->epoch, (unsigned)g->live, g->root,
+            g->digest, settled ? "" : " (never quiet: checked at the settle timeout)");
+    else {
+        say(emu, "check #%u (%s): FAIL: %s%s", closed->group, faults, g->reason,
+            settled ? "" : " (never quiet: checked at the settle timeout)");
+        fprintf(stderr, TOOL ": agreement check #%u failed: %s (logs in %s)\n", closed->group,
+                g->reason, emu->out_dir);
+    }
+}
+
+/* ---- the run ---- */
+
+static bool open_records(struct emu *emu, struct emu_faults *f)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/faults.jsonl", emu->out_dir);
+    f->records = fopen(path, "we");
+    if (f->records == NULL) {
+        fprintf(stderr, TOOL ": cannot create '%s': %s\n", path, strerror(errno));
+        emu->failed = true;
+        return false;
+    }
+    return true;
+}
+
+static void measure(struct emu *emu, struct emu_faults *f)
+{
+    f->probing = true;
+    bool measured = emu_latency_measure(emu, &f->latency, LATENCY_ROUNDS, LATENCY_NODES);
+    f->probing = false;
+    f->results.one_hop_ns = emu_latency_one_hop_ns(&f->latency);
+    f->results.latency_samples = f->latency.count;
+    f->results.ocp_ns = emu_model_measure_ocp_ns(&f->model);
+    if (!measured)
+        fprintf(stderr, TOOL ": warning: no one-hop ping answered (%u failed): the model "
+                        "has no latency (L = 0)\n",
+                f->latency.failed);
+    say(emu, "one-hop latency L = %.3f ms (median round trip / 2 of %u pings); O_cp: each "
+             "view's install time on the nodes (launcher CPU %.2f us if none)",
+        f->results.one_hop_ns / 1e6, f->latency.count, f->results.ocp_ns / 1e3);
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+/*
+ * When the next scripted action is due (job time); UINT64_MAX while it
+ * must wait for the open group to be checked (--sequential).
+ */
+static uint64_t script_due(const struct emu *emu, const struct emu_faults *f)
+{
+    const struct emu_action *next = &f->script.actions[f->next_action];
+    if (!emu->options->sequential || f->next_action == 0)
+        return next->at_ns;
+    const struct emu_action *previous = &f->script.actions[f->next_action - 1];
+    if (next->at_ns == previous->at_ns)
+        return 0; /* together with the one before */
+    if (f->group_open)
+        return UINT64_MAX;
+    return f->last_inject_ns + (next->at_ns - previous->at_ns);
+}
+
+bool emu_faults_run(struct emu *emu)
+{
+    struct emu_faults *f = emu->hook_state;
+    const struct emu_options *o = emu->options;
+    if (!open_records(emu, f))
+        return false;
+    measure(emu, f);
+    if (emu->failed || emu->interrupted != 0 || !emu_start_job(emu))
+        return false;
+    f->results.job_start_ns = emu->job_start_ns;
+    if (f->chaos_on) {
+        uint64_t hold = 10u * (uint64_t)o->detect_timeout_ms * NS_PER_MS;
+        emu_chaos_init(&f->chaos, &f->chaos_spec, 0, hold < NS_PER_S ? NS_PER_S : hold);
+    }
+    say(emu, "job started: %u actions scheduled%s; settle after %.0f ms quiet (at most %.1f s)",
+        f->script.count, f->chaos_on ? " plus chaos" : "", (double)f->quiet_ns / 1e6,
+        (double)f->timeout_ns / 1e9);
+    f->last_activity_ns = 0;
+    while (!emu->failed && emu->interrupted == 0) {
+        uint64_t now = emu_job_ns(emu);
+        if (o->duration_set && now >= o->duration_ns) {
+            if (f->next_action < f->script.count || (f->chaos_on && !emu_chaos_done(&f->chaos, now)))
+                say(emu, "--duration reached: %u scripted actions not done",
+                    f->script.count - f->next_action);
+            break;
+        }
+        while (f->next_action < f->script.count && script_due(emu, f) <= now && !emu->failed) {
+            f->last_inject_ns = now;
+            inject(emu, f, &f->script.actions[f->next_action++], false);
+        }
+        if (f->chaos_on && !f->group_open) {
+            struct emu_action action;
+            if (emu_chaos_next(&f->chaos, &f->world, now, &action))
+                inject(emu, f, &action, true);
+        }
+        now = emu_job_ns(emu);
+        if (f->group_open) {
+            bool quiet = now - f->last_activity_ns >= f->quiet_ns && !node_booting(emu);
+            if (quiet || now - f->group_begin_ns >= f->timeout_ns) {
+                run_check(emu, f, quiet);
+                continue;
+            }
+        }
+        bool script_done = f->next_action >= f->script.count;
+        if (!f->group_open && script_done && (!f->chaos_on || emu_chaos_done(&f->chaos, now)))
+            break;
+        /* Sleep until something is due. */
+        uint64_t due = now + 200 * NS_PER_MS;
+        if (!script_done)
+            due = min_u64(due, script_due(emu, f));
+        if (f->group_open)
+            due = min_u64(due, min_u64(f->last_activity_ns + f->quiet_ns,
+                                       f->group_begin_ns + f->timeout_ns));
+        else if (f->chaos_on)
+            due = min_u64(due, emu_chaos_next_due(&f->chaos, now));
+        if (o->duration_set)
+            due = min_u64(due, o->duration_ns);
+        uint64_t wait_ms = due > now ? (due - now + NS_PER_MS - 1) / NS_PER_MS : 0;
+        emu_step(emu, (int)(wait_ms > 200 ? 200 : wait_ms));
+    }
+    if (f->group_open && !emu->failed && emu->interrupted == 0)
+        run_check(emu, f, false);
+    fputc('\n', emu->human);
+    emu_results_print_table(&f->results, emu->human);
+    emu_results_write_summary(&f->results, f->records);
+    if (o->json)
+        emu_results_write_summary(&f->results, stdout);
+    return true;
+}
+
+const struct emu_hooks emu_faults_hooks = {
+    .prepare = emu_faults_prepare,
+    .run = emu_faults_run,
+    .on_event = emu_faults_on_event,
+    .on_ready = emu_faults_on_ready,
+    .failed_checks = emu_faults_failed_checks,
+    .release = emu_faults_release,
+    .summarizes_views = true,
+};

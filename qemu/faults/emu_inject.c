@@ -1,0 +1,356 @@
+#include "qemu/faults/emu_inject.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli.h"
+#include "tools/fault.h"
+
+static const char *const action_names[] = {
+    [EMU_ACTION_KILL] = "kill",       [EMU_ACTION_HANG] = "hang",
+    [EMU_ACTION_RESUME] = "resume",   [EMU_ACTION_LINK_OFF] = "link",
+    [EMU_ACTION_LINK_ON] = "link",    [EMU_ACTION_REBOOT] = "reboot",
+    [EMU_ACTION_RESTART] = "restart", [EMU_ACTION_JOIN] = "join",
+};
+
+const char *emu_action_name(enum emu_action_kind kind)
+{
+    return (unsigned)kind < sizeof action_names / sizeof action_names[0] ? action_names[kind]
+                                                                         : "?";
+}
+
+void emu_action_set_text(struct emu_action *action, const char *text)
+{
+    size_t length = strlen(text);
+    if (length >= sizeof action->text)
+        length = sizeof action->text - 1;
+    memcpy(action->text, text, length);
+    action->text[length] = '\0';
+}
+
+void emu_action_describe(const struct emu_action *action, char *text, size_t capacity)
+{
+    if (action->kind == EMU_ACTION_LINK_OFF || action->kind == EMU_ACTION_LINK_ON)
+        snprintf(text, capacity, "link %u %s %s", (unsigned)action->node,
+                 torus_geometry_link_name(action->link),
+                 action->kind == EMU_ACTION_LINK_OFF ? "off" : "on");
+    else
+        snprintf(text, capacity, "%s %u", emu_action_name(action->kind),
+                 (unsigned)action->node);
+}
+
+static bool add_action(struct emu_script *script, const struct emu_action *action)
+{
+    if (script->count >= EMU_INJECT_MAX_ACTIONS)
+        return false;
+    if (script->count == script->capacity) {
+        unsigned capacity = script->capacity == 0 ? 16 : script->capacity * 2;
+        struct emu_action *grown = realloc(script->actions, capacity * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        script->actions = grown;
+        script->capacity = capacity;
+    }
+    script->actions[script->count] = *action;
+    script->actions[script->count].order = script->count;
+    script->count++;
+    return true;
+}
+
+void emu_script_free(struct emu_script *script)
+{
+    free(script->actions);
+    script->actions = NULL;
+    script->count = script->capacity = 0;
+}
+
+static int compare_actions(const void *a, const void *b)
+{
+    const struct emu_action *x = a, *y = b;
+    if (x->at_ns != y->at_ns)
+        return x->at_ns < y->at_ns ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The launcher's action for a fault kind it can carry out; false for the others. */
+static bool action_kind_of(enum fault_kind kind, enum emu_action_kind *out)
+{
+    switch (kind) {
+    case FAULT_KILL:
+        *out = EMU_ACTION_KILL;
+        return true;
+    case FAULT_HANG:
+        *out = EMU_ACTION_HANG;
+        return true;
+    case FAULT_RESUME:
+        *out = EMU_ACTION_RESUME;
+        return true;
+    case FAULT_LINK_OFF:
+        *out = EMU_ACTION_LINK_OFF;
+        return true;
+    case FAULT_LINK_ON:
+        *out = EMU_ACTION_LINK_ON;
+        return true;
+    case FAULT_REBOOT:
+        *out = EMU_ACTION_REBOOT;
+        return true;
+    case FAULT_RESTART:
+        *out = EMU_ACTION_RESTART;
+        return true;
+    case FAULT_JOIN:
+        *out = EMU_ACTION_JOIN;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Adds action, and its undo "for D" later when hold_ns is not 0. */
+static bool add_with_undo(struct emu_script *script, const struct emu_action *action,
+                          uint64_t hold_ns)
+{
+    if (!add_action(script, action))
+        return false;
+    if (hold_ns == 0)
+        return true;
+    struct emu_action undo = *action;
+    undo.kind = action->kind == EMU_ACTION_HANG ? EMU_ACTION_RESUME : EMU_ACTION_LINK_ON;
+    undo.at_ns = action->at_ns + hold_ns;
+    char described[EMU_ACTION_TEXT_MAX], hold[CLI_TIME_TEXT_MAX];
+    emu_action_describe(&undo, described, sizeof described);
+    char label[EMU_ACTION_TEXT_MAX + 56];
+    snprintf(label, sizeof label, "%s (after %s)", described, cli_format_time(hold_ns, hold));
+    emu_action_set_text(&undo, label);
+    return add_action(script, &undo);
+}
+
+bool emu_inject_schedule(const struct fault_script *faults, const struct torus_geometry *geometry,
+                         struct emu_script *script, char *error, size_t capacity)
+{
+    memset(script, 0, sizeof *script);
+    if (faults->count == 0) {
+        snprintf(error, capacity, "%s", EMU_INJECT_EMPTY);
+        return false;
+    }
+    if (!fault_script_check_torus(faults, geometry, error, capacity))
+        return false;
+    for (size_t i = 0; i < faults->count; i++) {
+        const struct fault *f = &faults->items[i];
+        char text[FAULT_TEXT_MAX];
+        fault_format(f, text, sizeof text);
+        struct emu_action action;
+        memset(&action, 0, sizeof action);
+        if (!action_kind_of(f->kind, &action.kind)) {
+            snprintf(error, capacity, "'%s': the launcher cannot inject %s (expected kill, hang, "
+                                      "resume, link, reboot, restart or join)",
+                     text, fault_kind_name(f->kind));
+            emu_script_free(script);
+            return false;
+        }
+        action.at_ns = f->time_ns;
+        action.node = f->node;
+        emu_action_set_text(&action, text);
+        bool ok = true;
+        bool link = f->kind == FAULT_LINK_OFF || f->kind == FAULT_LINK_ON;
+        if (link && f->link == FAULT_LINK_PAIR) {
+            /* Every cable between the two (two on a ring of two nodes). */
+            for (unsigned l = 0; l < torus_geometry_link_count(geometry) && ok; l++) {
+                if (torus_geometry_neighbour(geometry, f->node, l) != f->other)
+                    continue;
+                action.link = l;
+                ok = add_with_undo(script, &action, f->duration_ns);
+            }
+        } else {
+            action.link = link ? f->link : 0;
+            ok = add_with_undo(script, &action, f->duration_ns);
+        }
+        if (!ok) {
+            snprintf(error, capacity, "'%s': too many items (expected at most %u)", text,
+                     (unsigned)EMU_INJECT_MAX_ACTIONS);
+            emu_script_free(script);
+            return false;
+        }
+    }
+    qsort(script->actions, script->count, sizeof *script->actions, compare_actions);
+    return true;
+}
+
+bool emu_inject_parse(const char *text, const struct torus_geometry *geometry,
+                      struct emu_script *script, char *error, size_t capacity)
+{
+    struct fault_script faults;
+    memset(script, 0, sizeof *script);
+    if (!fault_script_parse(text, &faults, error, capacity))
+        return false;
+    bool ok = emu_inject_schedule(&faults, geometry, script, error, capacity);
+    fault_script_free(&faults);
+    return ok;
+}
+
+/* ---- the world ---- */
+
+bool emu_inject_world_init(struct emu_inject_world *world,
+                           const struct torus_geometry *geometry, uint32_t spares,
+                           const bool *qemu)
+{
+    memset(world, 0, sizeof *world);
+    world->geometry = geometry;
+    world->count = torus_geometry_node_count(geometry);
+    world->spares = spares;
+    uint32_t n = world->count > 0 ? world->count : 1;
+    world->qemu = calloc(n, sizeof *world->qemu);
+    world->state = calloc(n, sizeof *world->state);
+    world->cut = calloc(n, sizeof *world->cut);
+    if (world->qemu == NULL || world->state == NULL || world->cut == NULL) {
+        emu_inject_world_free(world);
+        return false;
+    }
+    for (uint32_t r = 0; r < world->count; r++) {
+        world->qemu[r] = qemu != NULL && qemu[r];
+        world->state[r] = r >= world->count - spares ? EMU_INJECT_NOT_STARTED
+                                                     : EMU_INJECT_RUNNING;
+    }
+    return true;
+}
+
+void emu_inject_world_free(struct emu_inject_world *world)
+{
+    free(world->qemu);
+    free(world->state);
+    free(world->cut);
+    world->qemu = NULL;
+    world->state = NULL;
+    world->cut = NULL;
+}
+
+static const char *state_text(enum emu_inject_state state)
+{
+    switch (state) {
+    case EMU_INJECT_NOT_STARTED:
+        return "a spare not started yet";
+    case EMU_INJECT_RUNNING:
+        return "running";
+    case EMU_INJECT_HUNG:
+        return "hung";
+    case EMU_INJECT_KILLED:
+        return "killed";
+    }
+    return "?";
+}
+
+__attribute__((format(printf, 3, 4))) static bool refuse(char *error, size_t capacity,
+                                                         const char *format, ...);
+static bool refuse(char *error, size_t capacity, const char *format, ...)
+{
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(error, capacity, format, arguments);
+    va_end(arguments);
+    return false;
+}
+
+bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *action,
+                      char *error, size_t capacity)
+{
+    uint32_t n = action->node;
+    if (n >= world->count)
+        return refuse(error, capacity, "node %u does not exist (expected 0..%u)", (unsigned)n,
+                      (unsigned)(world->count - 1u));
+    enum emu_inject_state state = world->state[n];
+    switch (action->kind) {
+    case EMU_ACTION_KILL:
+        if (state != EMU_INJECT_RUNNING && state != EMU_INJECT_HUNG)
+            return refuse(error, capacity, "node %u is %s (expected a running node)",
+                          (unsigned)n, state_text(state));
+        world->state[n] = EMU_INJECT_KILLED;
+        return true;
+    case EMU_ACTION_HANG:
+        if (state != EMU_INJECT_RUNNING)
+            return refuse(error, capacity, "node %u is %s (expected a running node)",
+                          (unsigned)n, state_text(state));
+        world->state[n] = EMU_INJECT_HUNG;
+        return true;
+    case EMU_ACTION_RESUME:
+        if (state != EMU_INJECT_HUNG)
+            return refuse(error, capacity, "node %u is %s (expected a hung node)",
+                          (unsigned)n, state_text(state));
+        world->state[n] = EMU_INJECT_RUNNING;
+        return true;
+    case EMU_ACTION_REBOOT:
+        if (!world->qemu[n])
+            return refuse(error, capacity, "node %u is a host process (expected a QEMU node: "
+                                           "reboot is QMP system_reset; use kill and restart)",
+                          (unsigned)n);
+        if (state != EMU_INJECT_RUNNING)
+            return refuse(error, capacity, "node %u is %s (expected a running node)",
+                          (unsigned)n, state_text(state));
+        return true;
+    case EMU_ACTION_RESTART:
+        if (state != EMU_INJECT_KILLED)
+            return refuse(error, capacity, "node %u is %s (expected a killed node)",
+                          (unsigned)n, state_text(state));
+        world->state[n] = EMU_INJECT_RUNNING;
+        return true;
+    case EMU_ACTION_JOIN:
+        if (world->spares == 0)
+            return refuse(error, capacity, "node %u is not a spare (there are no spares: see "
+                                           "--spares)",
+                          (unsigned)n);
+        if (n < world->count - world->spares)
+            return refuse(error, capacity, "node %u is not a spare (expected one of the last "
+                                           "%u ranks: see --spares)",
+                          (unsigned)n, (unsigned)world->spares);
+        if (state != EMU_INJECT_NOT_STARTED)
+            return refuse(error, capacity, "spare %u is %s (expected a spare not started "
+                                           "yet; a killed one restarts)",
+                          (unsigned)n, state_text(state));
+        world->state[n] = EMU_INJECT_RUNNING;
+        return true;
+    case EMU_ACTION_LINK_OFF:
+    case EMU_ACTION_LINK_ON: {
+        uint32_t peer = torus_geometry_neighbour(world->geometry, n, action->link);
+        if (peer == TORUS_RANK_NONE || action->link >= 16)
+            return refuse(error, capacity, "node %u has no link %s (expected one of the "
+                                           "torus's directions)",
+                          (unsigned)n, torus_geometry_link_name(action->link));
+        unsigned back = torus_geometry_opposite_link(action->link);
+        bool off = action->kind == EMU_ACTION_LINK_OFF;
+        bool cut = ((world->cut[n] >> action->link) & 1u) != 0;
+        if (off == cut)
+            return refuse(error, capacity, "link %s of node %u is already %s",
+                          torus_geometry_link_name(action->link), (unsigned)n,
+                          cut ? "cut" : "up");
+        if (off) {
+            world->cut[n] = (uint16_t)(world->cut[n] | (1u << action->link));
+            world->cut[peer] = (uint16_t)(world->cut[peer] | (1u << back));
+        } else {
+            world->cut[n] = (uint16_t)(world->cut[n] & ~(1u << action->link));
+            world->cut[peer] = (uint16_t)(world->cut[peer] & ~(1u << back));
+        }
+        return true;
+    }
+    }
+    return refuse(error, capacity, "unknown action");
+}
+
+bool emu_inject_check(const struct emu_script *script, const struct torus_geometry *geometry,
+                      uint32_t spares, const bool *qemu, char *error, size_t capacity)
+{
+    struct emu_inject_world world;
+    if (!emu_inject_world_init(&world, geometry, spares, qemu)) {
+        snprintf(error, capacity, "out of memory");
+        return false;
+    }
+    bool ok = true;
+    for (unsigned i = 0; i < script->count && ok; i++) {
+        char reason[200];
+        if (!emu_inject_apply(&world, &script->actions[i], reason, sizeof reason)) {
+            snprintf(error, capacity, "'%s': %s", script->actions[i].text, reason);
+            ok = false;
+        }
+    }
+    emu_inject_world_free(&world);
+    return ok;
+}

@@ -1,0 +1,142 @@
+/*
+ * Fault injection (tori-emu --inject, --inject-file): the script, in the one
+ * fault language of the host tools (tools/fault.h), turned into the
+ * launcher's schedule of actions, and the checks that it makes sense on a
+ * given torus, all before anything starts.
+ *
+ * The launcher carries out kill (SIGKILL of the node's process, QEMU or
+ * host), hang [for D] (QMP stop / SIGSTOP; "for D" adds the resume), resume
+ * (QMP cont / SIGCONT), link ... off|on [for D], reboot (QMP system_reset,
+ * QEMU nodes only), restart (a killed node, same id, new incarnation) and
+ * join (a spare, not started at first); it refuses suspect, block,
+ * partition and heal in one line.  T counts from the moment the job starts.
+ *
+ * A cable is cut at both ends: the node's link DIR and the neighbour's
+ * opposite link, so no frame crosses it either way (emu_fault.h); a link
+ * named by its two ends ("link 0 1 off") is every cable between them.  A
+ * cut belongs to the cable: a node that (re)starts while one of its cables
+ * is cut gets that end cut again as soon as it is ready.
+ *
+ * Every error is one line naming the item: "'kil 3 at 2s': unknown action
+ * 'kil' (expected ...)".
+ */
+#ifndef QEMU_FAULTS_EMU_INJECT_H
+#define QEMU_FAULTS_EMU_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/torus/geometry.h"
+#include "tools/fault.h"
+
+enum emu_action_kind {
+    EMU_ACTION_KILL,
+    EMU_ACTION_HANG,
+    EMU_ACTION_RESUME,
+    EMU_ACTION_LINK_OFF,
+    EMU_ACTION_LINK_ON,
+    EMU_ACTION_REBOOT,
+    EMU_ACTION_RESTART,
+    EMU_ACTION_JOIN,
+};
+
+/* Why a script without items is refused. */
+#define EMU_INJECT_EMPTY \
+    "the script is empty (expected items like 'kill 3 at 2s', separated by ';')"
+
+/* Longest script item kept for messages and records. */
+#define EMU_ACTION_TEXT_MAX 64
+/* Most items in one script (after "for D" expansion). */
+#define EMU_INJECT_MAX_ACTIONS 4096
+
+struct emu_action {
+    uint64_t at_ns;       /* after the job started */
+    enum emu_action_kind kind;
+    uint32_t node;
+    unsigned link;        /* LINK_OFF / LINK_ON: the direction at node */
+    unsigned order;       /* position in the script: equal times keep it */
+    char text[EMU_ACTION_TEXT_MAX]; /* "kill 3 at 2s", as written or generated */
+};
+
+struct emu_script {
+    struct emu_action *actions; /* sorted by (at_ns, order) once parsed */
+    unsigned count;
+    unsigned capacity;
+};
+
+/* "kill", "hang", "resume", "link", "reboot", "restart", "join". */
+const char *emu_action_name(enum emu_action_kind kind);
+
+/*
+ * Describes an action in the script's own words ("link 6 x+ off"), without
+ * its time, into text (EMU_ACTION_TEXT_MAX bytes).
+ */
+void emu_action_describe(const struct emu_action *action, char *text, size_t capacity);
+
+/* Sets the action's label (cut to fit). */
+void emu_action_set_text(struct emu_action *action, const char *text);
+
+/*
+ * The schedule of a parsed fault script on a torus (allocated;
+ * emu_script_free releases it), sorted by time: nodes and links checked
+ * against the torus, kinds the launcher cannot carry out refused, "for D"
+ * undos added, a link pair split into its cables.  An empty script is
+ * refused.  False with a one-line reason in error.
+ */
+bool emu_inject_schedule(const struct fault_script *faults, const struct torus_geometry *geometry,
+                         struct emu_script *script, char *error, size_t capacity);
+
+/* fault_script_parse, then emu_inject_schedule. */
+bool emu_inject_parse(const char *text, const struct torus_geometry *geometry,
+                      struct emu_script *script, char *error, size_t capacity);
+
+void emu_script_free(struct emu_script *script);
+
+/* What a node is, as far as faults go, at one moment of a run. */
+enum emu_inject_state {
+    EMU_INJECT_NOT_STARTED, /* a spare nobody has joined yet */
+    EMU_INJECT_RUNNING,
+    EMU_INJECT_HUNG,
+    EMU_INJECT_KILLED,
+};
+
+/*
+ * The torus as faults see it: shape, which ranks are spares and QEMU
+ * nodes, and each node's state and cut links.  Used to check a script
+ * before the run, and by the chaos generator and the run itself to keep
+ * track.  Allocated by emu_inject_world_init.
+ */
+struct emu_inject_world {
+    const struct torus_geometry *geometry;
+    uint32_t count;
+    uint32_t spares;            /* ranks >= count - spares */
+    bool *qemu;                 /* [count]: a QEMU node (reboot possible) */
+    enum emu_inject_state *state; /* [count] */
+    uint16_t *cut;              /* [count]: bit L: link L's cable is cut */
+};
+
+/* qemu may be NULL (no QEMU node).  False when out of memory. */
+bool emu_inject_world_init(struct emu_inject_world *world,
+                           const struct torus_geometry *geometry, uint32_t spares,
+                           const bool *qemu);
+void emu_inject_world_free(struct emu_inject_world *world);
+
+/*
+ * Checks that action can happen in world now and, if so, applies it to
+ * world.  False with a one-line reason (without the item text) otherwise:
+ * node out of range, restart of a node that was not killed, join of a
+ * non-spare, a link the node does not have, reboot of a host node...
+ */
+bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *action,
+                      char *error, size_t capacity);
+
+/*
+ * Runs the whole script through a fresh copy of world's initial state;
+ * the first action that cannot happen makes it fail with
+ * "'ITEM': reason".
+ */
+bool emu_inject_check(const struct emu_script *script, const struct torus_geometry *geometry,
+                      uint32_t spares, const bool *qemu, char *error, size_t capacity);
+
+#endif /* QEMU_FAULTS_EMU_INJECT_H */

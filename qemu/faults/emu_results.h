@@ -1,0 +1,135 @@
+/*
+ * What a fault run measured: one record per fault, one agreement check per
+ * group of faults (faults injected before the torus settled share a check),
+ * written as JSON lines (<out>/faults.jsonl, and stdout under --json) and
+ * as a closing table.
+ *
+ * A fault record holds, on the launcher's clock counted from the start of
+ * the job (when every node was told `start`):
+ *   - when it was injected;
+ *   - the first `failure-detected` naming its node after that (detection);
+ *   - the first `stable` after it (T_s, messages, rounds, levels, at the
+ *     root that completed the view), and the time from the injection to it;
+ *   - its node's `joined` / `expelled`;
+ *   - the view each live node installed last since the injection;
+ *   - the distance-model prediction for the expected view after its group,
+ *     and T_s / prediction;
+ *   - its group's agreement check.
+ */
+#ifndef QEMU_FAULTS_EMU_RESULTS_H
+#define QEMU_FAULTS_EMU_RESULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "qemu/faults/emu_agree.h"
+#include "qemu/faults/emu_inject.h"
+#include "qemu/faults/emu_model.h"
+#include "tools/event_line.h"
+
+struct emu_fault_record {
+    unsigned index;           /* from 1 */
+    struct emu_action action;
+    uint64_t injected_ns;
+    bool injected;            /* false: the launcher could not do it (error) */
+    char error[200];
+    unsigned group;           /* its agreement check, from 1 */
+
+    bool detected;
+    uint64_t detected_ns;
+    uint32_t detector;
+    char cause[16];
+    uint64_t node_detect_ns;  /* the detector's own detect_ns */
+
+    bool stable;
+    uint64_t stable_ns;       /* when the launcher read it */
+    uint32_t stable_root;     /* the node that printed it */
+    uint64_t stable_epoch, ts_ns, messages, episode_messages, rounds, stable_live, levels;
+    unsigned stables;         /* stable events until its check */
+
+    bool rejoined;
+    uint64_t rejoined_ns;
+    bool expelled;
+    uint64_t expelled_ns;
+};
+
+struct emu_check_record {
+    unsigned group;
+    unsigned first, last;     /* indices into the fault records */
+    uint64_t begin_ns;        /* first injection of the group */
+    uint64_t checked_ns;
+    bool settled;             /* quiet for the settle period (else timed out) */
+    unsigned detections;      /* failure-detected events in the group */
+    unsigned false_suspicions; /* ... naming a node no fault of the group touched */
+    struct emu_agreement agreement;
+    struct emu_model_tree tree; /* the expected view */
+    double ocp_ns;            /* O_cp of the model: see emu_results_group_ocp_ns */
+    unsigned ocp_samples;     /* views that reported it; 0: the launcher's figure */
+};
+
+struct emu_results {
+    uint32_t count;           /* nodes */
+    struct emu_fault_record *faults;
+    unsigned fault_count, fault_capacity;
+    struct emu_check_record *checks;
+    unsigned check_count, check_capacity;
+    /* Each node's last view event (ocp_ns: its own time to install it). */
+    bool *has_view;
+    uint64_t *view_epoch, *view_digest, *view_ns, *view_ocp_ns;
+    unsigned open_first;      /* records of the group not checked yet */
+
+    double one_hop_ns;        /* L */
+    unsigned latency_samples;
+    double ocp_ns;            /* O_cp on the launcher's CPU: the fallback */
+    uint64_t job_start_ns;    /* on the launcher clock of events.jsonl (emu_ns) */
+    unsigned failed_checks;
+};
+
+bool emu_results_init(struct emu_results *results, uint32_t count);
+void emu_results_free(struct emu_results *results);
+
+/* A new fault of the open group (opened by the first one); NULL when out of memory. */
+struct emu_fault_record *emu_results_add_fault(struct emu_results *results,
+                                               const struct emu_action *action,
+                                               uint64_t injected_ns, unsigned group);
+
+/*
+ * O_cp for a group's model: the median of the times the nodes reported for
+ * installing the group's final view (epoch), as the paper measures O_cp on
+ * the target; *samples says how many (0: none reported, the launcher's own
+ * figure is returned).
+ */
+double emu_results_group_ocp_ns(const struct emu_results *results, uint64_t epoch,
+                                unsigned *samples);
+
+/* The median of values[0..count) (sorted in place); 0 when count is 0. */
+double emu_results_median_of(double *values, unsigned count);
+
+/* Attributes a node event read at now_ns to the open records. */
+void emu_results_on_event(struct emu_results *results, uint32_t rank,
+                          const struct event_line *line, uint64_t now_ns);
+
+/* True when a fault of the open group touched node (for false suspicions). */
+bool emu_results_touches(const struct emu_results *results, uint32_t node);
+
+/*
+ * Closes the open group with its check; writes its records (JSON to each
+ * non-NULL stream) and returns the check record.
+ */
+struct emu_check_record *emu_results_close_group(struct emu_results *results,
+                                                 const struct emu_check_record *check,
+                                                 FILE *json_a, FILE *json_b);
+
+/* The closing table. */
+void emu_results_print_table(const struct emu_results *results, FILE *out);
+
+/* The closing JSON record (one line). */
+void emu_results_write_summary(const struct emu_results *results, FILE *out);
+
+/* Median of the T_s / detection / ratio columns (0 when none). */
+double emu_results_median(const struct emu_results *results, int column);
+enum { EMU_RESULTS_TS = 0, EMU_RESULTS_DETECTION = 1, EMU_RESULTS_RATIO = 2,
+       EMU_RESULTS_RECOVERY = 3 };
+
+#endif /* QEMU_FAULTS_EMU_RESULTS_H */

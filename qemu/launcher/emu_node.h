@@ -1,0 +1,115 @@
+/*
+ * One instance of the emulated torus, as the launcher sees it: everything
+ * about a node lives in this one struct, so that fault injection (kill,
+ * hang/resume, link off/on, reboot, restart with a new incarnation, joining
+ * a spare) acts on it without restructuring the launcher.
+ *
+ * The console: the node's stdout (QEMU: its serial port; stderr too) is a
+ * pipe the launcher reads without blocking; every byte is appended to
+ * <out>/node<N>.log, and complete lines are handed out one at a time.  Its
+ * stdin is the control channel: command lines written by emu_node_send.
+ */
+#ifndef QEMU_LAUNCHER_EMU_NODE_H
+#define QEMU_LAUNCHER_EMU_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "config/tori_config.h"
+#include "qemu/launcher/emu_links.h"
+#include "tools/event_line.h"
+#include "qemu/launcher/qmp.h"
+
+enum emu_board { EMU_BOARD_QEMU, EMU_BOARD_HOST };
+
+enum emu_node_state {
+    EMU_NODE_IDLE,    /* not running: never started, or down and reaped */
+    EMU_NODE_STARTED, /* running, not ready yet */
+    EMU_NODE_READY,   /* printed event=ready since its last start */
+};
+
+/* Console bytes kept while a line is incomplete (longer lines are cut). */
+#define EMU_NODE_CONSOLE_MAX (2 * EVENT_LINE_MAX)
+
+struct emu_node {
+    uint32_t rank;
+    enum emu_board board;
+    bool spare;             /* personality role spare (rank >= members) */
+    uint32_t incarnation;   /* boot incarnation written in its personality */
+    enum emu_node_state state;
+    bool hung;              /* stopped on purpose (QMP stop / SIGSTOP) */
+    bool expect_exit;       /* the launcher is stopping it: exit is no error */
+    bool panicked;
+    unsigned starts;        /* how many times it was started */
+    uint32_t reported_incarnation; /* from its latest `ready` line, 0: none yet */
+    bool job_started;       /* told `start` since its latest boot */
+
+    pid_t pid;              /* 0 when not running */
+    int console_in;         /* write end of its stdin, -1 when closed */
+    int console_out;        /* read end of its stdout, -1 when closed */
+    int wait_status;        /* from waitpid, once reaped */
+    uint64_t started_ns;    /* launcher clock at the latest start */
+    uint64_t ready_ns;      /* launcher clock at its latest ready, 0: none */
+
+    char *personality_path; /* <out>/node<N>.personality */
+    char *log_path;         /* <out>/node<N>.log */
+    char *qmp_path;         /* where the launcher connects (QEMU nodes) */
+    char *qmp_name;         /* the name QEMU creates, relative to <out> */
+    struct qmp_client *qmp; /* connected on first use, closed when it exits */
+    FILE *log;
+
+    struct emu_link link[CONFIG_MAX_LINKS];
+
+    /* Console line assembly. */
+    char console[EMU_NODE_CONSOLE_MAX + 1];
+    size_t console_length;
+    size_t console_consumed; /* bytes of the line handed out last */
+    bool console_skipping;   /* dropping the rest of an overlong line */
+
+    /* The --ping exchange. */
+    bool ping_asked, ping_done;
+    uint64_t ping_asked_ns;
+    unsigned ping_ok, ping_failed;
+
+    /* Counters. */
+    unsigned events, malformed;
+    char panic_reason[160];
+};
+
+/* Zeroes the node and marks every descriptor closed. */
+void emu_node_init(struct emu_node *node, uint32_t rank);
+
+/* Closes its descriptors and log, frees its paths (not its link sockets). */
+void emu_node_release(struct emu_node *node);
+
+/* Closes the launcher's ends of the node's console pipes. */
+void emu_node_close_console(struct emu_node *node);
+
+/*
+ * Reads what the node wrote (without blocking) into the line buffer and
+ * appends it to the log.  Returns bytes read, 0 at end of file (the console
+ * is then closed), -1 when nothing was waiting.
+ */
+ssize_t emu_node_read_console(struct emu_node *node);
+
+/*
+ * Hands out the next complete console line (NUL-terminated, newline
+ * removed; a line longer than EMU_NODE_CONSOLE_MAX comes out cut), or NULL.
+ * The pointer is valid until the next call on this node.  At end of file
+ * (final) a last unterminated line is handed out too.
+ */
+const char *emu_node_next_line(struct emu_node *node, bool final, size_t *length);
+
+/* Writes "command\n" to the node's console input; false when it cannot. */
+bool emu_node_send(struct emu_node *node, const char *command);
+
+/* Prints the last lines of the node's log, each indented. */
+void emu_node_print_log_tail(const struct emu_node *node, FILE *out,
+                             unsigned lines);
+
+const char *emu_node_board_name(enum emu_board board);
+
+#endif /* QEMU_LAUNCHER_EMU_NODE_H */

@@ -1,0 +1,397 @@
+#include "qemu/launcher/emu_options.h"
+
+#define STR_VALUE(x) #x
+#define STR(x) STR_VALUE(x)
+
+#include <string.h>
+
+#include "kernel/personality.h"
+#include "tools/cli.h"
+#include "tools/fault.h"
+
+void emu_options_usage(FILE *out)
+{
+    fputs(
+        "usage: tori-emu --dims DIMS [options]\n"
+        "       tori-emu --demo\n"
+        "\n"
+        "Runs a whole torus on this machine: one QEMU instance or host process per\n"
+        "node, links over UDP on 127.0.0.1, events collected from every console.\n"
+        "\n"
+        "  --dims DIMS          torus shape, e.g. 2x2x2 (1 to 6 sizes)\n"
+        "  --mesh[=x,z|all]     make dimensions meshes (alone: all of them)\n"
+        "  --board qemu|host|mixed  what runs each node (qemu); mixed puts QEMU on\n"
+        "                       nodes with an even coordinate sum, host on the rest\n"
+        "  --radix N            membership tree radix, power of two 2..16 (4)\n"
+        "  --tree radix|torus   membership tree layout (radix)\n"
+        "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ";\n"
+        "                       above 16 nodes 10 per 16 nodes, at most 100)\n"
+        "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ";\n"
+        "                       above 16 nodes 10 heartbeats)\n"
+        "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) "; above 16\n"
+        "                       nodes the detect timeout / 2 (retries + 1), at least 10)\n"
+        "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
+        "  --partition primary|every-side  who goes on after a partition (primary)\n"
+        "  --spares K           the last K ranks are spares: not started until a\n"
+        "                       fault script joins them (join N)\n"
+        "  --duration D         run D after every node is ready (e.g. 500ms, 1.5s, 2m;\n"
+        "                       0: stop at once); default: until --ping is done, or\n"
+        "                       until Ctrl-C\n"
+        "  --ping               every node pings every other node; exit 0 only if\n"
+        "                       every pair answered; hop and round-trip statistics\n"
+        "  --ping-parallel N    nodes pinging at the same time (2)\n"
+        "  --ping-timeout D     how long one node's `ping all` may take (60s)\n"
+        "  --ready-timeout D    how long the nodes may take to be ready\n"
+        "                       (20s + 500ms per node)\n"
+        "  --json               one JSON object per node event on stdout\n"
+        "                       (the human summary then goes to stderr)\n"
+        "  --out DIR            logs, personalities, sockets, events.jsonl\n"
+        "                       (default: a fresh /tmp/tori-emu-XXXXXX)\n"
+        "  --base-port P        link UDP ports P, P+1, ... (default: the system\n"
+        "                       picks free ports)\n"
+        "  --image FILE         node image for QEMU (build/qemu-virt/node.elf)\n"
+        "  --node-binary FILE   host node program (the build's tori-node)\n"
+        "  --qemu PROGRAM       QEMU to run (qemu-system-arm)\n"
+        "  --verbose            print each instance's command line, and every\n"
+        "                       event (also boot, ready, ping) as it comes\n"
+        "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
+        "                       (<out>/nodeN.qmp) for its status; fail unless running\n"
+        "\n"
+        "Faults (times count from the job start, once every node is ready):\n"
+        "  --inject SCRIPT      items separated by ';' (the fault language of\n"
+        "                       tools/fault.h, as tori-sim --emit-script writes it):\n"
+        "                         kill N at T         SIGKILL the node\n"
+        "                         hang N at T [for D] QMP stop / SIGSTOP (then resume)\n"
+        "                         resume N at T       QMP cont / SIGCONT\n"
+        "                         link N DIR off|on at T [for D]  cut / mend the cable\n"
+        "                                             at N's link DIR (both ends)\n"
+        "                         link A B off|on at T [for D]  every cable between\n"
+        "                                             neighbours A and B\n"
+        "                         reboot N at T       QMP system_reset (QEMU nodes)\n"
+        "                         restart N at T      start a killed node again\n"
+        "                                             (same id, new incarnation)\n"
+        "                         join N at T         start spare N (see --spares)\n"
+        "                       e.g. 'kill 3 at 2s; hang 5 at 4s for 1s; join 7 at 6s'\n"
+        "  --inject-file FILE   the script from a file (items separated by ';' or\n"
+        "                       lines, '#' comments), e.g. from tori-sim --emit-script\n"
+        "  --sequential         an item never comes before the torus settled after\n"
+        "                       the one before (and was checked): script times become\n"
+        "                       the least spacing between items (equal times still go\n"
+        "                       together)\n"
+        "  --chaos SPEC         random faults: seed=S,rate=R,kinds=kill,hang,link,\n"
+        "                       reboot,join[,count=N][,duration=D][,hold=D]; each\n"
+        "                       fault waits for the last to settle, and is undone\n"
+        "                       (restart, resume, mend) after hold\n"
+        "  --settle-quiet D     no membership event for D means settled\n"
+        "                       (6 detect timeouts, at least 300ms)\n"
+        "  --settle-timeout D   check agreement at the latest after D\n"
+        "                       (60 detect timeouts, at least 10s)\n"
+        "  After each fault settles every live node is asked `view`: same epoch,\n"
+        "  digest and root on all, and the expected members.  Records per fault in\n"
+        "  <out>/faults.jsonl (stdout too with --json), then a summary table.\n"
+        "  --demo               a 2x2x2 QEMU torus: kill a leaf, then the root, then\n"
+        "                       restart the leaf (each once the last settled); every\n"
+        "                       view change and the table\n"
+        "\n"
+        "Exit status: 0 success, 1 a node failed (not ready, panic, exit, ping) or an\n"
+        "agreement check failed, 2 bad options or setup, 130/143 interrupted.\n",
+        out);
+}
+
+static bool parse_duration_option(const char *option, const char *value, bool allow_zero,
+                                  uint64_t *out, char *error, size_t capacity)
+{
+    if (!cli_parse_time_ns(value, allow_zero, out))
+        return cli_invalid(error, capacity, option, value,
+                           allow_zero ? CLI_TIME_EXPECTED ", or 0" : CLI_TIME_EXPECTED);
+    return true;
+}
+
+struct raw_options {
+    const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
+    const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
+    const char *image, *node_binary, *qemu;
+    const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
+    const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
+    bool mesh_all, ping, json, demo, verbose, check_qmp, sequential;
+};
+
+static enum emu_options_result collect(int argc, char **argv, struct raw_options *raw,
+                                       char *error, size_t capacity)
+{
+    const struct cli_option options[] = {
+        {"--dims", &raw->dims, NULL},
+        {"--mesh", &raw->mesh, &raw->mesh_all}, /* --mesh alone: every dimension */
+        {"--board", &raw->board, NULL},
+        {"--radix", &raw->radix, NULL},
+        {"--tree", &raw->tree, NULL},
+        {"--spares", &raw->spares, NULL},
+        {"--duration", &raw->duration, NULL},
+        {"--ready-timeout", &raw->ready_timeout, NULL},
+        {"--ping-timeout", &raw->ping_timeout, NULL},
+        {"--ping-parallel", &raw->ping_parallel, NULL},
+        {"--out", &raw->out, NULL},
+        {"--base-port", &raw->base_port, NULL},
+        {"--image", &raw->image, NULL},
+        {"--node-binary", &raw->node_binary, NULL},
+        {"--qemu", &raw->qemu, NULL},
+        {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
+        {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
+        {"--link-rto-ms", &raw->link_rto_ms, NULL},
+        {"--link-retries", &raw->link_retries, NULL},
+        {"--partition", &raw->partition, NULL},
+        {"--inject", &raw->inject, NULL},
+        {"--inject-file", &raw->inject_file, NULL},
+        {"--chaos", &raw->chaos, NULL},
+        {"--settle-quiet", &raw->settle_quiet, NULL},
+        {"--settle-timeout", &raw->settle_timeout, NULL},
+        {"--ping", NULL, &raw->ping},
+        {"--json", NULL, &raw->json},
+        {"--demo", NULL, &raw->demo},
+        {"--verbose", NULL, &raw->verbose},
+        {"--check-qmp", NULL, &raw->check_qmp},
+        {"--sequential", NULL, &raw->sequential},
+    };
+    switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
+                     capacity)) {
+    case CLI_SCAN_HELP:
+        return EMU_OPTIONS_HELP;
+    case CLI_SCAN_ERROR:
+        return EMU_OPTIONS_ERROR;
+    case CLI_SCAN_OK:
+        break;
+    }
+    return EMU_OPTIONS_OK;
+}
+
+enum emu_options_result emu_options_parse(int argc, char **argv,
+                                          const char *default_image,
+                                          const char *default_node_binary,
+                                          struct emu_options *o, char *error,
+                                          size_t capacity)
+{
+    struct raw_options raw;
+    memset(&raw, 0, sizeof raw);
+    memset(o, 0, sizeof *o);
+    enum emu_options_result result = collect(argc, argv, &raw, error, capacity);
+    if (result != EMU_OPTIONS_OK)
+        return result;
+
+    o->ping = raw.ping;
+    o->json = raw.json;
+    o->demo = raw.demo;
+    o->verbose = raw.verbose;
+    o->check_qmp = raw.check_qmp;
+    o->sequential = raw.sequential || raw.demo;
+    o->image = raw.image != NULL ? raw.image : default_image;
+    o->node_binary = raw.node_binary != NULL ? raw.node_binary : default_node_binary;
+    o->qemu = raw.qemu != NULL ? raw.qemu : "qemu-system-arm";
+    o->out_dir = raw.out;
+    o->radix = CONFIG_TREE_RADIX_DEFAULT;
+    o->tree_layout = PERSONALITY_TREE_RADIX;
+    o->ping_parallel = 2;
+    o->ping_timeout_ns = 60ull * 1000000000u;
+    o->heartbeat_ms = PERSONALITY_DEFAULT_HEARTBEAT_MS;
+    o->detect_timeout_ms = PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS;
+    o->link_rto_ms = PERSONALITY_DEFAULT_LINK_RTO_MS;
+    o->link_retries = PERSONALITY_DEFAULT_LINK_RETRIES;
+    o->partition_policy = PERSONALITY_PARTITION_PRIMARY;
+
+    if (raw.dims == NULL && raw.demo)
+        raw.dims = "2x2x2";
+    if (raw.dims == NULL) {
+        snprintf(error, capacity, "--dims is missing (expected the torus shape, e.g. "
+                                  "--dims 2x2x2)");
+        return EMU_OPTIONS_ERROR;
+    }
+    if (!cli_parse_dims("--dims", raw.dims, &o->dims, o->size, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    o->dims_text = raw.dims;
+    uint32_t nodes = 1;
+    for (unsigned d = 0; d < o->dims; d++)
+        nodes *= o->size[d];
+
+    if (raw.mesh_all)
+        o->mesh_mask = (uint8_t)((1u << o->dims) - 1u);
+    if (raw.mesh != NULL) {
+        char reason[160];
+        if (!cli_parse_mesh(raw.mesh, o->dims, &o->mesh_mask, reason, sizeof reason)) {
+            snprintf(error, capacity, "--mesh %s", reason);
+            return EMU_OPTIONS_ERROR;
+        }
+    }
+    if (raw.board == NULL || strcmp(raw.board, "qemu") == 0)
+        o->boards = EMU_BOARDS_QEMU;
+    else if (strcmp(raw.board, "host") == 0)
+        o->boards = EMU_BOARDS_HOST;
+    else if (strcmp(raw.board, "mixed") == 0)
+        o->boards = EMU_BOARDS_MIXED;
+    else {
+        cli_invalid(error, capacity, "--board", raw.board, "qemu, host or mixed");
+        return EMU_OPTIONS_ERROR;
+    }
+
+    uint64_t value = 0;
+    if (raw.radix != NULL) {
+        if (!cli_parse_u64(raw.radix, 2, 16, &value) || (value & (value - 1)) != 0) {
+            cli_invalid(error, capacity, "--radix", raw.radix, "a power of two in 2..16");
+            return EMU_OPTIONS_ERROR;
+        }
+        o->radix = (uint8_t)value;
+    }
+    if (raw.tree != NULL) {
+        if (strcmp(raw.tree, "radix") == 0)
+            o->tree_layout = PERSONALITY_TREE_RADIX;
+        else if (strcmp(raw.tree, "torus") == 0)
+            o->tree_layout = PERSONALITY_TREE_TORUS;
+        else {
+            cli_invalid(error, capacity, "--tree", raw.tree, "radix or torus");
+            return EMU_OPTIONS_ERROR;
+        }
+    }
+    struct {
+        const char *name, *text;
+        uint64_t min, max;
+    } timings[] = {
+        {"--heartbeat-ms", raw.heartbeat_ms, 1, 65535},
+        {"--detect-timeout-ms", raw.detect_timeout_ms, 2, 65535},
+        {"--link-rto-ms", raw.link_rto_ms, 1, 65535},
+        {"--link-retries", raw.link_retries, 1, 255},
+    };
+    uint64_t timing_values[4] = {o->heartbeat_ms, o->detect_timeout_ms, o->link_rto_ms,
+                                 o->link_retries};
+    for (unsigned t = 0; t < 4; t++) {
+        if (timings[t].text != NULL &&
+            !cli_parse_u64_option(timings[t].name, timings[t].text, timings[t].min,
+                                  timings[t].max, &timing_values[t], error, capacity))
+            return EMU_OPTIONS_ERROR;
+    }
+    /*
+     * Every node of an emulated torus shares this machine's cores, so a
+     * large torus gets slower timings unless told otherwise: heartbeats and
+     * timeouts grow with the node count beyond 16, which keeps the detector
+     * free of false suspicions when the host is busy.
+     */
+    if (nodes > 16) {
+        uint64_t scale = (nodes + 15) / 16;
+        if (raw.heartbeat_ms == NULL)
+            timing_values[0] = scale * 10 > 100 ? 100 : scale * 10;
+        if (raw.detect_timeout_ms == NULL)
+            timing_values[1] = timing_values[0] * 10;
+    }
+    /* A link must not be declared down (which makes membership probe and
+     * suspect) before the detector itself would suspect the silence. */
+    if (nodes > 16 && raw.link_rto_ms == NULL) {
+        uint64_t rto = timing_values[1] / (2 * (timing_values[3] + 1));
+        timing_values[2] = rto < 10 ? 10 : rto;
+    }
+    o->heartbeat_ms = (uint16_t)timing_values[0];
+    o->detect_timeout_ms = (uint16_t)timing_values[1];
+    o->link_rto_ms = (uint16_t)timing_values[2];
+    o->link_retries = (uint8_t)timing_values[3];
+    if (o->detect_timeout_ms <= o->heartbeat_ms) {
+        char expected[64];
+        snprintf(expected, sizeof expected, "more than --heartbeat-ms (%u)",
+                 (unsigned)o->heartbeat_ms);
+        cli_invalid(error, capacity, "--detect-timeout-ms",
+                    raw.detect_timeout_ms != NULL ? raw.detect_timeout_ms : "(default)",
+                    expected);
+        return EMU_OPTIONS_ERROR;
+    }
+    if (raw.partition != NULL) {
+        if (strcmp(raw.partition, "primary") == 0)
+            o->partition_policy = PERSONALITY_PARTITION_PRIMARY;
+        else if (strcmp(raw.partition, "every-side") == 0)
+            o->partition_policy = PERSONALITY_PARTITION_EVERY_SIDE;
+        else {
+            cli_invalid(error, capacity, "--partition", raw.partition,
+                        "primary or every-side");
+            return EMU_OPTIONS_ERROR;
+        }
+    }
+    if (raw.spares != NULL) {
+        if (!cli_parse_u64(raw.spares, 0, nodes - 1, &value)) {
+            char expected[64];
+            snprintf(expected, sizeof expected, "0..%u, fewer than the nodes",
+                     (unsigned)(nodes - 1));
+            cli_invalid(error, capacity, "--spares", raw.spares, expected);
+            return EMU_OPTIONS_ERROR;
+        }
+        o->spares = (uint32_t)value;
+    }
+    if (raw.duration != NULL) {
+        if (!parse_duration_option("--duration", raw.duration, true, &o->duration_ns,
+                                   error, capacity))
+            return EMU_OPTIONS_ERROR;
+        o->duration_set = true;
+    }
+    if (raw.inject != NULL && raw.inject_file != NULL) {
+        snprintf(error, capacity, "--inject and --inject-file cannot be combined (expected one "
+                                  "script)");
+        return EMU_OPTIONS_ERROR;
+    }
+    const char *inject_option = raw.inject_file != NULL ? "--inject-file" : "--inject";
+    if (raw.inject_file != NULL) {
+        char *text = NULL; /* kept for the run, like argv */
+        char reason[280];
+        if (!fault_script_read_file(raw.inject_file, &text, reason, sizeof reason)) {
+            snprintf(error, capacity, "--inject-file: %s", reason);
+            return EMU_OPTIONS_ERROR;
+        }
+        raw.inject = text;
+    }
+    o->inject_text = raw.inject;
+    o->inject_option = inject_option;
+    o->chaos_text = raw.chaos;
+    if (raw.settle_quiet != NULL &&
+        !parse_duration_option("--settle-quiet", raw.settle_quiet, false,
+                               &o->settle_quiet_ns, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    if (raw.settle_timeout != NULL &&
+        !parse_duration_option("--settle-timeout", raw.settle_timeout, false,
+                               &o->settle_timeout_ns, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    if (raw.ping && o->spares > 0) {
+        snprintf(error, capacity, "--ping and --spares cannot be combined (expected one of "
+                                  "them: spares are not started until a fault run joins them)");
+        return EMU_OPTIONS_ERROR;
+    }
+    if (raw.sequential && raw.inject == NULL) {
+        snprintf(error, capacity, "--sequential needs --inject (expected a script to pace)");
+        return EMU_OPTIONS_ERROR;
+    }
+    if (raw.ping && (raw.inject != NULL || raw.chaos != NULL)) {
+        snprintf(error, capacity, "--ping and --inject/--chaos cannot be combined (expected "
+                                  "one of them: a fault run measures its own latency)");
+        return EMU_OPTIONS_ERROR;
+    }
+    if (raw.ready_timeout != NULL &&
+        !parse_duration_option("--ready-timeout", raw.ready_timeout, false,
+                               &o->ready_timeout_ns, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    if (raw.ping_timeout != NULL &&
+        !parse_duration_option("--ping-timeout", raw.ping_timeout, false,
+                               &o->ping_timeout_ns, error, capacity))
+        return EMU_OPTIONS_ERROR;
+    if (raw.ping_parallel != NULL) {
+        if (!cli_parse_u64(raw.ping_parallel, 1, 1024, &value)) {
+            cli_invalid(error, capacity, "--ping-parallel", raw.ping_parallel,
+                        "a count in 1..1024");
+            return EMU_OPTIONS_ERROR;
+        }
+        o->ping_parallel = (unsigned)value;
+    }
+    if (raw.base_port != NULL) {
+        if (!cli_parse_u64(raw.base_port, 1024, 65535, &value)) {
+            cli_invalid(error, capacity, "--base-port", raw.base_port,
+                        "a UDP port in 1024..65535");
+            return EMU_OPTIONS_ERROR;
+        }
+        o->base_port = (uint32_t)value;
+    }
+    if (raw.out != NULL && raw.out[0] == '\0') {
+        cli_invalid(error, capacity, "--out", raw.out, "a directory name");
+        return EMU_OPTIONS_ERROR;
+    }
+    return EMU_OPTIONS_OK;
+}

@@ -1,0 +1,346 @@
+/*
+ * tori-personality: writes a node's personality block, or decodes one.
+ *
+ *   tori-personality --node N --dims 2x2x2 [options] -o FILE
+ *   tori-personality --dump FILE
+ *
+ * The block is made by the same codec the node decodes it with
+ * (kernel/personality.h), so what this tool accepts the node accepts.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/personality.h"
+#include "tools/cli.h"
+
+#define TOOL "tori-personality"
+
+/* The defaults shown are the ones written: personality_set_defaults's. */
+static void usage(FILE *out)
+{
+    struct personality defaults;
+    memset(&defaults, 0, sizeof defaults);
+    personality_set_defaults(&defaults);
+    fprintf(out,
+            "usage: tori-personality --node N --dims DIMS [options] -o FILE\n"
+            "       tori-personality --dump FILE\n"
+            "\n"
+            "Writes the 64-byte personality block of node N (its rank; coordinates\n"
+            "are computed from it, dimension 0 fastest), or decodes and checks one.\n"
+            "\n"
+            "  --node N              rank of the node, 0..nodes-1 (required)\n"
+            "  --dims DIMS           torus shape, e.g. 2x2x2, 1 to 6 sizes (required)\n"
+            "  --mesh x,z | all      these dimensions are meshes, not tori\n"
+            "  --radix R             membership tree radix, power of two 2..16 (%u)\n"
+            "  --tree radix|torus    membership tree layout (radix)\n"
+            "  --members M           size of the initial view, 1..nodes (all);\n"
+            "                        ranks >= M are spares\n"
+            "  --incarnation K       boot incarnation counter (%u)\n"
+            "  --heartbeat-ms MS     heartbeat period, 1..65535 (%u)\n"
+            "  --detect-timeout-ms MS  failure detection timeout, above the heartbeat (%u)\n"
+            "  --link-rto-ms MS      link retransmission timeout, 1..65535 (%u)\n"
+            "  --link-retries N      retransmissions before a link is down, 1..255 (%u)\n"
+            "  --partition primary|every-side  who goes on after a partition (primary)\n"
+            "  -o, --output FILE     where to write the block\n"
+            "  --dump FILE           decode FILE and print its fields, or the exact error\n",
+            (unsigned)defaults.tree_radix, (unsigned)defaults.boot_incarnation,
+            (unsigned)defaults.heartbeat_ms, (unsigned)defaults.detect_timeout_ms,
+            (unsigned)defaults.link_rto_ms, (unsigned)defaults.link_retries);
+}
+
+__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *format, ...)
+{
+    va_list arguments;
+    va_start(arguments, format);
+    fputs(TOOL ": ", stderr);
+    vfprintf(stderr, format, arguments);
+    fputc('\n', stderr);
+    va_end(arguments);
+    exit(2);
+}
+
+static const char dimension_letters[] = "xyzuvw";
+
+static void print_personality(const struct personality *p)
+{
+    printf("node_id=%u\n", (unsigned)p->node_id);
+    printf("boot_incarnation=%u\n", (unsigned)p->boot_incarnation);
+    printf("role=%s\n", personality_is_spare(p) ? "spare" : "compute");
+    printf("dims=");
+    for (unsigned d = 0; d < p->dims; d++)
+        printf("%s%u", d > 0 ? "x" : "", (unsigned)p->dim_size[d]);
+    printf("\nmesh=");
+    bool any = false;
+    for (unsigned d = 0; d < p->dims; d++) {
+        if (personality_is_mesh(p, d)) {
+            printf("%s%c", any ? "," : "", dimension_letters[d]);
+            any = true;
+        }
+    }
+    printf("%s\ncoords=", any ? "" : "none");
+    for (unsigned d = 0; d < p->dims; d++)
+        printf("%s%u", d > 0 ? "," : "", (unsigned)p->coord[d]);
+    printf("\nnodes=%u\n", (unsigned)personality_node_count(p));
+    printf("member_count=%u\n", (unsigned)p->member_count);
+    printf("tree_radix=%u\n", (unsigned)p->tree_radix);
+    printf("tree_layout=%s\n", personality_uses_torus_tree(p) ? "torus" : "radix");
+    printf("heartbeat_ms=%u\n", (unsigned)p->heartbeat_ms);
+    printf("detect_timeout_ms=%u\n", (unsigned)p->detect_timeout_ms);
+    printf("link_rto_ms=%u\n", (unsigned)p->link_rto_ms);
+    printf("link_retries=%u\n", (unsigned)p->link_retries);
+    printf("partition=%s\n", p->partition_policy == PERSONALITY_PARTITION_EVERY_SIDE
+                                 ? "every-side"
+                                 : "primary");
+}
+
+static int dump(const char *path)
+{
+    /* A file we cannot read is named as such, not decoded as an empty block. */
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) {
+        fprintf(stderr, TOOL ": cannot read '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    uint8_t block[PERSONALITY_SIZE * 2];
+    size_t length = fread(block, 1, sizeof block, file);
+    int read_error = ferror(file) ? errno : 0;
+    bool longer = length == sizeof block;
+    fclose(file);
+    if (read_error != 0) {
+        fprintf(stderr, TOOL ": cannot read '%s': %s\n", path, strerror(read_error));
+        return 1;
+    }
+    if (longer) {
+        fprintf(stderr,
+                TOOL ": %s: personality: length is more than %u bytes, expected "
+                     "exactly %u\n",
+                path, (unsigned)PERSONALITY_SIZE, (unsigned)PERSONALITY_SIZE);
+        return 1;
+    }
+    if (length > PERSONALITY_SIZE) {
+        fprintf(stderr,
+                TOOL ": %s: personality: length=%zu is invalid, expected exactly %u "
+                     "bytes\n",
+                path, length, (unsigned)PERSONALITY_SIZE);
+        return 1;
+    }
+    struct personality p;
+    struct personality_error error;
+    if (!personality_decode(block, length, &p, &error)) {
+        char message[256];
+        personality_format_error(&error, message, sizeof message);
+        fprintf(stderr, TOOL ": %s: %s\n", path, message);
+        return 1;
+    }
+    print_personality(&p);
+    return 0;
+}
+
+/* Options that are numbers: where to find them and their limits. */
+struct number_option {
+    const char *name;
+    uint64_t min, max;
+    const char *expected;
+};
+
+static uint64_t number(const struct number_option *option, const char *value)
+{
+    uint64_t result = 0;
+    char error[160];
+    if (!cli_parse_u64(value, option->min, option->max, &result)) {
+        cli_invalid(error, sizeof error, option->name, value, option->expected);
+        fail("%s", error);
+    }
+    return result;
+}
+
+static const struct number_option node_option = {"--node", 0, UINT32_MAX,
+                                                 "a rank, 0..nodes-1"};
+static const struct number_option radix_option = {"--radix", 2, 16,
+                                                  "a power of two in 2..16"};
+static const struct number_option members_option = {"--members", 1, UINT32_MAX,
+                                                     "a count in 1..nodes"};
+static const struct number_option incarnation_option = {
+    "--incarnation", 0, UINT32_MAX, "an integer 0..4294967295"};
+static const struct number_option heartbeat_option = {"--heartbeat-ms", 1, 65535,
+                                                      "milliseconds, 1..65535"};
+static const struct number_option detect_option = {
+    "--detect-timeout-ms", 2, 65535, "milliseconds, 2..65535, above the heartbeat"};
+static const struct number_option rto_option = {"--link-rto-ms", 1, 65535,
+                                                "milliseconds, 1..65535"};
+static const struct number_option retries_option = {"--link-retries", 1, 255,
+                                                    "a count in 1..255"};
+
+struct request {
+    const char *node, *dims, *mesh, *radix, *tree, *members, *incarnation;
+    const char *heartbeat, *detect, *rto, *retries, *partition, *output, *dump;
+};
+
+static void parse_arguments(int argc, char **argv, struct request *r)
+{
+    const struct cli_option options[] = {
+        {"--node", &r->node, NULL},
+        {"--dims", &r->dims, NULL},
+        {"--mesh", &r->mesh, NULL},
+        {"--radix", &r->radix, NULL},
+        {"--tree", &r->tree, NULL},
+        {"--members", &r->members, NULL},
+        {"--incarnation", &r->incarnation, NULL},
+        {"--heartbeat-ms", &r->heartbeat, NULL},
+        {"--detect-timeout-ms", &r->detect, NULL},
+        {"--link-rto-ms", &r->rto, NULL},
+        {"--link-retries", &r->retries, NULL},
+        {"--partition", &r->partition, NULL},
+        {"--output", &r->output, NULL},
+        {"-o", &r->output, NULL},
+        {"--dump", &r->dump, NULL},
+    };
+    char error[200];
+    switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
+                     sizeof error)) {
+    case CLI_SCAN_HELP:
+        usage(stdout);
+        exit(0);
+    case CLI_SCAN_ERROR:
+        fail("%s", error);
+    case CLI_SCAN_OK:
+        break;
+    }
+}
+
+static void parse_dims(const char *text, struct personality *p)
+{
+    unsigned dims = 0;
+    uint32_t sizes[CONFIG_MAX_DIMS];
+    char error[240];
+    if (!cli_parse_dims("--dims", text, &dims, sizes, error, sizeof error))
+        fail("%s", error);
+    p->dims = (uint8_t)dims;
+    for (unsigned d = 0; d < dims; d++)
+        p->dim_size[d] = (uint16_t)sizes[d];
+}
+
+static void build(const struct request *r, struct personality *p)
+{
+    memset(p, 0, sizeof *p);
+    personality_set_defaults(p);
+    if (r->node == NULL)
+        fail("--node is missing (expected the node's rank, e.g. --node 5)");
+    if (r->dims == NULL)
+        fail("--dims is missing (expected the torus shape, e.g. --dims 2x2x2)");
+    parse_dims(r->dims, p);
+    uint32_t nodes = personality_node_count(p);
+
+    uint64_t rank = number(&node_option, r->node);
+    if (rank >= nodes)
+        fail("--node %s is out of range (expected 0..%u for a %s torus)", r->node,
+             (unsigned)(nodes - 1), r->dims);
+    p->node_id = (uint32_t)rank;
+    uint32_t rest = p->node_id;
+    for (unsigned d = 0; d < p->dims; d++) {
+        p->coord[d] = (uint16_t)(rest % p->dim_size[d]);
+        rest /= p->dim_size[d];
+    }
+
+    if (r->mesh != NULL) {
+        char reason[160];
+        if (!cli_parse_mesh(r->mesh, p->dims, &p->mesh_mask, reason, sizeof reason))
+            fail("--mesh %s", reason);
+    }
+    if (r->radix != NULL) {
+        uint64_t radix = number(&radix_option, r->radix);
+        if ((radix & (radix - 1)) != 0)
+            fail("--radix '%s' is invalid (expected a power of two in 2..16)", r->radix);
+        p->tree_radix = (uint8_t)radix;
+    }
+    if (r->tree != NULL) {
+        if (strcmp(r->tree, "radix") == 0)
+            p->tree_layout = PERSONALITY_TREE_RADIX;
+        else if (strcmp(r->tree, "torus") == 0)
+            p->tree_layout = PERSONALITY_TREE_TORUS;
+        else
+            fail("--tree '%.40s' is invalid (expected radix or torus)", r->tree);
+    }
+    p->member_count = nodes;
+    if (r->members != NULL) {
+        uint64_t members = number(&members_option, r->members);
+        if (members > nodes)
+            fail("--members %s is out of range (expected 1..%u, the node count)",
+                 r->members, (unsigned)nodes);
+        p->member_count = (uint32_t)members;
+    }
+    p->role = p->node_id < p->member_count ? PERSONALITY_ROLE_COMPUTE
+                                           : PERSONALITY_ROLE_SPARE;
+    if (r->incarnation != NULL)
+        p->boot_incarnation = (uint32_t)number(&incarnation_option, r->incarnation);
+    if (r->heartbeat != NULL)
+        p->heartbeat_ms = (uint16_t)number(&heartbeat_option, r->heartbeat);
+    if (r->detect != NULL)
+        p->detect_timeout_ms = (uint16_t)number(&detect_option, r->detect);
+    if (p->detect_timeout_ms <= p->heartbeat_ms)
+        fail("--detect-timeout-ms %u is not above the heartbeat of %u ms (expected "
+             "a timeout longer than --heartbeat-ms)",
+             (unsigned)p->detect_timeout_ms, (unsigned)p->heartbeat_ms);
+    if (r->rto != NULL)
+        p->link_rto_ms = (uint16_t)number(&rto_option, r->rto);
+    if (r->retries != NULL)
+        p->link_retries = (uint8_t)number(&retries_option, r->retries);
+    if (r->partition != NULL) {
+        if (strcmp(r->partition, "primary") == 0)
+            p->partition_policy = PERSONALITY_PARTITION_PRIMARY;
+        else if (strcmp(r->partition, "every-side") == 0)
+            p->partition_policy = PERSONALITY_PARTITION_EVERY_SIDE;
+        else
+            fail("--partition '%.40s' is invalid (expected primary or every-side)",
+                 r->partition);
+    }
+
+    /* The codec has the last word: anything it refuses is a tool bug. */
+    struct personality_error error;
+    if (!personality_validate(p, &error)) {
+        char message[256];
+        personality_format_error(&error, message, sizeof message);
+        fail("internal error, the options made an invalid block: %s", message);
+    }
+}
+
+static int write_block(const char *path, const struct personality *p)
+{
+    uint8_t block[PERSONALITY_SIZE];
+    personality_encode(p, block);
+    FILE *file = fopen(path, "wb");
+    if (file == NULL) {
+        fprintf(stderr, TOOL ": cannot create '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    bool written = fwrite(block, 1, sizeof block, file) == sizeof block;
+    if (fclose(file) != 0 || !written) {
+        fprintf(stderr, TOOL ": cannot write '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct request request;
+    memset(&request, 0, sizeof request);
+    parse_arguments(argc, argv, &request);
+    if (request.dump != NULL) {
+        if (request.node != NULL || request.dims != NULL || request.output != NULL)
+            fail("--dump takes no other options (expected --dump FILE alone)");
+        return dump(request.dump);
+    }
+    if (argc == 1) {
+        usage(stderr);
+        return 2;
+    }
+    struct personality p;
+    build(&request, &p);
+    if (request.output == NULL)
+        fail("-o is missing (expected -o FILE, where to write the block)");
+    return write_block(request.output, &p);
+}

@@ -1,0 +1,677 @@
+/*
+ * tori-sim: the deterministic membership simulator's command line.
+ *
+ *   tori-sim --dims 16x8x8 [--mesh] [--radix 4] [--tree radix|torus]
+ *            [--hop-ns 4600] [--cp-ns 2000] [--members M]
+ *            [--policy primary|every-side] [--heartbeat-us N]
+ *            [--link-detect-ns N] [--routes] [--settle-ms N]
+ *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms' | --inject-file F]
+ *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
+ *            [--emit-script FILE]
+ *            [--json] [--events | --quiet] [--trace-node N]
+ *
+ * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "sim/sim_chaos.h"
+#include "sim/sim_inject.h"
+#include "net/torus/geometry.h"
+#include "tools/cli.h"
+#include "tools/fault.h"
+
+#define TOOL "tori-sim"
+
+struct options {
+    struct torus_geometry geometry;
+    bool have_dims;
+    bool mesh;
+    unsigned radix;
+    enum membership_layout_kind layout;
+    enum membership_policy policy;
+    uint64_t hop_ns;
+    uint64_t cp_ns;
+    uint64_t members;
+    bool members_set;
+    int64_t heartbeat_ns; /* -1: automatic */
+    const char *heartbeat_option, *heartbeat_text; /* as given, for messages */
+    int64_t link_detect_ns;
+    const char *link_detect_text;
+    uint64_t settle_ns;
+    const char *inject;
+    const char *emit_script; /* --emit-script FILE: the run's faults, in the fault language */
+    const char *dims_text;
+    bool routes;
+    bool chaos;
+    bool keep_going;
+    uint64_t seeds;
+    uint64_t rate_milli; /* faults per millisecond of fault window, x1000 */
+    uint64_t seed;
+    bool json;
+    unsigned verbosity;
+    uint32_t trace_node;
+    bool trace_set;
+};
+
+static _Noreturn void usage_error(const char *fmt, const char *arg, const char *expected)
+{
+    fprintf(stderr, TOOL ": ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (expected %s)\n", expected);
+    exit(2);
+}
+
+static uint64_t parse_u64(const char *option, const char *text, uint64_t min, uint64_t max,
+                          const char *expected)
+{
+    if (text == NULL || text[0] < '0' || text[0] > '9') {
+        usage_error("%s needs a number", option, expected);
+    }
+    char *end = NULL;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (*end != '\0' || value < min || value > max) {
+        fprintf(stderr, TOOL ": %s '%s' is out of range (expected %s)\n", option, text, expected);
+        exit(2);
+    }
+    return value;
+}
+
+/*
+ * A time option: a bare number counts in the unit the option's name gives
+ * (--hop-ns 4600, --settle-ms 50); any other value is a time as in the
+ * fault script (--hop-ns 4.6us, --settle-ms 0.5s), one parser for both.
+ */
+static uint64_t parse_time(const char *option, const char *text, uint64_t unit_ns,
+                           uint64_t min_ns, uint64_t max_ns, const char *unit_name)
+{
+    uint64_t value = 0;
+    bool ok;
+    if (text != NULL && text[0] != '\0' && strspn(text, "0123456789") == strlen(text)) {
+        ok = cli_parse_u64(text, 0, max_ns / unit_ns, &value);
+        value *= unit_ns;
+    } else {
+        ok = cli_parse_time_ns(text, true, &value);
+    }
+    if (!ok || value < min_ns || value > max_ns) {
+        char low[CLI_TIME_TEXT_MAX], high[CLI_TIME_TEXT_MAX];
+        fprintf(stderr, TOOL ": %s '%s' is invalid (expected %s, or %s, from %s to %s)\n",
+                option, text != NULL ? text : "", unit_name, CLI_TIME_EXPECTED,
+                cli_format_time(min_ns, low), cli_format_time(max_ns, high));
+        exit(2);
+    }
+    return value;
+}
+
+/* "0.5" or "3" -> thousandths. */
+static uint64_t parse_rate(const char *text)
+{
+    if (text == NULL || text[0] < '0' || text[0] > '9') {
+        usage_error("--rate needs a number, got '%s'", text ? text : "", "faults per ms, like 0.5");
+    }
+    char *end = NULL;
+    unsigned long long whole = strtoull(text, &end, 10);
+    uint64_t milli = whole * 1000u;
+    if (*end == '.') {
+        uint64_t scale = 100;
+        for (end++; *end >= '0' && *end <= '9'; end++) {
+            milli += (uint64_t)(*end - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (*end != '\0' || milli == 0 || whole > 1000) {
+        usage_error("--rate '%s' is not a rate", text, "faults per ms, 0.001..1000, like 0.5");
+    }
+    return milli;
+}
+
+static void usage(void)
+{
+    fputs("usage: tori-sim --dims DIMS [options]\n"
+          "\n"
+          "Runs every node of a torus in one process, in virtual time, with the\n"
+          "membership protocol the nodes run, and checks its invariants after\n"
+          "every step.  Same seed, same output.\n"
+          "\n"
+          "  --dims DIMS          torus shape, e.g. 16x8x8 (1 to 6 sizes)\n"
+          "  --mesh               every dimension a mesh\n"
+          "  --radix N            tree radix: 2, 4, 8 or 16 (4)\n"
+          "  --tree radix|torus   tree layout (radix)\n"
+          "  --members N          initial view: ids 0..N-1 (all)\n"
+          "  --policy primary|every-side  partition policy (primary)\n"
+          "  --hop-ns N           latency of one torus hop (4600, BG/L)\n"
+          "  --cp-ns N            cost of handling one message (2000, BG/L)\n"
+          "  --heartbeat-us N     heartbeat period, 0: off (default by size); at least\n"
+          "                       the detector's minimum for the torus, hop and cp\n"
+          "  --heartbeat-ns N     the same in nanoseconds\n"
+          "  --link-detect-ns N   link-down notice after a neighbour dies, 0: off\n"
+          "                       (then a crash needs heartbeats to be noticed)\n"
+          "  --routes             messages follow the routers' hops; lost when a\n"
+          "                       route crosses a dead or hung node (default: by\n"
+          "                       hop distance, never lost on the way)\n"
+          "  --settle-ms N        quiet time that ends a run\n"
+          "                       (times: a bare number in the option's unit, or a\n"
+          "                       time as in scripts: 4.6us, 1.5ms, 2s)\n"
+          "  --inject SCRIPT      'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms'\n"
+          "                       (the fault language tori-emu reads too: kill,\n"
+          "                       restart, join, hang N at T for D, suspect A B,\n"
+          "                       link A B|N DIR off|on [for D], block A B at T for D,\n"
+          "                       partition x<K, heal; times 1.5ms, 250us, 2s, 0;\n"
+          "                       restart: a node killed earlier; join: one killed\n"
+          "                       earlier or a spare; no reboot, no resume)\n"
+          "  --inject-file FILE   the script from a file (items separated by ';' or\n"
+          "                       lines, '#' comments)\n"
+          "  --emit-script FILE   write the run's faults (a chaos seed's too) to FILE in\n"
+          "                       the fault language, for tori-emu --inject-file FILE\n"
+          "  --chaos              random faults instead of a script\n"
+          "  --seeds N            chaos runs, seeds SEED..SEED+N-1 (1)\n"
+          "  --rate R             chaos faults per ms (0.5)\n"
+          "  --keep-going         chaos: run every seed, count the failed ones\n"
+          "  --seed S             first seed (1)\n"
+          "  --trace-node N       print what node N receives and sends\n"
+          "  --json               one JSON object per result\n"
+          "  --events             print every membership event\n"
+          "  --quiet              only the summary\n"
+          "\n"
+          "Exit status: 0 every invariant held, 1 a violation (seed, step and\n"
+          "trace printed), 2 bad options.\n",
+          stdout);
+    exit(0);
+}
+
+/* The --seeds value as text, for a message. */
+static const char *argv_seeds_text(uint64_t seeds)
+{
+    static char text[24];
+    snprintf(text, sizeof text, "%" PRIu64, seeds);
+    return text;
+}
+
+/*
+ * Writes the faults a run injects to --emit-script's file, before the run
+ * (a failing run leaves its script too): a header naming the run, then one
+ * item a line, as tori-emu --inject-file and tori-sim --inject-file read it.
+ */
+static void emit_script(const struct options *o, uint64_t seed, const struct fault *items,
+                        size_t count)
+{
+    if (o->emit_script == NULL) {
+        return;
+    }
+    FILE *file = fopen(o->emit_script, "w");
+    bool ok = file != NULL;
+    if (ok) {
+        if (o->chaos) {
+            fprintf(file, "# tori-sim --dims %s --chaos --seed %" PRIu64 ": %zu faults\n",
+                    o->dims_text, seed, count);
+        } else {
+            fprintf(file, "# tori-sim --dims %s: %zu faults\n", o->dims_text, count);
+        }
+        ok = fault_script_write(file, items, count);
+        ok = fclose(file) == 0 && ok;
+    }
+    if (!ok) {
+        fprintf(stderr, TOOL ": --emit-script '%s': cannot be written\n", o->emit_script);
+        exit(2);
+    }
+}
+
+static void parse_args(int argc, char **argv, struct options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->radix = 4;
+    o->layout = MEMBERSHIP_LAYOUT_RADIX;
+    o->policy = MEMBERSHIP_POLICY_PRIMARY;
+    o->hop_ns = 4600;
+    o->cp_ns = 2000;
+    o->heartbeat_ns = -1;
+    o->link_detect_ns = -1;
+    o->seeds = 1;
+    o->rate_milli = 500;
+    o->seed = 1;
+    o->verbosity = 1;
+    const char *dims_text = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes = true;
+        if (strcmp(a, "--dims") == 0) {
+            dims_text = v;
+        } else if (strcmp(a, "--radix") == 0) {
+            o->radix = (unsigned)parse_u64(a, v, 2, 16, "2, 4, 8 or 16");
+            if ((o->radix & (o->radix - 1)) != 0) {
+                usage_error("--radix %s is not a power of two", v, "2, 4, 8 or 16");
+            }
+        } else if (strcmp(a, "--tree") == 0) {
+            if (v != NULL && strcmp(v, "radix") == 0) {
+                o->layout = MEMBERSHIP_LAYOUT_RADIX;
+            } else if (v != NULL && strcmp(v, "torus") == 0) {
+                o->layout = MEMBERSHIP_LAYOUT_TORUS;
+            } else {
+                usage_error("--tree '%s' is not a layout", v ? v : "", "radix or torus");
+            }
+        } else if (strcmp(a, "--policy") == 0) {
+            if (v != NULL && strcmp(v, "primary") == 0) {
+                o->policy = MEMBERSHIP_POLICY_PRIMARY;
+            } else if (v != NULL && strcmp(v, "every-side") == 0) {
+                o->policy = MEMBERSHIP_POLICY_EVERY_SIDE;
+            } else {
+                usage_error("--policy '%s' is not a policy", v ? v : "", "primary or every-side");
+            }
+        } else if (strcmp(a, "--hop-ns") == 0) {
+            o->hop_ns = parse_time(a, v, 1, 1, 1000000000, "nanoseconds");
+        } else if (strcmp(a, "--cp-ns") == 0) {
+            o->cp_ns = parse_time(a, v, 1, 0, 1000000000, "nanoseconds");
+        } else if (strcmp(a, "--members") == 0) {
+            o->members = parse_u64(a, v, 1, CONFIG_MAX_NODES, "1..node count");
+            o->members_set = true;
+        } else if (strcmp(a, "--heartbeat-us") == 0 || strcmp(a, "--heartbeat-ns") == 0) {
+            bool us = strcmp(a, "--heartbeat-us") == 0;
+            o->heartbeat_ns = (int64_t)parse_time(a, v, us ? 1000 : 1, 0, 10000000000ull,
+                                                  us ? "microseconds (0: off)"
+                                                     : "nanoseconds (0: off)");
+            o->heartbeat_option = a;
+            o->heartbeat_text = v;
+        } else if (strcmp(a, "--link-detect-ns") == 0) {
+            o->link_detect_ns = (int64_t)parse_time(a, v, 1, 0, 1000000000, "nanoseconds (0: off)");
+            o->link_detect_text = v;
+        } else if (strcmp(a, "--settle-ms") == 0) {
+            o->settle_ns = parse_time(a, v, 1000000, 1000000, 100000000000ull, "milliseconds");
+        } else if (strcmp(a, "--inject") == 0) {
+            if (v == NULL) {
+                usage_error("%s needs a fault list", a, "'kill 5 at 1ms; join 5 at 10ms'");
+            }
+            if (o->inject != NULL) {
+                usage_error("%s", "--inject and --inject-file together", "one script");
+            }
+            o->inject = v;
+        } else if (strcmp(a, "--inject-file") == 0) {
+            char *text = NULL; /* kept for the run, like argv */
+            char reason[320];
+            if (v != NULL && !fault_script_read_file(v, &text, reason, sizeof reason)) {
+                fprintf(stderr, TOOL ": --inject-file: %s\n", reason);
+                exit(2);
+            }
+            if (o->inject != NULL && v != NULL) {
+                usage_error("%s", "--inject and --inject-file together", "one script");
+            }
+            o->inject = text;
+        } else if (strcmp(a, "--emit-script") == 0) {
+            o->emit_script = v;
+        } else if (strcmp(a, "--seeds") == 0) {
+            o->seeds = parse_u64(a, v, 1, 10000000, "1..1e7");
+        } else if (strcmp(a, "--rate") == 0) {
+            o->rate_milli = parse_rate(v);
+        } else if (strcmp(a, "--trace-node") == 0) {
+            o->trace_node = (uint32_t)parse_u64(a, v, 0, UINT32_MAX, "a node id");
+            o->trace_set = true;
+        } else if (strcmp(a, "--seed") == 0) {
+            o->seed = parse_u64(a, v, 0, UINT64_MAX, "an integer");
+        } else {
+            takes = false;
+            if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                usage();
+            } else if (strcmp(a, "--mesh") == 0) {
+                o->mesh = true;
+            } else if (strcmp(a, "--routes") == 0) {
+                o->routes = true;
+            } else if (strcmp(a, "--chaos") == 0) {
+                o->chaos = true;
+            } else if (strcmp(a, "--keep-going") == 0) {
+                o->keep_going = true;
+            } else if (strcmp(a, "--json") == 0) {
+                o->json = true;
+            } else if (strcmp(a, "--events") == 0) {
+                o->verbosity = 2;
+            } else if (strcmp(a, "--quiet") == 0) {
+                o->verbosity = 0;
+            } else {
+                usage_error("unknown option '%s'", a,
+                            "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
+                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
+                            "--settle-ms, --inject, --inject-file, --emit-script, "
+                            "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --json, "
+                            "--events, --quiet");
+            }
+        }
+        if (takes) {
+            if (v == NULL) {
+                usage_error("%s needs a value", a, "see tori-sim --help");
+            }
+            i++;
+        }
+    }
+    if (dims_text == NULL) {
+        usage_error("%s", "--dims is required", "--dims like 16x8x8");
+    }
+    o->dims_text = dims_text;
+    unsigned dims = 0;
+    uint32_t sizes[CONFIG_MAX_DIMS];
+    struct torus_geometry_error error;
+    if (torus_geometry_parse_dims(dims_text, &dims, sizes, &error) != TORUS_GEOMETRY_OK) {
+        char text[160];
+        torus_geometry_format_error(&error, text, sizeof text);
+        fprintf(stderr, TOOL ": --dims '%s': %s\n", dims_text, text);
+        exit(2);
+    }
+    bool mesh[CONFIG_MAX_DIMS];
+    for (unsigned d = 0; d < CONFIG_MAX_DIMS; d++) {
+        mesh[d] = o->mesh;
+    }
+    if (torus_geometry_init(&o->geometry, dims, sizes, mesh, &error) != TORUS_GEOMETRY_OK) {
+        char text[160];
+        torus_geometry_format_error(&error, text, sizeof text);
+        fprintf(stderr, TOOL ": --dims '%s': %s\n", dims_text, text);
+        exit(2);
+    }
+    if (o->geometry.node_count < 2) {
+        usage_error("--dims '%s' has a single node", dims_text, "at least 2 nodes");
+    }
+    if (o->members_set && o->members > o->geometry.node_count) {
+        fprintf(stderr, TOOL ": --members %" PRIu64 " is above the node count %" PRIu32
+                        " (expected 1..%" PRIu32 ")\n",
+                o->members, o->geometry.node_count, o->geometry.node_count);
+        exit(2);
+    }
+    if (o->trace_set && o->trace_node >= o->geometry.node_count) {
+        fprintf(stderr, TOOL ": --trace-node %" PRIu32 " is not a node of the %s torus (expected "
+                        "0..%" PRIu32 ")\n",
+                o->trace_node, dims_text, o->geometry.node_count - 1);
+        exit(2);
+    }
+    if (o->chaos && o->inject != NULL) {
+        usage_error("%s", "--chaos and --inject together", "one or the other");
+    }
+    if (o->emit_script != NULL && o->chaos && o->seeds != 1) {
+        usage_error("--emit-script with --seeds %s", argv_seeds_text(o->seeds),
+                    "one run to write: --seeds 1");
+    }
+    if (o->emit_script != NULL) {
+        /* Made (or emptied) now: a path that cannot be written is bad input. */
+        FILE *file = fopen(o->emit_script, "w");
+        if (file == NULL) {
+            fprintf(stderr, TOOL ": --emit-script '%s' cannot be written (expected a file path "
+                            "in a writable directory)\n",
+                    o->emit_script);
+            exit(2);
+        }
+        fclose(file);
+    }
+}
+
+static void fill_params(const struct options *o, struct sim_params *p, bool heartbeats)
+{
+    sim_params_defaults(p, &o->geometry);
+    p->radix = o->radix;
+    p->layout = o->layout;
+    p->policy = o->policy;
+    p->hop_ns = o->hop_ns;
+    p->cp_ns = o->cp_ns;
+    p->members = o->members_set ? (uint32_t)o->members : o->geometry.node_count;
+    if (o->link_detect_ns >= 0) {
+        p->link_detect_ns = (uint64_t)o->link_detect_ns;
+    }
+    p->settle_ns = o->settle_ns;
+    p->seed = o->seed;
+    p->routes = o->routes;
+    p->json = o->json;
+    p->verbosity = o->verbosity;
+    p->trace_node = o->trace_set ? o->trace_node : UINT32_MAX;
+    if (o->heartbeat_ns >= 0) {
+        p->heartbeat_ns = (uint64_t)o->heartbeat_ns;
+    } else {
+        p->heartbeat_ns = heartbeats ? 4u * sim_unit_ns(p) : 0;
+    }
+}
+
+/*
+ * Timings the detector cannot work with, refused before the run: a
+ * heartbeat below its minimum for this torus (sim_heartbeat_min_ns), and,
+ * with heartbeats off, a crash nothing would notice (no link-down notice,
+ * or one that comes after the run is over).
+ */
+static void check_timings(const struct options *o, const struct sim_params *p,
+                          const struct fault *items, size_t count)
+{
+    char a[CLI_TIME_TEXT_MAX], b[CLI_TIME_TEXT_MAX];
+    uint64_t minimum = sim_heartbeat_min_ns(p);
+    if (p->heartbeat_ns != 0 && p->heartbeat_ns < minimum) {
+        fprintf(stderr,
+                TOOL ": %s '%s' is too short for this torus (expected at least %s: the 4 "
+                     "silent heartbeats that make a member suspect must outlast two round "
+                     "trips across the torus, and a node must handle the heartbeats of its "
+                     "torus and tree neighbours, --cp-ns each, in half a period)\n",
+                o->heartbeat_option != NULL ? o->heartbeat_option : "the heartbeat",
+                o->heartbeat_text != NULL ? o->heartbeat_text
+                                          : cli_format_time(p->heartbeat_ns, b),
+                cli_format_time(minimum, a));
+        exit(2);
+    }
+    uint64_t settle = sim_settle_ns(p);
+    for (size_t i = 0; p->heartbeat_ns == 0 && i < count; i++) {
+        if (items[i].kind == FAULT_KILL &&
+            (p->link_detect_ns == 0 || p->link_detect_ns >= settle)) {
+            char text[96];
+            fault_format(&items[i], text, sizeof text);
+            fprintf(stderr,
+                    TOOL ": --link-detect-ns '%s' leaves '%s' unnoticed: heartbeats are off "
+                         "(expected a link-down notice within the settle window, below %s, "
+                         "or heartbeats: --heartbeat-us N)\n",
+                    o->link_detect_text != NULL ? o->link_detect_text
+                                                : cli_format_time(p->link_detect_ns, b),
+                    text, cli_format_time(settle, a));
+            exit(2);
+        }
+    }
+}
+
+static void print_summary(const struct sim_params *p, const struct sim_stats *s, FILE *out)
+{
+    if (p->json) {
+        fprintf(out, "{\"event\":\"summary\",\"t_ns\":%" PRIu64 ",\"steps\":%" PRIu64
+                     ",\"messages\":%" PRIu64 ",\"delivered\":%" PRIu64 ",\"dropped_dead\":%" PRIu64
+                     ",\"dropped_partition\":%" PRIu64 ",\"dropped_route\":%" PRIu64
+                     ",\"views\":%" PRIu32
+                     ",\"stable\":%" PRIu32 ",\"failures_detected\":%" PRIu32
+                     ",\"false_detections\":%" PRIu32 ",\"expelled\":%" PRIu32
+                     ",\"joined\":%" PRIu32 ",\"partitioned\":%" PRIu32
+                     ",\"final_epoch\":\"%016" PRIx64 "\",\"final_live\":%" PRIu32
+                     ",\"outbox_overflow\":%" PRIu64 ",\"ok\":%s}\n",
+                s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
+                s->dropped_partition, s->dropped_route, s->distinct_views, s->stable_count, s->failures_detected,
+                s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
+                s->final_live, s->outbox_overflow, s->violation ? "false" : "true");
+        return;
+    }
+    fprintf(out, "summary t_ns=%" PRIu64 " steps=%" PRIu64 " messages=%" PRIu64
+                 " delivered=%" PRIu64 " dropped_dead=%" PRIu64 " dropped_partition=%" PRIu64
+                 " dropped_route=%" PRIu64 " views=%" PRIu32 " stable=%" PRIu32 " failures_detected=%" PRIu32
+                 " false_detections=%" PRIu32 " expelled=%" PRIu32 " joined=%" PRIu32
+                 " partitioned=%" PRIu32 " final_epoch=%016" PRIx64 " final_live=%" PRIu32
+                 " outbox_overflow=%" PRIu64 " %s\n",
+            s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
+            s->dropped_partition, s->dropped_route, s->distinct_views, s->stable_count, s->failures_detected,
+            s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
+            s->final_live, s->outbox_overflow, s->violation ? "VIOLATION" : "ok");
+    fprintf(out, "messages-by-type");
+    for (unsigned t = 1; t < MEMBERSHIP_MSG_TYPE_LIMIT; t++) {
+        if (s->sent[t] != 0) {
+            fprintf(out, " %s=%" PRIu64, membership_msg_type_name(t), s->sent[t]);
+        }
+    }
+    fprintf(out, "\n");
+}
+
+static int run_script(const struct options *o)
+{
+    struct fault_script script = {0};
+    char error[256];
+    if (o->inject != NULL &&
+        !sim_inject_parse(o->inject, &o->geometry, &script, error, sizeof error)) {
+        fprintf(stderr, TOOL ": --inject: %s\n", error);
+        return 2;
+    }
+    const struct fault *items = script.items;
+    size_t count = script.count;
+    /* Heartbeats (the protocol's anti-entropy) unless the faults are plain crashes. */
+    bool hangs = false;
+    for (size_t i = 0; i < count; i++) {
+        hangs = hangs || items[i].kind == FAULT_HANG ||
+                items[i].kind == FAULT_PARTITION || items[i].kind == FAULT_HEAL ||
+                items[i].kind == FAULT_BLOCK;
+    }
+    if (!sim_inject_check(items, count, o->geometry.node_count,
+                          o->members_set ? (uint32_t)o->members : o->geometry.node_count, error,
+                          sizeof error)) {
+        fprintf(stderr, TOOL ": --inject: %s\n", error);
+        fault_script_free(&script);
+        return 2;
+    }
+    struct sim_params p;
+    fill_params(o, &p, hangs);
+    check_timings(o, &p, items, count);
+    struct sim *sim = sim_create(&p, error, sizeof error);
+    if (sim == NULL) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        fault_script_free(&script);
+        return 2;
+    }
+    emit_script(o, p.seed, items, count);
+    sim_add_injections(sim, items, count);
+    fault_script_free(&script);
+    if (!p.json) {
+        printf("sim dims=%" PRIu32 " nodes=%" PRIu32 " radix=%u tree=%s hop_ns=%" PRIu64
+               " cp_ns=%" PRIu64 " heartbeat_ns=%" PRIu64 " unit_ns=%" PRIu64
+               " context_bytes=%zu seed=%" PRIu64 "\n",
+               o->geometry.dims, o->geometry.node_count, p.radix,
+               p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", p.hop_ns, p.cp_ns,
+               p.heartbeat_ns, sim_unit_ns(&p), membership_context_bytes(), p.seed);
+    }
+    bool ok = sim_run(sim, stdout);
+    print_summary(&p, sim_get_stats(sim), stdout);
+    sim_destroy(sim);
+    return ok ? 0 : 1;
+}
+
+static void print_replay(const struct options *o, const struct sim_params *pp,
+                         const struct fault *items, size_t count)
+{
+    const struct sim_params p = *pp;
+    uint64_t seed = p.seed;
+    printf("replay: tori-sim --dims %s%s%s --radix %u --tree %s --policy %s --hop-ns %" PRIu64
+           " --cp-ns %" PRIu64 " --heartbeat-ns %" PRIu64 " --link-detect-ns %" PRIu64
+           " --seed %" PRIu64 " --inject '",
+           o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
+           p.policy == MEMBERSHIP_POLICY_PRIMARY ? "primary" : "every-side", p.hop_ns,
+           p.cp_ns, p.heartbeat_ns, p.link_detect_ns, seed);
+    for (size_t i = 0; i < count; i++) {
+        char text[96];
+        fault_format(&items[i], text, sizeof text);
+        printf("%s%s", i ? "; " : "", text);
+    }
+    printf("'\n");
+}
+
+static int run_chaos(const struct options *o)
+{
+    struct sim_params p;
+    fill_params(o, &p, true);
+    check_timings(o, &p, NULL, 0);
+    uint64_t unit = sim_unit_ns(&p);
+    uint64_t window = 100u * unit;
+    unsigned events = (unsigned)((o->rate_milli * (window / 1000u)) / 1000000u);
+    if (events == 0) {
+        events = 1;
+    }
+    size_t capacity = 2u * events + 4u;
+    struct fault *items = calloc(capacity, sizeof *items);
+    if (items == NULL) {
+        fprintf(stderr, TOOL ": out of memory\n");
+        return 1;
+    }
+    uint64_t stables = 0;
+    uint64_t faults = 0;
+    uint64_t expelled = 0;
+    uint64_t joined = 0;
+    uint64_t partitioned = 0;
+    uint64_t false_detections = 0;
+    uint64_t messages = 0;
+    uint64_t max_ts = 0;
+    uint64_t failed = 0;
+    uint64_t settle_sum = 0;
+    uint64_t settle_max = 0;
+    for (uint64_t k = 0; k < o->seeds; k++) {
+        uint64_t seed = o->seed + k;
+        p.seed = seed;
+        p.verbosity = 0;
+        size_t count = sim_chaos_generate(&p, seed, events, window, items, capacity);
+        char error[256];
+        struct sim *sim = sim_create(&p, error, sizeof error);
+        if (sim == NULL) {
+            fprintf(stderr, TOOL ": %s\n", error);
+            free(items);
+            return 2;
+        }
+        emit_script(o, seed, items, count);
+        sim_add_injections(sim, items, count);
+        if (o->verbosity >= 2) {
+            print_replay(o, &p, items, count); /* --events: every scenario, replayable */
+        }
+        bool ok = sim_run(sim, NULL);
+        const struct sim_stats *s = sim_get_stats(sim);
+        if (!ok) {
+            printf("chaos seed=%" PRIu64 " FAILED: %s\n", seed, s->violation_text);
+            print_replay(o, &p, items, count);
+            sim_destroy(sim);
+            failed++;
+            if (o->keep_going) {
+                continue;
+            }
+            free(items);
+            return 1;
+        }
+        /* Settle time: from the last fault to the last change of any view. */
+        uint64_t settle = s->last_change_ns > s->last_injection_ns
+                              ? s->last_change_ns - s->last_injection_ns
+                              : 0;
+        settle_sum += settle;
+        settle_max = settle > settle_max ? settle : settle_max;
+        if (o->keep_going && o->verbosity >= 1) {
+            printf("chaos seed=%" PRIu64 " ok settle_ns=%" PRIu64 " stable=%" PRIu32
+                   " false_detections=%" PRIu32 " messages=%" PRIu64 "\n",
+                   seed, settle, s->stable_count, s->false_detections, s->sent_total);
+        }
+        faults += count;
+        stables += s->stable_count;
+        expelled += s->expelled;
+        joined += s->joined;
+        partitioned += s->partitioned;
+        false_detections += s->false_detections;
+        messages += s->sent_total;
+        if (s->stable_count > 0 && s->last_stable.ts_ns > max_ts) {
+            max_ts = s->last_stable.ts_ns;
+        }
+        sim_destroy(sim);
+    }
+    free(items);
+    printf("chaos seeds=%" PRIu64 " first_seed=%" PRIu64 " nodes=%" PRIu32 " radix=%u tree=%s"
+           " faults=%" PRIu64 " stable=%" PRIu64 " expelled=%" PRIu64 " joined=%" PRIu64
+           " partitioned=%" PRIu64 " false_detections=%" PRIu64 " messages=%" PRIu64
+           " max_ts_ns=%" PRIu64 " converged=%" PRIu64 "/%" PRIu64 " mean_settle_ns=%" PRIu64
+           " max_settle_ns=%" PRIu64 " violations=%" PRIu64 "\n",
+           o->seeds, o->seed, o->geometry.node_count, p.radix,
+           p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", faults, stables, expelled,
+           joined, partitioned, false_detections, messages, max_ts, o->seeds - failed, o->seeds,
+           o->seeds > failed ? settle_sum / (o->seeds - failed) : 0, settle_max, failed);
+    return failed == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    parse_args(argc, argv, &o);
+    return o.chaos ? run_chaos(&o) : run_script(&o);
+}

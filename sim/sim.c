@@ -1,0 +1,1254 @@
+/*
+ * The simulator engine (see sim.h).  Host tool: allocates freely, but the
+ * nodes themselves run membership/ exactly as on a real node.
+ */
+#include "sim/sim.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/torus/route.h"
+#include "sim/sim_queue.h"
+
+#define TRACE_LINES 48
+#define TRACE_WIDTH 176
+
+enum sim_node_state {
+    NODE_SPARE = 0, /* never booted */
+    NODE_UP,
+    NODE_HUNG,
+    NODE_DEAD,
+};
+
+struct sim_message {
+    struct sim_message *next;
+    uint32_t source;
+    uint32_t destination;
+    uint16_t length;
+    uint8_t bytes[];
+};
+
+struct sim_node {
+    uint8_t state;
+    bool process_pending;
+    uint8_t side;
+    uint32_t boots;
+    uint64_t busy_until;
+    uint64_t tick_at; /* time of the pending tick event, UINT64_MAX: none */
+    uint64_t died_at;
+    struct sim_message *inbox_head;
+    struct sim_message *inbox_tail;
+    uint32_t life_incarnation;
+    uint64_t life_epoch;
+    bool life_started;
+    bool reported; /* someone reported it since it died */
+    uint32_t links_up; /* routes on: this node's links its router may use */
+};
+
+struct epoch_entry {
+    uint64_t epoch; /* 0: empty slot (epoch 0 is stored as a flag) */
+    uint64_t digest;
+    uint32_t live;
+    uint32_t installs;
+    uint64_t first_ns;
+    uint64_t last_ns;
+    uint32_t root;
+};
+
+#define SIM_BLOCKS_MAX 16
+
+/* A pair of nodes nothing gets between (either way) until a time. */
+struct sim_block {
+    uint32_t a;
+    uint32_t b;
+    uint64_t until_ns;
+};
+
+struct sim {
+    struct sim_params params;
+    uint32_t node_count;
+    struct membership *contexts;
+    struct sim_node *nodes;
+    struct sim_queue queue;
+    struct fault *injections;
+    size_t injection_count;
+    struct membership_outbox *outbox;
+    struct sim_stats stats;
+    struct epoch_entry *epochs;
+    size_t epoch_capacity;
+    size_t epoch_count;
+    bool epoch_zero_seen;
+    struct epoch_entry epoch_zero;
+    char trace[TRACE_LINES][TRACE_WIDTH];
+    unsigned trace_next;
+    unsigned trace_count;
+    uint64_t now;
+    uint64_t end_ns;
+    FILE *out;
+    struct membership_config base_config;
+    struct sim_block blocks[SIM_BLOCKS_MAX];
+    unsigned block_count;
+};
+
+/* ------------------------------------------------------------------ */
+/* Parameters and models                                                */
+/* ------------------------------------------------------------------ */
+
+void sim_params_defaults(struct sim_params *params, const struct torus_geometry *geometry)
+{
+    memset(params, 0, sizeof *params);
+    params->geometry = *geometry;
+    params->radix = 4;
+    params->layout = MEMBERSHIP_LAYOUT_RADIX;
+    params->policy = MEMBERSHIP_POLICY_PRIMARY;
+    params->members = geometry->node_count;
+    params->hop_ns = 4600;
+    params->cp_ns = 2000;
+    params->link_detect_ns = 10000;
+    params->heartbeat_ns = 0;
+    params->verbosity = 1;
+    params->trace_node = UINT32_MAX;
+}
+
+uint64_t sim_unit_ns(const struct sim_params *params)
+{
+    if (params->unit_ns != 0) {
+        return params->unit_ns;
+    }
+    uint64_t diameter = torus_geometry_diameter(&params->geometry);
+    uint64_t unit = 2u * diameter * params->hop_ns + 10u * params->cp_ns;
+    return unit < 10000u ? 10000u : unit;
+}
+
+uint64_t sim_settle_ns(const struct sim_params *params)
+{
+    return params->settle_ns != 0 ? params->settle_ns : 400u * sim_unit_ns(params);
+}
+
+uint64_t sim_heartbeat_min_ns(const struct sim_params *params)
+{
+    uint64_t crossing = (sim_unit_ns(params) + 1u) / 2u;
+    uint64_t links = torus_geometry_link_count(&params->geometry);
+    /* Heartbeats sent to a node per period, doubled: 2 per torus neighbour,
+     * 1 per tree neighbour; at most half of the period handling them. */
+    uint64_t doubled = 2u * links + (uint64_t)params->radix + 1u;
+    uint64_t handling = doubled * params->cp_ns;
+    return crossing > handling ? crossing : handling;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output and trace                                                     */
+/* ------------------------------------------------------------------ */
+
+static void trace(struct sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void trace(struct sim *sim, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(sim->trace[sim->trace_next], TRACE_WIDTH, fmt, args);
+    va_end(args);
+    sim->trace_next = (sim->trace_next + 1u) % TRACE_LINES;
+    if (sim->trace_count < TRACE_LINES) {
+        sim->trace_count++;
+    }
+}
+
+static void violation(struct sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void violation(struct sim *sim, const char *fmt, ...)
+{
+    if (sim->stats.violation) {
+        return;
+    }
+    sim->stats.violation = true;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(sim->stats.violation_text, sizeof sim->stats.violation_text, fmt, args);
+    va_end(args);
+    FILE *f = sim->out != NULL ? sim->out : stderr;
+    fprintf(f, "violation seed=%" PRIu64 " step=%" PRIu64 " t_ns=%" PRIu64 ": %s\n",
+            sim->params.seed, sim->stats.steps, sim->now, sim->stats.violation_text);
+    fprintf(f, "trace (last %u steps):\n", sim->trace_count);
+    for (unsigned i = 0; i < sim->trace_count; i++) {
+        unsigned index = (sim->trace_next + TRACE_LINES - sim->trace_count + i) % TRACE_LINES;
+        fprintf(f, "  %s\n", sim->trace[index]);
+    }
+}
+
+/* Starts an output line: text "t_ns=.. node=.. event=.." or a JSON object. */
+static void line_begin(struct sim *sim, uint32_t node, const char *event)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    if (sim->params.json) {
+        fprintf(sim->out, "{\"t_ns\":%" PRIu64 ",\"node\":%" PRIu32 ",\"event\":\"%s\"", sim->now,
+                node, event);
+    } else {
+        fprintf(sim->out, "t_ns=%" PRIu64 " node=%" PRIu32 " event=%s", sim->now, node, event);
+    }
+}
+
+static void line_u64(struct sim *sim, const char *key, uint64_t value)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    fprintf(sim->out, sim->params.json ? ",\"%s\":%" PRIu64 : " %s=%" PRIu64, key, value);
+}
+
+static void line_hex(struct sim *sim, const char *key, uint64_t value)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    fprintf(sim->out, sim->params.json ? ",\"%s\":\"%016" PRIx64 "\"" : " %s=%016" PRIx64, key,
+            value);
+}
+
+static void line_str(struct sim *sim, const char *key, const char *value)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    fprintf(sim->out, sim->params.json ? ",\"%s\":\"%s\"" : " %s=%s", key, value);
+}
+
+/* Ratios in thousandths, printed as a decimal: deterministic, no floats. */
+static void line_ratio(struct sim *sim, const char *key, uint64_t num, uint64_t den)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    uint64_t milli = den == 0 ? 0 : (num * 1000u + den / 2u) / den;
+    fprintf(sim->out, sim->params.json ? ",\"%s\":%" PRIu64 ".%03" PRIu64 : " %s=%" PRIu64 ".%03" PRIu64,
+            key, milli / 1000u, milli % 1000u);
+}
+
+static void line_end(struct sim *sim)
+{
+    if (sim->out == NULL) {
+        return;
+    }
+    fputs(sim->params.json ? "}\n" : "\n", sim->out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Epoch registry: one view per epoch, whoever installs it               */
+/* ------------------------------------------------------------------ */
+
+static struct epoch_entry *epoch_find(struct sim *sim, uint64_t epoch, bool create)
+{
+    if (epoch == 0) {
+        if (!sim->epoch_zero_seen && !create) {
+            return NULL;
+        }
+        if (!sim->epoch_zero_seen) {
+            memset(&sim->epoch_zero, 0, sizeof sim->epoch_zero);
+            sim->epoch_zero_seen = true;
+            sim->stats.distinct_views++;
+        }
+        return &sim->epoch_zero;
+    }
+    if (create && (sim->epoch_count + 1) * 2 > sim->epoch_capacity) {
+        size_t capacity = sim->epoch_capacity == 0 ? 256 : sim->epoch_capacity * 2;
+        struct epoch_entry *table = calloc(capacity, sizeof *table);
+        if (table == NULL) {
+            return NULL;
+        }
+        for (size_t i = 0; i < sim->epoch_capacity; i++) {
+            if (sim->epochs[i].epoch != 0) {
+                size_t j = (size_t)(membership_id_digest((uint32_t)sim->epochs[i].epoch) ^
+                                    (sim->epochs[i].epoch >> 32)) &
+                           (capacity - 1);
+                while (table[j].epoch != 0) {
+                    j = (j + 1) & (capacity - 1);
+                }
+                table[j] = sim->epochs[i];
+            }
+        }
+        free(sim->epochs);
+        sim->epochs = table;
+        sim->epoch_capacity = capacity;
+    }
+    if (sim->epoch_capacity == 0) {
+        return NULL;
+    }
+    size_t j = (size_t)(membership_id_digest((uint32_t)epoch) ^ (epoch >> 32)) &
+               (sim->epoch_capacity - 1);
+    while (sim->epochs[j].epoch != 0) {
+        if (sim->epochs[j].epoch == epoch) {
+            return &sim->epochs[j];
+        }
+        j = (j + 1) & (sim->epoch_capacity - 1);
+    }
+    if (!create) {
+        return NULL;
+    }
+    sim->epochs[j].epoch = epoch;
+    sim->epoch_count++;
+    sim->stats.distinct_views++;
+    return &sim->epochs[j];
+}
+
+/* ------------------------------------------------------------------ */
+/* Messages and scheduling                                              */
+/* ------------------------------------------------------------------ */
+
+static void push(struct sim *sim, uint64_t time_ns, uint8_t kind, uint32_t node, uint32_t other,
+                 uint8_t flag, struct sim_message *message)
+{
+    struct sim_event e = {
+        .time_ns = time_ns, .kind = kind, .node = node, .other = other, .flag = flag,
+        .message = message,
+    };
+    if (!sim_queue_push(&sim->queue, e)) {
+        fprintf(stderr, "tori-sim: out of memory for the event queue\n");
+        exit(1);
+    }
+}
+
+static void reschedule_tick(struct sim *sim, uint32_t id)
+{
+    struct sim_node *n = &sim->nodes[id];
+    if (n->state != NODE_UP) {
+        return;
+    }
+    uint64_t d = membership_next_deadline(&sim->contexts[id]);
+    if (d == MEMBERSHIP_NEVER) {
+        return;
+    }
+    if (d < sim->now) {
+        d = sim->now;
+    }
+    if (d < n->tick_at) {
+        n->tick_at = d;
+        push(sim, d, SIM_EVENT_TICK, id, 0, 0, NULL);
+    }
+}
+
+static void schedule_process(struct sim *sim, uint32_t id)
+{
+    struct sim_node *n = &sim->nodes[id];
+    if (n->process_pending || n->state != NODE_UP || n->inbox_head == NULL) {
+        return;
+    }
+    n->process_pending = true;
+    push(sim, n->busy_until > sim->now ? n->busy_until : sim->now, SIM_EVENT_PROCESS, id, 0, 0,
+         NULL);
+}
+
+static void free_inbox(struct sim_node *n)
+{
+    struct sim_message *m = n->inbox_head;
+    while (m != NULL) {
+        struct sim_message *next = m->next;
+        free(m);
+        m = next;
+    }
+    n->inbox_head = NULL;
+    n->inbox_tail = NULL;
+}
+
+static bool node_running(const struct sim_node *n)
+{
+    return n->state == NODE_UP || n->state == NODE_HUNG;
+}
+
+static void print_event(struct sim *sim, uint32_t id, const struct membership_event *e)
+{
+    if (e->type == MEMBERSHIP_EVENT_VIEW || e->type == MEMBERSHIP_EVENT_JOINED ||
+        e->type == MEMBERSHIP_EVENT_EXPELLED || e->type == MEMBERSHIP_EVENT_PARTITIONED) {
+        sim->stats.last_change_ns = sim->now;
+    }
+    switch (e->type) {
+    case MEMBERSHIP_EVENT_VIEW: {
+        sim->stats.views_installed++;
+        struct epoch_entry *entry = epoch_find(sim, e->u.view.epoch, true);
+        if (entry != NULL) {
+            if (entry->installs == 0) {
+                entry->digest = e->u.view.digest;
+                entry->live = e->u.view.live;
+                entry->first_ns = sim->now;
+                entry->root = e->u.view.root;
+            } else if (entry->digest != e->u.view.digest || entry->live != e->u.view.live) {
+                violation(sim,
+                          "two views with epoch %" PRIx64 ": live %" PRIu32 " digest %016" PRIx64
+                          " and live %" PRIu32 " digest %016" PRIx64 " (node %" PRIu32 ")",
+                          e->u.view.epoch, entry->live, entry->digest, e->u.view.live,
+                          e->u.view.digest, id);
+            }
+            entry->installs++;
+            entry->last_ns = sim->now;
+        }
+        if (sim->params.verbosity >= 2) {
+            line_begin(sim, id, "view");
+            line_hex(sim, "epoch", e->u.view.epoch);
+            line_u64(sim, "root", e->u.view.root);
+            line_u64(sim, "live", e->u.view.live);
+            line_hex(sim, "digest", e->u.view.digest);
+            line_end(sim);
+        }
+        break;
+    }
+    case MEMBERSHIP_EVENT_FAILURE_DETECTED: {
+        uint32_t who = e->u.failure.who;
+        sim->stats.failures_detected++;
+        const struct sim_node *target = &sim->nodes[who];
+        /* Down, stopped, cut off, or not taking part (partitioned, rejoining). */
+        bool truly_down = target->state == NODE_DEAD || target->state == NODE_HUNG ||
+                          target->state == NODE_SPARE ||
+                          target->side != sim->nodes[id].side ||
+                          !membership_has_view(&sim->contexts[who]);
+        uint64_t latency = 0;
+        if (!truly_down) {
+            sim->stats.false_detections++;
+        } else if (target->state == NODE_DEAD && !sim->nodes[who].reported) {
+            sim->nodes[who].reported = true;
+            latency = sim->now - target->died_at;
+            if (latency > sim->stats.detect_latency_max) {
+                sim->stats.detect_latency_max = latency;
+            }
+        }
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "failure-detected");
+            line_u64(sim, "who", who);
+            line_u64(sim, "detect_ns", e->u.failure.detect_ns);
+            line_str(sim, "cause", membership_cause_name(e->u.failure.cause));
+            line_str(sim, "truth", truly_down ? "down" : "alive");
+            if (latency != 0) {
+                line_u64(sim, "since_failure_ns", latency);
+            }
+            line_end(sim);
+        }
+        break;
+    }
+    case MEMBERSHIP_EVENT_STABLE: {
+        struct sim_stable s;
+        memset(&s, 0, sizeof s);
+        s.t_ns = sim->now;
+        s.root = id;
+        s.epoch = e->u.stable.epoch;
+        s.ts_ns = e->u.stable.ts_ns;
+        s.messages = e->u.stable.messages;
+        s.episode_messages = e->u.stable.episode_messages;
+        s.detector_messages = e->u.stable.detector_messages;
+        s.rounds = e->u.stable.rounds;
+        s.live = e->u.stable.live;
+        ts_model_compute(&sim->contexts[id].view, &sim->contexts[id].layout,
+                         sim->contexts[id].config.radix, (double)sim->params.hop_ns,
+                         (double)sim->params.cp_ns, &s.model);
+        if (sim->stats.stable_count == 0) {
+            sim->stats.first_stable = s;
+        }
+        sim->stats.stable_count++;
+        sim->stats.last_stable = s;
+        line_begin(sim, id, "stable");
+        line_hex(sim, "epoch", s.epoch);
+        line_u64(sim, "live", s.live);
+        line_u64(sim, "levels", s.model.levels);
+        line_u64(sim, "ts_ns", s.ts_ns);
+        line_u64(sim, "messages", s.messages);
+        line_u64(sim, "episode_messages", s.episode_messages);
+        line_u64(sim, "detector_messages", s.detector_messages);
+        line_u64(sim, "rounds", s.rounds);
+        line_u64(sim, "base_model_ns", (uint64_t)s.model.base_ns);
+        line_u64(sim, "hop_sum", s.model.hop_sum);
+        line_u64(sim, "distance_model_ns", (uint64_t)s.model.distance_ns);
+        line_u64(sim, "path_hops", s.model.path_hops);
+        line_u64(sim, "path_model_ns", (uint64_t)s.model.path_ns);
+        line_ratio(sim, "ts_per_base", s.ts_ns, (uint64_t)s.model.base_ns);
+        line_ratio(sim, "ts_per_distance", s.ts_ns, (uint64_t)s.model.distance_ns);
+        line_ratio(sim, "ts_per_path", s.ts_ns, (uint64_t)s.model.path_ns);
+        line_ratio(sim, "ts_per_hop", s.ts_ns, sim->params.hop_ns);
+        line_end(sim);
+        break;
+    }
+    case MEMBERSHIP_EVENT_JOINED:
+        sim->stats.joined++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "joined");
+            line_hex(sim, "epoch", e->u.joined.epoch);
+            line_u64(sim, "root", e->u.joined.root);
+            line_end(sim);
+        }
+        break;
+    case MEMBERSHIP_EVENT_EXPELLED:
+        sim->stats.expelled++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "expelled");
+            line_hex(sim, "epoch", e->u.expelled.epoch);
+            line_u64(sim, "by", e->u.expelled.by);
+            line_end(sim);
+        }
+        break;
+    case MEMBERSHIP_EVENT_PARTITIONED:
+        sim->stats.partitioned++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "partitioned");
+            line_hex(sim, "epoch", e->u.partitioned.epoch);
+            line_u64(sim, "side_live", e->u.partitioned.side_live);
+            line_u64(sim, "ref_live", e->u.partitioned.ref_live);
+            line_end(sim);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/*
+ * Routes on: the hops a message takes from source to destination, each
+ * chosen by the transit node's router with what that node knows now (its
+ * links up, the neighbours its membership shuns), as a real node's network
+ * does with every frame.  False when it is lost on the way: a transit node
+ * is dead or hung (its links still up: the others do not know yet), the
+ * hop crosses a partition's cut, there is no usable link, or the TTL ends.
+ */
+static bool route(const struct sim *sim, uint32_t source, uint32_t destination, uint64_t *hops)
+{
+    const struct torus_geometry *g = &sim->params.geometry;
+    uint32_t here = source;
+    int in_link = -1;
+    uint32_t ttl = torus_route_ttl(g);
+    for (uint64_t taken = 0;; taken++) {
+        if (here == destination) {
+            *hops = taken;
+            return true;
+        }
+        if (here != source) {
+            if (sim->nodes[here].state != NODE_UP || ttl <= 1) {
+                return false;
+            }
+            ttl--;
+        }
+        int link = torus_route_next_hop_detour(g, here, destination, sim->nodes[here].links_up,
+                                               membership_links_to_avoid(&sim->contexts[here]),
+                                               in_link);
+        if (link < 0) {
+            return false;
+        }
+        uint32_t next = torus_geometry_neighbour(g, here, (unsigned)link);
+        if (next == TORUS_RANK_NONE || sim->nodes[next].side != sim->nodes[here].side) {
+            return false;
+        }
+        in_link = link ^ 1; /* it arrives on the far end of the same cable */
+        here = next;
+    }
+}
+
+/* Routes on: links between id and its running neighbours up (down) at both ends. */
+static void set_links(struct sim *sim, uint32_t id, bool up)
+{
+    const struct torus_geometry *g = &sim->params.geometry;
+    for (unsigned link = 0; link < torus_geometry_link_count(g); link++) {
+        uint32_t n = torus_geometry_neighbour(g, id, link);
+        if (n == TORUS_RANK_NONE || n == id || !node_running(&sim->nodes[n])) {
+            continue;
+        }
+        uint32_t here = 1u << link;
+        uint32_t there = 1u << (link ^ 1u);
+        sim->nodes[id].links_up = up ? sim->nodes[id].links_up | here : sim->nodes[id].links_up & ~here;
+        sim->nodes[n].links_up = up ? sim->nodes[n].links_up | there : sim->nodes[n].links_up & ~there;
+    }
+}
+
+/* Sends what a node produced (leaving at depart) and reports its events. */
+static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
+{
+    struct membership_outbox *out = sim->outbox;
+    for (uint32_t i = 0; i < out->message_count; i++) {
+        const struct membership_outgoing *o = &out->messages[i];
+        if (o->destination >= sim->node_count || o->destination == source) {
+            violation(sim, "node %" PRIu32 " sent to bad destination %" PRIu32, source,
+                      o->destination);
+            continue;
+        }
+        struct sim_message *m = malloc(sizeof *m + o->length);
+        if (m == NULL) {
+            fprintf(stderr, "tori-sim: out of memory for messages\n");
+            exit(1);
+        }
+        m->next = NULL;
+        m->source = source;
+        m->destination = o->destination;
+        m->length = o->length;
+        memcpy(m->bytes, membership_outbox_payload(out, i), o->length);
+        uint8_t type = o->length > 1 ? m->bytes[1] : 0;
+        if (type < MEMBERSHIP_MSG_TYPE_LIMIT) {
+            sim->stats.sent[type]++;
+        }
+        if (source == sim->params.trace_node && sim->out != NULL) {
+            fprintf(sim->out, "t_ns=%" PRIu64 " node=%" PRIu32 " event=send to=%" PRIu32
+                              " type=%s\n",
+                    sim->now, source, o->destination, membership_msg_type_name(type));
+        }
+        sim->stats.sent_total++;
+        uint64_t hops = torus_geometry_distance(&sim->params.geometry, source, o->destination);
+        if (sim->params.routes && !route(sim, source, o->destination, &hops)) {
+            sim->stats.dropped_route++;
+            trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s lost on the way",
+                  sim->now, source, o->destination, membership_msg_type_name(type));
+            free(m);
+            continue;
+        }
+        push(sim, depart + hops * sim->params.hop_ns, SIM_EVENT_DELIVER, o->destination, source,
+             0, m);
+    }
+    sim->stats.outbox_overflow += out->dropped_messages + out->dropped_events;
+    for (uint32_t i = 0; i < out->event_count; i++) {
+        print_event(sim, source, &out->events[i]);
+    }
+    membership_outbox_clear(out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Invariants                                                           */
+/* ------------------------------------------------------------------ */
+
+static void check_node(struct sim *sim, uint32_t id)
+{
+    const struct membership *ctx = &sim->contexts[id];
+    struct sim_node *n = &sim->nodes[id];
+    uint32_t incarnation = membership_incarnation(ctx);
+    if (!n->life_started || incarnation != n->life_incarnation) {
+        n->life_started = true;
+        n->life_incarnation = incarnation;
+        n->life_epoch = 0;
+    }
+    if (!membership_has_view(ctx)) {
+        return;
+    }
+    if (!membership_is_member(ctx, id)) {
+        violation(sim, "node %" PRIu32 " holds view %" PRIx64 " without itself", id,
+                  membership_epoch(ctx));
+    }
+    uint64_t epoch = membership_epoch(ctx);
+    if (epoch < n->life_epoch) {
+        violation(sim, "node %" PRIu32 " went back from epoch %" PRIx64 " to %" PRIx64, id,
+                  n->life_epoch, epoch);
+    }
+    n->life_epoch = epoch;
+    struct epoch_entry *entry = epoch_find(sim, epoch, false);
+    if (entry != NULL && entry->installs > 0 &&
+        (entry->digest != membership_digest(ctx) || entry->live != membership_live_count(ctx))) {
+        violation(sim, "node %" PRIu32 " holds epoch %" PRIx64 " with another membership", id,
+                  epoch);
+    }
+}
+
+/* Messages whose purpose is joining, probing or state transfer are exempt. */
+static bool exempt_from_epoch_check(uint8_t type)
+{
+    switch (type) {
+    case MEMBERSHIP_MSG_HOW_ARE_YOU:
+    case MEMBERSHIP_MSG_I_AM_ALIVE:
+    case MEMBERSHIP_MSG_NEW_NODE:
+    case MEMBERSHIP_MSG_NODE_ALIVE:
+    case MEMBERSHIP_MSG_JOIN_REDIRECT:
+    case MEMBERSHIP_MSG_JOIN_DET_ACK:
+    case MEMBERSHIP_MSG_VIEW_REQUEST:
+    case MEMBERSHIP_MSG_VIEW_CHUNK:
+    case MEMBERSHIP_MSG_FAILURE_DET_ACK:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Node lifecycle                                                       */
+/* ------------------------------------------------------------------ */
+
+static void boot_node(struct sim *sim, uint32_t id, bool join)
+{
+    struct sim_node *n = &sim->nodes[id];
+    struct membership_config config = sim->base_config;
+    config.node_id = id;
+    /* Each boot 1024 lives above the last: low 16 bits differ (see codec.h). */
+    config.incarnation = n->boots * 1024u;
+    n->boots++;
+    enum membership_init_status status = membership_init(&sim->contexts[id], &config);
+    if (status != MEMBERSHIP_INIT_OK) {
+        fprintf(stderr, "tori-sim: membership_init(%" PRIu32 "): %s\n", id,
+                membership_init_status_text(status));
+        exit(1);
+    }
+    n->state = NODE_UP;
+    set_links(sim, id, true); /* a link handshake takes less than a join */
+    n->busy_until = sim->now;
+    n->tick_at = UINT64_MAX;
+    n->process_pending = false;
+    n->reported = false;
+    n->life_started = false;
+    if (join) {
+        membership_start_join(&sim->contexts[id], sim->now, sim->outbox);
+        dispatch(sim, id, sim->now);
+    }
+    check_node(sim, id);
+    reschedule_tick(sim, id);
+}
+
+static void link_events(struct sim *sim, uint32_t id, bool up)
+{
+    if (sim->params.link_detect_ns == 0) {
+        return;
+    }
+    const struct torus_geometry *g = &sim->params.geometry;
+    for (unsigned link = 0; link < torus_geometry_link_count(g); link++) {
+        uint32_t n = torus_geometry_neighbour(g, id, link);
+        if (n != TORUS_RANK_NONE && n != id) {
+            push(sim, sim->now + sim->params.link_detect_ns, SIM_EVENT_LINK, n, id, up ? 1 : 0,
+                 NULL);
+        }
+    }
+}
+
+static bool on_side(const struct fault *cut, const struct torus_geometry *g, uint32_t id)
+{
+    if (cut->dim < 0) {
+        return id < cut->below;
+    }
+    return torus_geometry_coord(g, id, (unsigned)cut->dim) < cut->below;
+}
+
+/* Link events for every torus link whose two ends are now on different sides. */
+static void cut_links(struct sim *sim, const uint8_t *old_side, bool up)
+{
+    const struct torus_geometry *g = &sim->params.geometry;
+    for (uint32_t id = 0; id < sim->node_count; id++) {
+        for (unsigned link = 0; link < torus_geometry_link_count(g); link++) {
+            uint32_t n = torus_geometry_neighbour(g, id, link);
+            if (n == TORUS_RANK_NONE || n == id) {
+                continue;
+            }
+            bool was_cut = old_side[id] != old_side[n];
+            bool is_cut = sim->nodes[id].side != sim->nodes[n].side;
+            if ((up && was_cut && !is_cut) || (!up && is_cut && !was_cut)) {
+                push(sim, sim->now + (sim->params.link_detect_ns ? sim->params.link_detect_ns : 1),
+                     SIM_EVENT_LINK, id, n, up ? 1 : 0, NULL);
+            }
+        }
+    }
+}
+
+static void apply_injection(struct sim *sim, const struct fault *inj)
+{
+    char text[96];
+    fault_format(inj, text, sizeof text);
+    trace(sim, "t=%" PRIu64 " inject %s", sim->now, text);
+    line_begin(sim, inj->node, "inject");
+    line_str(sim, "what", inj->kind == FAULT_LINK_OFF  ? "link-off"
+                          : inj->kind == FAULT_LINK_ON ? "link-on"
+                                                       : fault_kind_name(inj->kind));
+    if (inj->kind == FAULT_SUSPECT || inj->kind == FAULT_LINK_OFF ||
+        inj->kind == FAULT_LINK_ON || inj->kind == FAULT_BLOCK) {
+        line_u64(sim, "other", inj->other);
+    }
+    line_end(sim);
+    struct sim_node *n = &sim->nodes[inj->node];
+    switch (inj->kind) {
+    case FAULT_KILL:
+        if (!node_running(n)) {
+            break;
+        }
+        n->state = NODE_DEAD;
+        n->died_at = sim->now;
+        n->reported = false;
+        free_inbox(n);
+        link_events(sim, inj->node, false);
+        break;
+    case FAULT_JOIN:
+    case FAULT_RESTART:
+        if (node_running(n)) {
+            break; /* already up: nothing to boot */
+        }
+        free_inbox(n);
+        boot_node(sim, inj->node, true);
+        link_events(sim, inj->node, true);
+        break;
+    case FAULT_HANG:
+        if (n->state != NODE_UP) {
+            break;
+        }
+        n->state = NODE_HUNG;
+        push(sim, sim->now + inj->duration_ns, SIM_EVENT_RESUME, inj->node, 0, 0, NULL);
+        break;
+    case FAULT_SUSPECT:
+        if (n->state == NODE_UP) {
+            membership_suspect(&sim->contexts[inj->node], inj->other, sim->now, sim->outbox);
+            dispatch(sim, inj->node, sim->now);
+            reschedule_tick(sim, inj->node);
+        }
+        break;
+    case FAULT_LINK_OFF:
+    case FAULT_LINK_ON: {
+        uint64_t at = sim->now + (sim->params.link_detect_ns ? sim->params.link_detect_ns : 1);
+        uint8_t up = inj->kind == FAULT_LINK_ON;
+        push(sim, at, SIM_EVENT_LINK, inj->node, inj->other, up, NULL);
+        push(sim, at, SIM_EVENT_LINK, inj->other, inj->node, up, NULL);
+        break;
+    }
+    case FAULT_BLOCK: {
+        unsigned slot = 0;
+        while (slot < sim->block_count && sim->blocks[slot].until_ns > sim->now) {
+            slot++; /* reuse the first expired slot */
+        }
+        if (slot == SIM_BLOCKS_MAX) {
+            violation(sim, "more than %u pairs blocked at once", SIM_BLOCKS_MAX);
+            break;
+        }
+        sim->blocks[slot].a = inj->node;
+        sim->blocks[slot].b = inj->other;
+        sim->blocks[slot].until_ns = sim->now + inj->duration_ns;
+        if (slot == sim->block_count) {
+            sim->block_count++;
+        }
+        break;
+    }
+    case FAULT_PARTITION:
+    case FAULT_HEAL: {
+        uint8_t *old_side = malloc(sim->node_count);
+        if (old_side == NULL) {
+            break;
+        }
+        for (uint32_t id = 0; id < sim->node_count; id++) {
+            old_side[id] = sim->nodes[id].side;
+            sim->nodes[id].side =
+                inj->kind == FAULT_HEAL ? 0 : (on_side(inj, &sim->params.geometry, id) ? 1 : 0);
+        }
+        cut_links(sim, old_side, inj->kind == FAULT_HEAL);
+        free(old_side);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The event loop                                                       */
+/* ------------------------------------------------------------------ */
+
+static void step_deliver(struct sim *sim, const struct sim_event *e)
+{
+    struct sim_message *m = e->message;
+    struct sim_node *n = &sim->nodes[m->destination];
+    if (!node_running(n)) {
+        sim->stats.dropped_dead++;
+        free(m);
+        return;
+    }
+    bool blocked = false;
+    for (unsigned i = 0; i < sim->block_count; i++) {
+        const struct sim_block *b = &sim->blocks[i];
+        blocked = blocked || (b->until_ns > sim->now &&
+                              ((b->a == m->source && b->b == m->destination) ||
+                               (b->b == m->source && b->a == m->destination)));
+    }
+    if (blocked || n->side != sim->nodes[m->source].side) {
+        sim->stats.dropped_partition++; /* cut off, by a partition or a blocked pair */
+        free(m);
+        return;
+    }
+    m->next = NULL;
+    if (n->inbox_tail != NULL) {
+        n->inbox_tail->next = m;
+    } else {
+        n->inbox_head = m;
+    }
+    n->inbox_tail = m;
+    schedule_process(sim, m->destination);
+}
+
+/* Runs a node's due timers now (they cost nothing). */
+static void run_tick(struct sim *sim, uint32_t id)
+{
+    sim->nodes[id].tick_at = UINT64_MAX;
+    membership_tick(&sim->contexts[id], sim->now, sim->outbox);
+    dispatch(sim, id, sim->now);
+    check_node(sim, id);
+    reschedule_tick(sim, id);
+}
+
+static void step_process(struct sim *sim, uint32_t id)
+{
+    struct sim_node *n = &sim->nodes[id];
+    n->process_pending = false;
+    if (n->state != NODE_UP || n->inbox_head == NULL) {
+        return;
+    }
+    if (n->tick_at <= sim->now) {
+        /*
+         * A node's poll loop runs its due timers between two messages: a
+         * burst of messages does not hold back its heartbeats and timeouts.
+         */
+        run_tick(sim, id);
+    }
+    struct sim_message *m = n->inbox_head;
+    n->inbox_head = m->next;
+    if (n->inbox_head == NULL) {
+        n->inbox_tail = NULL;
+    }
+    struct membership *ctx = &sim->contexts[id];
+    struct membership_msg msg;
+    bool decoded = membership_decode(m->bytes, m->length, sim->node_count, &msg) ==
+                   MEMBERSHIP_DECODE_OK;
+    bool stale = decoded && membership_has_view(ctx) &&
+                 (msg.header.flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 &&
+                 msg.header.epoch < membership_epoch(ctx) &&
+                 msg.header.stable_epoch <= membership_stable_epoch(ctx) &&
+                 !exempt_from_epoch_check(msg.header.type);
+    uint64_t epoch_before = membership_epoch(ctx);
+    uint64_t digest_before = membership_digest(ctx);
+    trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s epoch=%" PRIx64 " stable=%" PRIx64
+               " (at %" PRIx64 ")",
+          sim->now, m->source, id, decoded ? membership_msg_type_name(msg.header.type) : "?",
+          msg.header.epoch, msg.header.stable_epoch, epoch_before);
+    if (id == sim->params.trace_node && sim->out != NULL) {
+        fprintf(sim->out, "t_ns=%" PRIu64 " node=%" PRIu32 " event=handle from=%" PRIu32
+                          " type=%s epoch=%" PRIx64 " stable=%" PRIx64 " mine=%" PRIx64 "\n",
+                sim->now, id, m->source, decoded ? membership_msg_type_name(msg.header.type) : "?",
+                msg.header.epoch, msg.header.stable_epoch, epoch_before);
+    }
+    membership_receive(ctx, m->bytes, m->length, sim->now, sim->outbox);
+    sim->stats.delivered++;
+    n->busy_until = sim->now + sim->params.cp_ns;
+    dispatch(sim, id, n->busy_until);
+    if (stale && (!membership_has_view(ctx) || membership_epoch(ctx) != epoch_before ||
+                  membership_digest(ctx) != digest_before)) {
+        violation(sim, "a %s from %" PRIu32 " at older epoch %" PRIx64
+                       " changed node %" PRIu32 "'s view",
+                  membership_msg_type_name(msg.header.type), m->source, msg.header.epoch, id);
+    }
+    check_node(sim, id);
+    free(m);
+    schedule_process(sim, id);
+    reschedule_tick(sim, id);
+}
+
+static void step_tick(struct sim *sim, const struct sim_event *e)
+{
+    struct sim_node *n = &sim->nodes[e->node];
+    if (n->tick_at != e->time_ns) {
+        return; /* superseded by an earlier tick */
+    }
+    n->tick_at = UINT64_MAX;
+    if (n->state != NODE_UP) {
+        return;
+    }
+    if (n->busy_until > sim->now) {
+        n->tick_at = n->busy_until;
+        push(sim, n->busy_until, SIM_EVENT_TICK, e->node, 0, 0, NULL);
+        return;
+    }
+    run_tick(sim, e->node);
+}
+
+static void step(struct sim *sim, const struct sim_event *e)
+{
+    sim->stats.steps++;
+    switch (e->kind) {
+    case SIM_EVENT_DELIVER:
+        step_deliver(sim, e);
+        break;
+    case SIM_EVENT_PROCESS:
+        step_process(sim, e->node);
+        break;
+    case SIM_EVENT_TICK:
+        step_tick(sim, e);
+        break;
+    case SIM_EVENT_LINK: {
+        struct sim_node *n = &sim->nodes[e->node];
+        /* A link comes up only with a running node at the far end (a healed
+         * cut next to a dead node does not). */
+        uint32_t cables = torus_route_links_towards(&sim->params.geometry, e->node, e->other);
+        bool up = e->flag != 0 && node_running(&sim->nodes[e->other]);
+        n->links_up = up ? n->links_up | cables : n->links_up & ~cables;
+        if (n->state == NODE_UP) {
+            trace(sim, "t=%" PRIu64 " link %" PRIu32 "-%" PRIu32 " %s", sim->now, e->node, e->other,
+                  e->flag ? "up" : "down");
+            membership_link_event(&sim->contexts[e->node], e->other, e->flag != 0, sim->now,
+                                  sim->outbox);
+            dispatch(sim, e->node, sim->now);
+            check_node(sim, e->node);
+            reschedule_tick(sim, e->node);
+        }
+        break;
+    }
+    case SIM_EVENT_INJECT:
+        apply_injection(sim, &sim->injections[e->other]);
+        break;
+    case SIM_EVENT_RESUME: {
+        struct sim_node *n = &sim->nodes[e->node];
+        if (n->state == NODE_HUNG) {
+            n->state = NODE_UP;
+            trace(sim, "t=%" PRIu64 " resume %" PRIu32, sim->now, e->node);
+            if (n->busy_until < sim->now) {
+                n->busy_until = sim->now;
+            }
+            schedule_process(sim, e->node);
+            n->tick_at = UINT64_MAX;
+            reschedule_tick(sim, e->node);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/*
+ * Agreement once everything settled.  With report false it only answers
+ * whether the torus agrees yet (the run goes on while it does not); with
+ * report true a disagreement is a violation.
+ */
+#define DISAGREE(...)                                                                       \
+    do {                                                                                    \
+        if (report)                                                                         \
+            violation(sim, __VA_ARGS__);                                                    \
+        return false;                                                                       \
+    } while (0)
+
+static bool agreement(struct sim *sim, bool report)
+{
+    uint32_t reference[2] = {UINT32_MAX, UINT32_MAX};
+    uint32_t running[2] = {0, 0};
+    uint32_t viewers[2] = {0, 0};
+    for (uint32_t id = 0; id < sim->node_count; id++) {
+        const struct sim_node *n = &sim->nodes[id];
+        if (!node_running(n)) {
+            continue;
+        }
+        if (n->state == NODE_HUNG) {
+            DISAGREE("node %" PRIu32 " still hung at the end (settle longer)", id);
+        }
+        running[n->side]++;
+        if (membership_has_view(&sim->contexts[id])) {
+            viewers[n->side]++;
+            if (reference[n->side] == UINT32_MAX) {
+                reference[n->side] = id;
+            }
+        }
+    }
+    bool partitioned = running[1] > 0;
+    uint32_t sides_with_views = (viewers[0] > 0) + (viewers[1] > 0);
+    if (sides_with_views == 0) {
+        if (running[0] + running[1] > 0) {
+            DISAGREE("no running node holds a view at the end");
+        }
+        return true;
+    }
+    if (partitioned && sim->params.policy == MEMBERSHIP_POLICY_PRIMARY && sides_with_views > 1) {
+        DISAGREE("both sides of the partition hold views (primary policy)");
+    }
+    for (unsigned side = 0; side < 2; side++) {
+        if (viewers[side] == 0) {
+            continue;
+        }
+        const struct membership *ref = &sim->contexts[reference[side]];
+        for (uint32_t id = 0; id < sim->node_count; id++) {
+            const struct sim_node *n = &sim->nodes[id];
+            if (!node_running(n) || n->side != side) {
+                if (membership_is_member(ref, id)) {
+                    DISAGREE("view %" PRIx64 " still holds node %" PRIu32 ", which is %s",
+                              membership_epoch(ref), id,
+                              node_running(n) ? "on the other side" : "down");
+                }
+                continue;
+            }
+            const struct membership *ctx = &sim->contexts[id];
+            if (!membership_has_view(ctx)) {
+                DISAGREE("node %" PRIu32 " (running) holds no view; node %" PRIu32
+                         " holds %" PRIx64,
+                         id, reference[side], membership_epoch(ref));
+            }
+            if (membership_epoch(ctx) != membership_epoch(ref) ||
+                membership_digest(ctx) != membership_digest(ref)) {
+                DISAGREE("node %" PRIu32 " holds %" PRIx64 ", node %" PRIu32 " holds %" PRIx64,
+                          id, membership_epoch(ctx), reference[side], membership_epoch(ref));
+            }
+            if (!membership_is_member(ref, id)) {
+                DISAGREE("running node %" PRIu32 " is not in the final view", id);
+            }
+        }
+        sim->stats.final_epoch = membership_epoch(ref);
+        sim->stats.final_live = membership_live_count(ref);
+        sim->stats.final_viewers = viewers[side];
+    }
+    return true;
+}
+#undef DISAGREE
+
+/* ------------------------------------------------------------------ */
+/* Public API                                                           */
+/* ------------------------------------------------------------------ */
+
+struct sim *sim_create(const struct sim_params *params, char *error, size_t error_capacity)
+{
+    uint32_t n = params->geometry.node_count;
+    if (n == 0 || n > CONFIG_MAX_NODES) {
+        snprintf(error, error_capacity, "%" PRIu32 " nodes (expected 1..%u, CONFIG_MAX_NODES)", n,
+                 (unsigned)CONFIG_MAX_NODES);
+        return NULL;
+    }
+    if (params->heartbeat_ns != 0 && params->heartbeat_ns < sim_heartbeat_min_ns(params)) {
+        snprintf(error, error_capacity,
+                 "a heartbeat of %" PRIu64 " ns is below %" PRIu64
+                 " ns, the shortest the detector works with on this torus",
+                 params->heartbeat_ns, sim_heartbeat_min_ns(params));
+        return NULL;
+    }
+    struct sim *sim = calloc(1, sizeof *sim);
+    if (sim == NULL) {
+        snprintf(error, error_capacity, "out of memory");
+        return NULL;
+    }
+    sim->params = *params;
+    sim->node_count = n;
+    sim->contexts = calloc(n, sizeof *sim->contexts);
+    sim->nodes = calloc(n, sizeof *sim->nodes);
+    sim->outbox = calloc(1, sizeof *sim->outbox);
+    if (sim->contexts == NULL || sim->nodes == NULL || sim->outbox == NULL) {
+        snprintf(error, error_capacity, "out of memory for %" PRIu32 " nodes (%zu bytes each)", n,
+                 sizeof(struct membership));
+        sim_destroy(sim);
+        return NULL;
+    }
+    sim_queue_init(&sim->queue);
+    uint64_t unit = sim_unit_ns(params);
+    struct membership_config *c = &sim->base_config;
+    membership_config_defaults(c);
+    c->member_count = params->members;
+    c->radix = params->radix;
+    c->layout = params->layout;
+    c->policy = params->policy;
+    c->geometry = params->geometry;
+    c->watch_torus_neighbours = true;
+    c->heartbeat_ns = params->heartbeat_ns;
+    c->heartbeat_timeout_ns = params->heartbeat_ns != 0 ? 4u * params->heartbeat_ns : 16u * unit;
+    c->probe_timeout_ns = 4u * unit;
+    c->ack_timeout_ns = 4u * unit;
+    c->report_timeout_ns = 8u * unit;
+    c->join_timeout_ns = 16u * unit;
+    c->sync_timeout_ns = 4u * unit;
+    for (uint32_t id = 0; id < n; id++) {
+        sim->nodes[id].tick_at = UINT64_MAX;
+    }
+    return sim;
+}
+
+void sim_destroy(struct sim *sim)
+{
+    if (sim == NULL) {
+        return;
+    }
+    if (sim->nodes != NULL) {
+        for (uint32_t id = 0; id < sim->node_count; id++) {
+            free_inbox(&sim->nodes[id]);
+        }
+    }
+    struct sim_event e;
+    while (sim_queue_pop(&sim->queue, &e)) {
+        free(e.message);
+    }
+    sim_queue_free(&sim->queue);
+    free(sim->contexts);
+    free(sim->nodes);
+    free(sim->outbox);
+    free(sim->injections);
+    free(sim->epochs);
+    free(sim);
+}
+
+bool sim_add_injections(struct sim *sim, const struct fault *items, size_t count)
+{
+    if (count == 0) {
+        return true;
+    }
+    struct fault *grown =
+        realloc(sim->injections, (sim->injection_count + count) * sizeof *grown);
+    if (grown == NULL) {
+        return false;
+    }
+    memcpy(grown + sim->injection_count, items, count * sizeof *items);
+    sim->injections = grown;
+    sim->injection_count += count;
+    return true;
+}
+
+bool sim_run(struct sim *sim, FILE *out)
+{
+    sim->out = out;
+    sim->now = 0;
+    uint64_t last = 0;
+    for (size_t i = 0; i < sim->injection_count; i++) {
+        push(sim, sim->injections[i].time_ns, SIM_EVENT_INJECT, sim->injections[i].node,
+             (uint32_t)i, 0, NULL);
+        if (sim->injections[i].time_ns > last) {
+            last = sim->injections[i].time_ns;
+        }
+    }
+    /* The faults end when the last hang or block ends, not when it begins. */
+    uint64_t faults_end = last;
+    for (size_t i = 0; i < sim->injection_count; i++) {
+        const struct fault *inj = &sim->injections[i];
+        if ((inj->kind == FAULT_HANG || inj->kind == FAULT_BLOCK) &&
+            inj->time_ns + inj->duration_ns > faults_end) {
+            faults_end = inj->time_ns + inj->duration_ns;
+        }
+    }
+    uint64_t settle = sim_settle_ns(&sim->params);
+    sim->end_ns = faults_end + settle;
+    sim->stats.last_injection_ns = last;
+    for (uint32_t id = 0; id < sim->node_count; id++) {
+        if (id < sim->params.members) {
+            boot_node(sim, id, false);
+        }
+    }
+    /* Quiescence, not a fixed window: a joiner turned away may be backing
+     * off when the window closes, so the run goes on, a window at a time,
+     * until the torus agrees or joiners have had two of their longest waits
+     * (past that, disagreement is a liveness failure). */
+    uint64_t limit = sim->end_ns + 2u * membership_join_wait_max_ns(&sim->base_config);
+    for (;;) {
+        struct sim_event e;
+        while (!sim->stats.violation && sim_queue_peek_time(&sim->queue) <= sim->end_ns &&
+               sim_queue_pop(&sim->queue, &e)) {
+            sim->now = e.time_ns;
+            step(sim, &e);
+        }
+        if (sim->stats.violation || sim->end_ns >= limit || agreement(sim, false))
+            break;
+        sim->end_ns += settle;
+    }
+    sim->now = sim->end_ns > sim->now ? sim->end_ns : sim->now;
+    sim->stats.end_ns = sim->now;
+    if (!sim->stats.violation) {
+        agreement(sim, true);
+    }
+    return !sim->stats.violation;
+}
+
+const struct sim_stats *sim_get_stats(const struct sim *sim)
+{
+    return &sim->stats;
+}
+
+const struct sim_params *sim_get_params(const struct sim *sim)
+{
+    return &sim->params;
+}
+
+const struct membership *sim_node(const struct sim *sim, uint32_t id)
+{
+    return &sim->contexts[id];
+}
+
+bool sim_node_running(const struct sim *sim, uint32_t id)
+{
+    return node_running(&sim->nodes[id]);
+}

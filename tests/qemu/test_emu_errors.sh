@@ -1,0 +1,98 @@
+#!/bin/bash
+# tori-emu refuses bad set-ups with one clear line and exit 2, before it
+# creates anything: bad dims, too many nodes for the port range, QEMU or the
+# image or the node program missing, bad options.
+source "$(dirname "$0")/lib.sh"
+EMU=$1
+OUT=$2
+rm -rf "$OUT" && mkdir -p "$OUT"
+NOT_CREATED="$OUT/not-created"
+
+refused() {
+    local expected=$1; shift
+    "$EMU" "$@" --out "$NOT_CREATED" > "$OUT/out.txt" 2> "$OUT/err.txt"
+    local status=$?
+    check_status 2 "$status" "tori-emu $*"
+    [[ $(wc -l < "$OUT/err.txt") == 1 ]] || { cat "$OUT/err.txt"; fail "not one line: $*"; }
+    check_contains "$OUT/err.txt" "tori-emu: $expected"
+    [[ ! -e "$NOT_CREATED" ]] || fail "tori-emu $* created its output directory"
+}
+
+refused "--dims '2x0x2' is invalid: dimension y has size 0" --dims 2x0x2 --board host
+refused "--dims 'cube' is invalid" --dims cube --board host
+refused "--dims '2x2x2x2x2x2x2' is invalid" --dims 2x2x2x2x2x2x2 --board host
+refused "--dims is missing" --board host
+refused "512 nodes need 3072 UDP ports but --base-port 65000 leaves only 536 (65000..65535)" \
+    --dims 8x8x8 --board host --base-port 65000
+refused "node image '/nonexistent/node.elf' not found (expected a built image: run ./tori build qemu-virt" \
+    --dims 2x2x2 --image /nonexistent/node.elf
+# The image, before anything starts: a readable 32-bit ARM ELF executable
+# (--qemu /bin/true: the QEMU check passes wherever QEMU is installed or not).
+printf 'not an image\n' > "$OUT/text.img"
+head -c 40 /dev/zero > "$OUT/zero.img"
+python3 - "$OUT" <<'PY'
+import struct, sys
+def elf(name, klass, machine, kind):
+    ident = b"\x7fELF" + bytes([klass, 1, 1]) + bytes(9)
+    header = ident + struct.pack("<HHI", kind, machine, 1) + bytes(64 - 16 - 8)
+    open(sys.argv[1] + "/" + name, "wb").write(header)
+elf("x86.img", 2, 62, 2)      # an x86-64 executable
+elf("object.img", 1, 40, 1)   # an ARM relocatable object
+elf("arm64.img", 2, 40, 2)    # ARM's machine number, 64-bit class
+data = open(sys.argv[1] + "/object.img", "rb").read()
+open(sys.argv[1] + "/short.img", "wb").write(data[:30])
+PY
+refused "node image '$OUT' is a directory (expected a 32-bit ARM ELF node image such as build/qemu-virt/node.elf)" \
+    --dims 2x2 --qemu /bin/true --image "$OUT"
+refused "node image '$OUT/text.img' is not an ELF file (expected a 32-bit ARM ELF node image" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/text.img"
+refused "node image '$OUT/zero.img' is not an ELF file" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/zero.img"
+refused "node image '$OUT/x86.img' is an ELF file for machine 62 (x86-64), not ARM" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/x86.img"
+refused "node image '$OUT/arm64.img' is a 64-bit little-endian ARM ELF file, not 32-bit little-endian" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/arm64.img"
+refused "node image '$OUT/short.img' is a truncated ELF file" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/short.img"
+refused "node image '$OUT/object.img' is an ARM ELF object file, not an executable" \
+    --dims 2x2 --qemu /bin/true --image "$OUT/object.img"
+refused "node image '/dev/null' is not a regular file" --dims 2x2 --qemu /bin/true --image /dev/null
+refused "node image '$OUT/text.img' is not an ELF file" \
+    --dims 2x2 --board mixed --qemu /bin/true --image "$OUT/text.img" --node-binary /bin/true
+refused "node program '$OUT' is a directory (expected a built tori-node" \
+    --dims 2x2 --board host --node-binary "$OUT"
+refused "node program '$OUT/text.img' is not executable (expected a built tori-node" \
+    --dims 2x2 --board host --node-binary "$OUT/text.img"
+refused "qemu-system-nonexistent not found in PATH (expected QEMU for Arm" \
+    --dims 2x2x2 --qemu qemu-system-nonexistent --image "$EMU"
+refused "node program '/nonexistent/tori-node' not found (expected a built tori-node: run ./tori build host" \
+    --dims 2x2x2 --board host --node-binary /nonexistent/tori-node
+refused "node program '/nonexistent/tori-node' not found" \
+    --dims 2x2x2 --board mixed --node-binary /nonexistent/tori-node --image "$EMU"
+refused "--board 'arm' is invalid (expected qemu, host or mixed)" --dims 2x2 --board arm
+refused "unknown option '--nodes'" --dims 2x2 --nodes 4
+refused "--spares '4' is invalid (expected 0..3" --dims 2x2 --board host --spares 4
+
+# Fault scripts: syntax and what cannot happen on this torus, before anything starts.
+refused "--inject: 'kil 3 at 2s': unknown action 'kil' (expected kill, hang, resume, link, reboot, restart, join, suspect, block, partition or heal)" \
+    --dims 2x2x2 --board host --inject 'kil 3 at 2s'
+refused "--inject: 'kill 8 at 1s': node 8 does not exist (expected 0..7)" \
+    --dims 2x2x2 --board host --inject 'kill 2 at 0; kill 8 at 1s'
+refused "--inject: 'restart 3 at 1s': node 3 is running (expected a killed node)" \
+    --dims 2x2x2 --board host --inject 'restart 3 at 1s'
+refused "--inject: 'join 2 at 1s': node 2 is not a spare (expected one of the last 1 ranks" \
+    --dims 2x2x2 --board host --spares 1 --inject 'join 2 at 1s'
+refused "--inject: 'link 1 z+ off at 1s': node 1 has no link z+" \
+    --dims 2x2 --board host --inject 'link 1 z+ off at 1s'
+refused "--inject: 'reboot 1 at 1s': node 1 is a host process (expected a QEMU node" \
+    --dims 2x2 --board host --inject 'reboot 1 at 1s'
+refused "--chaos: unknown key 'rat' (expected seed, rate, kinds, count, duration, hold)" \
+    --dims 2x2 --board host --chaos 'seed=1,rat=2'
+refused "--chaos: kinds=join needs spares (expected --spares K)" \
+    --dims 2x2 --board host --chaos 'kinds=join'
+refused "--sequential needs --inject" --dims 2x2 --board host --sequential
+
+"$EMU" --help > "$OUT/help.txt" || fail "--help failed"
+check_contains "$OUT/help.txt" "usage: tori-emu --dims DIMS"
+check_contains "$OUT/help.txt" "--inject SCRIPT"
+echo "emu.errors: all checks passed"

@@ -1,0 +1,183 @@
+#define _POSIX_C_SOURCE 200809L
+/* The one fault language (tools/fault.h): every kind parses, prints back
+ * to text that parses to the same item (parse(print(x)) == x), bad items
+ * are refused in one line naming them, and the checks against a torus
+ * catch nodes, links and cuts it does not have. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/check.h"
+#include "tools/fault.h"
+
+#define MS 1000000ull
+
+static char error[320];
+
+/* Every kind and form, with and without "for D". */
+static const struct fault every_kind[] = {
+    {.kind = FAULT_KILL, .time_ns = 0, .node = 3},
+    {.kind = FAULT_HANG, .time_ns = 1500 * MS, .node = 5},
+    {.kind = FAULT_HANG, .time_ns = 2 * MS, .node = 5, .duration_ns = 250000},
+    {.kind = FAULT_RESUME, .time_ns = 4000 * MS, .node = 5},
+    {.kind = FAULT_LINK_OFF, .time_ns = 1 * MS, .node = 2, .other = 3, .link = FAULT_LINK_PAIR},
+    {.kind = FAULT_LINK_ON, .time_ns = 9 * MS, .node = 2, .other = 3, .link = FAULT_LINK_PAIR},
+    {.kind = FAULT_LINK_OFF, .time_ns = 6000 * MS, .node = 6, .link = 0,
+     .duration_ns = 2000 * MS},
+    {.kind = FAULT_LINK_ON, .time_ns = 60250 * MS, .node = 6, .link = 5},
+    {.kind = FAULT_REBOOT, .time_ns = 9000 * MS, .node = 2},
+    {.kind = FAULT_RESTART, .time_ns = 11000 * MS, .node = 3},
+    {.kind = FAULT_JOIN, .time_ns = 12000 * MS, .node = 7},
+    {.kind = FAULT_SUSPECT, .time_ns = 3 * MS, .node = 1, .other = 4},
+    {.kind = FAULT_BLOCK, .time_ns = 4 * MS, .node = 0, .other = 7, .duration_ns = 37 * MS},
+    {.kind = FAULT_PARTITION, .time_ns = 5 * MS, .dim = 1, .below = 1},
+    {.kind = FAULT_PARTITION, .time_ns = 5 * MS, .dim = -1, .below = 3},
+    {.kind = FAULT_HEAL, .time_ns = 123456789},
+};
+#define KINDS (sizeof every_kind / sizeof every_kind[0])
+
+static void test_round_trip(void)
+{
+    /* The whole list through the printer (a file) and the parser. */
+    FILE *file = tmpfile();
+    CHECK(file != NULL);
+    CHECK(fault_script_write(file, every_kind, KINDS));
+    rewind(file);
+    char text[4096];
+    size_t length = fread(text, 1, sizeof text - 1, file);
+    text[length] = '\0';
+    fclose(file);
+    struct fault_script script;
+    CHECK(fault_script_parse(text, &script, error, sizeof error));
+    CHECK(script.count == KINDS);
+    for (size_t i = 0; i < KINDS && i < script.count; i++) {
+        char shown[FAULT_TEXT_MAX];
+        fault_format(&every_kind[i], shown, sizeof shown);
+        if (!fault_equal(&script.items[i], &every_kind[i]))
+            printf("item %zu '%s' does not come back the same\n", i, shown);
+        CHECK(fault_equal(&script.items[i], &every_kind[i]));
+    }
+    fault_script_free(&script);
+
+    /* The printed forms, exactly. */
+    char shown[FAULT_TEXT_MAX];
+    fault_format(&every_kind[2], shown, sizeof shown);
+    CHECK(strcmp(shown, "hang 5 at 2ms for 250us") == 0);
+    fault_format(&every_kind[4], shown, sizeof shown);
+    CHECK(strcmp(shown, "link 2 3 off at 1ms") == 0);
+    fault_format(&every_kind[6], shown, sizeof shown);
+    CHECK(strcmp(shown, "link 6 x+ off at 6s for 2s") == 0);
+    fault_format(&every_kind[14], shown, sizeof shown);
+    CHECK(strcmp(shown, "partition id<3 at 5ms") == 0);
+    fault_format(&every_kind[15], shown, sizeof shown);
+    CHECK(strcmp(shown, "heal at 123456789ns") == 0);
+
+    /* Written forms come back in the printer's words; ';', lines, comments. */
+    CHECK(fault_script_parse("kill 3 at 1.5s;hang 2 at 0.5ms for 1000us # a comment; kill 9\n"
+                             "\n  partition x<2 at 1ms ; heal at 2ms;",
+                             &script, error, sizeof error));
+    CHECK(script.count == 4);
+    if (script.count == 4) {
+        fault_format(&script.items[0], shown, sizeof shown);
+        CHECK(strcmp(shown, "kill 3 at 1500ms") == 0);
+        fault_format(&script.items[1], shown, sizeof shown);
+        CHECK(strcmp(shown, "hang 2 at 500us for 1ms") == 0);
+        CHECK(script.items[2].kind == FAULT_PARTITION && script.items[2].dim == 0);
+    }
+    fault_script_free(&script);
+    CHECK(fault_script_parse(" ; \n# nothing\n", &script, error, sizeof error));
+    CHECK(script.count == 0);
+}
+
+static void expect_error(const char *text, const char *part)
+{
+    struct fault_script script;
+    error[0] = '\0';
+    CHECK(!fault_script_parse(text, &script, error, sizeof error));
+    CHECK_CONTAINS(error, part);
+    CHECK(strchr(error, '\n') == NULL);
+    CHECK(script.items == NULL && script.count == 0);
+}
+
+static void test_errors(void)
+{
+    expect_error("kil 3 at 2s", "'kil 3 at 2s': unknown action 'kil' (expected kill, hang, "
+                                "resume, link, reboot, restart, join, suspect, block, "
+                                "partition or heal)");
+    expect_error("kill 3 at 2s; hang five at 1s", "'hang five at 1s': 'five' is not a node");
+    expect_error("kill 1 at 5", "'kill 1 at 5': '5' is not a time");
+    expect_error("kill 3 at 2s for 1s", "'for' applies to hang, link ... off and block only");
+    expect_error("link 3 x+ on at 1s for 1s", "'for' applies to hang");
+    expect_error("block 3 4 at 1ms", "block needs 'for D'");
+    expect_error("block 3 3 at 1ms for 1ms", "names node 3 twice");
+    expect_error("suspect 2 2 at 1ms", "names node 2 twice");
+    expect_error("link 2 2 off at 1ms", "names node 2 twice");
+    expect_error("link 3 q+ off at 1s", "'q+' is not a link direction or a node");
+    expect_error("partition q<2 at 1ms", "'q<2' is not a cut");
+    expect_error("partition x<0 at 1ms", "'x<0' is not a cut");
+    expect_error("heal 3 at 1ms", "expected 'at TIME' where '3' is");
+    expect_error("hang 3 at 1s for 0", "'0' is not a duration");
+    expect_error("kill 3 at 2s now", "unexpected 'now' at the end");
+    expect_error("kill 3 at 2s; kill\t\x01 at 1s", "not printable ASCII");
+}
+
+static void expect_torus_error(const struct torus_geometry *g, const char *text,
+                               const char *part)
+{
+    struct fault_script script;
+    CHECK(fault_script_parse(text, &script, error, sizeof error));
+    error[0] = '\0';
+    CHECK(!fault_script_check_torus(&script, g, error, sizeof error));
+    CHECK_CONTAINS(error, part);
+    fault_script_free(&script);
+}
+
+static void test_torus(void)
+{
+    uint32_t size[2] = {4, 4};
+    bool mesh[2] = {false, false};
+    struct torus_geometry g;
+    CHECK(torus_geometry_init(&g, 2, size, mesh, NULL) == TORUS_GEOMETRY_OK);
+    struct fault_script script;
+    CHECK(fault_script_parse("link 0 1 off at 1ms; link 0 3 on at 1ms; link 5 y- off at 1ms; "
+                             "partition y<3 at 1ms; partition id<15 at 1ms; suspect 15 0 at 0",
+                             &script, error, sizeof error));
+    CHECK(fault_script_check_torus(&script, &g, error, sizeof error));
+    fault_script_free(&script);
+    expect_torus_error(&g, "kill 16 at 1ms", "'kill 16 at 1ms': node 16 does not exist "
+                                             "(expected 0..15)");
+    expect_torus_error(&g, "suspect 0 16 at 1ms", "node 16 does not exist");
+    expect_torus_error(&g, "link 0 5 off at 1ms", "nodes 0 and 5 are not torus neighbours");
+    expect_torus_error(&g, "link 1 z+ off at 1s", "node 1 has no link z+");
+    expect_torus_error(&g, "partition z<1 at 1ms", "the torus has no dimension z");
+    expect_torus_error(&g, "partition x<4 at 1ms", "expected 0 < K < 4");
+    expect_torus_error(&g, "partition id<16 at 1ms", "expected 0 < K < 16");
+}
+
+static void test_file(void)
+{
+    char *text = NULL;
+    CHECK(!fault_script_read_file("/nonexistent/script", &text, error, sizeof error));
+    CHECK_CONTAINS(error, "/nonexistent/script: cannot be read");
+    char path[] = "/tmp/tori-fault-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *file = fdopen(fd, "w");
+    CHECK(file != NULL && fault_script_write(file, every_kind, KINDS));
+    fclose(file);
+    CHECK(fault_script_read_file(path, &text, error, sizeof error));
+    struct fault_script script;
+    CHECK(text != NULL && fault_script_parse(text, &script, error, sizeof error));
+    CHECK(script.count == KINDS);
+    fault_script_free(&script);
+    free(text);
+    remove(path);
+}
+
+int main(void)
+{
+    test_round_trip();
+    test_errors();
+    test_torus();
+    test_file();
+    return check_report("tools.fault");
+}

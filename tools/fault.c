@@ -1,0 +1,502 @@
+#include "tools/fault.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+/* Words in one item: "link 6 x+ off at 6s for 2s" has 8. */
+#define ITEM_WORDS_MAX 10
+/* Longest item read (longer ones are refused, not cut). */
+#define ITEM_CHARS_MAX 255
+
+static const char *const kind_names[] = {
+    [FAULT_KILL] = "kill",       [FAULT_HANG] = "hang",       [FAULT_RESUME] = "resume",
+    [FAULT_LINK_OFF] = "link",   [FAULT_LINK_ON] = "link",    [FAULT_REBOOT] = "reboot",
+    [FAULT_RESTART] = "restart", [FAULT_JOIN] = "join",       [FAULT_SUSPECT] = "suspect",
+    [FAULT_BLOCK] = "block",     [FAULT_PARTITION] = "partition", [FAULT_HEAL] = "heal",
+};
+
+#define EXPECTED_KINDS \
+    "kill, hang, resume, link, reboot, restart, join, suspect, block, partition or heal"
+
+static const char dimension_letters[] = "xyzuvw";
+
+const char *fault_kind_name(enum fault_kind kind)
+{
+    return (unsigned)kind < sizeof kind_names / sizeof kind_names[0] && kind_names[kind] != NULL
+               ? kind_names[kind]
+               : "?";
+}
+
+void fault_format(const struct fault *item, char *out, size_t capacity)
+{
+    char at[CLI_TIME_TEXT_MAX], length[CLI_TIME_TEXT_MAX];
+    const char *t = cli_format_time(item->time_ns, at);
+    const char *d = cli_format_time(item->duration_ns, length);
+    const char *name = fault_kind_name(item->kind);
+    unsigned node = (unsigned)item->node, other = (unsigned)item->other;
+    switch (item->kind) {
+    case FAULT_HANG:
+        if (item->duration_ns != 0) {
+            snprintf(out, capacity, "hang %u at %s for %s", node, t, d);
+            return;
+        }
+        break;
+    case FAULT_LINK_OFF:
+    case FAULT_LINK_ON: {
+        char end[16];
+        if (item->link == FAULT_LINK_PAIR)
+            snprintf(end, sizeof end, "%u", other);
+        else
+            snprintf(end, sizeof end, "%s", torus_geometry_link_name(item->link));
+        const char *state = item->kind == FAULT_LINK_OFF ? "off" : "on";
+        if (item->duration_ns != 0)
+            snprintf(out, capacity, "link %u %s %s at %s for %s", node, end, state, t, d);
+        else
+            snprintf(out, capacity, "link %u %s %s at %s", node, end, state, t);
+        return;
+    }
+    case FAULT_SUSPECT:
+        snprintf(out, capacity, "suspect %u %u at %s", node, other, t);
+        return;
+    case FAULT_BLOCK:
+        snprintf(out, capacity, "block %u %u at %s for %s", node, other, t, d);
+        return;
+    case FAULT_PARTITION:
+        if (item->dim < 0 || item->dim >= (int)(sizeof dimension_letters - 1))
+            snprintf(out, capacity, "partition id<%" PRIu32 " at %s", item->below, t);
+        else
+            snprintf(out, capacity, "partition %c<%" PRIu32 " at %s",
+                     dimension_letters[item->dim], item->below, t);
+        return;
+    case FAULT_HEAL:
+        snprintf(out, capacity, "heal at %s", t);
+        return;
+    default:
+        break;
+    }
+    snprintf(out, capacity, "%s %u at %s", name, node, t);
+}
+
+bool fault_equal(const struct fault *a, const struct fault *b)
+{
+    if (a->kind != b->kind || a->time_ns != b->time_ns)
+        return false;
+    switch (a->kind) {
+    case FAULT_HEAL:
+        return true;
+    case FAULT_PARTITION:
+        return a->dim == b->dim && a->below == b->below;
+    case FAULT_SUSPECT:
+        return a->node == b->node && a->other == b->other;
+    case FAULT_BLOCK:
+        return a->node == b->node && a->other == b->other && a->duration_ns == b->duration_ns;
+    case FAULT_LINK_OFF:
+    case FAULT_LINK_ON:
+        return a->node == b->node && a->link == b->link && a->duration_ns == b->duration_ns &&
+               (a->link != FAULT_LINK_PAIR || a->other == b->other);
+    case FAULT_HANG:
+        return a->node == b->node && a->duration_ns == b->duration_ns;
+    default:
+        return a->node == b->node;
+    }
+}
+
+bool fault_script_add(struct fault_script *script, const struct fault *item)
+{
+    if (script->count == script->capacity) {
+        size_t capacity = script->capacity == 0 ? 16 : script->capacity * 2;
+        struct fault *grown = realloc(script->items, capacity * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        script->items = grown;
+        script->capacity = capacity;
+    }
+    script->items[script->count++] = *item;
+    return true;
+}
+
+void fault_script_free(struct fault_script *script)
+{
+    free(script->items);
+    script->items = NULL;
+    script->count = script->capacity = 0;
+}
+
+/* One item being parsed: its text for messages, and its words. */
+struct item {
+    char text[FAULT_TEXT_MAX];        /* as written, cut for messages */
+    char buffer[ITEM_CHARS_MAX + 1];  /* words, NUL-separated */
+    char *word[ITEM_WORDS_MAX];
+    unsigned words;
+};
+
+/* Writes "'TEXT': reason" to error; returns false.  Every message of this file. */
+__attribute__((format(printf, 4, 0))) static bool quoted_error(const char *text, char *error,
+                                                               size_t capacity,
+                                                               const char *format,
+                                                               va_list arguments)
+{
+    char reason[240];
+    vsnprintf(reason, sizeof reason, format, arguments);
+    snprintf(error, capacity, "'%s': %s", text, reason);
+    return false;
+}
+
+__attribute__((format(printf, 4, 5))) static bool item_error(const struct item *item,
+                                                             char *error, size_t capacity,
+                                                             const char *format, ...);
+static bool item_error(const struct item *item, char *error, size_t capacity,
+                       const char *format, ...)
+{
+    va_list arguments;
+    va_start(arguments, format);
+    quoted_error(item->text, error, capacity, format, arguments);
+    va_end(arguments);
+    return false;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r';
+}
+
+static bool split_item(const char *begin, const char *end, struct item *item, char *error,
+                       size_t capacity)
+{
+    size_t length = (size_t)(end - begin);
+    memset(item, 0, sizeof *item);
+    if (length < sizeof item->text) {
+        memcpy(item->text, begin, length);
+    } else {
+        memcpy(item->text, begin, sizeof item->text - 4);
+        memcpy(item->text + sizeof item->text - 4, "...", 4);
+    }
+    for (char *c = item->text; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+            *c = '?'; /* messages stay one printable line */
+    if (length > ITEM_CHARS_MAX)
+        return item_error(item, error, capacity, "item too long (expected e.g. 'kill 3 at 2s')");
+    memcpy(item->buffer, begin, length);
+    item->buffer[length] = '\0';
+    for (size_t i = 0; i < length; i++) {
+        unsigned char ch = (unsigned char)item->buffer[i];
+        if (!is_space((char)ch) && (ch < 0x20 || ch > 0x7e))
+            return item_error(item, error, capacity,
+                              "holds a character that is not printable ASCII");
+    }
+    for (char *c = item->buffer; *c != '\0';) {
+        while (is_space(*c))
+            *c++ = '\0';
+        if (*c == '\0')
+            break;
+        if (item->words == ITEM_WORDS_MAX)
+            return item_error(item, error, capacity, "too many words (expected e.g. "
+                                                     "'link 6 x+ off at 6s for 2s')");
+        item->word[item->words++] = c;
+        while (*c != '\0' && !is_space(*c))
+            c++;
+    }
+    return true;
+}
+
+static const char *word_or_end(const struct item *item, unsigned i)
+{
+    return i < item->words ? item->word[i] : "(end)";
+}
+
+static bool parse_node(const struct item *item, unsigned w, uint32_t *node, char *error,
+                       size_t capacity)
+{
+    char echo[CLI_ECHO_MAX + 4];
+    uint64_t value = 0;
+    if (w >= item->words)
+        return item_error(item, error, capacity, "%s needs a node number (expected e.g. '%s')",
+                          item->word[0],
+                          strcmp(item->word[0], "suspect") == 0 ? "suspect 2 3 at 1s"
+                          : strcmp(item->word[0], "block") == 0 ? "block 2 3 at 1s for 1s"
+                          : strcmp(item->word[0], "link") == 0  ? "link 2 3 off at 1s"
+                                                                : "kill 3 at 2s");
+    if (!cli_parse_u64(item->word[w], 0, UINT32_MAX - 1u, &value))
+        return item_error(item, error, capacity, "'%s' is not a node number (expected a "
+                                                 "rank like 3)",
+                          cli_echo(item->word[w], echo));
+    *node = (uint32_t)value;
+    return true;
+}
+
+/* "x<2", "id<5": the partition's cut (its range is checked against a torus later). */
+static bool parse_cut(const char *text, int *dim, uint32_t *below)
+{
+    const char *lt = strchr(text, '<');
+    if (lt == NULL)
+        return false;
+    size_t name_length = (size_t)(lt - text);
+    if (name_length == 2 && strncmp(text, "id", 2) == 0)
+        *dim = -1;
+    else if (name_length == 1 && strchr(dimension_letters, text[0]) != NULL)
+        *dim = (int)(strchr(dimension_letters, text[0]) - dimension_letters);
+    else
+        return false;
+    uint64_t value = 0;
+    if (!cli_parse_u64(lt + 1, 1, UINT32_MAX - 1u, &value))
+        return false;
+    *below = (uint32_t)value;
+    return true;
+}
+
+static bool parse_item(const struct item *item, struct fault *out, char *error,
+                       size_t capacity)
+{
+    char echo[CLI_ECHO_MAX + 4];
+    struct fault f;
+    memset(&f, 0, sizeof f);
+    bool known = false;
+    for (unsigned k = FAULT_KILL; k <= FAULT_HEAL && !known; k++) {
+        if (k != FAULT_LINK_ON && strcmp(item->word[0], kind_names[k]) == 0) {
+            f.kind = (enum fault_kind)k;
+            known = true;
+        }
+    }
+    if (!known)
+        return item_error(item, error, capacity, "unknown action '%s' (expected %s)",
+                          cli_echo(item->word[0], echo), EXPECTED_KINDS);
+    unsigned w = 1;
+    switch (f.kind) {
+    case FAULT_HEAL:
+        break;
+    case FAULT_PARTITION:
+        if (!parse_cut(word_or_end(item, w), &f.dim, &f.below))
+            return item_error(item, error, capacity,
+                              "'%s' is not a cut (expected x<K, y<K ... w<K or id<K, K > 0)",
+                              cli_echo(word_or_end(item, w), echo));
+        w++;
+        break;
+    case FAULT_SUSPECT:
+    case FAULT_BLOCK:
+        if (!parse_node(item, w, &f.node, error, capacity) ||
+            !parse_node(item, w + 1, &f.other, error, capacity))
+            return false;
+        if (f.node == f.other)
+            return item_error(item, error, capacity,
+                              "names node %u twice (expected two different nodes)",
+                              (unsigned)f.node);
+        w += 2;
+        break;
+    case FAULT_LINK_OFF: {
+        if (!parse_node(item, w, &f.node, error, capacity))
+            return false;
+        w++;
+        const char *end = word_or_end(item, w);
+        if (end[0] >= '0' && end[0] <= '9') {
+            if (!parse_node(item, w, &f.other, error, capacity))
+                return false;
+            if (f.node == f.other)
+                return item_error(item, error, capacity,
+                                  "names node %u twice (expected two neighbours)",
+                                  (unsigned)f.node);
+            f.link = FAULT_LINK_PAIR;
+        } else if (strlen(end) != 2 || !torus_geometry_link_from_name(end, &f.link)) {
+            return item_error(item, error, capacity, "'%s' is not a link direction or a node "
+                                                     "(expected x+, x-, y+ ... or a neighbour)",
+                              cli_echo(end, echo));
+        }
+        w++;
+        const char *state = word_or_end(item, w);
+        if (strcmp(state, "on") == 0)
+            f.kind = FAULT_LINK_ON;
+        else if (strcmp(state, "off") != 0)
+            return item_error(item, error, capacity, "'%s' after the link: expected off or on",
+                              cli_echo(state, echo));
+        w++;
+        break;
+    }
+    default:
+        if (!parse_node(item, w, &f.node, error, capacity))
+            return false;
+        w++;
+        break;
+    }
+    if (strcmp(word_or_end(item, w), "at") != 0)
+        return item_error(item, error, capacity, "expected 'at TIME' where '%s' is",
+                          cli_echo(word_or_end(item, w), echo));
+    w++;
+    if (w >= item->words || !cli_parse_time_ns(item->word[w], true, &f.time_ns))
+        return item_error(item, error, capacity, "'%s' is not a time (expected "
+                                                 CLI_TIME_EXPECTED ", or 0)",
+                          cli_echo(word_or_end(item, w), echo));
+    w++;
+    if (w < item->words && strcmp(item->word[w], "for") == 0) {
+        if (f.kind != FAULT_HANG && f.kind != FAULT_LINK_OFF && f.kind != FAULT_BLOCK)
+            return item_error(item, error, capacity,
+                              "'for' applies to hang, link ... off and block only");
+        w++;
+        if (w >= item->words || !cli_parse_time_ns(item->word[w], false, &f.duration_ns))
+            return item_error(item, error, capacity, "'%s' is not a duration (expected "
+                                                     CLI_TIME_EXPECTED ")",
+                              cli_echo(word_or_end(item, w), echo));
+        w++;
+    } else if (f.kind == FAULT_BLOCK) {
+        return item_error(item, error, capacity, "block needs 'for D' (expected e.g. "
+                                                 "'block 2 3 at 1s for 1s')");
+    }
+    if (w < item->words)
+        return item_error(item, error, capacity, "unexpected '%s' at the end",
+                          cli_echo(item->word[w], echo));
+    *out = f;
+    return true;
+}
+
+bool fault_script_parse(const char *text, struct fault_script *script, char *error,
+                        size_t capacity)
+{
+    memset(script, 0, sizeof *script);
+    const char *c = text;
+    for (;;) {
+        size_t span = strcspn(c, ";\n#");
+        const char *end = c + span;
+        const char *begin = c;
+        const char *stop = end;
+        while (begin < stop && is_space(*begin))
+            begin++;
+        while (stop > begin && is_space(stop[-1]))
+            stop--;
+        if (begin < stop) {
+            static struct item item;
+            struct fault f;
+            if (!split_item(begin, stop, &item, error, capacity) ||
+                !parse_item(&item, &f, error, capacity)) {
+                fault_script_free(script);
+                return false;
+            }
+            if (!fault_script_add(script, &f)) {
+                fault_script_free(script);
+                snprintf(error, capacity, "out of memory");
+                return false;
+            }
+        }
+        if (*end == '#')
+            end += strcspn(end, "\n"); /* a comment runs to the end of its line */
+        if (*end == '\0')
+            break;
+        c = end + 1;
+    }
+    return true;
+}
+
+bool fault_script_read_file(const char *path, char **text, char *error, size_t capacity)
+{
+    char echo[CLI_ECHO_MAX + 4];
+    *text = NULL;
+    FILE *in = fopen(path, "rb");
+    if (in == NULL) {
+        snprintf(error, capacity, "%s: cannot be read (expected a fault script file)",
+                 cli_echo(path, echo));
+        return false;
+    }
+    size_t length = 0, room = 4096;
+    char *buffer = malloc(room + 1);
+    bool ok = buffer != NULL;
+    while (ok) {
+        size_t got = fread(buffer + length, 1, room - length, in);
+        length += got;
+        if (length < room)
+            break;
+        char *grown = room < (1u << 24) ? realloc(buffer, 2 * room + 1) : NULL;
+        ok = grown != NULL;
+        if (ok) {
+            buffer = grown;
+            room *= 2;
+        }
+    }
+    ok = ok && !ferror(in);
+    fclose(in);
+    if (!ok) {
+        free(buffer);
+        snprintf(error, capacity, "%s: cannot be read (expected a fault script file under 16 MB)",
+                 cli_echo(path, echo));
+        return false;
+    }
+    buffer[length] = '\0';
+    if (strlen(buffer) != length) {
+        free(buffer);
+        snprintf(error, capacity, "%s: holds a NUL byte (expected a text file)",
+                 cli_echo(path, echo));
+        return false;
+    }
+    *text = buffer;
+    return true;
+}
+
+__attribute__((format(printf, 4, 5))) static bool fault_error(const struct fault *item,
+                                                              char *error, size_t capacity,
+                                                              const char *format, ...);
+static bool fault_error(const struct fault *item, char *error, size_t capacity,
+                        const char *format, ...)
+{
+    char text[FAULT_TEXT_MAX];
+    fault_format(item, text, sizeof text);
+    va_list arguments;
+    va_start(arguments, format);
+    quoted_error(text, error, capacity, format, arguments);
+    va_end(arguments);
+    return false;
+}
+
+bool fault_script_check_torus(const struct fault_script *script,
+                              const struct torus_geometry *geometry, char *error,
+                              size_t capacity)
+{
+    uint32_t count = torus_geometry_node_count(geometry);
+    for (size_t i = 0; i < script->count; i++) {
+        const struct fault *f = &script->items[i];
+        bool pair = f->kind == FAULT_SUSPECT || f->kind == FAULT_BLOCK ||
+                    ((f->kind == FAULT_LINK_OFF || f->kind == FAULT_LINK_ON) &&
+                     f->link == FAULT_LINK_PAIR);
+        bool single = f->kind != FAULT_PARTITION && f->kind != FAULT_HEAL;
+        if (single && f->node >= count)
+            return fault_error(f, error, capacity, "node %u does not exist (expected 0..%u)",
+                               (unsigned)f->node, (unsigned)(count - 1u));
+        if (pair && f->other >= count)
+            return fault_error(f, error, capacity, "node %u does not exist (expected 0..%u)",
+                               (unsigned)f->other, (unsigned)(count - 1u));
+        if (f->kind == FAULT_LINK_OFF || f->kind == FAULT_LINK_ON) {
+            if (pair && torus_geometry_distance(geometry, f->node, f->other) != 1)
+                return fault_error(f, error, capacity,
+                                   "nodes %u and %u are not torus neighbours (expected the "
+                                   "two ends of one link)",
+                                   (unsigned)f->node, (unsigned)f->other);
+            if (!pair && torus_geometry_neighbour(geometry, f->node, f->link) == TORUS_RANK_NONE)
+                return fault_error(f, error, capacity, "node %u has no link %s (expected one "
+                                                       "of the torus's directions)",
+                                   (unsigned)f->node, torus_geometry_link_name(f->link));
+        }
+        if (f->kind == FAULT_PARTITION) {
+            if (f->dim >= (int)geometry->dims)
+                return fault_error(f, error, capacity,
+                                   "the torus has no dimension %c (expected one of its %u)",
+                                   dimension_letters[f->dim], geometry->dims);
+            uint32_t limit = f->dim < 0 ? count : geometry->size[f->dim];
+            if (f->below >= limit)
+                return fault_error(f, error, capacity,
+                                   "%" PRIu32 " leaves nobody on the other side (expected "
+                                   "0 < K < %" PRIu32 ")",
+                                   f->below, limit);
+        }
+    }
+    return true;
+}
+
+bool fault_script_write(FILE *out, const struct fault *items, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        char text[FAULT_TEXT_MAX];
+        fault_format(&items[i], text, sizeof text);
+        if (fprintf(out, "%s\n", text) < 0)
+            return false;
+    }
+    return fflush(out) == 0;
+}

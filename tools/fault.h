@@ -1,0 +1,126 @@
+/*
+ * The one fault language of the host tools: tori-sim --inject, tori-emu
+ * --inject and --inject-file, and the scripts tori-sim --emit-script writes,
+ * so that a simulator run can be replayed on QEMU and host tori.
+ *
+ *   SCRIPT := ITEM ((';' | newline) ITEM)*      ('#' starts a comment to the
+ *                                                 end of its line)
+ *   ITEM   := kill N at T                  node N crashes
+ *           | hang N at T [for D]          node N stops; with "for D" it
+ *                                          resumes at T+D
+ *           | resume N at T                a hung node goes on
+ *           | link A B off|on at T [for D] the link between torus neighbours
+ *                                          A and B fails / returns (every
+ *                                          cable between them); "for D" (off
+ *                                          only) mends it at T+D
+ *           | link N DIR off|on at T [for D]  the one cable at node N's link
+ *                                          DIR (x+, x-, y+ ...)
+ *           | reboot N at T                node N resets (a QEMU node)
+ *           | restart N at T               a killed node boots again
+ *           | join N at T                  a spare (not started) boots and
+ *                                          joins
+ *           | suspect A B at T             node A's application suspects B
+ *           | block A B at T for D         nothing gets from A to B or back
+ *                                          for D (any two nodes)
+ *           | partition x<K at T           nodes with coordinate x < K (or
+ *                                          id<K; x y z u v w) are cut off
+ *                                          from the others
+ *           | heal at T                    the partition ends
+ *   T, D   := a time as tools/cli.h reads it: 250us, 1.5ms, 2s, 0
+ *
+ * Parsed once into a list of struct fault, in script order; each injector
+ * then refuses, with one line, the kinds it cannot carry out (the simulator
+ * has no reboot and no resume, the launcher no suspect, block, partition or
+ * heal) and checks the states (a restart needs a killed node...).
+ * fault_format prints an item back so that parsing it gives the same item.
+ */
+#ifndef TOOLS_FAULT_H
+#define TOOLS_FAULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "net/torus/geometry.h"
+
+enum fault_kind {
+    FAULT_KILL = 1,
+    FAULT_HANG,
+    FAULT_RESUME,
+    FAULT_LINK_OFF,
+    FAULT_LINK_ON,
+    FAULT_REBOOT,
+    FAULT_RESTART,
+    FAULT_JOIN,
+    FAULT_SUSPECT,
+    FAULT_BLOCK,
+    FAULT_PARTITION,
+    FAULT_HEAL,
+};
+
+/* struct fault's link for a link named by its two ends ("link A B off"). */
+#define FAULT_LINK_PAIR 0xffu
+
+struct fault {
+    enum fault_kind kind;
+    uint64_t time_ns;
+    uint32_t node;        /* the node; SUSPECT: the suspecting one; LINK, BLOCK: A */
+    uint32_t other;       /* SUSPECT: the suspected node; BLOCK and a LINK pair: B */
+    unsigned link;        /* LINK: the direction at node, or FAULT_LINK_PAIR */
+    uint64_t duration_ns; /* "for D": HANG and LINK_OFF (0: none), BLOCK */
+    int dim;              /* PARTITION: coordinate dimension, -1 for ids */
+    uint32_t below;       /* PARTITION: one side is coordinate (or id) < below */
+};
+
+/* Longest item fault_format writes (and room for a message quoting one). */
+#define FAULT_TEXT_MAX 64
+
+/* "kill", "hang", ... "heal" ("link" for both link kinds). */
+const char *fault_kind_name(enum fault_kind kind);
+
+/* The item as text that parses back to it ("link 6 x+ off at 1s for 2s"). */
+void fault_format(const struct fault *item, char *out, size_t capacity);
+
+/* The same item (every field that its kind uses). */
+bool fault_equal(const struct fault *a, const struct fault *b);
+
+struct fault_script {
+    struct fault *items; /* in script order */
+    size_t count;
+    size_t capacity;
+};
+
+/*
+ * Parses script text (syntax only: node numbers are checked against a torus
+ * by fault_script_check_torus).  On failure returns false with one line,
+ * "'ITEM': what is wrong (expected ...)", in error and an empty script.
+ * An empty script is no error here (the tools say whether they need items).
+ */
+bool fault_script_parse(const char *text, struct fault_script *script, char *error,
+                        size_t capacity);
+
+/*
+ * Reads a script file whole into *text (malloc'd, caller frees); false with
+ * "FILE: reason" in error when it cannot be read (or holds a NUL byte).
+ */
+bool fault_script_read_file(const char *path, char **text, char *error, size_t capacity);
+
+void fault_script_free(struct fault_script *script);
+
+/* Appends one item (false when out of memory). */
+bool fault_script_add(struct fault_script *script, const struct fault *item);
+
+/*
+ * Checks every item against a torus: nodes that exist, a link's two ends
+ * torus neighbours (or its direction one the node has), a partition's
+ * dimension within the torus and 0 < K < size.  One line naming the item.
+ */
+bool fault_script_check_torus(const struct fault_script *script,
+                              const struct torus_geometry *geometry, char *error,
+                              size_t capacity);
+
+/* Writes the script, one item a line (what fault_script_parse reads back). */
+bool fault_script_write(FILE *out, const struct fault *items, size_t count);
+
+#endif /* TOOLS_FAULT_H */
