@@ -58,11 +58,6 @@ bool membership_msg_is_change(unsigned type)
            type == MEMBERSHIP_MSG_ALIVE_NODE_JOIN;
 }
 
-bool membership_msg_is_join_request(unsigned type)
-{
-    return type == MEMBERSHIP_MSG_NEW_NODE || type == MEMBERSHIP_MSG_NODE_ALIVE;
-}
-
 static uint16_t get_u16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | (p[1] << 8));

@@ -246,8 +246,6 @@ const char *membership_msg_type_name(unsigned type);
 
 /* True for the change types carried down the tree. */
 bool membership_msg_is_change(unsigned type);
-/* True for NEW_NODE and NODE_ALIVE (exempt from the epoch check). */
-bool membership_msg_is_join_request(unsigned type);
 
 /* List accessors (index < the body's count; validated by decode). */
 uint32_t membership_msg_report_id(const struct membership_msg *msg, uint32_t index);

@@ -39,6 +39,7 @@
 
 #include "config/tori_config.h"
 #include "membership/codec.h"
+#include "membership/digest.h"
 #include "membership/layout.h"
 #include "membership/outbox.h"
 #include "membership/reference.h"
@@ -423,13 +424,6 @@ uint32_t membership_links_to_avoid(const struct membership *ctx);
 bool membership_tree_of(const struct membership *ctx, uint32_t *parent, uint32_t *children,
                         uint32_t *child_count, uint32_t *depth);
 const struct membership_counters *membership_get_counters(const struct membership *ctx);
-/*
- * View digests (as in `view` events): membership_initial_digest(member_count)
- * XOR membership_id_digest(id) for each id whose membership differs from
- * the initial view.  Equal views give equal digests.
- */
-uint64_t membership_id_digest(uint32_t id);
-uint64_t membership_initial_digest(uint32_t member_count);
 /* Bytes of one context at this build's CONFIG_MAX_NODES. */
 size_t membership_context_bytes(void);
 

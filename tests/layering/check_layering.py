@@ -5,7 +5,9 @@ of which room may include which (tests/layering/rooms.txt).
 A room is a path prefix ("membership/machine/"); a file belongs to the
 longest room that prefixes its path.  A file may include its own room, and
 what its room's line allows: a room prefix ("net/torus/") or one header
-("kernel/personality.h").  A file in no room, an include of a file that does
+("kernel/personality.h").  An entry "!PREFIX" forbids what the rest would
+allow: "membership/: ... !membership/machine/" keeps the leaves of a room
+off the sub-room built on them.  A file in no room, an include of a file that does
 not exist, or an include the table does not allow fails with its line.
 
 usage: check_layering.py [--root DIR] [--rooms FILE] [--plant FILE:HEADER]
@@ -50,6 +52,9 @@ def room_of(path, rooms):
 
 
 def allowed(target, room, rooms):
+    for entry in rooms[room]:
+        if entry.startswith("!") and target.startswith(entry[1:]):
+            return False
     if room.endswith("/") and target.startswith(room):
         return True
     for entry in rooms[room]:

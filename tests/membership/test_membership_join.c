@@ -1,6 +1,7 @@
 /*
  * Joining under load and detector hygiene, one node driven by hand on a
- * ring of eight (radix 4), through the public API:
+ * ring of eight (radix 4), through the public API and the test network
+ * (harness.h; the test plays the other nodes, nothing is delivered):
  *  - a joiner that hears view holders' heartbeats many times per join
  *    timeout asks no faster than one contact per join timeout (hints used
  *    to trigger a request on every heartbeat: a rejoin storm at the root);
@@ -17,28 +18,29 @@
 
 #include "membership/membership.h"
 #include "tests/check.h"
+#include "tests/membership/harness.h"
 
 #define N 8u
 #define MS 1000000ull
 #define DETECT (60 * MS)
 #define JOIN_TIMEOUT (4 * DETECT) /* membership_config_timeouts_ms */
 
-static struct membership node;
-static struct membership_outbox out;
+/* One node of the ring is driven; the test plays the others. */
+static struct harness h;
+static uint32_t self;
 
 static void start(uint32_t id, uint32_t members, uint32_t heartbeat_ms)
 {
-    struct membership_config c;
-    membership_config_defaults(&c);
+    struct harness_setup setup;
+    harness_setup_defaults(&setup);
     uint32_t ring[1] = {N};
-    CHECK(torus_geometry_init(&c.geometry, 1, ring, NULL, NULL) == TORUS_GEOMETRY_OK);
-    c.node_id = id;
-    c.member_count = members;
-    c.radix = 4;
-    membership_config_timeouts_ms(&c, heartbeat_ms, 60);
-    c.heartbeat_ns = (uint64_t)heartbeat_ms * MS;
-    CHECK(membership_init(&node, &c) == MEMBERSHIP_INIT_OK);
-    membership_outbox_clear(&out);
+    CHECK(torus_geometry_init(&setup.geometry, 1, ring, NULL, NULL) == TORUS_GEOMETRY_OK);
+    setup.members = members;
+    setup.radix = 4;
+    setup.heartbeat_ms = heartbeat_ms;
+    setup.detect_ms = 60;
+    CHECK(harness_start(&h, &setup));
+    self = id;
 }
 
 /* A message from `sender`, in the node's epoch, with or without a view. */
@@ -47,43 +49,32 @@ static void deliver(uint8_t type, uint32_t sender, bool has_view, const uint32_t
 {
     uint8_t buf[MEMBERSHIP_MAX_PAYLOAD];
     struct membership_writer w;
-    struct membership_header h = {
-        .type = type,
-        .flags = has_view ? MEMBERSHIP_FLAG_HAS_VIEW : 0,
-        .sender = sender,
-        .incarnation = 0,
-        .epoch = membership_epoch(&node), /* a joiner keeps the initial view's epoch */
-        .stable_epoch = membership_stable_epoch(&node),
-    };
-    membership_writer_init(&w, buf, sizeof buf);
-    membership_put_header(&w, &h);
+    harness_message_begin(&h, self, type, sender, has_view, &w, buf, sizeof buf);
     for (unsigned i = 0; i < word_count; i++) {
         membership_put_u32(&w, words[i]);
     }
     CHECK(!w.overflow);
-    membership_receive(&node, buf, w.length, now, &out);
+    harness_advance(&h, now);
+    harness_receive(&h, self, buf, w.length);
 }
 
-/* Messages of `type` in the outbox (the first destination in *to), then clears it. */
+/* Messages of `type` the node sent (the first destination in *to), then forgets them. */
 static unsigned take(uint8_t type, uint32_t *to)
 {
-    unsigned count = 0;
-    for (uint32_t i = 0; i < out.message_count; i++) {
-        if (membership_outbox_payload(&out, i)[1] == type) {
-            if (count == 0 && to != NULL) {
-                *to = out.messages[i].destination;
-            }
-            count++;
-        }
+    const struct harness_sent *first = harness_find_sent(&h, self, type, MEMBERSHIP_NONE);
+    unsigned count = harness_count_sent(&h, self, type, MEMBERSHIP_NONE);
+    if (first != NULL && to != NULL) {
+        *to = first->to;
     }
-    membership_outbox_clear(&out);
+    harness_window(&h);
+    harness_drop_queue(&h);
     return count;
 }
 
 static void tick_until(uint64_t now)
 {
-    if (membership_next_deadline(&node) <= now) {
-        membership_tick(&node, now, &out);
+    if (membership_next_deadline(&h.nodes[self]) <= now) {
+        harness_tick(&h, self, now);
     }
 }
 
@@ -91,7 +82,8 @@ static void tick_until(uint64_t now)
 static void hints_are_paced(void)
 {
     start(7, 7, 10);
-    membership_start_join(&node, 0, &out);
+    membership_start_join(&h.nodes[self], 0, &h.out);
+    harness_collect(&h, self);
     uint32_t to = MEMBERSHIP_NONE;
     CHECK_EQ(take(MEMBERSHIP_MSG_NEW_NODE, &to), 1u);
     unsigned requests = 1;
@@ -110,7 +102,7 @@ static void hints_are_paced(void)
     }
     CHECKF(in_first_timeout == 1, "requests in the first join timeout: %u", in_first_timeout);
     CHECKF(requests <= 6, "requests in five join timeouts: %u", requests);
-    CHECK(membership_is_joining(&node));
+    CHECK(membership_is_joining(&h.nodes[self]));
 }
 
 /* Every contact redirects to root 0, which never answers: the waits double. */
@@ -119,7 +111,8 @@ static void backoff_after_the_root(void)
     start(7, 7, 0);
     uint64_t asked_root[8];
     unsigned asked = 0;
-    membership_start_join(&node, 0, &out);
+    membership_start_join(&h.nodes[self], 0, &h.out);
+    harness_collect(&h, self);
     for (uint64_t now = 0; now < 80 * JOIN_TIMEOUT && asked < 8; now += MS) {
         tick_until(now);
         for (int rounds = 0; rounds < 8; rounds++) {
@@ -152,8 +145,8 @@ static void suspect_that_talks_is_forgotten(void)
 {
     start(3, N, 10);
     uint64_t now = 0;
-    membership_tick(&node, now, &out);
-    membership_outbox_clear(&out);
+    harness_tick(&h, self, now);
+    take(MEMBERSHIP_MSG_HEARTBEAT, NULL);
     uint32_t sequence = 0;
     uint64_t reported_at = 0;
     for (now = MS; now < 10 * DETECT && reported_at == 0; now += MS) {
@@ -165,22 +158,22 @@ static void suspect_that_talks_is_forgotten(void)
             }
         }
         tick_until(now);
-        for (uint32_t i = 0; i < out.message_count; i++) {
-            const uint8_t *p = membership_outbox_payload(&out, i);
-            if (p[1] == MEMBERSHIP_MSG_NODE_FAILURE && out.messages[i].destination == 0) {
+        for (uint32_t i = 0; i < h.sent_count; i++) {
+            const struct harness_sent *sent = &h.sent[i];
+            if (sent->type == MEMBERSHIP_MSG_NODE_FAILURE && sent->to == 0) {
+                const struct harness_packet *p = harness_payload(&h, sent);
                 struct membership_msg msg;
-                CHECK(membership_decode(p, out.messages[i].length, N, &msg) ==
-                      MEMBERSHIP_DECODE_OK);
+                CHECK(membership_decode(p->bytes, p->length, N, &msg) == MEMBERSHIP_DECODE_OK);
                 CHECK(msg.body.report.count == 1 && membership_msg_report_id(&msg, 0) == 4);
                 sequence = msg.body.report.sequence;
                 reported_at = now;
             }
         }
-        membership_outbox_clear(&out);
+        take(MEMBERSHIP_MSG_NODE_FAILURE, NULL);
     }
     CHECK(reported_at != 0);
     deliver(MEMBERSHIP_MSG_FAILURE_DET_ACK, 0, true, &sequence, 1, now);
-    membership_outbox_clear(&out);
+    take(MEMBERSHIP_MSG_NODE_FAILURE, NULL);
     /* 4 is back (a hang that ended); the root never removed it. */
     unsigned again = 0;
     for (; now < reported_at + 40 * DETECT; now += MS) {
@@ -195,7 +188,7 @@ static void suspect_that_talks_is_forgotten(void)
         again += take(MEMBERSHIP_MSG_NODE_FAILURE, NULL);
     }
     CHECKF(again == 0, "node 4 reported %u more times after it talked again", again);
-    CHECK(membership_is_member(&node, 4));
+    CHECK(membership_is_member(&h.nodes[self], 4));
 }
 
 /* Node 3 finds root 0 dead; candidate 1 answers without a view, 2 with one. */
@@ -203,16 +196,13 @@ static void root_search_skips_viewless(void)
 {
     start(3, N, 0);
     uint64_t now = 1000;
-    CHECK(membership_suspect(&node, 0, now, &out));
-    membership_outbox_clear(&out);
-    now = membership_next_deadline(&node);
-    membership_tick(&node, now, &out); /* the probe expires: root suspected, search */
-    unsigned probes = 0;
-    for (uint32_t i = 0; i < out.message_count; i++) {
-        probes += membership_outbox_payload(&out, i)[1] == MEMBERSHIP_MSG_HOW_ARE_YOU;
-    }
-    CHECK(probes >= 2);
-    membership_outbox_clear(&out);
+    harness_advance(&h, now);
+    CHECK(membership_suspect(&h.nodes[self], 0, now, &h.out));
+    harness_collect(&h, self);
+    take(MEMBERSHIP_MSG_HOW_ARE_YOU, NULL);
+    now = membership_next_deadline(&h.nodes[self]);
+    harness_tick(&h, self, now); /* the probe expires: root suspected, search */
+    CHECK(take(MEMBERSHIP_MSG_HOW_ARE_YOU, NULL) >= 2);
     deliver(MEMBERSHIP_MSG_I_AM_ALIVE, 1, false, NULL, 0, now + MS);
     deliver(MEMBERSHIP_MSG_I_AM_ALIVE, 2, true, NULL, 0, now + 2 * MS);
     uint32_t to = MEMBERSHIP_NONE;
@@ -231,5 +221,6 @@ int main(void)
     backoff_after_the_root();
     suspect_that_talks_is_forgotten();
     root_search_skips_viewless();
+    check_failures += (int)h.failures;
     return check_report("membership.join");
 }

@@ -17,7 +17,7 @@
  */
 #include "membership/membership.h"
 
-#include "membership/machine.h"
+#include "membership/machine/machine.h"
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {

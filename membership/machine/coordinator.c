@@ -6,7 +6,7 @@
  * report accepted in the episode) when a round completes with nothing
  * queued.  Reports that waited in the queue are probed once before use.
  */
-#include "membership/machine.h"
+#include "membership/machine/machine.h"
 
 #include <string.h>
 
@@ -132,46 +132,57 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
 static bool coord_send_change(const struct membership *ctx, struct membership_outbox *out,
                               uint32_t dest);
 
+/*
+ * The batch of a round, taken from the queues: its ids live in the
+ * coordinator's batch_failed, batch_failed_at and batch_joins.
+ */
+struct coord_batch {
+    uint32_t *failed;
+    uint32_t *failed_at; /* queue times, coarse_us */
+    uint32_t failed_count;
+    struct membership_join_entry *joins;
+    uint32_t join_count;
+    uint32_t stale_count; /* failures queued longer than the report timeout */
+    bool any_rejoin;      /* a join of an original member (not a spare) */
+};
+
+/* Queued longer than the report timeout (queue times wrap: compared signed). */
+static bool queued_stale(const struct membership *ctx, uint32_t queued_us, uint64_t now)
+{
+    uint32_t stale_us = coarse_us(ctx->config.report_timeout_ns);
+    return (int32_t)(coarse_us(now) - queued_us) > (int32_t)stale_us;
+}
+
 /* Puts a batch taken from the queues back at their head, in order: it
  * waits (for probes, or a census) and stays first in line. */
-static void requeue_batch(struct membership_coordinator *c, const uint32_t *failed,
-                          const uint32_t *failed_at, uint32_t failed_count,
-                          const struct membership_join_entry *joins, uint32_t join_count)
+static void requeue_batch(struct membership_coordinator *c, const struct coord_batch *b)
 {
-    memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
-    memmove(c->failed_at_us + failed_count, c->failed_at_us, sizeof(uint32_t) * c->failed_count);
-    c->failed_count += failed_count;
-    memcpy(c->failed, failed, sizeof(uint32_t) * failed_count);
-    memcpy(c->failed_at_us, failed_at, sizeof(uint32_t) * failed_count);
-    for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
-        c->joins[c->join_count++] = joins[i];
+    memmove(c->failed + b->failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
+    memmove(c->failed_at_us + b->failed_count, c->failed_at_us,
+            sizeof(uint32_t) * c->failed_count);
+    c->failed_count += b->failed_count;
+    memcpy(c->failed, b->failed, sizeof(uint32_t) * b->failed_count);
+    memcpy(c->failed_at_us, b->failed_at, sizeof(uint32_t) * b->failed_count);
+    for (uint32_t i = 0; i < b->join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
+        c->joins[c->join_count++] = b->joins[i];
     }
 }
 
-/* Starts the next round if this node is root, idle, and has changes queued. */
-void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+/* Into the batch: queued failures still in the view, as many as a change holds. */
+static void take_failures(struct membership *ctx, uint64_t now, struct coord_batch *b)
 {
     struct membership_coordinator *c = &ctx->coord;
-    if (!machine_is_root(ctx) || c->active || ctx->census.active) {
-        return;
-    }
-    /* The batch: queued failures still in the view, then joins. */
-    uint32_t *failed = c->batch_failed;
-    uint32_t *failed_at = c->batch_failed_at;
-    uint32_t failed_count = 0;
-    uint32_t stale_count = 0;
-    uint32_t stale_us = coarse_us(ctx->config.report_timeout_ns);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < c->failed_count; i++) {
         uint32_t id = c->failed[i];
         if (!machine_in_view(ctx, id) || id == ctx->self) {
             continue;
         }
-        if (failed_count < MEMBERSHIP_MAX_CHANGE_FAILED) {
-            failed_at[failed_count] = c->failed_at_us[i];
-            failed[failed_count++] = id;
-            if ((int32_t)(coarse_us(now) - c->failed_at_us[i]) > (int32_t)stale_us) {
-                stale_count++;
+        if (b->failed_count < MEMBERSHIP_MAX_CHANGE_FAILED) {
+            b->failed_at[b->failed_count] = c->failed_at_us[i];
+            b->failed[b->failed_count++] = id;
+            if (queued_stale(ctx, c->failed_at_us[i], now)) {
+                b->stale_count++;
             }
         } else {
             c->failed_at_us[kept] = c->failed_at_us[i];
@@ -179,10 +190,13 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
         }
     }
     c->failed_count = kept;
-    struct membership_join_entry *joins = c->batch_joins;
-    uint8_t any_rejoin = 0;
-    uint32_t join_count = 0;
-    kept = 0;
+}
+
+/* Into the batch, after the failures: the queued joins that still fit. */
+static void take_joins(struct membership *ctx, uint64_t now, struct coord_batch *b)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    uint32_t kept = 0;
     for (uint32_t i = 0; i < c->join_count; i++) {
         struct membership_join_entry e = c->joins[i];
         /*
@@ -190,144 +204,140 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
          * same change removes its old life and adds the new one.
          */
         bool restart =
-            machine_in_view(ctx, e.id) && !machine_id_in_list(failed, failed_count, e.id);
-        uint32_t more_failed = failed_count + (restart ? 1u : 0u);
-        bool room = join_count < MEMBERSHIP_MAX_CHANGE_JOINED &&
+            machine_in_view(ctx, e.id) && !machine_id_in_list(b->failed, b->failed_count, e.id);
+        uint32_t more_failed = b->failed_count + (restart ? 1u : 0u);
+        bool room = b->join_count < MEMBERSHIP_MAX_CHANGE_JOINED &&
                     more_failed <= MEMBERSHIP_MAX_CHANGE_FAILED &&
-                    MEMBERSHIP_CHANGE_FITS(more_failed, join_count + 1u);
+                    MEMBERSHIP_CHANGE_FITS(more_failed, b->join_count + 1u);
         if (room) {
             if (restart) {
-                failed_at[failed_count] = coarse_us(now);
-                failed[failed_count++] = e.id;
+                b->failed_at[b->failed_count] = coarse_us(now);
+                b->failed[b->failed_count++] = e.id;
             }
-            joins[join_count++] = e;
-            any_rejoin |= (uint8_t)(e.id < ctx->config.member_count);
+            b->joins[b->join_count++] = e;
+            b->any_rejoin = b->any_rejoin || e.id < ctx->config.member_count;
         } else {
             c->joins[kept++] = e;
         }
     }
     c->join_count = kept;
-    if (failed_count == 0 && join_count == 0) {
-        return;
-    }
-    if (c->confirming) {
-        /* Waiting for answers from the reported: the batch stays first in line. */
-        requeue_batch(c, failed, failed_at, failed_count, joins, join_count);
-        return;
-    }
-    if (ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY) {
-        /* Reference members the new view would keep (exact). */
-        uint32_t ref_kept = membership_reference_kept(&ctx->ref);
-        for (uint32_t i = 0; i < failed_count; i++) {
-            uint32_t pos = machine_pos_of(ctx, failed[i]);
-            if (membership_reference_contains(&ctx->ref, &ctx->view, pos) && ref_kept > 0) {
-                ref_kept--;
-            }
-        }
-        for (uint32_t i = 0; i < join_count; i++) {
-            uint32_t pos = machine_pos_of(ctx, joins[i].id);
-            bool back = !membership_view_is_live(&ctx->view, pos) ||
-                        machine_id_in_list(failed, failed_count, joins[i].id);
-            if (back && membership_reference_contains(&ctx->ref, &ctx->view, pos)) {
-                ref_kept++;
-            }
-        }
-        uint32_t ref_root = ctx->ref.root_pos;
-        bool keeps_ref_root = ref_root != MEMBERSHIP_POS_NONE &&
-                              membership_view_is_live(&ctx->view, ref_root) &&
-                              !machine_id_in_list(failed, failed_count,
-                                                  machine_id_at(ctx, ref_root));
-        bool majority = 2u * (uint64_t)ref_kept > ctx->ref.count ||
-                        (2u * (uint64_t)ref_kept == ctx->ref.count && keeps_ref_root);
-        majority = majority || partition_census_vouches(ctx, now);
-        if (!majority) {
-            /*
-             * Before giving up the primary component, count who is still
-             * within reach now (a partition may have healed since these were
-             * reported): the census decides, and tells our side directly.
-             */
-            requeue_batch(c, failed, failed_at, failed_count, joins, join_count);
-            partition_census_start(ctx, now, out);
-            return;
+}
+
+/*
+ * The primary rule: the new view keeps a strict majority of the reference
+ * view (exact count; a tie goes to the side holding the reference's root),
+ * or a recent census vouches for our side.
+ */
+static bool keeps_majority(const struct membership *ctx, const struct coord_batch *b,
+                           uint64_t now)
+{
+    /* Reference members the new view would keep (exact). */
+    uint32_t ref_kept = membership_reference_kept(&ctx->ref);
+    for (uint32_t i = 0; i < b->failed_count; i++) {
+        uint32_t pos = machine_pos_of(ctx, b->failed[i]);
+        if (membership_reference_contains(&ctx->ref, &ctx->view, pos) && ref_kept > 0) {
+            ref_kept--;
         }
     }
-    if (stale_count > 0 && !c->confirmed) {
-        /*
-         * Reports that waited in the queue (a round was in flight) may be
-         * out of date: probe the stale ones once, then decide with what
-         * stayed silent.  The attempt right after a confirmation goes ahead
-         * (its probed batch is first in line), or reports arriving during
-         * the wait would keep the root confirming for ever.
-         */
-        c->confirming = true;
-        bool all = stale_count == failed_count;
-        uint32_t probes = 0;
-        for (uint32_t i = 0; i < failed_count; i++) {
-            if (all || (int32_t)(coarse_us(now) - failed_at[i]) > (int32_t)stale_us) {
-                probes++;
-            }
+    for (uint32_t i = 0; i < b->join_count; i++) {
+        uint32_t pos = machine_pos_of(ctx, b->joins[i].id);
+        bool back = !membership_view_is_live(&ctx->view, pos) ||
+                    machine_id_in_list(b->failed, b->failed_count, b->joins[i].id);
+        if (back && membership_reference_contains(&ctx->ref, &ctx->view, pos)) {
+            ref_kept++;
         }
-        /* Answers queue up at this one node: the more probes, the longer the wait. */
-        uint64_t wait = ctx->config.probe_timeout_ns * (1u + probes / 64u);
-        c->confirm_deadline_ns = machine_deadline_after(now, wait);
-        /* The batch goes back to the front of the queue: it is the next one. */
-        memmove(c->failed + failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
-        memmove(c->failed_at_us + failed_count, c->failed_at_us,
-                sizeof(uint32_t) * c->failed_count);
-        c->failed_count += failed_count;
-        for (uint32_t i = 0; i < failed_count; i++) {
-            uint32_t at = failed_at[i];
-            if (all || (int32_t)(coarse_us(now) - at) > (int32_t)stale_us) {
-                machine_send_simple(ctx, out, failed[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
-                at = coarse_us(now + wait); /* probed: fresh once the answers are in */
-            }
-            c->failed[i] = failed[i];
-            c->failed_at_us[i] = at;
-        }
-        for (uint32_t i = 0; i < join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
-            c->joins[c->join_count++] = joins[i];
-        }
-        return;
     }
+    uint32_t ref_root = ctx->ref.root_pos;
+    bool keeps_ref_root =
+        ref_root != MEMBERSHIP_POS_NONE && membership_view_is_live(&ctx->view, ref_root) &&
+        !machine_id_in_list(b->failed, b->failed_count, machine_id_at(ctx, ref_root));
+    bool majority = 2u * (uint64_t)ref_kept > ctx->ref.count ||
+                    (2u * (uint64_t)ref_kept == ctx->ref.count && keeps_ref_root);
+    return majority || partition_census_vouches(ctx, now);
+}
+
+/*
+ * Reports that waited in the queue (a round was in flight) may be out of
+ * date: the batch goes back to the front of the queue, the stale ones (all,
+ * when every one is) are probed once, and the next attempt decides with
+ * what stayed silent.
+ */
+static void confirm_stale(struct membership *ctx, const struct coord_batch *b, uint64_t now,
+                          struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    c->confirming = true;
+    bool all = b->stale_count == b->failed_count;
+    uint32_t probes = 0;
+    for (uint32_t i = 0; i < b->failed_count; i++) {
+        if (all || queued_stale(ctx, b->failed_at[i], now)) {
+            probes++;
+        }
+    }
+    /* Answers queue up at this one node: the more probes, the longer the wait. */
+    uint64_t wait = ctx->config.probe_timeout_ns * (1u + probes / 64u);
+    c->confirm_deadline_ns = machine_deadline_after(now, wait);
+    requeue_batch(c, b);
+    for (uint32_t i = 0; i < b->failed_count; i++) {
+        if (all || queued_stale(ctx, b->failed_at[i], now)) {
+            machine_send_simple(ctx, out, b->failed[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
+            c->failed_at_us[i] = coarse_us(now + wait); /* probed: fresh once the answers are in */
+        }
+    }
+}
+
+/* Mints the new view from the batch and installs it here first. */
+static void mint_view(struct membership *ctx, const struct coord_batch *b, uint64_t now,
+                      struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
     c->confirmed = false;
-    /* Mint the new view and install it here first. */
     c->active = true;
     c->started_ns = now;
     uint32_t old_root = machine_root_id(ctx);
     c->base_stable = ctx->stable_epoch == ctx->epoch;
     c->base_epoch = ctx->epoch;
     uint64_t base = ctx->epoch;
-    for (uint32_t i = 0; i < failed_count; i++) {
-        if (machine_view_remove(ctx, failed[i])) {
-            ctx->digest ^= membership_id_digest(failed[i]);
+    for (uint32_t i = 0; i < b->failed_count; i++) {
+        if (machine_view_remove(ctx, b->failed[i])) {
+            ctx->digest ^= membership_id_digest(b->failed[i]);
         }
     }
-    for (uint32_t i = 0; i < join_count; i++) {
-        if (machine_view_add(ctx, joins[i].id)) {
-            ctx->digest ^= membership_id_digest(joins[i].id);
+    for (uint32_t i = 0; i < b->join_count; i++) {
+        if (machine_view_add(ctx, b->joins[i].id)) {
+            ctx->digest ^= membership_id_digest(b->joins[i].id);
         }
     }
     ctx->epoch = MEMBERSHIP_EPOCH(MEMBERSHIP_EPOCH_COUNTER(base) + 1u, ctx->self_pos,
                                   ctx->incarnation);
-    machine_installed(ctx, now, out);
+    install_view(ctx, now, out);
 
-    if (machine_id_in_list(failed, failed_count, old_root)) {
-        c->change_type =
-            failed_count > 1 ? MEMBERSHIP_MSG_ROOT_AND_NODE_FAILURE : MEMBERSHIP_MSG_ROOT_DEAD;
-    } else if (failed_count > 0) {
+    if (machine_id_in_list(b->failed, b->failed_count, old_root)) {
+        c->change_type = b->failed_count > 1 ? MEMBERSHIP_MSG_ROOT_AND_NODE_FAILURE
+                                             : MEMBERSHIP_MSG_ROOT_DEAD;
+    } else if (b->failed_count > 0) {
         c->change_type = MEMBERSHIP_MSG_FAILED_NODE;
     } else {
-        c->change_type = any_rejoin ? MEMBERSHIP_MSG_ALIVE_NODE_JOIN : MEMBERSHIP_MSG_NEW_NODE_JOIN;
+        c->change_type =
+            b->any_rejoin ? MEMBERSHIP_MSG_ALIVE_NODE_JOIN : MEMBERSHIP_MSG_NEW_NODE_JOIN;
     }
-    c->round_failed_count = failed_count; /* the ids stay in batch_failed for the round */
-    c->round_join_count = join_count;
-    for (uint32_t i = 0; i < join_count; i++) {
-        c->round_joins[i] = joins[i];
-        c->recent[c->recent_next] = joins[i];
+    c->round_failed_count = b->failed_count; /* the ids stay in batch_failed for the round */
+    c->round_join_count = b->join_count;
+    for (uint32_t i = 0; i < b->join_count; i++) {
+        c->round_joins[i] = b->joins[i];
+        c->recent[c->recent_next] = b->joins[i];
         c->recent_next = (c->recent_next + 1u) % MEMBERSHIP_RECENT_JOINS;
     }
+}
 
-    /* The new tree's root starts the dissemination: us, or a joiner before us. */
+/*
+ * The new tree's root starts the dissemination: us (the change to our
+ * children), or a joiner before us (handed the round); then the wait for
+ * their acks.
+ */
+static void disseminate(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
     c->epoch = ctx->epoch;
     struct membership_acks *acks = &c->acks;
     acks->count = 0;
@@ -355,6 +365,56 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
     if (acks->count == 0) {
         coord_complete(ctx, now, out);
     }
+}
+
+/*
+ * Starts the next round if this node is root, idle, and has changes queued:
+ * take a batch; while stale reports are being confirmed it waits; the
+ * primary rule may send it to a census instead; stale reports are probed
+ * once; else the view is minted and disseminated.
+ */
+void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (!machine_is_root(ctx) || c->active || ctx->census.active) {
+        return;
+    }
+    struct coord_batch b = {
+        .failed = c->batch_failed,
+        .failed_at = c->batch_failed_at,
+        .joins = c->batch_joins,
+    };
+    take_failures(ctx, now, &b);
+    take_joins(ctx, now, &b);
+    if (b.failed_count == 0 && b.join_count == 0) {
+        return;
+    }
+    if (c->confirming) {
+        /* Waiting for answers from the reported: the batch stays first in line. */
+        requeue_batch(c, &b);
+        return;
+    }
+    if (ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY && !keeps_majority(ctx, &b, now)) {
+        /*
+         * Before giving up the primary component, count who is still
+         * within reach now (a partition may have healed since these were
+         * reported): the census decides, and tells our side directly.
+         */
+        requeue_batch(c, &b);
+        partition_census_start(ctx, now, out);
+        return;
+    }
+    if (b.stale_count > 0 && !c->confirmed) {
+        /*
+         * The attempt right after a confirmation goes ahead (its probed
+         * batch is first in line), or reports arriving during the wait
+         * would keep the root confirming for ever.
+         */
+        confirm_stale(ctx, &b, now, out);
+        return;
+    }
+    mint_view(ctx, &b, now, out);
+    disseminate(ctx, now, out);
 }
 
 /*

@@ -5,7 +5,7 @@
  * covers more), one request per chunk, checked by live count and digest at
  * the end, then installed wholesale.  Any view holder serves requests.
  */
-#include "membership/machine.h"
+#include "membership/machine/machine.h"
 
 #include <string.h>
 
@@ -167,7 +167,7 @@ static void install_synced(struct membership *ctx, uint64_t now, struct membersh
     }
     coord_reset(ctx);
     ctx->suspect_count = 0;
-    machine_installed(ctx, now, out);
+    install_view(ctx, now, out);
     if (was_joining) {
         struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_JOINED, now);
         if (e != NULL) {

@@ -17,7 +17,7 @@
  * again, longer each time, so a member that cannot stay (a tree neighbour
  * it cannot reach) does not flap at full speed.
  */
-#include "membership/machine.h"
+#include "membership/machine/machine.h"
 
 #define JOIN_BACKOFF_MAX 3u      /* the wait grows to 8 join timeouts, no more */
 #define JOIN_SETTLED_TIMEOUTS 4u /* in this long (join timeouts): not a flap */
@@ -29,7 +29,7 @@ static uint64_t join_wait(const struct membership *ctx)
     uint32_t shift = j->backoff < JOIN_BACKOFF_MAX ? j->backoff : JOIN_BACKOFF_MAX;
     uint64_t base = ctx->config.join_timeout_ns << shift;
     uint64_t seed = ((uint64_t)ctx->self << 32) ^ ((uint64_t)ctx->incarnation << 12) ^ j->requests;
-    return base + machine_mix64(seed) % (base / 2u + 1u);
+    return base + membership_mix64(seed) % (base / 2u + 1u);
 }
 
 uint64_t membership_join_wait_max_ns(const struct membership_config *config)
@@ -116,7 +116,7 @@ void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *
      */
     uint32_t live = ctx->view.live > 0 ? ctx->view.live : 1u;
     ctx->join.contact =
-        (uint32_t)(machine_mix64(((uint64_t)ctx->self << 32) | ctx->incarnation) % live);
+        (uint32_t)(membership_mix64(((uint64_t)ctx->self << 32) | ctx->incarnation) % live);
     ctx->join.tried = 0;
     ctx->join.wide = false;
     ctx->join.requests = 0;

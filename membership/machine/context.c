@@ -1,29 +1,12 @@
 /*
  * Setting up a membership context and reading it (see membership.h):
- * configuration defaults and checks, the initial view, digests, queries.
+ * configuration defaults and checks, the initial view, queries.
  */
 #include "membership/membership.h"
 
 #include <string.h>
 
-#include "membership/machine.h"
-
-uint64_t membership_id_digest(uint32_t id)
-{
-    return machine_mix64((uint64_t)id + UINT64_C(0x9e3779b97f4a7c15));
-}
-
-/*
- * The view digest: a seed derived from the initial member count, XORed with
- * membership_id_digest(id) for every id whose membership differs from the
- * initial view (ids 0..member_count-1).  That is the plain XOR-of-ids set
- * digest shifted by a per-configuration constant, so equal views give equal
- * digests; the initial view's digest costs O(1) instead of O(N).
- */
-uint64_t membership_initial_digest(uint32_t member_count)
-{
-    return machine_mix64(UINT64_C(0xd1ce5eed00000000) ^ member_count);
-}
+#include "membership/machine/machine.h"
 
 size_t membership_context_bytes(void)
 {
@@ -173,7 +156,7 @@ enum membership_init_status membership_init(struct membership *ctx,
     ctx->root_check = MEMBERSHIP_NONE;
     ctx->join.hint = MEMBERSHIP_NONE;
     ctx->join.in_since_ns = MEMBERSHIP_NEVER;
-    machine_refresh_tree(ctx, 0);
+    install_refresh_tree(ctx, 0);
     return MEMBERSHIP_INIT_OK;
 }
 

@@ -5,7 +5,10 @@
  * The machine is one context (struct membership, in membership.h) worked
  * on by modules with one purpose each, one prefix each:
  *   machine_    (machine.h, machine.c) helpers every module uses: ids and
- *               positions, sending, events, view bookkeeping, installing;
+ *               positions, sending, events, view bookkeeping; they call
+ *               no module;
+ *   install_    (install.c) the common tail of every installation: tree,
+ *               the detector's watch set and suspects, the view event;
  *   detector_   (detector.c) watch set and heartbeats, probes, suspects,
  *               failure reports, the search for the next root, sweeps;
  *   coord_      (coordinator.c) the root: queued failures and joins,
@@ -41,16 +44,6 @@
 
 #define MACHINE_WORK_REPORT 0x1u /* send or re-send the failure report */
 #define MACHINE_WORK_COORD 0x2u  /* start the next round if root and idle */
-
-static inline uint64_t machine_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    x ^= x >> 31;
-    return x;
-}
 
 static inline uint32_t machine_id_at(const struct membership *ctx, uint32_t pos)
 {
@@ -133,10 +126,17 @@ bool machine_view_remove(struct membership *ctx, uint32_t id);
 bool machine_view_add(struct membership *ctx, uint32_t id);
 /* Learns that view `stable` completed. */
 void machine_learn_stable(struct membership *ctx, uint64_t stable);
-/* Root, levels, our tree links and the watch set, from the view. */
-void machine_refresh_tree(struct membership *ctx, uint64_t now);
+/* Root, levels and our tree links, from the view (the watch set: install_). */
+void machine_locate_tree(struct membership *ctx);
+
+/* ------------------------------------------------------------------ */
+/* install.c: the common tail of every installation                     */
+/* ------------------------------------------------------------------ */
+
+/* Root, levels, our tree links and the detector's watch set, from the view. */
+void install_refresh_tree(struct membership *ctx, uint64_t now);
 /* Common tail of every installation (the view contains this node). */
-void machine_installed(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+void install_view(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 
 /* ------------------------------------------------------------------ */
 /* detector.c                                                           */

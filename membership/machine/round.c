@@ -9,7 +9,7 @@
  * it stays silent.  The waiting for children's acks is shared with the
  * coordinator (round_acks_*).
  */
-#include "membership/machine.h"
+#include "membership/machine/machine.h"
 
 #include <string.h>
 
@@ -295,7 +295,7 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
         }
         if (apply_change(ctx, msg)) {
             coord_reset(ctx);
-            machine_installed(ctx, now, out);
+            install_view(ctx, now, out);
             round_start(ctx, h->sender, payload, length, 0, now, out);
             return;
         }

@@ -1,9 +1,10 @@
 /*
  * Helpers every module of the state machine uses (see machine.h): sending,
- * events, the history of installed epochs, changes of the live set, and
- * the common tail of every installation.
+ * events, the history of installed epochs, changes of the live set, the
+ * tree from the view.  They call no module (install.c is the tail that
+ * does), so every module can use them.
  */
-#include "membership/machine.h"
+#include "membership/machine/machine.h"
 
 #include <string.h>
 
@@ -61,17 +62,6 @@ bool machine_send_forward(struct membership *ctx, struct membership_outbox *out,
 /* ------------------------------------------------------------------ */
 /* Events                                                               */
 /* ------------------------------------------------------------------ */
-
-static void emit_view(struct membership *ctx, uint64_t now, struct membership_outbox *out)
-{
-    struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_VIEW, now);
-    if (e != NULL) {
-        e->u.view.epoch = ctx->epoch;
-        e->u.view.root = machine_root_id(ctx);
-        e->u.view.live = ctx->view.live;
-        e->u.view.digest = ctx->digest;
-    }
-}
 
 void machine_emit_failure(struct membership *ctx, uint32_t who, uint64_t detect_ns, uint8_t cause,
                          uint64_t now, struct membership_outbox *out)
@@ -143,7 +133,8 @@ void machine_learn_stable(struct membership *ctx, uint64_t stable)
     }
 }
 
-void machine_refresh_tree(struct membership *ctx, uint64_t now)
+/* Root, levels and our tree links, from the view. */
+void machine_locate_tree(struct membership *ctx)
 {
     ctx->root_pos = membership_tree_root(&ctx->view);
     ctx->levels = membership_tree_levels(ctx->view.live, ctx->config.radix);
@@ -152,24 +143,4 @@ void machine_refresh_tree(struct membership *ctx, uint64_t now)
         memset(&ctx->links, 0, sizeof ctx->links);
         ctx->links.parent = MEMBERSHIP_POS_NONE;
     }
-    detector_rebuild_watch(ctx, now);
-}
-
-/*
- * Common tail of every installation: tree, watch set, suspects, event.
- * The view is known to contain this node.
- */
-void machine_installed(struct membership *ctx, uint64_t now, struct membership_outbox *out)
-{
-    ctx->counters.views_installed++;
-    machine_history_add(ctx, ctx->epoch);
-    ctx->coord.acting = false;
-    ctx->search.active = false;
-    if (ctx->round.active && ctx->round.epoch < ctx->epoch) {
-        ctx->round.active = false; /* superseded: its acks will not come */
-    }
-    machine_refresh_tree(ctx, now);
-    detector_view_changed(ctx);
-    emit_view(ctx, now, out);
-    machine_request_work(ctx, MACHINE_WORK_REPORT);
 }

@@ -6,7 +6,7 @@
  * root when the root itself is suspected (ROOT_FAILURE), and sweeps of the
  * subtree of a child that never acked.
  */
-#include "membership/machine.h"
+#include "membership/machine/machine.h"
 
 #include <string.h>
 

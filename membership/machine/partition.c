@@ -5,7 +5,7 @@
  * those members PARTITIONED, and every node of the side drops its view and
  * keeps trying to rejoin, the whole last view as its contact list.
  */
-#include "membership/machine.h"
+#include "membership/machine/machine.h"
 
 #include <string.h>
 
@@ -27,7 +27,7 @@ static void go_partitioned(struct membership *ctx, const uint32_t *failed, uint3
     for (uint32_t i = 0; i < failed_count; i++) {
         machine_view_remove(ctx, failed[i]);
     }
-    machine_refresh_tree(ctx, now);
+    install_refresh_tree(ctx, now);
     uint8_t payload[MEMBERSHIP_MAX_PAYLOAD];
     size_t length = forward_length; /* 0 with a payload: nothing to forward */
     if (forward == NULL) {
