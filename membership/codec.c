@@ -21,6 +21,7 @@
  *   others      empty
  */
 #include "membership/codec.h"
+#include "lib/le.h"
 
 #include <string.h>
 
@@ -56,22 +57,6 @@ bool membership_msg_is_change(unsigned type)
     return type == MEMBERSHIP_MSG_FAILED_NODE || type == MEMBERSHIP_MSG_ROOT_DEAD ||
            type == MEMBERSHIP_MSG_ROOT_AND_NODE_FAILURE || type == MEMBERSHIP_MSG_NEW_NODE_JOIN ||
            type == MEMBERSHIP_MSG_ALIVE_NODE_JOIN;
-}
-
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-uint32_t membership_get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-uint64_t membership_get_u64(const uint8_t *p)
-{
-    return (uint64_t)membership_get_u32(p) | ((uint64_t)membership_get_u32(p + 4) << 32);
 }
 
 void membership_writer_init(struct membership_writer *w, uint8_t *buffer, size_t capacity)
@@ -136,27 +121,27 @@ void membership_patch_sender(uint8_t *payload, size_t length, uint32_t sender,
 
 uint32_t membership_msg_report_id(const struct membership_msg *msg, uint32_t index)
 {
-    return membership_get_u32(msg->list + 4u * index);
+    return le_get_u32(msg->list + 4u * index);
 }
 
 uint32_t membership_msg_failed_id(const struct membership_msg *msg, uint32_t index)
 {
-    return membership_get_u32(msg->list + 4u * index);
+    return le_get_u32(msg->list + 4u * index);
 }
 
 void membership_msg_joined(const struct membership_msg *msg, uint32_t index, uint32_t *id,
                            uint32_t *incarnation)
 {
     const uint8_t *p = msg->list + 4u * msg->body.change.failed_count + 8u * index;
-    *id = membership_get_u32(p);
-    *incarnation = membership_get_u32(p + 4);
+    *id = le_get_u32(p);
+    *incarnation = le_get_u32(p + 4);
 }
 
 void membership_msg_interval(const struct membership_msg *msg, uint32_t index,
                              uint32_t *start, uint32_t *length)
 {
-    *start = membership_get_u32(msg->list + 8u * index);
-    *length = membership_get_u32(msg->list + 8u * index + 4u);
+    *start = le_get_u32(msg->list + 8u * index);
+    *length = le_get_u32(msg->list + 8u * index + 4u);
 }
 
 /* Exact-length check for a body of fixed + list bytes. */
@@ -179,11 +164,11 @@ static enum membership_decode_status decode_report(const uint8_t *b, size_t body
         return MEMBERSHIP_DECODE_SHORT;
     }
     struct membership_body_report *r = &msg->body.report;
-    r->detector = membership_get_u32(b);
-    r->sequence = membership_get_u32(b + 4);
-    r->failed_root = membership_get_u32(b + 8);
-    r->count = get_u16(b + 12);
-    r->flags = get_u16(b + 14);
+    r->detector = le_get_u32(b);
+    r->sequence = le_get_u32(b + 4);
+    r->failed_root = le_get_u32(b + 8);
+    r->count = le_get_u16(b + 12);
+    r->flags = le_get_u16(b + 14);
     if ((r->flags & ~MEMBERSHIP_REPORT_PREFIX) != 0) {
         return MEMBERSHIP_DECODE_RESERVED;
     }
@@ -215,14 +200,14 @@ static enum membership_decode_status decode_change(const uint8_t *b, size_t body
         return MEMBERSHIP_DECODE_SHORT;
     }
     struct membership_body_change *c = &msg->body.change;
-    c->base_epoch = membership_get_u64(b);
+    c->base_epoch = le_get_u64(b);
     c->flags = b[8];
-    c->failed_count = get_u16(b + 10);
-    c->joined_count = get_u16(b + 12);
-    c->live_after = membership_get_u32(b + 16);
-    c->root_after = membership_get_u32(b + 20);
-    c->digest_after = membership_get_u64(b + 24);
-    if (b[9] != 0 || get_u16(b + 14) != 0 ||
+    c->failed_count = le_get_u16(b + 10);
+    c->joined_count = le_get_u16(b + 12);
+    c->live_after = le_get_u32(b + 16);
+    c->root_after = le_get_u32(b + 20);
+    c->digest_after = le_get_u64(b + 24);
+    if (b[9] != 0 || le_get_u16(b + 14) != 0 ||
         (c->flags & ~(MEMBERSHIP_CHANGE_BASE_STABLE | MEMBERSHIP_CHANGE_DIRECT)) != 0) {
         return MEMBERSHIP_DECODE_RESERVED;
     }
@@ -264,17 +249,17 @@ static enum membership_decode_status decode_chunk(const uint8_t *b, size_t body,
         return MEMBERSHIP_DECODE_SHORT;
     }
     struct membership_body_view_chunk *c = &msg->body.chunk;
-    c->config_digest = membership_get_u32(b);
+    c->config_digest = le_get_u32(b);
     c->encoding = b[4];
     c->flags = b[5];
-    c->count = get_u16(b + 6);
-    c->from_pos = membership_get_u32(b + 8);
-    c->to_pos = membership_get_u32(b + 12);
-    c->live = membership_get_u32(b + 16);
-    c->digest = membership_get_u64(b + 20);
-    c->ref_count = membership_get_u32(b + 28);
-    c->ref_removed = membership_get_u32(b + 32);
-    c->ref_root = membership_get_u32(b + 36);
+    c->count = le_get_u16(b + 6);
+    c->from_pos = le_get_u32(b + 8);
+    c->to_pos = le_get_u32(b + 12);
+    c->live = le_get_u32(b + 16);
+    c->digest = le_get_u64(b + 20);
+    c->ref_count = le_get_u32(b + 28);
+    c->ref_removed = le_get_u32(b + 32);
+    c->ref_root = le_get_u32(b + 36);
     if ((c->flags & ~MEMBERSHIP_CHUNK_FINAL) != 0 ||
         (c->encoding != MEMBERSHIP_CHUNK_INTERVALS && c->encoding != MEMBERSHIP_CHUNK_BITS)) {
         return MEMBERSHIP_DECODE_RESERVED;
@@ -336,7 +321,7 @@ static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
         return decode_report(b, body, node_count, msg);
     case MEMBERSHIP_MSG_FAILURE_DET_ACK: {
         enum membership_decode_status s = check_length(body, 4);
-        msg->body.report_ack.sequence = s == MEMBERSHIP_DECODE_OK ? membership_get_u32(b) : 0;
+        msg->body.report_ack.sequence = s == MEMBERSHIP_DECODE_OK ? le_get_u32(b) : 0;
         return s;
     }
     case MEMBERSHIP_MSG_PARTITIONED: /* a change body: the minority's lost members */
@@ -352,9 +337,9 @@ static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
         if (s != MEMBERSHIP_DECODE_OK) {
             return s;
         }
-        msg->body.ack.epoch = membership_get_u64(b);
-        msg->body.ack.messages = membership_get_u32(b + 8);
-        msg->body.ack.reached = membership_get_u32(b + 12);
+        msg->body.ack.epoch = le_get_u64(b);
+        msg->body.ack.messages = le_get_u32(b + 8);
+        msg->body.ack.reached = le_get_u32(b + 12);
         msg->body.ack.flags = b[16];
         if ((b[16] & ~MEMBERSHIP_ACK_INCOMPLETE) != 0 || b[17] != 0 || b[18] != 0 || b[19] != 0) {
             return MEMBERSHIP_DECODE_RESERVED;
@@ -370,7 +355,7 @@ static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
         if (s != MEMBERSHIP_DECODE_OK) {
             return s;
         }
-        msg->body.join.config_digest = membership_get_u32(b);
+        msg->body.join.config_digest = le_get_u32(b);
         msg->body.join.flags = b[4];
         if ((b[4] & ~MEMBERSHIP_JOIN_REJOIN) != 0 || b[5] != 0 || b[6] != 0 || b[7] != 0) {
             return MEMBERSHIP_DECODE_RESERVED;
@@ -382,14 +367,14 @@ static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
         if (s != MEMBERSHIP_DECODE_OK) {
             return s;
         }
-        msg->body.redirect.root = membership_get_u32(b);
+        msg->body.redirect.root = le_get_u32(b);
         return msg->body.redirect.root < node_count || msg->body.redirect.root == UINT32_MAX
                    ? MEMBERSHIP_DECODE_OK
                    : MEMBERSHIP_DECODE_BAD_ID;
     }
     case MEMBERSHIP_MSG_JOIN_DET_ACK: {
         enum membership_decode_status s = check_length(body, 4);
-        msg->body.join_ack.joiner_incarnation = s == MEMBERSHIP_DECODE_OK ? membership_get_u32(b) : 0;
+        msg->body.join_ack.joiner_incarnation = s == MEMBERSHIP_DECODE_OK ? le_get_u32(b) : 0;
         return s;
     }
     case MEMBERSHIP_MSG_VIEW_REQUEST: {
@@ -397,7 +382,7 @@ static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
         if (s != MEMBERSHIP_DECODE_OK) {
             return s;
         }
-        msg->body.view_request.from_pos = membership_get_u32(b);
+        msg->body.view_request.from_pos = le_get_u32(b);
         return msg->body.view_request.from_pos < node_count ? MEMBERSHIP_DECODE_OK
                                                             : MEMBERSHIP_DECODE_BAD_RANGE;
     }
@@ -426,10 +411,10 @@ enum membership_decode_status membership_decode(const uint8_t *payload, size_t l
     } else {
         msg->header.type = payload[1];
         msg->header.flags = payload[2];
-        msg->header.sender = membership_get_u32(payload + 4);
-        msg->header.incarnation = membership_get_u32(payload + 8);
-        msg->header.epoch = membership_get_u64(payload + 12);
-        msg->header.stable_epoch = membership_get_u64(payload + 20);
+        msg->header.sender = le_get_u32(payload + 4);
+        msg->header.incarnation = le_get_u32(payload + 8);
+        msg->header.epoch = le_get_u64(payload + 12);
+        msg->header.stable_epoch = le_get_u64(payload + 20);
         if (msg->header.sender >= node_count) {
             status = MEMBERSHIP_DECODE_BAD_ID;
         } else {

@@ -278,7 +278,5 @@ void membership_put_header(struct membership_writer *w, const struct membership_
 void membership_patch_sender(uint8_t *payload, size_t length, uint32_t sender,
                              uint32_t incarnation);
 
-uint32_t membership_get_u32(const uint8_t *p);
-uint64_t membership_get_u64(const uint8_t *p);
 
 #endif /* MEMBERSHIP_CODEC_H */
