@@ -4,6 +4,7 @@
 
 #include "lib/crc32.h"
 #include "lib/format.h"
+#include "lib/le.h"
 
 enum personality_offset {
     OFFSET_MAGIC = 0,
@@ -32,29 +33,6 @@ enum personality_offset {
 #define PERSONALITY_WIRE_DIMS 6
 _Static_assert(CONFIG_MAX_DIMS <= PERSONALITY_WIRE_DIMS,
                "personality layout holds at most 6 dimensions");
-
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
 
 void personality_set_defaults(struct personality *p)
 {
@@ -167,31 +145,31 @@ bool personality_decode(const uint8_t *block, size_t length,
                     "a 64-byte block with magic 'TORI' written by the loader");
     if (length < PERSONALITY_SIZE)
         return fail(error, "length", (uint32_t)length, "64 bytes");
-    uint32_t magic = get_u32(block + OFFSET_MAGIC);
+    uint32_t magic = le_get_u32(block + OFFSET_MAGIC);
     if (magic != PERSONALITY_MAGIC)
         return fail(error, "magic", magic, "0x49524f54 ('TORI')");
-    uint16_t version = get_u16(block + OFFSET_VERSION);
+    uint16_t version = le_get_u16(block + OFFSET_VERSION);
     if (version != PERSONALITY_VERSION)
         return fail(error, "version", version, "1");
-    uint16_t size = get_u16(block + OFFSET_SIZE);
+    uint16_t size = le_get_u16(block + OFFSET_SIZE);
     if (size != PERSONALITY_SIZE)
         return fail(error, "size", size, "64");
-    uint32_t crc = get_u32(block + OFFSET_CRC);
+    uint32_t crc = le_get_u32(block + OFFSET_CRC);
     if (crc != crc32_update(0, block, OFFSET_CRC))
         return fail(error, "crc32", crc, "the CRC-32 of bytes 0..59");
     for (unsigned i = 0; i < 3; i++)
         if (block[OFFSET_RESERVED + i] != 0)
             return fail(error, "reserved", block[OFFSET_RESERVED + i], "0");
-    out->node_id = get_u32(block + OFFSET_NODE_ID);
-    out->boot_incarnation = get_u32(block + OFFSET_INCARNATION);
+    out->node_id = le_get_u32(block + OFFSET_NODE_ID);
+    out->boot_incarnation = le_get_u32(block + OFFSET_INCARNATION);
     out->dims = block[OFFSET_DIMS];
     out->mesh_mask = block[OFFSET_MESH_MASK];
     out->tree_radix = block[OFFSET_TREE_RADIX];
     out->tree_layout = block[OFFSET_TREE_LAYOUT];
     out->role = block[OFFSET_ROLE];
     for (unsigned d = 0; d < PERSONALITY_WIRE_DIMS; d++) {
-        uint16_t dim_size = get_u16(block + OFFSET_DIM_SIZE + 2 * d);
-        uint16_t coord = get_u16(block + OFFSET_COORD + 2 * d);
+        uint16_t dim_size = le_get_u16(block + OFFSET_DIM_SIZE + 2 * d);
+        uint16_t coord = le_get_u16(block + OFFSET_COORD + 2 * d);
         if (d < CONFIG_MAX_DIMS) {
             out->dim_size[d] = dim_size;
             out->coord[d] = coord;
@@ -200,10 +178,10 @@ bool personality_decode(const uint8_t *block, size_t length,
                         "at most CONFIG_MAX_DIMS (" STRINGIFY(CONFIG_MAX_DIMS) ")");
         }
     }
-    out->member_count = get_u32(block + OFFSET_MEMBER_COUNT);
-    out->heartbeat_ms = get_u16(block + OFFSET_HEARTBEAT_MS);
-    out->detect_timeout_ms = get_u16(block + OFFSET_DETECT_TIMEOUT_MS);
-    out->link_rto_ms = get_u16(block + OFFSET_LINK_RTO_MS);
+    out->member_count = le_get_u32(block + OFFSET_MEMBER_COUNT);
+    out->heartbeat_ms = le_get_u16(block + OFFSET_HEARTBEAT_MS);
+    out->detect_timeout_ms = le_get_u16(block + OFFSET_DETECT_TIMEOUT_MS);
+    out->link_rto_ms = le_get_u16(block + OFFSET_LINK_RTO_MS);
     out->link_retries = block[OFFSET_LINK_RETRIES];
     out->partition_policy = block[OFFSET_PARTITION_POLICY];
     return personality_validate(out, error);
@@ -214,27 +192,27 @@ void personality_encode(const struct personality *p,
 {
     for (unsigned i = 0; i < PERSONALITY_SIZE; i++)
         out[i] = 0;
-    put_u32(out + OFFSET_MAGIC, PERSONALITY_MAGIC);
-    put_u16(out + OFFSET_VERSION, PERSONALITY_VERSION);
-    put_u16(out + OFFSET_SIZE, PERSONALITY_SIZE);
-    put_u32(out + OFFSET_NODE_ID, p->node_id);
-    put_u32(out + OFFSET_INCARNATION, p->boot_incarnation);
+    le_put_u32(out + OFFSET_MAGIC, PERSONALITY_MAGIC);
+    le_put_u16(out + OFFSET_VERSION, PERSONALITY_VERSION);
+    le_put_u16(out + OFFSET_SIZE, PERSONALITY_SIZE);
+    le_put_u32(out + OFFSET_NODE_ID, p->node_id);
+    le_put_u32(out + OFFSET_INCARNATION, p->boot_incarnation);
     out[OFFSET_DIMS] = p->dims;
     out[OFFSET_MESH_MASK] = p->mesh_mask;
     out[OFFSET_TREE_RADIX] = p->tree_radix;
     out[OFFSET_TREE_LAYOUT] = p->tree_layout;
     out[OFFSET_ROLE] = p->role;
     for (unsigned d = 0; d < CONFIG_MAX_DIMS; d++) {
-        put_u16(out + OFFSET_DIM_SIZE + 2 * d, p->dim_size[d]);
-        put_u16(out + OFFSET_COORD + 2 * d, p->coord[d]);
+        le_put_u16(out + OFFSET_DIM_SIZE + 2 * d, p->dim_size[d]);
+        le_put_u16(out + OFFSET_COORD + 2 * d, p->coord[d]);
     }
-    put_u32(out + OFFSET_MEMBER_COUNT, p->member_count);
-    put_u16(out + OFFSET_HEARTBEAT_MS, p->heartbeat_ms);
-    put_u16(out + OFFSET_DETECT_TIMEOUT_MS, p->detect_timeout_ms);
-    put_u16(out + OFFSET_LINK_RTO_MS, p->link_rto_ms);
+    le_put_u32(out + OFFSET_MEMBER_COUNT, p->member_count);
+    le_put_u16(out + OFFSET_HEARTBEAT_MS, p->heartbeat_ms);
+    le_put_u16(out + OFFSET_DETECT_TIMEOUT_MS, p->detect_timeout_ms);
+    le_put_u16(out + OFFSET_LINK_RTO_MS, p->link_rto_ms);
     out[OFFSET_LINK_RETRIES] = p->link_retries;
     out[OFFSET_PARTITION_POLICY] = p->partition_policy;
-    put_u32(out + OFFSET_CRC, crc32_update(0, out, OFFSET_CRC));
+    le_put_u32(out + OFFSET_CRC, crc32_update(0, out, OFFSET_CRC));
 }
 
 static unsigned append(char *out, unsigned n, unsigned capacity, const char *text)
@@ -244,12 +222,14 @@ static unsigned append(char *out, unsigned n, unsigned capacity, const char *tex
     return n;
 }
 
-unsigned personality_format_error(const struct personality_error *error,
-                                  char *out, unsigned capacity)
+unsigned personality_format_block_error(const char *block,
+                                        const struct personality_error *error,
+                                        char *out, unsigned capacity)
 {
     if (capacity == 0)
         return 0;
-    unsigned n = append(out, 0, capacity, "personality: ");
+    unsigned n = append(out, 0, capacity, block);
+    n = append(out, n, capacity, ": ");
     if (error->field == NULL) {
         n = append(out, n, capacity, "missing, expected ");
     } else {
@@ -267,4 +247,10 @@ unsigned personality_format_error(const struct personality_error *error,
     n = append(out, n, capacity, error->expected);
     out[n] = '\0';
     return n;
+}
+
+unsigned personality_format_error(const struct personality_error *error,
+                                  char *out, unsigned capacity)
+{
+    return personality_format_block_error("personality", error, out, capacity);
 }

@@ -38,6 +38,7 @@ struct emu_options {
     const char *out_dir;      /* NULL: a fresh directory under /tmp */
     uint32_t base_port;       /* 0: the system picks free ports */
     const char *image, *node_binary, *qemu;
+    const char *job;          /* --job FILE: every node's job block (NULL: none) */
 
     /* Fault runs (qemu/emu_faults.h). */
     const char *inject_text;  /* --inject SCRIPT (syntax checked here) */
