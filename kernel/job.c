@@ -130,12 +130,12 @@ bool job_decode(const uint8_t *block, size_t length, struct job *out,
                 struct personality_error *error)
 {
     if (block == NULL || length == 0)
-        return fail(error, NULL, 0, "a 128-byte block with magic 'TJOB' written by the loader");
+        return fail(error, NULL, 0, "a 128-byte block with magic 'JOB1' written by the loader");
     if (length < JOB_SIZE)
         return fail(error, "length", (uint32_t)length, "128 bytes");
     uint32_t magic = le_get_u32(block + OFFSET_MAGIC);
     if (magic != JOB_MAGIC)
-        return fail(error, "magic", magic, "0x424f4a54 ('TJOB')");
+        return fail(error, "magic", magic, "0x31424f4a ('JOB1')");
     uint16_t version = le_get_u16(block + OFFSET_VERSION);
     if (version != JOB_VERSION)
         return fail(error, "version", version, "1");

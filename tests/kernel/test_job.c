@@ -61,7 +61,7 @@ static void test_round_trip(void)
     CHECK_EQ(out.app_arg[1], (uint64_t)-3);
     CHECK(out.app_arg[2] == INT64_MIN && out.app_arg[3] == INT64_MAX);
     /* Byte-exact layout the loader and the host tools rely on. */
-    CHECK(block[0] == 'T' && block[1] == 'J' && block[2] == 'O' && block[3] == 'B');
+    CHECK(block[0] == 'J' && block[1] == 'O' && block[2] == 'B' && block[3] == '1');
     CHECK(block[4] == 1 && block[6] == JOB_SIZE && block[8] == JOB_APP_STENCIL);
     CHECK(block[12] == (500 & 0xFF) && block[13] == (500 >> 8) && block[16] == 100);
     CHECK(block[48] == 8 && block[56] == 0xFD && block[63] == 0xFF);
