@@ -75,6 +75,8 @@ _Noreturn void kernel_main(void)
     event_add_str("app", has_job ? job_app_name(job.app) : "none");
     event_end();
 
-    poll_run();
-    board_halt(0);
+    for (;;) {
+        poll_run();
+        kernel_services_run();
+    }
 }

@@ -8,4 +8,5 @@ void node_init(const struct personality *personality)
     node_network_init(&node);
     node_membership_init(&node);
     node_comm_init(&node);
+    node_job_init(&node);
 }

@@ -12,6 +12,7 @@
 #include "membership/membership.h"
 #include "net/torus/network.h"
 #include "node/ping.h"
+#include "node/tori.h"
 
 struct node {
     const struct personality *personality; /* the kernel's, validated */
@@ -48,5 +49,19 @@ void node_comm_init(struct node *node);
 /* Sends what the comm core wrote, reports its events, passes its
  * suspicions to the membership, and clears the outbox. */
 void node_comm_flush(struct node *node, uint64_t now_ns);
+
+/*
+ * The job (node/tori.c): prepared at init when the loader gave one and this
+ * node is a compute node of the initial job; started after `start` once the
+ * initial view is installed, outside the poll loop: node_job_begin returns
+ * the arguments and the application to run (NULL: none now), the caller
+ * (node/services.c, which links the applications) runs it and passes its
+ * result to node_job_end, or calls node_job_missing for an application the
+ * image does not hold.
+ */
+void node_job_init(struct node *node);
+const struct tori_args *node_job_begin(uint8_t *app);
+void node_job_end(const struct tori_result *outcome);
+void node_job_missing(uint8_t app);
 
 #endif /* NODE_NODE_H */
