@@ -6,7 +6,8 @@
  *   sum of (r + 1) * i            = i * n (n + 1) / 2
  *   sum of r * r + i + arg[0]     = (n - 1) n (2n - 1) / 6 + n (i + arg[0])
  *   max of (r + i) % n            = n - 1 when n <= i, else the max over r
- *   sum of (r + 1) / 2 as double  = n (n + 1) / 4 (exact in binary)
+ *   sum of r + 1 as a double      = n (n + 1) / 2 (exact: small integers;
+ *                                   doubles only added, never multiplied)
  * The digest is the CRC-32 of every total in order: the same on every rank
  * and every board when every total is right.
  */
@@ -36,7 +37,7 @@ struct tori_result tori_app_allreduce(const struct tori_args *args)
         int64_t totals[2];
         int64_t max_in = (r + (int64_t)i) % n;
         int64_t max_out = 0;
-        double half_in = (double)(r + 1) / 2.0;
+        double half_in = (double)(r + 1);
         double half_out = 0.0;
         if (tori_allreduce(TORI_COMM_WORLD, sums, totals, 2, TORI_INT64, TORI_SUM) != TORI_OK ||
             tori_allreduce(TORI_COMM_WORLD, &max_in, &max_out, 1, TORI_INT64, TORI_MAX) !=
@@ -46,7 +47,7 @@ struct tori_result tori_app_allreduce(const struct tori_args *args)
             return outcome;
         int64_t want_sum = (int64_t)i * n * (n + 1) / 2;
         int64_t want_squares = (n - 1) * n * (2 * n - 1) / 6 + n * ((int64_t)i + args->arg[0]);
-        double want_half = (double)(n * (n + 1)) / 4.0;
+        double want_half = (double)(n * (n + 1) / 2);
         ok = ok && totals[0] == want_sum && totals[1] == want_squares &&
              max_out == expected_max(size) && half_out == want_half;
         digest = crc32_update(digest, totals, sizeof totals);

@@ -5,10 +5,12 @@
  * Every reply carries the bytes it was sent, checked on arrival.  Other
  * ranks wait at the closing barrier.
  */
+#include "config/tori_config.h"
 #include "lib/crc32.h"
 #include "node/tori.h"
 
-#define PINGPONG_MAX_BYTES (64u * 1024u)
+
+#define PINGPONG_MAX_BYTES ((uint32_t)CONFIG_APP_PINGPONG_MAX_BYTES)
 #define PINGPONG_MAX_SAMPLES 64u
 #define PINGPONG_TAG 7
 

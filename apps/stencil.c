@@ -15,14 +15,16 @@
  * block by block; the digest (the CRC-32 of the checksums in rank order)
  * and the verdict are broadcast, so every rank reports the same.
  */
+#include "config/tori_config.h"
 #include "lib/crc32.h"
 #include "lib/le.h"
 #include "node/tori.h"
 
-#define STENCIL_MAX_EDGE 8
+
+#define STENCIL_MAX_EDGE CONFIG_APP_STENCIL_MAX_EDGE
 #define STENCIL_PADDED (STENCIL_MAX_EDGE + 2)
-#define STENCIL_REFERENCE_POINTS 4096
-#define STENCIL_MAX_RANKS 1024
+#define STENCIL_REFERENCE_POINTS CONFIG_APP_STENCIL_REFERENCE_POINTS
+#define STENCIL_MAX_RANKS CONFIG_APP_STENCIL_MAX_RANKS
 #define STENCIL_SCALE_SHIFT 16
 
 struct grid_shape {
@@ -255,7 +257,7 @@ struct tori_result tori_app_stencil(const struct tori_args *args)
         size > STENCIL_MAX_RANKS) {
         static const char *const keys[] = {"edge", "check_every", "size"};
         int64_t values[3] = {edge_arg, check_every, size};
-        tori_report("app-bad-arguments", keys, values, 3); /* edge 1..8, check >= 1 */
+        tori_report("app-bad-arguments", keys, values, 3); /* edge 1..MAX, check >= 1 */
         return outcome;
     }
     struct grid_shape g;
