@@ -36,6 +36,12 @@ size_t board_console_read(char *buffer, size_t capacity);
 const uint8_t *board_personality_block(size_t *length);
 
 /*
+ * The raw job block (kernel/job.h) as the loader left it, or NULL with
+ * *length 0 when there is none: the node then runs no application.
+ */
+const uint8_t *board_job_block(size_t *length);
+
+/*
  * Sleeps until deadline_ns (board_now_ns() scale) or until a device or the
  * OS has input for the node, whichever is first.  UINT64_MAX: no deadline.
  * qemu-virt: WFI with interrupts masked in the CPU; host: ppoll.

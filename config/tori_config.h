@@ -133,6 +133,31 @@
 #define CONFIG_COMM_OUTBOX_FRAMES 32
 #endif
 
+/* The shipped applications (apps/): pingpong's largest message (both of its
+ * buffers), the stencil's largest block edge, the largest grid rank 0
+ * recomputes serially (points), and the most ranks it gathers checksums of. */
+#ifndef CONFIG_APP_PINGPONG_MAX_BYTES
+#define CONFIG_APP_PINGPONG_MAX_BYTES (64 * 1024)
+#endif
+#ifndef CONFIG_APP_STENCIL_MAX_EDGE
+#define CONFIG_APP_STENCIL_MAX_EDGE 8
+#endif
+#ifndef CONFIG_APP_STENCIL_REFERENCE_POINTS
+#define CONFIG_APP_STENCIL_REFERENCE_POINTS 4096
+#endif
+#ifndef CONFIG_APP_STENCIL_MAX_RANKS
+#define CONFIG_APP_STENCIL_MAX_RANKS 1024
+#endif
+
+_Static_assert(CONFIG_APP_PINGPONG_MAX_BYTES >= 1 &&
+                   CONFIG_APP_PINGPONG_MAX_BYTES <= CONFIG_COMM_MAX_MESSAGE,
+               "CONFIG_APP_PINGPONG_MAX_BYTES must be 1..CONFIG_COMM_MAX_MESSAGE");
+_Static_assert(CONFIG_APP_STENCIL_MAX_EDGE >= 1 && CONFIG_APP_STENCIL_MAX_EDGE <= 64,
+               "CONFIG_APP_STENCIL_MAX_EDGE must be 1..64");
+_Static_assert(CONFIG_APP_STENCIL_MAX_RANKS >= 1 &&
+                   CONFIG_APP_STENCIL_MAX_RANKS * 8 <= CONFIG_COMM_COLL_SCRATCH,
+               "CONFIG_APP_STENCIL_MAX_RANKS checksums of 8 bytes must fit a gather");
+
 _Static_assert(CONFIG_MAX_NODES >= 1 && CONFIG_MAX_NODES <= 1048576,
                "CONFIG_MAX_NODES must be 1..2^20");
 _Static_assert((CONFIG_MAX_NODES % 64) == 0 || CONFIG_MAX_NODES < 64,

@@ -13,6 +13,8 @@
 #include "kernel/timer.h"
 
 static struct personality personality;
+static struct job job;
+static bool has_job;
 
 static void read_personality(void)
 {
@@ -29,6 +31,26 @@ static void read_personality(void)
     personality.boot_incarnation += board_reset_count();
 }
 
+static void read_job(void)
+{
+    size_t length = 0;
+    const uint8_t *block = board_job_block(&length);
+    if (block == NULL)
+        return;
+    struct personality_error error;
+    if (!job_decode(block, length, &job, &error)) {
+        static char reason[192];
+        job_format_error(&error, reason, sizeof reason);
+        kernel_panic(reason);
+    }
+    has_job = true;
+}
+
+const struct job *kernel_job(void)
+{
+    return has_job ? &job : NULL;
+}
+
 _Noreturn void kernel_main(void)
 {
     board_init();
@@ -37,6 +59,7 @@ _Noreturn void kernel_main(void)
     event_end();
 
     read_personality();
+    read_job();
     timer_table_init(timer_kernel_table());
     console_command_init();
     kernel_services_init(&personality);
@@ -49,8 +72,11 @@ _Noreturn void kernel_main(void)
     event_add_u64("nodes", personality_node_count(&personality));
     event_add_u64("heap_used", heap_used());
     event_add_u64("resets", board_reset_count());
+    event_add_str("app", has_job ? job_app_name(job.app) : "none");
     event_end();
 
-    poll_run();
-    board_halt(0);
+    for (;;) {
+        poll_run();
+        kernel_services_run();
+    }
 }

@@ -222,12 +222,14 @@ static unsigned append(char *out, unsigned n, unsigned capacity, const char *tex
     return n;
 }
 
-unsigned personality_format_error(const struct personality_error *error,
-                                  char *out, unsigned capacity)
+unsigned personality_format_block_error(const char *block,
+                                        const struct personality_error *error,
+                                        char *out, unsigned capacity)
 {
     if (capacity == 0)
         return 0;
-    unsigned n = append(out, 0, capacity, "personality: ");
+    unsigned n = append(out, 0, capacity, block);
+    n = append(out, n, capacity, ": ");
     if (error->field == NULL) {
         n = append(out, n, capacity, "missing, expected ");
     } else {
@@ -245,4 +247,10 @@ unsigned personality_format_error(const struct personality_error *error,
     n = append(out, n, capacity, error->expected);
     out[n] = '\0';
     return n;
+}
+
+unsigned personality_format_error(const struct personality_error *error,
+                                  char *out, unsigned capacity)
+{
+    return personality_format_block_error("personality", error, out, capacity);
 }

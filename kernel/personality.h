@@ -100,6 +100,11 @@ void personality_encode(const struct personality *p,
 unsigned personality_format_error(const struct personality_error *error,
                                   char *out, unsigned capacity);
 
+/* The same line for another loader block, named by block ("job: ..."). */
+unsigned personality_format_block_error(const char *block,
+                                        const struct personality_error *error,
+                                        char *out, unsigned capacity);
+
 static inline bool personality_is_mesh(const struct personality *p, unsigned dim)
 {
     return dim < p->dims && ((p->mesh_mask >> dim) & 1u) != 0;

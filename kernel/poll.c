@@ -44,16 +44,20 @@ void poll_stop(void)
     stop_requested = true;
 }
 
+void poll_pass(void)
+{
+    if (poll_once() != 0)
+        return;
+    /* Console output is the lowest priority: a slice at a time, so a
+     * frame arriving meanwhile waits at most one slice. */
+    if (console_output_drain(POLL_CONSOLE_SLICE) == 0)
+        board_idle_until(timer_next_deadline(timer_kernel_table()));
+}
+
 void poll_run(void)
 {
     stop_requested = false;
-    while (!stop_requested) {
-        if (poll_once() != 0)
-            continue;
-        /* Console output is the lowest priority: a slice at a time, so a
-         * frame arriving meanwhile waits at most one slice. */
-        if (console_output_drain(POLL_CONSOLE_SLICE) == 0)
-            board_idle_until(timer_next_deadline(timer_kernel_table()));
-    }
+    while (!stop_requested)
+        poll_pass();
     console_output_flush();
 }

@@ -21,6 +21,14 @@ void poll_run(void);
 /* One pass; returns the work done.  Exposed for tests and the host board. */
 unsigned poll_once(void);
 
+/*
+ * One step of poll_run(): a pass, or when it did nothing, a slice of console
+ * output, or when there is none, idling until the next timer deadline or
+ * device input.  For code that waits outside the loop (an application's
+ * blocking call) and must keep the node running meanwhile.
+ */
+void poll_pass(void);
+
 /* Makes poll_run() return after the current pass. */
 void poll_stop(void);
 

@@ -23,4 +23,13 @@ void kernel_services_init(const struct personality *personality);
  * ready: the services' first step of the run phase. */
 void kernel_services_enter_run_phase(void);
 
+/*
+ * The services' foreground work (the node's: the job's application), called
+ * by kernel_main each time the poll loop returns because a service called
+ * poll_stop(); the loop resumes after it.  Work here keeps the node running
+ * through poll_pass().  Outside the loop, so that nothing a poller calls
+ * ever leads back into the loop (the call graph stays free of cycles).
+ */
+void kernel_services_run(void);
+
 #endif /* KERNEL_SERVICES_H */

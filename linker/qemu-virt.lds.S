@@ -94,6 +94,6 @@ SECTIONS
 }
 
 ASSERT(__stack_top - __stack_bottom > 0, "no .stack section: board/qemu-virt/stack.c must be linked")
-ASSERT(__image_start >= QEMU_VIRT_PERSONALITY_ADDRESS + QEMU_VIRT_PERSONALITY_REGION_SIZE,
+ASSERT(__image_start >= QEMU_VIRT_JOB_ADDRESS + QEMU_VIRT_JOB_REGION_SIZE,
        "image overlaps the personality page")
 ASSERT(__image_end <= QEMU_VIRT_RAM_BASE + QEMU_VIRT_RAM_SIZE, "image does not fit in RAM")

@@ -7,10 +7,12 @@
 #ifndef NODE_NODE_H
 #define NODE_NODE_H
 
+#include "comm/comm.h"
 #include "kernel/personality.h"
 #include "membership/membership.h"
 #include "net/torus/network.h"
 #include "node/ping.h"
+#include "node/tori.h"
 
 struct node {
     const struct personality *personality; /* the kernel's, validated */
@@ -18,6 +20,8 @@ struct node {
     struct torus_ping ping;
     struct membership membership;
     struct membership_outbox membership_outbox;
+    struct comm comm;
+    struct comm_outbox comm_outbox;
 };
 
 /* Brings up the network and its services, then membership, for the node
@@ -33,5 +37,31 @@ void node_network_init(struct node *node);
 void node_membership_init(struct node *node);
 void node_membership_link_event(struct node *node, uint32_t neighbour, bool up,
                                 uint64_t now_ns);
+/* True from the console command `start` on (the job is launched). */
+bool node_membership_is_started(void);
+/* Reports a peer another service suspects (the comm core's silent peers);
+ * the membership probes it and decides.  Ignored before `start`. */
+void node_membership_suspect(struct node *node, uint32_t who, uint64_t now_ns);
+
+/* Prepares the communication service (node/node_comm.c): COMM frames, the
+ * membership's views, ticks; after node_membership_init. */
+void node_comm_init(struct node *node);
+/* Sends what the comm core wrote, reports its events, passes its
+ * suspicions to the membership, and clears the outbox. */
+void node_comm_flush(struct node *node, uint64_t now_ns);
+
+/*
+ * The job (node/tori.c): prepared at init when the loader gave one and this
+ * node is a compute node of the initial job; started after `start` once the
+ * initial view is installed, outside the poll loop: node_job_begin returns
+ * the arguments and the application to run (NULL: none now), the caller
+ * (node/services.c, which links the applications) runs it and passes its
+ * result to node_job_end, or calls node_job_missing for an application the
+ * image does not hold.
+ */
+void node_job_init(struct node *node);
+const struct tori_args *node_job_begin(uint8_t *app);
+void node_job_end(const struct tori_result *outcome);
+void node_job_missing(uint8_t app);
 
 #endif /* NODE_NODE_H */

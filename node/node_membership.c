@@ -179,6 +179,20 @@ static void command_view(void *context, const char *arguments, uint64_t now_ns)
     event_end();
 }
 
+bool node_membership_is_started(void)
+{
+    return membership_started;
+}
+
+void node_membership_suspect(struct node *node, uint32_t who, uint64_t now_ns)
+{
+    if (!membership_started)
+        return;
+    uint64_t began = board_now_ns();
+    membership_suspect(&node->membership, who, now_ns, &node->membership_outbox);
+    flush_outbox(node, now_ns, began);
+}
+
 static void command_suspect(void *context, const char *arguments, uint64_t now_ns)
 {
     struct node *node = context;
@@ -193,10 +207,7 @@ static void command_suspect(void *context, const char *arguments, uint64_t now_n
         console_command_reply_error("suspect: expected a node id below the node count");
         return;
     }
-    uint64_t began = board_now_ns();
-    membership_suspect(&node->membership, (uint32_t)who, now_ns,
-                       &node->membership_outbox);
-    flush_outbox(node, now_ns, began);
+    node_membership_suspect(node, (uint32_t)who, now_ns);
 }
 
 static void command_start(void *context, const char *arguments, uint64_t now_ns)

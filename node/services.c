@@ -4,11 +4,39 @@
  */
 #include "kernel/services.h"
 
+#include "kernel/job.h"
 #include "node/node.h"
+#include "node/tori.h"
 
 void kernel_services_init(const struct personality *personality)
 {
     node_init(personality);
+}
+
+/* The job's application, once the poll loop stopped for it: a direct call
+ * per application, resolved at link time. */
+void kernel_services_run(void)
+{
+    uint8_t app = 0;
+    const struct tori_args *args = node_job_begin(&app);
+    if (args == NULL)
+        return;
+    struct tori_result outcome;
+    switch (app) {
+    case JOB_APP_ALLREDUCE:
+        outcome = tori_app_allreduce(args);
+        break;
+    case JOB_APP_STENCIL:
+        outcome = tori_app_stencil(args);
+        break;
+    case JOB_APP_PINGPONG:
+        outcome = tori_app_pingpong(args);
+        break;
+    default:
+        node_job_missing(app);
+        return;
+    }
+    node_job_end(&outcome);
 }
 
 void kernel_services_enter_run_phase(void)

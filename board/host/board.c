@@ -3,7 +3,9 @@
  * CLOCK_MONOTONIC, idling is ppoll() on the link sockets until the next timer
  * deadline, and the personality comes from a file named on the command line:
  *
- *   tori-node --personality FILE [driver options...]
+ *   tori-node --personality FILE [--job FILE] [driver options...]
+ *
+ * Without --job the node runs no application.
  */
 #define _GNU_SOURCE
 #include "board/board.h"
@@ -19,12 +21,17 @@
 
 #include "board/host/host.h"
 #include "kernel/main.h"
+#include "kernel/job.h"
 #include "kernel/personality.h"
 
 /* Room for a block larger than ours, so "too long" is not silently cut. */
 static uint8_t personality_block[PERSONALITY_SIZE * 2];
 static size_t personality_length;
 static bool personality_present;
+
+/* The same room for the job block; a named file must be readable. */
+static uint8_t job_block[JOB_SIZE * 2];
+static size_t job_length;
 
 static struct pollfd watched[HOST_MAX_WATCHED_FDS];
 static int watched_count;
@@ -87,6 +94,12 @@ const uint8_t *board_personality_block(size_t *length)
 {
     *length = personality_present ? personality_length : 0;
     return personality_present ? personality_block : NULL;
+}
+
+const uint8_t *board_job_block(size_t *length)
+{
+    *length = job_length;
+    return job_length != 0 ? job_block : NULL;
 }
 
 bool host_watch_fd(int fd)
@@ -153,8 +166,10 @@ _Noreturn void board_halt(int code)
 
 static void usage(FILE *out)
 {
-    fputs("usage: tori-node --personality FILE [link options]\n"
-          "Runs one tori node as a host process; events go to stdout.\n",
+    fputs("usage: tori-node --personality FILE [--job FILE] [link options]\n"
+          "Runs one tori node as a host process; events go to stdout.\n"
+          "--job FILE names the job block (tori-personality --job-out): the\n"
+          "application the node runs after start; without it, none.\n",
           out);
 }
 
@@ -175,9 +190,31 @@ static void load_personality(const char *path)
     }
 }
 
+/* A job named but unreadable (or empty) is refused before the node starts:
+ * running no application instead would hide the mistake. */
+static bool load_job(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        fprintf(stderr, "tori-node: cannot open job '%s': %s\n", path, strerror(errno));
+        return false;
+    }
+    ssize_t got = read(fd, job_block, sizeof job_block);
+    int read_errno = errno;
+    close(fd);
+    if (got <= 0) {
+        fprintf(stderr, "tori-node: cannot read job '%s': %s\n", path,
+                got < 0 ? strerror(read_errno) : "the file is empty");
+        return false;
+    }
+    job_length = (size_t)got;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     const char *personality_path = NULL;
+    const char *job_path = NULL;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -188,6 +225,11 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--personality") == 0) {
             fprintf(stderr, "tori-node: --personality needs a file name\n");
             return 2;
+        } else if (strcmp(argv[i], "--job") == 0 && i + 1 < argc) {
+            job_path = argv[++i];
+        } else if (strcmp(argv[i], "--job") == 0) {
+            fprintf(stderr, "tori-node: --job needs a file name\n");
+            return 2;
         } else {
             break; /* the rest belongs to the link driver */
         }
@@ -196,5 +238,7 @@ int main(int argc, char **argv)
     driver_argv = argv + i;
     if (personality_path != NULL)
         load_personality(personality_path);
+    if (job_path != NULL && !load_job(job_path))
+        return 2;
     kernel_main();
 }

@@ -65,6 +65,22 @@ const uint8_t *board_personality_block(size_t *length)
     return (const uint8_t *)QEMU_VIRT_PERSONALITY_ADDRESS;
 }
 
+/* A job region that is all zero holds no job (RAM starts zeroed); anything
+ * else is the decoder's to judge, so a damaged block halts the node. */
+const uint8_t *board_job_block(size_t *length)
+{
+    const volatile uint8_t *block = (const volatile uint8_t *)QEMU_VIRT_JOB_ADDRESS;
+    uint8_t any = 0;
+    for (unsigned i = 0; i < QEMU_VIRT_JOB_REGION_SIZE; i++)
+        any |= block[i];
+    if (any == 0) {
+        *length = 0;
+        return NULL;
+    }
+    *length = QEMU_VIRT_JOB_REGION_SIZE;
+    return (const uint8_t *)QEMU_VIRT_JOB_ADDRESS;
+}
+
 /* "BOOT", the count, and the personality CRC it belongs to: a different
  * personality (a new job) starts counting again. */
 #define BOOT_RECORD_MAGIC 0x544F4F42u

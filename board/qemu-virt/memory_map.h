@@ -11,7 +11,8 @@
  *                       base of RAM (limited to the gap below the image); it
  *                       is re-written on system_reset.  tori never reads it.
  *   0x40100000  4 KiB   The personality page: the loader writes the 64-byte
- *                       block here (-device loader,...,force-raw=on), again
+ *                       personality here and the 128-byte job block at
+ *                       0x40100400 (-device loader,...,force-raw=on), again
  *                       on every system_reset.  Nothing in the image lives
  *                       here, so neither the ELF load nor start-up code
  *                       (.data copy, .bss zeroing, stack paint) touches it.
@@ -36,7 +37,11 @@
 
 /* Where the loader writes the personality block, and the page kept for it. */
 #define QEMU_VIRT_PERSONALITY_ADDRESS 0x40100000
-#define QEMU_VIRT_PERSONALITY_REGION_SIZE 0x800
+#define QEMU_VIRT_PERSONALITY_REGION_SIZE 0x400
+
+/* Where the loader writes the job block (none: the region stays zero). */
+#define QEMU_VIRT_JOB_ADDRESS 0x40100400
+#define QEMU_VIRT_JOB_REGION_SIZE 0x400
 
 /*
  * The boot record: a few words in the same page, past the personality's

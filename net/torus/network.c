@@ -239,6 +239,7 @@ static const struct torus_dma_dispatch loopback_dispatch = {
         [TORUS_FRAME_TYPE_MEMBERSHIP] = on_loopback,
         [TORUS_FRAME_TYPE_CONTROL] = on_loopback,
         [TORUS_FRAME_TYPE_FLOOD] = on_loopback,
+        [TORUS_FRAME_TYPE_COMM] = on_loopback,
     },
 };
 
@@ -251,6 +252,7 @@ static const struct torus_dma_dispatch network_dispatch = {
         [TORUS_FRAME_TYPE_MEMBERSHIP] = on_data,
         [TORUS_FRAME_TYPE_CONTROL] = on_data,
         [TORUS_FRAME_TYPE_FLOOD] = on_data,
+        [TORUS_FRAME_TYPE_COMM] = on_data,
     },
 };
 

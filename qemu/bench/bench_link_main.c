@@ -29,7 +29,7 @@
 /* What the chosen boards need, checked before anything starts. */
 static bool check_programs(const struct bench_link_options *o)
 {
-    const struct emu_programs wanted = {o->qemu, o->image, o->node_binary, NULL};
+    const struct emu_programs wanted = {o->qemu, o->image, o->node_binary, NULL, NULL};
     static struct emu_program_paths paths;
     char error[EMU_PATH_MAX + 256];
     if (!emu_spawn_check_programs(&wanted, (o->boards & BENCH_LINK_BOARD_QEMU) != 0,

@@ -52,6 +52,7 @@ void emu_options_usage(FILE *out)
         "  --image FILE         node image for QEMU (build/qemu-virt/node.elf)\n"
         "  --node-binary FILE   host node program (the build's tori-node)\n"
         "  --qemu PROGRAM       QEMU to run (qemu-system-arm)\n"
+        "  --job FILE           job block for every node (tori-personality --job-out)\n"
         "  --verbose            print each instance's command line, and every\n"
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
@@ -110,7 +111,7 @@ static bool parse_duration_option(const char *option, const char *value, bool al
 struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
-    const char *image, *node_binary, *qemu;
+    const char *image, *node_binary, *qemu, *job;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential;
@@ -135,6 +136,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--image", &raw->image, NULL},
         {"--node-binary", &raw->node_binary, NULL},
         {"--qemu", &raw->qemu, NULL},
+        {"--job", &raw->job, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
@@ -186,6 +188,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->image = raw.image != NULL ? raw.image : default_image;
     o->node_binary = raw.node_binary != NULL ? raw.node_binary : default_node_binary;
     o->qemu = raw.qemu != NULL ? raw.qemu : "qemu-system-arm";
+    o->job = raw.job;
     o->out_dir = raw.out;
     o->radix = CONFIG_TREE_RADIX_DEFAULT;
     o->tree_layout = PERSONALITY_TREE_RADIX;

@@ -37,6 +37,7 @@ struct emu_options {
     const char *out_dir;      /* NULL: a fresh directory under /tmp */
     uint32_t base_port;       /* 0: the system picks free ports */
     const char *image, *node_binary, *qemu;
+    const char *job;          /* --job FILE: every node's job block (NULL: none) */
 
     /* Fault runs: read here, parsed and checked by the fault hooks
      * (qemu/faults/emu_faults.h: emu_faults_check_options) before anything

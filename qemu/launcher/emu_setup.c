@@ -85,7 +85,7 @@ static bool prepare_out_dir(struct emu *emu)
 static bool check_programs(struct emu *emu, bool want_qemu, bool want_host)
 {
     const struct emu_options *o = emu->options;
-    const struct emu_programs wanted = {o->qemu, o->image, o->node_binary, NULL};
+    const struct emu_programs wanted = {o->qemu, o->image, o->node_binary, NULL, o->job};
     char error[EMU_PATH_MAX + 256];
     if (!emu_spawn_check_programs(&wanted, want_qemu, want_host, &emu->program_paths, error,
                                   sizeof error)) {
@@ -222,6 +222,7 @@ bool emu_setup_prepare(struct emu *emu)
     emu->programs.image = emu->program_paths.image;
     emu->programs.node_binary = emu->program_paths.node_binary;
     emu->programs.out_dir = emu->out_dir;
+    emu->programs.job = emu->program_paths.job[0] != '\0' ? emu->program_paths.job : NULL;
     struct sockaddr_un unix_address;
     for (uint32_t r = 0; r < emu->count; r++) {
         struct emu_node *node = &emu->nodes[r];

@@ -16,6 +16,7 @@
 
 /* Plain #defines, shared with the board and its linker script. */
 #include "board/qemu-virt/memory_map.h"
+#include "kernel/job.h"
 
 void emu_argv_init(struct emu_argv *argv)
 {
@@ -89,6 +90,11 @@ static void qemu_command(const struct emu_programs *programs,
     emu_argv_add(argv, "-device");
     emu_argv_add(argv, "loader,file=%s,addr=0x%x,force-raw=on", node->personality_path,
                  (unsigned)QEMU_VIRT_PERSONALITY_ADDRESS);
+    if (programs->job != NULL) {
+        emu_argv_add(argv, "-device");
+        emu_argv_add(argv, "loader,file=%s,addr=0x%x,force-raw=on", programs->job,
+                     (unsigned)QEMU_VIRT_JOB_ADDRESS);
+    }
     emu_argv_add(argv, "-global");
     emu_argv_add(argv, "virtio-mmio.force-legacy=false");
     for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++) {
@@ -114,6 +120,10 @@ static void host_command(const struct emu_programs *programs,
     emu_argv_add(argv, "%s", programs->node_binary);
     emu_argv_add(argv, "--personality");
     emu_argv_add(argv, "%s", node->personality_path);
+    if (programs->job != NULL) {
+        emu_argv_add(argv, "--job");
+        emu_argv_add(argv, "%s", programs->job);
+    }
     for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++) {
         const struct emu_link *link = &node->link[l];
         if (!link->present)
@@ -282,6 +292,34 @@ static bool absolute(const char *path, char *out, const char *what, char *error,
     return true;
 }
 
+/* The job block is decoded here, so a bad one stops the run before any
+ * node starts instead of halting every node. */
+static bool check_job(const char *path, char *out, char *error, size_t capacity)
+{
+    uint8_t block[JOB_SIZE + 1];
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) {
+        snprintf(error, capacity, "--job '%s' cannot be read: %s", path, strerror(errno));
+        return false;
+    }
+    size_t length = fread(block, 1, sizeof block, file);
+    fclose(file);
+    struct job job;
+    struct personality_error invalid;
+    char reason[192];
+    if (length > JOB_SIZE) {
+        snprintf(error, capacity, "--job '%s' is longer than a job block (expected %u bytes "
+                 "written by tori-personality --job-out)", path, (unsigned)JOB_SIZE);
+        return false;
+    }
+    if (!job_decode(block, length, &job, &invalid)) {
+        job_format_error(&invalid, reason, sizeof reason);
+        snprintf(error, capacity, "--job '%s': %s", path, reason);
+        return false;
+    }
+    return absolute(path, out, "job block", error, capacity);
+}
+
 bool emu_spawn_check_programs(const struct emu_programs *programs, bool want_qemu,
                               bool want_host, struct emu_program_paths *paths, char *error,
                               size_t capacity)
@@ -313,7 +351,7 @@ bool emu_spawn_check_programs(const struct emu_programs *programs, bool want_qem
             !absolute(programs->image, paths->image, "node image", error, capacity))
             return false;
     }
-    return true;
+    return programs->job == NULL || check_job(programs->job, paths->job, error, capacity);
 }
 
 /* In the child, between fork and exec: only async-signal-safe calls. */

@@ -43,6 +43,7 @@ struct emu_programs {
     const char *image;       /* node.elf for QEMU nodes */
     const char *node_binary; /* tori-node for host nodes */
     const char *out_dir;     /* absolute; the children's working directory */
+    const char *job;         /* the job block every node gets (NULL: none) */
 };
 
 /* A NULL-terminated argument vector of allocated strings. */
@@ -86,6 +87,7 @@ struct emu_program_paths {
     char qemu[EMU_PATH_MAX];
     char image[EMU_PATH_MAX];
     char node_binary[EMU_PATH_MAX];
+    char job[EMU_PATH_MAX]; /* empty: no job */
 };
 
 /*

@@ -3,6 +3,8 @@
  *
  *   tori-personality --node N --dims 2x2x2 [options] -o FILE
  *   tori-personality --dump FILE
+ *   tori-personality --job-out FILE --app NAME [--iterations N] [...]
+ *   tori-personality --dump-job FILE
  *
  * The block is made by the same codec the node decodes it with
  * (kernel/personality.h), so what this tool accepts the node accepts.
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/job.h"
 #include "kernel/personality.h"
 #include "tools/cli.h"
 
@@ -45,7 +48,15 @@ static void usage(FILE *out)
             "  --link-retries N      retransmissions before a link is down, 1..255 (%u)\n"
             "  --partition primary|every-side  who goes on after a partition (primary)\n"
             "  -o, --output FILE     where to write the block\n"
-            "  --dump FILE           decode FILE and print its fields, or the exact error\n",
+            "  --dump FILE           decode FILE and print its fields, or the exact error\n"
+            "\n"
+            "The job block (kernel/job.h), the same for every node of a job:\n"
+            "  --job-out FILE        write it (with --app and the options below only)\n"
+            "  --app NAME            allreduce, stencil, pingpong or greedy (tests)\n"
+            "  --iterations N        iterations, 1..4294967295 (1)\n"
+            "  --progress K          an app-progress event every K iterations (0: none)\n"
+            "  --app-args a,b,c      up to 4 signed 64-bit application arguments (0)\n"
+            "  --dump-job FILE       decode a job block and print its fields\n",
             (unsigned)defaults.tree_radix, (unsigned)defaults.boot_incarnation,
             (unsigned)defaults.heartbeat_ms, (unsigned)defaults.detect_timeout_ms,
             (unsigned)defaults.link_rto_ms, (unsigned)defaults.link_retries);
@@ -324,8 +335,13 @@ static int write_block(const char *path, const struct personality *p)
     return 0;
 }
 
+static int job_main(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--job-out", 9) == 0 || strncmp(argv[i], "--dump-job", 10) == 0)
+            return job_main(argc, argv);
     struct request request;
     memset(&request, 0, sizeof request);
     parse_arguments(argc, argv, &request);
@@ -343,4 +359,144 @@ int main(int argc, char **argv)
     if (request.output == NULL)
         fail("-o is missing (expected -o FILE, where to write the block)");
     return write_block(request.output, &p);
+}
+
+/* ---- the job block: written once per job, the same for every node ---- */
+
+static void print_job(const struct job *job)
+{
+    printf("app=%s\n", job_app_name(job->app));
+    printf("iterations=%u\n", (unsigned)job->iterations);
+    printf("progress_interval=%u\n", (unsigned)job->progress_interval);
+    printf("app_args=");
+    for (unsigned i = 0; i < JOB_APP_ARGS; i++)
+        printf("%s%lld", i > 0 ? "," : "", (long long)job->app_arg[i]);
+    printf("\ncomm_mode=%s\n", job_comm_mode_name(job->comm_mode));
+    printf("message_mode=%s\n", job_message_mode_name(job->message_mode));
+    printf("routing_mode=default\n");
+    printf("checkpoint_interval=%u\n", (unsigned)job->checkpoint_interval);
+    printf("seed_count=%u\n", (unsigned)job->seed_count);
+    printf("recovery_policy=none\n");
+    printf("job_key=%s\n", job_has_key(job) ? "set" : "none"); /* never the value */
+}
+
+static int dump_job(const char *path)
+{
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) {
+        fprintf(stderr, TOOL ": cannot read '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    uint8_t block[JOB_SIZE + 1];
+    size_t length = fread(block, 1, sizeof block, file);
+    int read_error = ferror(file) ? errno : 0;
+    fclose(file);
+    if (read_error != 0) {
+        fprintf(stderr, TOOL ": cannot read '%s': %s\n", path, strerror(read_error));
+        return 1;
+    }
+    if (length > JOB_SIZE) {
+        fprintf(stderr, TOOL ": %s: job: length is more than %u bytes, expected exactly %u\n",
+                path, (unsigned)JOB_SIZE, (unsigned)JOB_SIZE);
+        return 1;
+    }
+    struct job job;
+    struct personality_error error;
+    if (!job_decode(block, length, &job, &error)) {
+        char message[256];
+        job_format_error(&error, message, sizeof message);
+        fprintf(stderr, TOOL ": %s: %s\n", path, message);
+        return 1;
+    }
+    print_job(&job);
+    return 0;
+}
+
+/* "a,b,c": up to JOB_APP_ARGS signed 64-bit integers, each whole. */
+static void parse_app_args(const char *text, struct job *job)
+{
+    const char *p = text;
+    for (unsigned i = 0;; i++) {
+        if (i == JOB_APP_ARGS)
+            fail("--app-args '%.60s' is invalid (expected at most %u integers)", text,
+                 (unsigned)JOB_APP_ARGS);
+        char *end = NULL;
+        errno = 0;
+        long long value = strtoll(p, &end, 10);
+        if (end == p || errno != 0 || (*end != ',' && *end != '\0') || *p == ' ')
+            fail("--app-args '%.60s' is invalid (expected comma-separated signed 64-bit "
+                 "integers, e.g. 8,0,-3)", text);
+        job->app_arg[i] = value;
+        if (*end == '\0')
+            return;
+        p = end + 1;
+    }
+}
+
+static int job_main(int argc, char **argv)
+{
+    const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
+    const char *progress = NULL, *app_args = NULL;
+    const struct cli_option options[] = {
+        {"--job-out", &output, NULL},   {"--dump-job", &dump_path, NULL},
+        {"--app", &app, NULL},          {"--iterations", &iterations, NULL},
+        {"--progress", &progress, NULL}, {"--app-args", &app_args, NULL},
+    };
+    char error[200];
+    switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
+                     sizeof error)) {
+    case CLI_SCAN_HELP:
+        usage(stdout);
+        return 0;
+    case CLI_SCAN_ERROR:
+        fail("%s (the job block takes only --job-out, --app, --iterations, --progress, "
+             "--app-args; or --dump-job alone)", error);
+    case CLI_SCAN_OK:
+        break;
+    }
+    if (dump_path != NULL) {
+        if (output != NULL || app != NULL || iterations != NULL || progress != NULL ||
+            app_args != NULL)
+            fail("--dump-job takes no other options (expected --dump-job FILE alone)");
+        return dump_job(dump_path);
+    }
+    struct job job;
+    job_set_defaults(&job);
+    if (app == NULL)
+        fail("--app is missing (expected allreduce, stencil, pingpong or greedy)");
+    job.app = job_app_from_name(app);
+    if (job.app == 0)
+        fail("--app '%.40s' is invalid (expected allreduce, stencil, pingpong or greedy)",
+             app);
+    if (iterations != NULL) {
+        const struct number_option option = {"--iterations", 1, UINT32_MAX,
+                                             "a count in 1..4294967295"};
+        job.iterations = (uint32_t)number(&option, iterations);
+    }
+    if (progress != NULL) {
+        const struct number_option option = {"--progress", 0, job.iterations,
+                                             "0 (none) or a count up to --iterations"};
+        job.progress_interval = (uint32_t)number(&option, progress);
+    }
+    if (app_args != NULL)
+        parse_app_args(app_args, &job);
+    struct personality_error invalid;
+    if (!job_validate(&job, &invalid)) {
+        char message[256];
+        job_format_error(&invalid, message, sizeof message);
+        fail("internal error, the options made an invalid block: %s", message);
+    }
+    uint8_t block[JOB_SIZE];
+    job_encode(&job, block);
+    FILE *file = fopen(output, "wb");
+    if (file == NULL) {
+        fprintf(stderr, TOOL ": cannot create '%s': %s\n", output, strerror(errno));
+        return 1;
+    }
+    bool written = fwrite(block, 1, sizeof block, file) == sizeof block;
+    if (fclose(file) != 0 || !written) {
+        fprintf(stderr, TOOL ": cannot write '%s': %s\n", output, strerror(errno));
+        return 1;
+    }
+    return 0;
 }

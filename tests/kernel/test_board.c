@@ -49,6 +49,12 @@ const uint8_t *board_personality_block(size_t *length)
     return NULL;
 }
 
+const uint8_t *board_job_block(size_t *length)
+{
+    *length = 0;
+    return NULL;
+}
+
 void board_idle_until(uint64_t deadline_ns)
 {
     test_board_clock_ns = deadline_ns;

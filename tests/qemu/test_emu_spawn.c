@@ -39,7 +39,7 @@ static void setup_node(struct emu_node *node, enum emu_board board)
 
 static void test_qemu_command(void)
 {
-    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o"};
+    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o", NULL};
     struct emu_node node;
     setup_node(&node, EMU_BOARD_QEMU);
     struct emu_argv argv;
@@ -73,7 +73,7 @@ static void test_qemu_command(void)
 
 static void test_host_command(void)
 {
-    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o"};
+    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o", NULL};
     struct emu_node node;
     setup_node(&node, EMU_BOARD_HOST);
     struct emu_argv argv;
@@ -87,6 +87,29 @@ static void test_host_command(void)
     CHECK(has_argument(&argv, "--link", "y-:fd=13:peer=127.0.0.1:40003"));
     CHECK(argv.count == 3 + 2 * 4);
     emu_argv_free(&argv);
+    /* --job: the same block for every node, named on the command line. */
+    programs.job = "/o/job.bin";
+    emu_argv_init(&argv);
+    emu_spawn_command(&programs, &node, &argv);
+    CHECK(has_argument(&argv, "--job", "/o/job.bin") && argv.count == 5 + 2 * 4);
+    emu_argv_free(&argv);
+    emu_node_release(&node);
+}
+
+/* --job on QEMU: a second loader blob at the job address of the page. */
+static void test_qemu_job(void)
+{
+    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o",
+                                    "/o/job.bin"};
+    struct emu_node node;
+    setup_node(&node, EMU_BOARD_QEMU);
+    struct emu_argv argv;
+    emu_argv_init(&argv);
+    emu_spawn_command(&programs, &node, &argv);
+    CHECK(has_argument(&argv, "-device", "loader,file=/o/job.bin,addr=0x40100400,force-raw=on"));
+    CHECK(has_argument(&argv, "-device",
+                       "loader,file=/o/node5.personality,addr=0x40100000,force-raw=on"));
+    emu_argv_free(&argv);
     emu_node_release(&node);
 }
 
@@ -94,7 +117,7 @@ static void test_start(void)
 {
     char directory[] = "/tmp/tori-emu-spawn-XXXXXX";
     CHECK(mkdtemp(directory) != NULL);
-    struct emu_programs programs = {"qemu-system-arm", "-", "/bin/sh", directory};
+    struct emu_programs programs = {"qemu-system-arm", "-", "/bin/sh", directory, NULL};
     struct emu_node node;
     emu_node_init(&node, 0);
     int pair[2];
@@ -171,6 +194,7 @@ static void test_start(void)
 
 int main(void)
 {
+    test_qemu_job();
     test_qemu_command();
     test_host_command();
     test_start();

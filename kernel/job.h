@@ -1,0 +1,107 @@
+/*
+ * The job block: which application a node runs and with what parameters,
+ * written by the loader beside the personality (QEMU: a second -device
+ * loader blob at QEMU_VIRT_JOB_ADDRESS; host: tori-node --job FILE).  Fixed
+ * layout, little-endian, JOB_SIZE bytes, guarded by a magic number, a
+ * version, its size and a CRC-32 over everything before the CRC; validated
+ * field by field like the personality (the same error record and line).
+ * No block: the node runs no application.
+ *
+ *   off size field                  off size field
+ *   0   4    magic "JOB1"           28  16   seed_node[4]      (u32, unused: 0)
+ *   4   2    version (1)            44  4    reserved (0)
+ *   6   2    size (128)             48  32   app_arg[4]        (i64)
+ *   8   1    app                    80  16   job_key           (128 bits)
+ *   9   1    comm_mode              96  24   recovery_policy   (text, NUL-padded)
+ *   10  1    message_mode           120 4    reserved (0)
+ *   11  1    routing_mode           124 4    crc32 of bytes 0..123
+ *   12  4    iterations
+ *   16  4    progress_interval      (app-progress every K iterations; 0: none)
+ *   20  4    checkpoint_interval
+ *   24  4    seed_count
+ *
+ * Fields of features later issues bring (communicator and message modes:
+ * issue 14; recovery policy, checkpoints: issue 15; seed nodes, routing:
+ * issue 16; job key: issue 20) are defined now and accept only their "off"
+ * value, with an error that says so.  The job key is never printed.
+ */
+#ifndef KERNEL_JOB_H
+#define KERNEL_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/personality.h"
+
+/* "JOB1" read little-endian.  A word whose top byte is below 0x40 is no
+ * address in the node's RAM (0x40000000 up), which the certification's
+ * sections check would otherwise take a constant for. */
+#define JOB_MAGIC 0x31424F4Au
+#define JOB_VERSION 1
+#define JOB_SIZE 128
+#define JOB_APP_ARGS 4
+#define JOB_SEED_NODES 4
+#define JOB_KEY_BYTES 16
+#define JOB_POLICY_BYTES 24
+
+/* The applications a job may name; an image holds those it was built with. */
+enum job_app {
+    JOB_APP_ALLREDUCE = 1,
+    JOB_APP_STENCIL = 2,
+    JOB_APP_PINGPONG = 3,
+    JOB_APP_GREEDY = 4, /* a test application (tests/ only): computes, never yields */
+};
+#define JOB_APP_LAST JOB_APP_GREEDY
+
+/* Communicator failure modes (FT-MPI); only ABORT until issue 14. */
+enum job_comm_mode { JOB_COMM_ABORT = 0, JOB_COMM_BLANK, JOB_COMM_SHRINK, JOB_COMM_REBUILD };
+/* Message modes (FT-MPI); only NOP until issue 14. */
+enum job_message_mode { JOB_MESSAGE_NOP = 0, JOB_MESSAGE_CONT };
+/* Routing modes; only the network's own (dimension order) until issue 16. */
+enum job_routing_mode { JOB_ROUTING_DEFAULT = 0 };
+
+struct job {
+    uint8_t app;          /* enum job_app */
+    uint8_t comm_mode;    /* enum job_comm_mode */
+    uint8_t message_mode; /* enum job_message_mode */
+    uint8_t routing_mode; /* enum job_routing_mode */
+    uint32_t iterations;  /* >= 1 */
+    uint32_t progress_interval;   /* app-progress every K iterations, 0: none */
+    uint32_t checkpoint_interval; /* 0 until issue 15 */
+    uint32_t seed_count;          /* 0 until issue 16 */
+    uint32_t seed_node[JOB_SEED_NODES];
+    int64_t app_arg[JOB_APP_ARGS];
+    uint8_t job_key[JOB_KEY_BYTES]; /* all zero until issue 20; never printed */
+    char recovery_policy[JOB_POLICY_BYTES]; /* NUL-padded; empty until issue 15 */
+};
+
+/* Clears every field to its "off" value and sets the defaults: no
+ * application (app 0 is invalid: set one), 1 iteration, no progress. */
+void job_set_defaults(struct job *job);
+
+/* Checks every field; returns false and fills *error on the first bad one. */
+bool job_validate(const struct job *job, struct personality_error *error);
+
+/* Decodes and validates a raw block (NULL: "missing"; short: "length"). */
+bool job_decode(const uint8_t *block, size_t length, struct job *out,
+                struct personality_error *error);
+
+/* Encodes a job, CRC included. */
+void job_encode(const struct job *job, uint8_t out[JOB_SIZE]);
+
+/* One line, NUL-terminated, cut to fit: "job: iterations=0 is invalid,
+ * expected at least 1".  Returns its length. */
+unsigned job_format_error(const struct personality_error *error, char *out,
+                          unsigned capacity);
+
+/* Names ("allreduce", ...; NULL for an id that is none) and back (0: none). */
+const char *job_app_name(uint8_t app);
+uint8_t job_app_from_name(const char *name);
+const char *job_comm_mode_name(uint8_t mode);
+const char *job_message_mode_name(uint8_t mode);
+
+/* True when the job key is set (it is never printed, only this). */
+bool job_has_key(const struct job *job);
+
+#endif /* KERNEL_JOB_H */

@@ -1,0 +1,154 @@
+/*
+ * Node bring-up of the communication service: the pure comm core (comm/)
+ * fed with COMM frames (and the epoch of their torus header), the views the
+ * membership installs, and ticks; its outbox turned into frames stamped
+ * with the sender's view epoch, membership suspicions and event lines.
+ */
+#include <string.h>
+
+#include "board/board.h"
+#include "kernel/console_command.h"
+#include "kernel/event.h"
+#include "kernel/panic.h"
+#include "kernel/poll.h"
+#include "kernel/timer.h"
+#include "node/node.h"
+
+static timer_id comm_timer = -1;
+
+/* Frames to the torus, suspicions to the membership, events to the console. */
+void node_comm_flush(struct node *node, uint64_t now_ns)
+{
+    struct comm_outbox *out = &node->comm_outbox;
+    for (uint32_t i = 0; i < out->frame_count; i++) {
+        const struct comm_outgoing *f = &out->frames[i];
+        /* A frame the rings refuse is the core's to resend (end to end). */
+        torus_network_send(&node->network, f->destination, TORUS_FRAME_TYPE_COMM, f->epoch,
+                           comm_outbox_payload(out, i), f->length, now_ns);
+    }
+    for (uint32_t i = 0; i < out->event_count; i++) {
+        const struct comm_event *e = &out->events[i];
+        event_begin(comm_event_name(e->type));
+        event_add_u64("epoch", e->epoch);
+        if (e->type == COMM_EVENT_DETECTED) {
+            event_add_hex("comm", e->comm);
+            event_add_u64("failed", e->count);
+        } else {
+            event_add_u64("peer", e->node);
+        }
+        event_end();
+    }
+    bool overflow = out->dropped_frames != 0 || out->dropped_events != 0;
+    if (overflow) {
+        event_begin("comm-outbox-overflow");
+        event_add_u64("frames", out->dropped_frames);
+        event_add_u64("events", out->dropped_events);
+        event_end();
+    }
+    /* Suspicions last: the membership call may install a view, which
+     * writes into this outbox again. */
+    uint32_t suspects[COMM_OUTBOX_EVENTS];
+    uint32_t suspect_count = 0;
+    for (uint32_t i = 0; i < out->event_count; i++)
+        if (out->events[i].type == COMM_EVENT_SUSPECT)
+            suspects[suspect_count++] = out->events[i].node;
+    comm_outbox_clear(out);
+    for (uint32_t i = 0; i < suspect_count; i++)
+        node_membership_suspect(node, suspects[i], now_ns);
+}
+
+/*
+ * Keeps the core on the membership's view: every view this node installs
+ * as a member, and none while it is out (expelled, partitioned away,
+ * joining).  Called from the comm poller, not from the membership's flush,
+ * so that a suspicion the core reports (which calls the membership) never
+ * leads back here: the call graph stays free of cycles.
+ */
+static void follow_view(struct node *node, uint64_t now_ns)
+{
+    const struct membership *m = &node->membership;
+    struct comm *comm = &node->comm;
+    bool member = node_membership_is_started() && membership_has_view(m) &&
+                  !membership_is_joining(m) &&
+                  membership_is_member(m, node->personality->node_id);
+    if (member && (!comm_has_view(comm) || membership_epoch(m) > comm_view_epoch(comm))) {
+        /* The membership's own view and layout: its bits are positions. */
+        comm_install_view(comm, membership_epoch(m), &m->view, &m->layout, now_ns,
+                          &node->comm_outbox);
+        node_comm_flush(node, now_ns);
+    } else if (!member && comm_has_view(comm)) {
+        comm_drop_view(comm, membership_incarnation(m), now_ns, &node->comm_outbox);
+        node_comm_flush(node, now_ns);
+    }
+}
+
+static void on_comm_frame(void *context, const struct torus_frame_header *header,
+                          const uint8_t *payload, uint64_t now_ns)
+{
+    struct node *node = context;
+    comm_receive(&node->comm, header->source, header->epoch, payload, header->payload_length,
+                 now_ns, &node->comm_outbox);
+    node_comm_flush(node, now_ns);
+}
+
+static unsigned comm_poll(void *context, uint64_t now_ns)
+{
+    struct node *node = context;
+    unsigned work = 0;
+    follow_view(node, now_ns);
+    if (comm_next_deadline(&node->comm) <= now_ns) {
+        comm_tick(&node->comm, now_ns, &node->comm_outbox);
+        node_comm_flush(node, now_ns);
+        work = 1;
+    }
+    uint64_t deadline = comm_next_deadline(&node->comm);
+    if (deadline == COMM_NEVER)
+        timer_disarm(timer_kernel_table(), comm_timer);
+    else
+        timer_arm(timer_kernel_table(), comm_timer, deadline);
+    return work;
+}
+
+/* "comm": the core's view and WORLD as this node sees them, and what it
+ * dropped by epoch (a frame of an older view is counted, never delivered). */
+static void command_comm(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)arguments;
+    (void)now_ns;
+    const struct node *node = context;
+    const struct comm *comm = &node->comm;
+    const struct comm_counters *c = comm_get_counters(comm);
+    event_begin("comm-state");
+    event_add_u64("has_view", comm_has_view(comm) ? 1 : 0);
+    event_add_u64("epoch", comm_view_epoch(comm));
+    uint32_t rank = comm_rank(comm, COMM_WORLD);
+    event_add_i64("rank", rank == COMM_RANK_NONE ? -1 : (int64_t)rank);
+    event_add_u64("size", comm_size(comm, COMM_WORLD));
+    event_add_u64("views", c->views_installed);
+    event_add_u64("frames_received", c->frames_received);
+    event_add_u64("frames_sent", c->frames_sent);
+    event_add_u64("drops_stale_epoch", c->drops_stale_epoch);
+    event_add_u64("drops_no_view", c->drops_no_view);
+    event_end();
+}
+
+void node_comm_init(struct node *node)
+{
+    const struct personality *p = node->personality;
+    struct comm_config config;
+    comm_config_defaults(&config);
+    config.node_id = p->node_id;
+    config.incarnation = p->boot_incarnation;
+    config.node_count = personality_node_count(p);
+    config.world_size = p->member_count; /* WORLD: the initial view's compute nodes */
+    enum comm_init_status status = comm_init(&node->comm, &config);
+    if (status != COMM_INIT_OK)
+        kernel_panic(comm_init_status_text(status));
+    comm_outbox_clear(&node->comm_outbox);
+    torus_network_set_handler(&node->network, TORUS_FRAME_TYPE_COMM, on_comm_frame, node);
+    comm_timer = timer_add_wakeup(timer_kernel_table(), "comm");
+    if (comm_timer < 0)
+        kernel_panic("comm: timer table full (raise CONFIG_MAX_TIMERS)");
+    poll_register("comm", comm_poll, node);
+    console_command_register("comm", command_comm, node, CONSOLE_NO_ARGUMENTS);
+}

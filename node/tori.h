@@ -1,0 +1,126 @@
+/*
+ * The application API of a tori node: what an application (apps/) calls to
+ * learn its rank, talk to other ranks and keep the node alive.  A thin,
+ * blocking layer over the communication core (comm/comm.h).
+ *
+ * There are no threads and no interrupts: the node's runtime (torus links,
+ * membership heartbeats, retransmissions) advances only inside these calls.
+ * A blocking call runs the node's poll loop until its request completes; a
+ * long computation must call tori_progress() (or tori_iteration_done()) at
+ * least every few milliseconds, or the node emits `starved` and, past the
+ * detector's timeout, its neighbours take it for dead.
+ *
+ * Every call returns TORI_OK (0) or an error (tori_error_text names it; the
+ * values are comm/comm.h's enum comm_error); a failing call also emits an
+ * `app-error` event naming the call and the error.  Buffers belong to the
+ * application; a non-blocking call keeps its buffer until the request
+ * completes.  Communicators and requests are handles (TORI_COMM_WORLD: the
+ * initial view's compute nodes, rank = node id).
+ */
+#ifndef NODE_TORI_H
+#define NODE_TORI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TORI_OK 0
+#define TORI_COMM_WORLD 0x100u        /* comm/comm.h COMM_WORLD */
+#define TORI_COMM_NULL 0u             /* split with TORI_UNDEFINED */
+#define TORI_UNDEFINED (-1)
+#define TORI_ANY_SOURCE UINT32_MAX
+#define TORI_ANY_TAG (-1)
+#define TORI_REQUEST_NULL 0u
+#define TORI_APP_ARGS 4
+
+typedef uint32_t tori_comm;
+typedef uint32_t tori_request;
+
+enum tori_type { TORI_INT64 = 0, TORI_DOUBLE = 1 };
+enum tori_op { TORI_SUM = 0, TORI_MIN = 1, TORI_MAX = 2 };
+
+/* A completed receive: who sent it, its tag and its length. */
+struct tori_status {
+    int error;
+    uint32_t source;
+    int32_t tag;
+    uint32_t count;
+};
+
+/* What the job gives the application. */
+struct tori_args {
+    uint32_t iterations;
+    int64_t arg[TORI_APP_ARGS];
+};
+
+/* What the application returns: the node reports it as `app-result`. */
+struct tori_result {
+    bool ok;          /* its answer matched the closed form or reference */
+    uint64_t digest;  /* of its result: equal on every rank and every board */
+    uint32_t iterations; /* done */
+};
+
+/* The torus the job runs on: its shape and this node's coordinates
+ * (dimension 0 fastest: the node id is the rank of the coordinates). */
+#define TORI_MAX_DIMS 6
+struct tori_torus {
+    uint32_t dims;
+    uint32_t size[TORI_MAX_DIMS];
+    uint32_t coord[TORI_MAX_DIMS];
+};
+void tori_torus_shape(struct tori_torus *out);
+
+/* ---- communicators ---- */
+int tori_rank(tori_comm comm, uint32_t *rank);
+int tori_size(tori_comm comm, uint32_t *size);
+/* Collective: a new communicator with the same members. */
+int tori_comm_dup(tori_comm comm, tori_comm *out);
+/* Collective: the ranks of each color, ordered by (key, rank); color
+ * TORI_UNDEFINED gives TORI_COMM_NULL. */
+int tori_comm_split(tori_comm comm, int32_t color, int32_t key, tori_comm *out);
+
+/* ---- point-to-point (tags 0..32767; source may be TORI_ANY_SOURCE,
+ * tag TORI_ANY_TAG) ---- */
+int tori_isend(tori_comm comm, uint32_t dest, int32_t tag, const void *buffer,
+               uint32_t length, tori_request *request);
+int tori_irecv(tori_comm comm, uint32_t source, int32_t tag, void *buffer, uint32_t capacity,
+               tori_request *request);
+/* Polls once; *done tells whether the request completed (then it is
+ * released, *request becomes TORI_REQUEST_NULL and status is filled). */
+int tori_test(tori_request *request, bool *done, struct tori_status *status);
+/* Runs the node until the request completes. status may be NULL. */
+int tori_wait(tori_request *request, struct tori_status *status);
+int tori_send(tori_comm comm, uint32_t dest, int32_t tag, const void *buffer, uint32_t length);
+int tori_recv(tori_comm comm, uint32_t source, int32_t tag, void *buffer, uint32_t capacity,
+              struct tori_status *status);
+
+/* ---- collectives (every rank of comm calls them in the same order) ---- */
+int tori_barrier(tori_comm comm);
+int tori_bcast(tori_comm comm, uint32_t root, void *buffer, uint32_t length);
+/* count 8-byte elements; recv only at the root; send may equal recv. */
+int tori_reduce(tori_comm comm, uint32_t root, const void *send, void *recv, uint32_t count,
+                enum tori_type type, enum tori_op op);
+int tori_allreduce(tori_comm comm, const void *send, void *recv, uint32_t count,
+                   enum tori_type type, enum tori_op op);
+/* block bytes from every rank into recv (size x block) in rank order. */
+int tori_gather(tori_comm comm, uint32_t root, const void *send, uint32_t block, void *recv);
+int tori_allgather(tori_comm comm, const void *send, uint32_t block, void *recv);
+
+/* ---- the runtime ---- */
+/* Lets the node run once (links, membership, retransmissions). */
+void tori_progress(void);
+/* After iteration `done` (1-based): tori_progress(), and an `app-progress`
+ * event every progress interval of the job. */
+void tori_iteration_done(uint32_t done);
+/* The node's clock, in nanoseconds. */
+uint64_t tori_now_ns(void);
+/* Writes one `app-NAME` event line with integer fields (keys: bare words). */
+void tori_report(const char *name, const char *const *keys, const int64_t *values,
+                 unsigned count);
+const char *tori_error_text(int error);
+
+/* ---- the applications shipped in apps/ (the job selects one) ---- */
+struct tori_result tori_app_allreduce(const struct tori_args *args);
+struct tori_result tori_app_stencil(const struct tori_args *args);
+struct tori_result tori_app_pingpong(const struct tori_args *args);
+
+#endif /* NODE_TORI_H */

@@ -1,0 +1,20 @@
+#!/bin/bash
+# The comm service follows the membership: no view before `start` (frames
+# would be dropped, counted), the initial view and WORLD after it.
+# usage: test_comm_view.sh PERSONALITY_TOOL NODE OUT
+source "$(dirname "$0")/lib.sh"
+TOOL=$1
+NODE=$2
+OUT=$3
+rm -rf "$OUT" && mkdir -p "$OUT"
+"$TOOL" --node 0 --dims 1 -o "$OUT/node0.personality" || fail "personality"
+(echo comm; echo start; sleep 0.5; echo comm; echo halt) |
+    timeout 20 "$NODE" --personality "$OUT/node0.personality" > "$OUT/console.log" 2>&1
+cat "$OUT/console.log"
+mapfile -t states < <(grep 'event=comm-state' "$OUT/console.log")
+[[ ${#states[@]} == 2 ]] || fail "not two comm-state lines"
+[[ "${states[0]}" == *" has_view=0 "* && "${states[0]}" == *" views=0 "* ]] ||
+    fail "a view before start: ${states[0]}"
+[[ "${states[1]}" == *" has_view=1 epoch=0 rank=0 size=1 views=1 "* ]] ||
+    fail "no initial view and WORLD after start: ${states[1]}"
+echo "node.comm_view: all checks passed"
