@@ -1,10 +1,12 @@
 /*
- * Random fault scenarios for the simulator's campaign (--chaos): kills
- * (favouring the lowest ids, so roots and their successors die, chained),
- * restarts of dead nodes, short and long hangs, false suspicions, link
- * cuts, and partitions that heal.  The scenario keeps a primary component
- * possible: at most N/8 nodes down at once and a minority side of at most
- * N/4.  Deterministic for a seed.
+ * The simulator's campaign (--chaos): a schedule of random faults in
+ * virtual time, the times drawn up front, what happens at each drawn by
+ * the one chaos generator (tools/chaos.h) with holds drawn in units of
+ * sim_unit_ns:
+ * kills (favouring the lowest ids, so roots and their successors die,
+ * chained), restarts of dead nodes, short and long hangs, false
+ * suspicions, link cuts, and partitions that heal.  Deterministic for a
+ * seed.
  */
 #ifndef SIM_SIM_CHAOS_H
 #define SIM_SIM_CHAOS_H

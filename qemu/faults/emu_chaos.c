@@ -1,7 +1,6 @@
 #define _GNU_SOURCE
 #include "qemu/faults/emu_chaos.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,17 +8,20 @@
 #include "tools/cli.h"
 #include "tools/splitmix.h"
 
-#define NS_PER_S 1000000000ull
-#define MAX_CUT_CABLES 2
+/* The kinds --chaos takes, as the generator's mask bits. */
+static const struct {
+    const char *name;
+    enum fault_kind kind;
+} kind_names[] = {
+    {"kill", FAULT_KILL}, {"hang", FAULT_HANG}, {"link", FAULT_LINK_OFF},
+    {"reboot", FAULT_REBOOT}, {"join", FAULT_JOIN},
+};
 
-static const char *const kind_names[EMU_CHAOS_KINDS] = {"kill", "hang", "link", "reboot",
-                                                        "join"};
-
-static bool kind_of(const char *name, unsigned *kind)
+static bool kind_of(const char *name, unsigned *bit)
 {
-    for (unsigned k = 0; k < EMU_CHAOS_KINDS; k++) {
-        if (strcmp(name, kind_names[k]) == 0) {
-            *kind = k;
+    for (size_t k = 0; k < sizeof kind_names / sizeof kind_names[0]; k++) {
+        if (strcmp(name, kind_names[k].name) == 0) {
+            *bit = CHAOS_KIND(kind_names[k].kind);
             return true;
         }
     }
@@ -44,8 +46,8 @@ bool emu_chaos_parse(const char *text, struct emu_chaos_spec *spec, char *error,
     memset(spec, 0, sizeof *spec);
     spec->seed = 1;
     spec->rate = 1.0;
-    spec->kinds = (1u << EMU_CHAOS_KILL) | (1u << EMU_CHAOS_HANG) | (1u << EMU_CHAOS_LINK) |
-                  (1u << EMU_CHAOS_REBOOT);
+    spec->kinds = CHAOS_KIND(FAULT_KILL) | CHAOS_KIND(FAULT_HANG) | CHAOS_KIND(FAULT_LINK_OFF) |
+                  CHAOS_KIND(FAULT_REBOOT);
     char copy[512];
     char echo[CLI_ECHO_MAX + 4];
     if (strlen(text) >= sizeof copy) {
@@ -61,9 +63,9 @@ bool emu_chaos_parse(const char *text, struct emu_chaos_spec *spec, char *error,
          token = strtok_r(NULL, ",", &save)) {
         char *equals = strchr(token, '=');
         if (equals == NULL) {
-            unsigned kind;
-            if (in_kinds && kind_of(token, &kind)) {
-                spec->kinds |= 1u << kind;
+            unsigned bit;
+            if (in_kinds && kind_of(token, &bit)) {
+                spec->kinds |= bit;
                 continue;
             }
             snprintf(error, capacity, "'%s' is not KEY=VALUE%s (expected seed, rate, kinds, "
@@ -102,11 +104,11 @@ bool emu_chaos_parse(const char *text, struct emu_chaos_spec *spec, char *error,
             expected = "faults per second in 0.001..1000, like 0.5";
             break;
         case 2: {
-            unsigned kind;
-            ok = kind_of(value, &kind);
+            unsigned bit;
+            ok = kind_of(value, &bit);
             expected = "kill, hang, link, reboot or join";
             if (ok) {
-                spec->kinds = 1u << kind;
+                spec->kinds = bit;
                 in_kinds = true;
             }
             break;
@@ -134,30 +136,33 @@ bool emu_chaos_parse(const char *text, struct emu_chaos_spec *spec, char *error,
     return true;
 }
 
-static uint32_t below(struct emu_chaos *chaos, uint32_t n)
-{
-    return n == 0 ? 0 : (uint32_t)splitmix64_below(&chaos->random, n);
-}
-
-static uint64_t exponential_gap(struct emu_chaos *chaos)
-{
-    double u = ((double)(splitmix64_next(&chaos->random) >> 11) + 0.5) / 9007199254740992.0;
-    double seconds = -log(u) / chaos->spec.rate;
-    if (seconds > 3600.0)
-        seconds = 3600.0;
-    return (uint64_t)(seconds * (double)NS_PER_S);
-}
-
-void emu_chaos_init(struct emu_chaos *chaos, const struct emu_chaos_spec *spec,
-                    uint64_t now_ns, uint64_t default_hold_ns)
+bool emu_chaos_init(struct emu_chaos *chaos, const struct emu_chaos_spec *spec,
+                    const struct torus_geometry *geometry, uint32_t spares, const bool *qemu,
+                    uint64_t now_ns, uint64_t default_hold_ns, char *error, size_t capacity)
 {
     memset(chaos, 0, sizeof *chaos);
     chaos->spec = *spec;
     if (chaos->spec.hold_ns == 0)
         chaos->spec.hold_ns = default_hold_ns;
-    chaos->random = spec->seed;
+    struct chaos_config config = {
+        .geometry = geometry,
+        .members = geometry->node_count - spares,
+        .seed = spec->seed,
+        .kinds = spec->kinds,
+        .hold_ns = chaos->spec.hold_ns,
+        .unit_ns = 0,
+        .rebootable = qemu,
+    };
+    if (!chaos_init(&chaos->generator, &config, error, capacity))
+        return false;
     chaos->begin_ns = now_ns;
-    chaos->next_ns = now_ns + exponential_gap(chaos);
+    chaos->next_ns = now_ns + chaos_gap_ns(&chaos->generator, chaos->spec.rate);
+    return true;
+}
+
+void emu_chaos_free(struct emu_chaos *chaos)
+{
+    chaos_free(&chaos->generator);
 }
 
 static bool starting_over(const struct emu_chaos *chaos, uint64_t now_ns)
@@ -167,211 +172,63 @@ static bool starting_over(const struct emu_chaos *chaos, uint64_t now_ns)
     return chaos->spec.duration_ns != 0 && now_ns - chaos->begin_ns >= chaos->spec.duration_ns;
 }
 
-static unsigned pending_undos(const struct emu_chaos *chaos)
-{
-    unsigned n = 0;
-    for (unsigned i = 0; i < EMU_CHAOS_UNDO_MAX; i++)
-        n += chaos->undo[i].used;
-    return n;
-}
-
 uint64_t emu_chaos_next_due(const struct emu_chaos *chaos, uint64_t now_ns)
 {
-    uint64_t due = starting_over(chaos, now_ns) ? UINT64_MAX : chaos->next_ns;
-    for (unsigned i = 0; i < EMU_CHAOS_UNDO_MAX; i++)
-        if (chaos->undo[i].used && chaos->undo[i].due_ns < due)
-            due = chaos->undo[i].due_ns;
-    return due;
+    if (chaos->queued > 0)
+        return now_ns;
+    uint64_t due = starting_over(chaos, now_ns) || chaos->stuck ? UINT64_MAX : chaos->next_ns;
+    uint64_t undo = chaos_next_undo_ns(&chaos->generator);
+    return undo < due ? undo : due;
 }
 
 bool emu_chaos_done(const struct emu_chaos *chaos, uint64_t now_ns)
 {
-    return (starting_over(chaos, now_ns) || chaos->stuck) && pending_undos(chaos) == 0;
+    return (starting_over(chaos, now_ns) || chaos->stuck) && chaos->queued == 0 &&
+           chaos_next_undo_ns(&chaos->generator) == UINT64_MAX;
 }
 
-static void finish(struct emu_chaos *chaos, struct emu_action *action, uint64_t now_ns,
-                   const char *suffix)
+/* The fault's actions, labelled, the first in *out and the others queued. */
+static bool take(struct emu_chaos *chaos, const struct fault *item, uint64_t now_ns,
+                 const char *suffix, struct emu_action *out)
 {
-    action->at_ns = now_ns;
-    action->order = chaos->order++;
-    char described[EMU_ACTION_TEXT_MAX], label[EMU_ACTION_TEXT_MAX + 32];
-    emu_action_describe(action, described, sizeof described);
-    snprintf(label, sizeof label, "%s (%s)", described, suffix);
-    emu_action_set_text(action, label);
-}
-
-static uint32_t count_state(const struct emu_inject_world *world, enum emu_inject_state state)
-{
-    uint32_t n = 0;
-    for (uint32_t r = 0; r < world->count; r++)
-        n += world->state[r] == state;
-    return n;
-}
-
-static uint32_t cut_cables(const struct emu_inject_world *world)
-{
-    uint32_t ends = 0;
-    for (uint32_t r = 0; r < world->count; r++)
-        ends += (uint32_t)__builtin_popcount(world->cut[r]);
-    return ends / 2u;
-}
-
-/* A random node in state (and with no cut cable when whole is set). */
-static uint32_t pick_node(struct emu_chaos *chaos, const struct emu_inject_world *world,
-                          enum emu_inject_state state, bool whole, bool qemu_only)
-{
-    uint32_t candidates = 0;
-    for (uint32_t r = 0; r < world->count; r++)
-        candidates += world->state[r] == state && (!whole || world->cut[r] == 0) &&
-                      (!qemu_only || world->qemu[r]);
-    if (candidates == 0)
-        return UINT32_MAX;
-    uint32_t chosen = below(chaos, candidates);
-    for (uint32_t r = 0; r < world->count; r++) {
-        if (world->state[r] == state && (!whole || world->cut[r] == 0) &&
-            (!qemu_only || world->qemu[r])) {
-            if (chosen == 0)
-                return r;
-            chosen--;
-        }
+    struct emu_action actions[EMU_INJECT_ACTIONS_MAX];
+    unsigned count = emu_inject_actions(item, chaos->generator.config.geometry, actions);
+    if (count == 0)
+        return false; /* not reached: the spec holds only kinds the launcher carries out */
+    for (unsigned i = 0; i < count; i++) {
+        actions[i].at_ns = now_ns;
+        actions[i].order = chaos->order++;
+        char described[EMU_ACTION_TEXT_MAX], label[EMU_ACTION_TEXT_MAX + 32];
+        emu_action_describe(&actions[i], described, sizeof described);
+        snprintf(label, sizeof label, "%s (%s)", described, suffix);
+        emu_action_set_text(&actions[i], label);
     }
-    return UINT32_MAX;
-}
-
-/* An uncut cable between two running nodes, as (node, link). */
-static bool cable_usable(const struct emu_inject_world *world, uint32_t node, unsigned link)
-{
-    uint32_t peer = torus_geometry_neighbour(world->geometry, node, link);
-    return peer != TORUS_RANK_NONE && world->state[node] == EMU_INJECT_RUNNING &&
-           world->state[peer] == EMU_INJECT_RUNNING && ((world->cut[node] >> link) & 1u) == 0;
-}
-
-static bool pick_cable(struct emu_chaos *chaos, const struct emu_inject_world *world,
-                       struct emu_action *out)
-{
-    uint32_t candidates = 0;
-    for (uint32_t r = 0; r < world->count; r++)
-        for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++)
-            candidates += cable_usable(world, r, l);
-    if (candidates == 0)
-        return false;
-    uint32_t chosen = below(chaos, candidates);
-    for (uint32_t r = 0; r < world->count; r++)
-        for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++)
-            if (cable_usable(world, r, l) && chosen-- == 0) {
-                out->node = r;
-                out->link = l;
-                return true;
-            }
-    return false;
-}
-
-static bool add_undo(struct emu_chaos *chaos, const struct emu_action *action, uint64_t due)
-{
-    for (unsigned i = 0; i < EMU_CHAOS_UNDO_MAX; i++) {
-        if (!chaos->undo[i].used) {
-            chaos->undo[i].used = true;
-            chaos->undo[i].due_ns = due;
-            chaos->undo[i].action = *action;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Draws a new fault of kind; false when none of that kind can happen now. */
-static bool draw(struct emu_chaos *chaos, struct emu_inject_world *world, unsigned kind,
-                 uint64_t now_ns, struct emu_action *out)
-{
-    memset(out, 0, sizeof *out);
-    uint32_t members = world->count - count_state(world, EMU_INJECT_NOT_STARTED);
-    uint32_t down_limit = members / 8u > 1u ? members / 8u : 1u;
-    uint32_t down = count_state(world, EMU_INJECT_KILLED) + count_state(world, EMU_INJECT_HUNG);
-    struct emu_action undo;
-    bool has_undo = true;
-    switch (kind) {
-    case EMU_CHAOS_KILL:
-    case EMU_CHAOS_HANG:
-        if (down >= down_limit || members < 3)
-            return false;
-        out->node = pick_node(chaos, world, EMU_INJECT_RUNNING, true, false);
-        out->kind = kind == EMU_CHAOS_KILL ? EMU_ACTION_KILL : EMU_ACTION_HANG;
-        undo = *out;
-        undo.kind = kind == EMU_CHAOS_KILL ? EMU_ACTION_RESTART : EMU_ACTION_RESUME;
-        break;
-    case EMU_CHAOS_REBOOT:
-        if (down >= down_limit || members < 3)
-            return false;
-        out->node = pick_node(chaos, world, EMU_INJECT_RUNNING, true, true);
-        out->kind = EMU_ACTION_REBOOT;
-        has_undo = false;
-        break;
-    case EMU_CHAOS_JOIN:
-        out->node = pick_node(chaos, world, EMU_INJECT_NOT_STARTED, false, false);
-        out->kind = EMU_ACTION_JOIN;
-        has_undo = false;
-        break;
-    case EMU_CHAOS_LINK:
-    default:
-        if (cut_cables(world) >= MAX_CUT_CABLES || !pick_cable(chaos, world, out))
-            return false;
-        out->kind = EMU_ACTION_LINK_OFF;
-        undo = *out;
-        undo.kind = EMU_ACTION_LINK_ON;
-        break;
-    }
-    if (out->node == UINT32_MAX)
-        return false;
-    char reason[200];
-    if (!emu_inject_apply(world, out, reason, sizeof reason))
-        return false;
-    if (has_undo && !add_undo(chaos, &undo, now_ns + chaos->spec.hold_ns))
-        return false; /* cannot happen: fewer faults than slots are ever open */
-    finish(chaos, out, now_ns, "chaos");
+    *out = actions[0];
+    for (unsigned i = 1; i < count; i++)
+        chaos->queue[chaos->queued++] = actions[i];
     return true;
 }
 
-bool emu_chaos_next(struct emu_chaos *chaos, struct emu_inject_world *world, uint64_t now_ns,
-                    struct emu_action *out)
+bool emu_chaos_next(struct emu_chaos *chaos, uint64_t now_ns, struct emu_action *out)
 {
-    /* Undos first, oldest due first. */
-    int due = -1;
-    for (unsigned i = 0; i < EMU_CHAOS_UNDO_MAX; i++)
-        if (chaos->undo[i].used && chaos->undo[i].due_ns <= now_ns &&
-            (due < 0 || chaos->undo[i].due_ns < chaos->undo[due].due_ns))
-            due = (int)i;
-    if (due >= 0) {
-        *out = chaos->undo[due].action;
-        chaos->undo[due].used = false;
-        char reason[200];
-        if (!emu_inject_apply(world, out, reason, sizeof reason))
-            return false;
-        finish(chaos, out, now_ns, "chaos undo");
+    if (chaos->queued > 0) {
+        *out = chaos->queue[0];
+        chaos->queued--;
+        memmove(&chaos->queue[0], &chaos->queue[1], chaos->queued * sizeof chaos->queue[0]);
         return true;
     }
-    if (starting_over(chaos, now_ns) || now_ns < chaos->next_ns)
+    struct fault item, undo;
+    if (chaos_take_undo(&chaos->generator, now_ns, &item))
+        return take(chaos, &item, now_ns, "chaos undo", out);
+    if (starting_over(chaos, now_ns) || chaos->stuck || now_ns < chaos->next_ns)
         return false;
-    /* Try the drawn kind first, then the others in a random order. */
-    unsigned kinds[EMU_CHAOS_KINDS], count = 0;
-    for (unsigned k = 0; k < EMU_CHAOS_KINDS; k++)
-        if ((chaos->spec.kinds >> k) & 1u)
-            kinds[count++] = k;
-    for (unsigned i = count; i > 1; i--) {
-        unsigned j = below(chaos, i);
-        unsigned t = kinds[i - 1];
-        kinds[i - 1] = kinds[j];
-        kinds[j] = t;
+    chaos->next_ns = now_ns + chaos_gap_ns(&chaos->generator, chaos->spec.rate);
+    if (chaos_draw(&chaos->generator, now_ns, &item, &undo)) {
+        chaos->started++;
+        return take(chaos, &item, now_ns, "chaos", out);
     }
-    for (unsigned i = 0; i < count; i++) {
-        if (draw(chaos, world, kinds[i], now_ns, out)) {
-            chaos->started++;
-            chaos->next_ns = now_ns + exponential_gap(chaos);
-            return true;
-        }
-    }
-    /* Nothing possible now (too many down): try again after the next undo;
-     * with nothing left to undo, nothing will ever be possible. */
-    chaos->stuck = pending_undos(chaos) == 0;
-    chaos->next_ns = now_ns + exponential_gap(chaos);
+    /* Nothing this time; with nothing possible and nothing to undo, never again. */
+    chaos->stuck = chaos_next_undo_ns(&chaos->generator) == UINT64_MAX &&
+                   !chaos_possible(&chaos->generator);
     return false;
 }

@@ -160,7 +160,7 @@ bool emu_faults_prepare(struct emu *emu)
             fprintf(stderr, TOOL ": %s\n", error);
             return false;
         }
-        bool any_qemu = false, reboot_only = f->chaos_spec.kinds == 1u << EMU_CHAOS_REBOOT;
+        bool any_qemu = false, reboot_only = f->chaos_spec.kinds == CHAOS_KIND(FAULT_REBOOT);
         for (uint32_t r = 0; r < n; r++)
             any_qemu |= f->qemu[r];
         if (reboot_only && !any_qemu) {
@@ -168,8 +168,15 @@ bool emu_faults_prepare(struct emu *emu)
                             "--board qemu or mixed, or other kinds)\n");
             return false;
         }
-        if (f->chaos_spec.kinds == 1u << EMU_CHAOS_JOIN && o->spares == 0) {
+        if (f->chaos_spec.kinds == CHAOS_KIND(FAULT_JOIN) && o->spares == 0) {
             fprintf(stderr, TOOL ": --chaos: kinds=join needs spares (expected --spares K)\n");
+            return false;
+        }
+        /* The campaign's clock is the job's: it starts at 0 with the job. */
+        uint64_t hold = 10u * (uint64_t)o->detect_timeout_ms * NS_PER_MS;
+        if (!emu_chaos_init(&f->chaos, &f->chaos_spec, &emu->geometry, o->spares, f->qemu, 0,
+                            hold < NS_PER_S ? NS_PER_S : hold, error, sizeof error)) {
+            fprintf(stderr, TOOL ": --chaos: %s\n", error);
             return false;
         }
     }
@@ -192,6 +199,7 @@ void emu_faults_release(struct emu *emu)
     if (f == NULL)
         return;
     emu_script_free(&f->script);
+    emu_chaos_free(&f->chaos);
     emu_inject_world_free(&f->world);
     emu_latency_free(&f->latency);
     emu_results_free(&f->results);
@@ -287,9 +295,7 @@ static void expect_after(struct emu_faults *f, const struct emu_action *action)
     }
 }
 
-/* world_applied: the chaos generator already moved the world on. */
-static void inject(struct emu *emu, struct emu_faults *f, const struct emu_action *action,
-                   bool world_applied)
+static void inject(struct emu *emu, struct emu_faults *f, const struct emu_action *action)
 {
     uint64_t now = emu_job_ns(emu);
     if (!f->group_open) {
@@ -310,7 +316,7 @@ static void inject(struct emu *emu, struct emu_faults *f, const struct emu_actio
     emu_action_describe(action, described, sizeof described);
     say(emu, "fault #%u at %+.3fs: %s", record->index, (double)now / 1e9, described);
     char error[200] = "";
-    bool ok = world_applied || emu_inject_apply(&f->world, action, error, sizeof error);
+    bool ok = emu_inject_apply(&f->world, action, error, sizeof error);
     if (ok)
         ok = emu_fault_apply(emu, action, error, sizeof error);
     if (!ok) {
@@ -471,10 +477,6 @@ bool emu_faults_run(struct emu *emu)
     if (emu->failed || emu->interrupted != 0 || !emu_start_job(emu))
         return false;
     f->results.job_start_ns = emu->job_start_ns;
-    if (f->chaos_on) {
-        uint64_t hold = 10u * (uint64_t)o->detect_timeout_ms * NS_PER_MS;
-        emu_chaos_init(&f->chaos, &f->chaos_spec, 0, hold < NS_PER_S ? NS_PER_S : hold);
-    }
     say(emu, "job started: %u actions scheduled%s; settle after %.0f ms quiet (at most %.1f s)",
         f->script.count, f->chaos_on ? " plus chaos" : "", (double)f->quiet_ns / 1e6,
         (double)f->timeout_ns / 1e9);
@@ -489,12 +491,12 @@ bool emu_faults_run(struct emu *emu)
         }
         while (f->next_action < f->script.count && script_due(emu, f) <= now && !emu->failed) {
             f->last_inject_ns = now;
-            inject(emu, f, &f->script.actions[f->next_action++], false);
+            inject(emu, f, &f->script.actions[f->next_action++]);
         }
         if (f->chaos_on && !f->group_open) {
             struct emu_action action;
-            if (emu_chaos_next(&f->chaos, &f->world, now, &action))
-                inject(emu, f, &action, true);
+            if (emu_chaos_next(&f->chaos, now, &action))
+                inject(emu, f, &action);
         }
         now = emu_job_ns(emu);
         if (f->group_open) {

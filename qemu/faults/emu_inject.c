@@ -126,6 +126,33 @@ static bool add_with_undo(struct emu_script *script, const struct emu_action *ac
     return add_action(script, &undo);
 }
 
+unsigned emu_inject_actions(const struct fault *item, const struct torus_geometry *geometry,
+                            struct emu_action out[EMU_INJECT_ACTIONS_MAX])
+{
+    struct emu_action action;
+    memset(&action, 0, sizeof action);
+    if (!action_kind_of(item->kind, &action.kind))
+        return 0;
+    action.at_ns = item->time_ns;
+    action.node = item->node;
+    bool link = item->kind == FAULT_LINK_OFF || item->kind == FAULT_LINK_ON;
+    if (!link || item->link != FAULT_LINK_PAIR) {
+        action.link = link ? item->link : 0;
+        out[0] = action;
+        return 1;
+    }
+    /* Every cable between the two (two on a ring of two nodes). */
+    unsigned count = 0;
+    for (unsigned l = 0; l < torus_geometry_link_count(geometry); l++) {
+        if (torus_geometry_neighbour(geometry, item->node, l) == item->other &&
+            count < EMU_INJECT_ACTIONS_MAX) {
+            action.link = l;
+            out[count++] = action;
+        }
+    }
+    return count;
+}
+
 bool emu_inject_schedule(const struct fault_script *faults, const struct torus_geometry *geometry,
                          struct emu_script *script, char *error, size_t capacity)
 {
@@ -140,31 +167,19 @@ bool emu_inject_schedule(const struct fault_script *faults, const struct torus_g
         const struct fault *f = &faults->items[i];
         char text[FAULT_TEXT_MAX];
         fault_format(f, text, sizeof text);
-        struct emu_action action;
-        memset(&action, 0, sizeof action);
-        if (!action_kind_of(f->kind, &action.kind)) {
+        struct emu_action actions[EMU_INJECT_ACTIONS_MAX];
+        unsigned count = emu_inject_actions(f, geometry, actions);
+        if (count == 0) {
             snprintf(error, capacity, "'%s': the launcher cannot inject %s (expected kill, hang, "
                                       "resume, link, reboot, restart or join)",
                      text, fault_kind_name(f->kind));
             emu_script_free(script);
             return false;
         }
-        action.at_ns = f->time_ns;
-        action.node = f->node;
-        emu_action_set_text(&action, text);
         bool ok = true;
-        bool link = f->kind == FAULT_LINK_OFF || f->kind == FAULT_LINK_ON;
-        if (link && f->link == FAULT_LINK_PAIR) {
-            /* Every cable between the two (two on a ring of two nodes). */
-            for (unsigned l = 0; l < torus_geometry_link_count(geometry) && ok; l++) {
-                if (torus_geometry_neighbour(geometry, f->node, l) != f->other)
-                    continue;
-                action.link = l;
-                ok = add_with_undo(script, &action, f->duration_ns);
-            }
-        } else {
-            action.link = link ? f->link : 0;
-            ok = add_with_undo(script, &action, f->duration_ns);
+        for (unsigned a = 0; a < count && ok; a++) {
+            emu_action_set_text(&actions[a], text);
+            ok = add_with_undo(script, &actions[a], f->duration_ns);
         }
         if (!ok) {
             snprintf(error, capacity, "'%s': too many items (expected at most %u)", text,

@@ -77,6 +77,17 @@ void emu_action_describe(const struct emu_action *action, char *text, size_t cap
 /* Sets the action's label (cut to fit). */
 void emu_action_set_text(struct emu_action *action, const char *text);
 
+/* Most actions one item becomes (a link pair on a ring of two: its two cables). */
+#define EMU_INJECT_ACTIONS_MAX 2
+
+/*
+ * The launcher's actions for one item, without the undo of its "for D"
+ * (a link pair: one per cable between the two); 0 when the launcher cannot
+ * carry out its kind.  Labels are left empty.
+ */
+unsigned emu_inject_actions(const struct fault *item, const struct torus_geometry *geometry,
+                            struct emu_action out[EMU_INJECT_ACTIONS_MAX]);
+
 /*
  * The schedule of a parsed fault script on a torus (allocated;
  * emu_script_free releases it), sorted by time: nodes and links checked

@@ -174,7 +174,7 @@ static void test_fault_options(void)
     CHECK(parse_fault_option("--chaos", "seed=7,rate=0.5,kinds=kill,hang,count=20") ==
           EMU_OPTIONS_OK);
     CHECK(options.chaos_text != NULL && chaos_spec.seed == 7 && chaos_spec.count == 20);
-    CHECK(chaos_spec.kinds == ((1u << EMU_CHAOS_KILL) | (1u << EMU_CHAOS_HANG)));
+    CHECK(chaos_spec.kinds == (CHAOS_KIND(FAULT_KILL) | CHAOS_KIND(FAULT_HANG)));
     CHECK(parse_fault_option("--settle-quiet", "500ms") == EMU_OPTIONS_OK &&
           options.settle_quiet_ns == 500000000ull);
     expect_fault_error("--inject", "kil 3 at 2s",
