@@ -1247,8 +1247,3 @@ const struct membership *sim_node(const struct sim *sim, uint32_t id)
 {
     return &sim->contexts[id];
 }
-
-bool sim_node_running(const struct sim *sim, uint32_t id)
-{
-    return node_running(&sim->nodes[id]);
-}

@@ -145,6 +145,5 @@ const struct sim_params *sim_get_params(const struct sim *sim);
 /* The node's state machine (read-only), for tests. */
 const struct membership *sim_node(const struct sim *sim, uint32_t id);
 /* True when the node is running (not dead, not a spare that never booted). */
-bool sim_node_running(const struct sim *sim, uint32_t id);
 
 #endif /* SIM_SIM_H */

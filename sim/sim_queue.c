@@ -24,11 +24,6 @@ void sim_queue_free(struct sim_queue *q)
     sim_queue_init(q);
 }
 
-bool sim_queue_empty(const struct sim_queue *q)
-{
-    return q->count == 0;
-}
-
 uint64_t sim_queue_peek_time(const struct sim_queue *q)
 {
     return q->count == 0 ? UINT64_MAX : q->items[0].time_ns;

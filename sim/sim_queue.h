@@ -45,7 +45,6 @@ void sim_queue_free(struct sim_queue *q);
 bool sim_queue_push(struct sim_queue *q, struct sim_event event);
 /* Removes the earliest event into *event; false when empty. */
 bool sim_queue_pop(struct sim_queue *q, struct sim_event *event);
-bool sim_queue_empty(const struct sim_queue *q);
 uint64_t sim_queue_peek_time(const struct sim_queue *q);
 
 #endif /* SIM_SIM_QUEUE_H */
