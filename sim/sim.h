@@ -144,6 +144,5 @@ const struct sim_stats *sim_get_stats(const struct sim *sim);
 const struct sim_params *sim_get_params(const struct sim *sim);
 /* The node's state machine (read-only), for tests. */
 const struct membership *sim_node(const struct sim *sim, uint32_t id);
-/* True when the node is running (not dead, not a spare that never booted). */
 
 #endif /* SIM_SIM_H */
