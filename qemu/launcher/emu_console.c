@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "qemu/launcher/emu_app.h"
 #include "tools/event_json.h"
 #include "tools/event_line.h"
 
@@ -29,6 +30,9 @@ static void count_event(struct emu *emu, const char *name)
 static bool is_routine(const struct emu *emu, const struct event_line *line)
 {
     const char *name = line->name;
+    /* Progress of a job on a big torus: one line per node per interval. */
+    if (strcmp(name, "app-progress") == 0)
+        return emu->count > 16;
     if (strcmp(name, "link") == 0) {
         const char *state = event_line_get(line, "state");
         return state != NULL && strcmp(state, "up") == 0;
@@ -144,6 +148,8 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
         emu_console_finish_ping(emu, node);
         emu->failed = true;
     }
+    if (emu->options->app_set)
+        emu_app_on_event(emu, node, line);
     if (emu->hooks != NULL && emu->hooks->on_event != NULL)
         emu->hooks->on_event(emu, node, line);
     if (!is_routine(emu, line) || emu->options->verbose)

@@ -74,6 +74,15 @@ struct emu_node {
     uint64_t ping_asked_ns;
     unsigned ping_ok, ping_failed;
 
+    /* The job's application (tori-emu --app; qemu/launcher/emu_app.h). */
+    bool app_started, app_reported, app_ok;
+    uint32_t app_iteration;   /* the latest app-progress iteration */
+    uint64_t app_iterations;  /* from app-result */
+    uint64_t app_elapsed_ns;  /* from app-result: the node's own clock */
+    char app_digest[24];      /* from app-result, as written ("0x...") */
+    char app_error[96];       /* the first app-error: "call: error" */
+    unsigned app_starved;     /* starved events */
+
     /* Counters. */
     unsigned events, malformed;
     char panic_reason[160];

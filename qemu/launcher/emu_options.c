@@ -8,6 +8,7 @@
 #include "kernel/personality.h"
 #include "tools/cli.h"
 #include "tools/fault.h"
+#include "tools/job_options.h"
 
 void emu_options_usage(FILE *out)
 {
@@ -112,6 +113,7 @@ struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu, *job;
+    const char *app, *iterations, *progress, *app_args, *app_timeout;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential;
@@ -137,6 +139,11 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--node-binary", &raw->node_binary, NULL},
         {"--qemu", &raw->qemu, NULL},
         {"--job", &raw->job, NULL},
+        {"--app", &raw->app, NULL},
+        {"--iterations", &raw->iterations, NULL},
+        {"--progress", &raw->progress, NULL},
+        {"--app-args", &raw->app_args, NULL},
+        {"--app-timeout", &raw->app_timeout, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
@@ -164,6 +171,44 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         break;
     }
     return EMU_OPTIONS_OK;
+}
+
+/* --app and its options: the job block tori-personality would write. */
+static bool parse_app(const struct raw_options *raw, struct emu_options *o, char *error,
+                      size_t capacity)
+{
+    if (raw->app == NULL) {
+        const char *stray = raw->iterations != NULL    ? "--iterations"
+                            : raw->progress != NULL    ? "--progress"
+                            : raw->app_args != NULL    ? "--app-args"
+                            : raw->app_timeout != NULL ? "--app-timeout"
+                                                       : NULL;
+        if (stray != NULL)
+            snprintf(error, capacity, "%s needs --app (expected --app NAME)", stray);
+        return stray == NULL;
+    }
+    const char *clash = raw->job != NULL ? "--job" : raw->ping ? "--ping"
+                        : raw->duration != NULL ? "--duration" : NULL;
+    if (clash != NULL) {
+        snprintf(error, capacity, "--app and %s cannot be combined (expected one of them: "
+                                  "an --app run ends when every node reported)", clash);
+        return false;
+    }
+    const struct job_options wanted = {raw->app, raw->iterations, raw->progress, raw->app_args,
+                                       EMU_APP_DEFAULT_ITERATIONS, EMU_APP_MAX_ITERATIONS};
+    if (!job_options_build(&wanted, &o->app_job, error, capacity))
+        return false;
+    o->app_progress_set = raw->progress != NULL;
+    if (!o->app_progress_set) {
+        uint32_t tenth = o->app_job.iterations / 10;
+        o->app_job.progress_interval = tenth > 0 ? tenth : 1;
+    }
+    if (raw->app_timeout != NULL &&
+        !parse_duration_option("--app-timeout", raw->app_timeout, false, &o->app_timeout_ns,
+                               error, capacity))
+        return false;
+    o->app_set = true;
+    return true;
 }
 
 enum emu_options_result emu_options_parse(int argc, char **argv,
@@ -392,6 +437,8 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         }
         o->base_port = (uint32_t)value;
     }
+    if (!parse_app(&raw, o, error, capacity))
+        return EMU_OPTIONS_ERROR;
     if (raw.out != NULL && raw.out[0] == '\0') {
         cli_invalid(error, capacity, "--out", raw.out, "a directory name");
         return EMU_OPTIONS_ERROR;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "config/tori_config.h"
+#include "kernel/job.h"
 
 enum emu_boards { EMU_BOARDS_QEMU, EMU_BOARDS_HOST, EMU_BOARDS_MIXED };
 
@@ -38,6 +39,13 @@ struct emu_options {
     uint32_t base_port;       /* 0: the system picks free ports */
     const char *image, *node_binary, *qemu;
     const char *job;          /* --job FILE: every node's job block (NULL: none) */
+    /* --app NAME [--iterations N] [--progress K] [--app-args ...]: the
+     * launcher writes the job block (<out>/job.bin) and waits for every
+     * compute node's app-result (qemu/launcher/emu_app.h). */
+    bool app_set;
+    struct job app_job;
+    bool app_progress_set;     /* --progress given (else a tenth of the iterations) */
+    uint64_t app_timeout_ns;   /* 0: scaled with the iterations and nodes */
 
     /* Fault runs: read here, parsed and checked by the fault hooks
      * (qemu/faults/emu_faults.h: emu_faults_check_options) before anything
@@ -49,6 +57,10 @@ struct emu_options {
     uint64_t settle_quiet_ns;   /* 0: from the detect timeout */
     uint64_t settle_timeout_ns; /* 0: from the detect timeout */
 };
+
+/* Default and largest --iterations of tori-emu --app. */
+#define EMU_APP_DEFAULT_ITERATIONS 100
+#define EMU_APP_MAX_ITERATIONS 1000000
 
 enum emu_options_result { EMU_OPTIONS_OK, EMU_OPTIONS_HELP, EMU_OPTIONS_ERROR };
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "qemu/launcher/emu_app.h"
 #include "qemu/launcher/emu_console.h"
 #include "qemu/launcher/emu_process.h"
 #include "qemu/launcher/emu_setup.h"
@@ -368,9 +369,18 @@ int emu_run(const struct emu_options *options, const struct emu_hooks *hooks)
     if (start_all(&emu) && wait_ready(&emu) && (!options->check_qmp || check_qmp(&emu))) {
         if (hooks != NULL && hooks->run != NULL) {
             hooks->run(&emu);
+            if (options->app_set)
+                emu_app_wait(&emu);
         } else if (emu_start_job(&emu)) {
             bool pinged = !options->ping || run_ping(&emu);
-            if (pinged && emu_keep_going(&emu)) {
+            if (options->app_set) {
+                fprintf(emu.human, TOOL ": job started: %s, %u iterations; app timeout "
+                                   "%.1f s\n", job_app_name(options->app_job.app),
+                        (unsigned)options->app_job.iterations,
+                        (double)emu_app_timeout_ns(&emu) / 1e9);
+                fflush(emu.human);
+                emu_app_wait(&emu);
+            } else if (pinged && emu_keep_going(&emu)) {
                 bool forever = !options->duration_set && !options->ping;
                 if (forever) {
                     fprintf(emu.human, TOOL ": running; Ctrl-C stops every node\n");
@@ -381,6 +391,9 @@ int emu_run(const struct emu_options *options, const struct emu_hooks *hooks)
         }
     }
     stop_and_summarize(&emu);
+    /* A job run passes only on every compute node's ok=true and one digest. */
+    if (options->app_set && emu.job_started && emu.interrupted == 0 && !emu_app_judge(&emu))
+        emu.failed = true;
     unsigned failed_checks =
         hooks != NULL && hooks->failed_checks != NULL ? hooks->failed_checks(&emu) : 0;
     if (failed_checks > 0)

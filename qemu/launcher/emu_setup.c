@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "qemu/launcher/emu_app.h"
 
 static char *format_alloc(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static char *format_alloc(const char *format, ...)
@@ -222,6 +223,9 @@ bool emu_setup_prepare(struct emu *emu)
     emu->programs.image = emu->program_paths.image;
     emu->programs.node_binary = emu->program_paths.node_binary;
     emu->programs.out_dir = emu->out_dir;
+    if (emu->options->app_set && !emu_app_write_job(emu, emu->program_paths.job,
+                                                    sizeof emu->program_paths.job))
+        return false;
     emu->programs.job = emu->program_paths.job[0] != '\0' ? emu->program_paths.job : NULL;
     struct sockaddr_un unix_address;
     for (uint32_t r = 0; r < emu->count; r++) {

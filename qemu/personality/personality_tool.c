@@ -18,6 +18,7 @@
 #include "kernel/job.h"
 #include "kernel/personality.h"
 #include "tools/cli.h"
+#include "tools/job_options.h"
 
 #define TOOL "tori-personality"
 
@@ -412,27 +413,6 @@ static int dump_job(const char *path)
     return 0;
 }
 
-/* "a,b,c": up to JOB_APP_ARGS signed 64-bit integers, each whole. */
-static void parse_app_args(const char *text, struct job *job)
-{
-    const char *p = text;
-    for (unsigned i = 0;; i++) {
-        if (i == JOB_APP_ARGS)
-            fail("--app-args '%.60s' is invalid (expected at most %u integers)", text,
-                 (unsigned)JOB_APP_ARGS);
-        char *end = NULL;
-        errno = 0;
-        long long value = strtoll(p, &end, 10);
-        if (end == p || errno != 0 || (*end != ',' && *end != '\0') || *p == ' ')
-            fail("--app-args '%.60s' is invalid (expected comma-separated signed 64-bit "
-                 "integers, e.g. 8,0,-3)", text);
-        job->app_arg[i] = value;
-        if (*end == '\0')
-            return;
-        p = end + 1;
-    }
-}
-
 static int job_main(int argc, char **argv)
 {
     const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
@@ -460,32 +440,10 @@ static int job_main(int argc, char **argv)
             fail("--dump-job takes no other options (expected --dump-job FILE alone)");
         return dump_job(dump_path);
     }
+    const struct job_options wanted = {app, iterations, progress, app_args, 1, UINT32_MAX};
     struct job job;
-    job_set_defaults(&job);
-    if (app == NULL)
-        fail("--app is missing (expected allreduce, stencil, pingpong or greedy)");
-    job.app = job_app_from_name(app);
-    if (job.app == 0)
-        fail("--app '%.40s' is invalid (expected allreduce, stencil, pingpong or greedy)",
-             app);
-    if (iterations != NULL) {
-        const struct number_option option = {"--iterations", 1, UINT32_MAX,
-                                             "a count in 1..4294967295"};
-        job.iterations = (uint32_t)number(&option, iterations);
-    }
-    if (progress != NULL) {
-        const struct number_option option = {"--progress", 0, job.iterations,
-                                             "0 (none) or a count up to --iterations"};
-        job.progress_interval = (uint32_t)number(&option, progress);
-    }
-    if (app_args != NULL)
-        parse_app_args(app_args, &job);
-    struct personality_error invalid;
-    if (!job_validate(&job, &invalid)) {
-        char message[256];
-        job_format_error(&invalid, message, sizeof message);
-        fail("internal error, the options made an invalid block: %s", message);
-    }
+    if (!job_options_build(&wanted, &job, error, sizeof error))
+        fail("%s", error);
     uint8_t block[JOB_SIZE];
     job_encode(&job, block);
     FILE *file = fopen(output, "wb");

@@ -91,6 +91,29 @@ refused "--chaos: unknown key 'rat' (expected seed, rate, kinds, count, duration
 refused "--chaos: kinds=join needs spares (expected --spares K)" \
     --dims 2x2 --board host --chaos 'kinds=join'
 refused "--sequential needs --inject" --dims 2x2 --board host --sequential
+# Job runs (--app): the job block's options, checked as tori-personality checks them.
+refused "--app 'fft' is invalid (expected allreduce, stencil, pingpong or greedy)" \
+    --dims 2x2 --board host --app fft
+refused "--iterations '0' is invalid (expected a count in 1..1000000)" \
+    --dims 2x2 --board host --app allreduce --iterations 0
+refused "--iterations '1000001' is invalid (expected a count in 1..1000000)" \
+    --dims 2x2 --board host --app allreduce --iterations 1000001
+refused "--progress '11' is invalid (expected 0 (none) or a count up to --iterations)" \
+    --dims 2x2 --board host --app allreduce --iterations 10 --progress 11
+refused "--app-args '1,,2' is invalid (expected comma-separated signed 64-bit integers" \
+    --dims 2x2 --board host --app allreduce --app-args 1,,2
+refused "--app-args '1,2,3,4,5' is invalid (expected at most 4 integers)" \
+    --dims 2x2 --board host --app allreduce --app-args 1,2,3,4,5
+refused "--app-timeout 'soon' is invalid" --dims 2x2 --board host --app allreduce \
+    --app-timeout soon
+refused "--iterations needs --app (expected --app NAME)" --dims 2x2 --board host \
+    --iterations 5
+refused "--app-args needs --app (expected --app NAME)" --dims 2x2 --board host --app-args 1
+refused "--app and --job cannot be combined" --dims 2x2 --board host --app stencil \
+    --job "$OUT/job.bin"
+refused "--app and --ping cannot be combined" --dims 2x2 --board host --app stencil --ping
+refused "--app and --duration cannot be combined" --dims 2x2 --board host --app stencil \
+    --duration 1s
 
 "$EMU" --help > "$OUT/help.txt" || fail "--help failed"
 check_contains "$OUT/help.txt" "usage: tori-emu --dims DIMS"

@@ -45,6 +45,9 @@ MAPPED = {
     "./tori emu --dims 4x4x4 --board host --ping": (
         ["emu.ping_host_4x4x4"],
         "64 processes for several seconds; the test runs the same torus with --ping"),
+    "./tori emu --dims 4x4x4 --board host --app allreduce": (
+        ["emu.app_host_4x4x4"],
+        "64 processes for several seconds; the test runs this job and checks every result"),
     "./tori emu --dims 2x2x2 --duration 10s --json": (
         ["emu.ready_qemu_2x2x2"],
         "runs 10 s by design; the test boots the same torus with --json and checks each line"),

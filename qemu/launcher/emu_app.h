@@ -1,0 +1,54 @@
+/*
+ * A job run of tori-emu (--app NAME): the launcher writes the job block
+ * (<out>/job.bin, job_encode of the options' job), every node loads it, and
+ * the application starts on `start`.  This part follows the application's
+ * events on every compute node (app-start, app-progress, app-result,
+ * app-error, starved), waits until every compute node reported its
+ * app-result, and judges the run: it passes only when every compute node
+ * reported ok=true with one digest.
+ *
+ * The wait ends early, with a one-line reason, when a compute node can no
+ * longer report: it panicked or exited (a kill fault: until issue 14 the
+ * survivors' collectives cannot complete without it); and at the app
+ * timeout (--app-timeout, else 30 s + (20 ms + 2 ms per node) per
+ * iteration), naming the nodes that did not report.
+ */
+#ifndef QEMU_LAUNCHER_EMU_APP_H
+#define QEMU_LAUNCHER_EMU_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qemu/launcher/emu_node.h"
+#include "tools/event_line.h"
+
+struct emu;
+
+/* How long the job may take from its start. */
+uint64_t emu_app_timeout_ns(const struct emu *emu);
+
+/* Writes <out>/job.bin; false after a one-line error. */
+bool emu_app_write_job(struct emu *emu, char *path, size_t capacity);
+
+/* An application event of node (any event line: others are ignored). */
+void emu_app_on_event(struct emu *emu, struct emu_node *node, const struct event_line *line);
+
+/*
+ * True when the job is over: every compute node reported, or one can no
+ * longer report, or the app timeout passed (the latter two fail the run
+ * with a one-line reason, once).
+ */
+bool emu_app_over(struct emu *emu);
+
+/* Turns the loop until emu_app_over (or the run stops). */
+void emu_app_wait(struct emu *emu);
+
+/*
+ * The per-node table (result, digest, iterations, time) and the verdict;
+ * false (with a one-line reason on stderr) unless every compute node
+ * reported ok=true with the same digest.
+ */
+bool emu_app_judge(struct emu *emu);
+
+#endif /* QEMU_LAUNCHER_EMU_APP_H */

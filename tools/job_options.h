@@ -1,0 +1,39 @@
+/*
+ * The job block's command-line options, shared by every tool that writes
+ * one (tori-personality --job-out, tori-emu --app): --app NAME,
+ * --iterations N, --progress K and --app-args a,b,... turned into a
+ * validated struct job (kernel/job.h), so that both accept and refuse the
+ * same values with the same one-line errors.  Encoding stays job_encode's.
+ */
+#ifndef TOOLS_JOB_OPTIONS_H
+#define TOOLS_JOB_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/job.h"
+
+/* What the command line said: NULL for an option not given. */
+struct job_options {
+    const char *app, *iterations, *progress, *app_args;
+    uint32_t default_iterations; /* when --iterations is not given (>= 1) */
+    uint32_t max_iterations;     /* the tool's bound (>= default_iterations) */
+};
+
+/* The application names a job may give, for messages. */
+#define JOB_OPTIONS_APPS "allreduce, stencil, pingpong or greedy"
+
+/*
+ * Fills *job from the options (job_set_defaults first); without --progress
+ * there is no app-progress.  False with a one-line error, "--iterations '0'
+ * is invalid (expected a count in 1..4294967295)", in error.
+ */
+bool job_options_build(const struct job_options *options, struct job *job, char *error,
+                       size_t capacity);
+
+/* "a,b,c" into job->app_arg (up to JOB_APP_ARGS signed 64-bit integers,
+ * each whole); false with a one-line error naming --app-args. */
+bool job_options_parse_args(const char *text, struct job *job, char *error, size_t capacity);
+
+#endif /* TOOLS_JOB_OPTIONS_H */
