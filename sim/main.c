@@ -7,7 +7,7 @@
  *            [--link-detect-ns N] [--routes] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms' | --inject-file F]
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
- *            [--emit-script FILE]
+ *            [--emit-script FILE] [--app allreduce|stencil [--iterations N]]
  *            [--json] [--events | --quiet] [--trace-node N]
  *
  * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
@@ -47,6 +47,8 @@ struct options {
     const char *dims_text;
     bool routes;
     bool chaos;
+    enum sim_app_kind app;   /* --app: model applications over every node's comm core */
+    uint64_t iterations;     /* --iterations */
     bool keep_going;
     uint64_t seeds;
     uint64_t rate_milli; /* faults per millisecond of fault window, x1000 */
@@ -166,6 +168,9 @@ static void usage(void)
           "                       lines, '#' comments)\n"
           "  --emit-script FILE   write the run's faults (a chaos seed's too) to FILE in\n"
           "                       the fault language, for tori-emu --inject-file FILE\n"
+          "  --app allreduce|stencil  run a model application on every node's comm\n"
+          "                       core (at most 4096 nodes; stencil: 1024 ranks)\n"
+          "  --iterations N       its iterations (10)\n"
           "  --chaos              random faults instead of a script\n"
           "  --seeds N            chaos runs, seeds SEED..SEED+N-1 (1)\n"
           "  --rate R             chaos faults per ms (0.5)\n"
@@ -233,6 +238,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     o->rate_milli = 500;
     o->seed = 1;
     o->verbosity = 1;
+    o->iterations = 10;
     const char *dims_text = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -301,6 +307,17 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->inject = text;
         } else if (strcmp(a, "--emit-script") == 0) {
             o->emit_script = v;
+        } else if (strcmp(a, "--app") == 0) {
+            if (v != NULL && strcmp(v, "allreduce") == 0) {
+                o->app = SIM_APP_ALLREDUCE;
+            } else if (v != NULL && strcmp(v, "stencil") == 0) {
+                o->app = SIM_APP_STENCIL;
+            } else {
+                usage_error("--app '%s' is not a model application", v ? v : "",
+                            "allreduce or stencil");
+            }
+        } else if (strcmp(a, "--iterations") == 0) {
+            o->iterations = parse_u64(a, v, 1, 1000000, "1..1000000");
         } else if (strcmp(a, "--seeds") == 0) {
             o->seeds = parse_u64(a, v, 1, 10000000, "1..1e7");
         } else if (strcmp(a, "--rate") == 0) {
@@ -333,7 +350,8 @@ static void parse_args(int argc, char **argv, struct options *o)
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
                             "--settle-ms, --inject, --inject-file, --emit-script, "
-                            "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --json, "
+                            "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --app, "
+                            "--iterations, --json, "
                             "--events, --quiet");
             }
         }
@@ -382,6 +400,16 @@ static void parse_args(int argc, char **argv, struct options *o)
                 o->trace_node, dims_text, o->geometry.node_count - 1);
         exit(2);
     }
+    if (o->app != SIM_APP_NONE && o->chaos) {
+        usage_error("%s", "--app with --chaos", "a script (--inject) or none");
+    }
+    uint32_t world = o->members_set ? (uint32_t)o->members : o->geometry.node_count;
+    if (o->app == SIM_APP_STENCIL && world > CONFIG_APP_STENCIL_MAX_RANKS) {
+        fprintf(stderr, TOOL ": --app stencil on %" PRIu32 " ranks (expected at most %u: "
+                        "rank 0 gathers a checksum of every rank)\n",
+                world, (unsigned)CONFIG_APP_STENCIL_MAX_RANKS);
+        exit(2);
+    }
     if (o->chaos && o->inject != NULL) {
         usage_error("%s", "--chaos and --inject together", "one or the other");
     }
@@ -420,6 +448,10 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->json = o->json;
     p->verbosity = o->verbosity;
     p->trace_node = o->trace_set ? o->trace_node : UINT32_MAX;
+    p->app.kind = o->app;
+    p->app.iterations = (uint32_t)o->iterations;
+    p->app.torus_x = o->geometry.size[0];
+    p->app.torus_y = o->geometry.dims > 1 ? o->geometry.size[1] : 1;
     if (o->heartbeat_ns >= 0) {
         p->heartbeat_ns = (uint64_t)o->heartbeat_ns;
     } else {
@@ -505,6 +537,29 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
     fprintf(out, "\n");
 }
 
+/* The model application's line: its verdict, digest, time and messages. */
+static void print_app(const struct sim_params *p, const struct sim_stats *s, FILE *out)
+{
+    bool ok = s->app_ranks > 0 && s->app_finished == s->app_ranks &&
+              s->app_ok == s->app_ranks && s->app_digests == 1;
+    fprintf(out, p->json ? "{\"event\":\"app\",\"app\":\"%s\",\"ranks\":%" PRIu32
+                           ",\"finished\":%" PRIu32 ",\"ok\":%" PRIu32 ",\"digests\":%" PRIu32
+                           ",\"digest\":\"%08" PRIx64 "\",\"iterations\":%" PRIu32
+                           ",\"done_ns\":%" PRIu64 ",\"comm_frames\":%" PRIu64
+                           ",\"comm_bytes\":%" PRIu64 ",\"comm_messages\":%" PRIu64
+                           ",\"retransmissions\":%" PRIu64 ",\"comm_outbox_overflow\":%" PRIu64
+                           ",\"result\":\"%s\"}\n"
+                         : "app name=%s ranks=%" PRIu32 " finished=%" PRIu32 " ok=%" PRIu32
+                           " digests=%" PRIu32 " digest=%08" PRIx64 " iterations=%" PRIu32
+                           " done_ns=%" PRIu64 " comm_frames=%" PRIu64 " comm_bytes=%" PRIu64
+                           " comm_messages=%" PRIu64 " retransmissions=%" PRIu64
+                           " comm_outbox_overflow=%" PRIu64 " %s\n",
+            sim_app_name(p->app.kind), s->app_ranks, s->app_finished, s->app_ok, s->app_digests,
+            s->app_digest, s->app_iterations == UINT32_MAX ? 0 : s->app_iterations,
+            s->app_done_ns, s->comm_frames, s->comm_bytes, s->comm_messages,
+            s->comm_retransmissions, s->comm_outbox_overflow, ok ? "ok" : "FAILED");
+}
+
 static int run_script(const struct options *o)
 {
     struct fault_script script = {0};
@@ -552,6 +607,9 @@ static int run_script(const struct options *o)
     }
     bool ok = sim_run(sim, stdout);
     print_summary(&p, sim_get_stats(sim), stdout);
+    if (p.app.kind != SIM_APP_NONE) {
+        print_app(&p, sim_get_stats(sim), stdout);
+    }
     sim_destroy(sim);
     return ok ? 0 : 1;
 }

@@ -22,11 +22,15 @@ enum sim_node_state {
     NODE_DEAD,
 };
 
+enum sim_message_kind { MESSAGE_MEMBERSHIP = 0, MESSAGE_COMM };
+
 struct sim_message {
     struct sim_message *next;
     uint32_t source;
     uint32_t destination;
     uint16_t length;
+    uint8_t kind;   /* enum sim_message_kind */
+    uint64_t epoch; /* comm: the sender's view epoch (the torus header's field) */
     uint8_t bytes[];
 };
 
@@ -90,6 +94,10 @@ struct sim {
     struct membership_config base_config;
     struct sim_block blocks[SIM_BLOCKS_MAX];
     unsigned block_count;
+    /* --app: every node's comm core and its model application */
+    struct comm *comms;
+    struct comm_outbox *comm_out;
+    struct sim_app *apps;
 };
 
 /* ------------------------------------------------------------------ */
@@ -318,6 +326,12 @@ static void reschedule_tick(struct sim *sim, uint32_t id)
         return;
     }
     uint64_t d = membership_next_deadline(&sim->contexts[id]);
+    if (sim->comms != NULL) {
+        uint64_t c = comm_next_deadline(&sim->comms[id]);
+        if (c != COMM_NEVER && (d == MEMBERSHIP_NEVER || c < d)) {
+            d = c;
+        }
+    }
     if (d == MEMBERSHIP_NEVER) {
         return;
     }
@@ -556,8 +570,24 @@ static void set_links(struct sim *sim, uint32_t id, bool up)
     }
 }
 
-/* Sends what a node produced (leaving at depart) and reports its events. */
-static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
+/* Delivers a message at depart + its travel time, or counts it lost on the way. */
+static void send_message(struct sim *sim, struct sim_message *m, uint64_t depart,
+                         const char *what)
+{
+    uint64_t hops = torus_geometry_distance(&sim->params.geometry, m->source, m->destination);
+    if (sim->params.routes && !route(sim, m->source, m->destination, &hops)) {
+        sim->stats.dropped_route++;
+        trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s lost on the way", sim->now,
+              m->source, m->destination, what);
+        free(m);
+        return;
+    }
+    push(sim, depart + hops * sim->params.hop_ns, SIM_EVENT_DELIVER, m->destination, m->source,
+         0, m);
+}
+
+/* Sends what a node's membership produced (leaving at depart) and reports its events. */
+static void dispatch_membership(struct sim *sim, uint32_t source, uint64_t depart)
 {
     struct membership_outbox *out = sim->outbox;
     for (uint32_t i = 0; i < out->message_count; i++) {
@@ -576,6 +606,8 @@ static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
         m->source = source;
         m->destination = o->destination;
         m->length = o->length;
+        m->kind = MESSAGE_MEMBERSHIP;
+        m->epoch = 0;
         memcpy(m->bytes, membership_outbox_payload(out, i), o->length);
         uint8_t type = o->length > 1 ? m->bytes[1] : 0;
         if (type < MEMBERSHIP_MSG_TYPE_LIMIT) {
@@ -587,22 +619,115 @@ static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
                     sim->now, source, o->destination, membership_msg_type_name(type));
         }
         sim->stats.sent_total++;
-        uint64_t hops = torus_geometry_distance(&sim->params.geometry, source, o->destination);
-        if (sim->params.routes && !route(sim, source, o->destination, &hops)) {
-            sim->stats.dropped_route++;
-            trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s lost on the way",
-                  sim->now, source, o->destination, membership_msg_type_name(type));
-            free(m);
-            continue;
-        }
-        push(sim, depart + hops * sim->params.hop_ns, SIM_EVENT_DELIVER, o->destination, source,
-             0, m);
+        send_message(sim, m, depart, membership_msg_type_name(type));
     }
     sim->stats.outbox_overflow += out->dropped_messages + out->dropped_events;
     for (uint32_t i = 0; i < out->event_count; i++) {
         print_event(sim, source, &out->events[i]);
     }
     membership_outbox_clear(out);
+}
+
+/*
+ * Sends what a node's comm core produced, as the node glue does
+ * (node/node_comm.c): frames travel like membership messages, stamped
+ * with the view epoch; a suspicion goes to the node's membership, which
+ * probes and decides.
+ */
+static void dispatch_comm(struct sim *sim, uint32_t source, uint64_t depart)
+{
+    struct comm_outbox *out = sim->comm_out;
+    for (uint32_t i = 0; i < out->frame_count; i++) {
+        const struct comm_outgoing *f = &out->frames[i];
+        if (f->destination >= sim->node_count || f->destination == source) {
+            violation(sim, "node %" PRIu32 " sent a comm frame to bad destination %" PRIu32,
+                      source, f->destination);
+            continue;
+        }
+        struct sim_message *m = malloc(sizeof *m + f->length);
+        if (m == NULL) {
+            fprintf(stderr, "tori-sim: out of memory for messages\n");
+            exit(1);
+        }
+        m->next = NULL;
+        m->source = source;
+        m->destination = f->destination;
+        m->length = (uint16_t)f->length;
+        m->kind = MESSAGE_COMM;
+        m->epoch = f->epoch;
+        memcpy(m->bytes, comm_outbox_payload(out, i), f->length);
+        sim->stats.comm_frames++;
+        sim->stats.comm_bytes += f->length;
+        send_message(sim, m, depart, "comm");
+    }
+    sim->stats.comm_outbox_overflow +=
+        out->dropped_frames + out->dropped_completions + out->dropped_events;
+    uint32_t suspects[COMM_OUTBOX_EVENTS];
+    uint32_t suspect_count = 0;
+    for (uint32_t i = 0; i < out->event_count; i++) {
+        if (out->events[i].type == COMM_EVENT_SUSPECT) {
+            suspects[suspect_count++] = out->events[i].node;
+        }
+    }
+    comm_outbox_clear(out);
+    for (uint32_t i = 0; i < suspect_count; i++) {
+        membership_suspect(&sim->contexts[source], suspects[i], sim->now, sim->outbox);
+    }
+    if (suspect_count != 0) {
+        dispatch_membership(sim, source, depart);
+    }
+}
+
+/* An allreduce total another than the closed form, or a stencil sum not conserved. */
+static void check_app(struct sim *sim, uint32_t id)
+{
+    const struct sim_app *app = &sim->apps[id];
+    if (app->wrong_total) {
+        violation(sim, "rank %" PRIu32 " of %s: iteration %" PRIu32 " gave a total other than "
+                       "the %s",
+                  id, sim_app_name(sim->params.app.kind), app->wrong_iteration,
+                  sim->params.app.kind == SIM_APP_ALLREDUCE ? "closed form" : "initial sum");
+    }
+}
+
+/*
+ * Keeps the comm core on the membership's view, as the node glue does
+ * (every view installed as a member; none while out), starts the model at
+ * the first view and advances it; then sends what came out.
+ */
+static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
+{
+    const struct membership *m = &sim->contexts[id];
+    struct comm *comm = &sim->comms[id];
+    struct sim_app *app = &sim->apps[id];
+    bool member = membership_has_view(m) && !membership_is_joining(m) &&
+                  membership_is_member(m, id);
+    if (member && (!comm_has_view(comm) || membership_epoch(m) > comm_view_epoch(comm))) {
+        comm_install_view(comm, membership_epoch(m), &m->view, &m->layout, sim->now,
+                          sim->comm_out);
+    } else if (!member && comm_has_view(comm)) {
+        comm_drop_view(comm, membership_incarnation(m) + 1u, sim->now, sim->comm_out);
+    }
+    if (app->state == SIM_APP_IDLE && comm_has_view(comm) && id < sim->params.members) {
+        if (!sim_app_start(app, &sim->params.app, id, sim->params.members, comm, sim->now,
+                           sim->comm_out)) {
+            fprintf(stderr, "tori-sim: out of memory for the model application\n");
+            exit(1);
+        }
+    } else {
+        sim_app_advance(app, &sim->params.app, comm, sim->now, sim->comm_out);
+    }
+    check_app(sim, id);
+    dispatch_comm(sim, id, depart);
+}
+
+/* Sends what a node produced (leaving at depart) and, with --app, runs its comm side. */
+static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
+{
+    dispatch_membership(sim, source, depart);
+    if (sim->comms != NULL && sim->nodes[source].state == NODE_UP) {
+        follow_comm(sim, source, depart);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -677,6 +802,22 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
                 membership_init_status_text(status));
         exit(1);
     }
+    if (sim->comms != NULL) {
+        struct comm_config cc;
+        comm_config_defaults(&cc);
+        cc.node_id = id;
+        cc.incarnation = config.incarnation + 1u; /* never 0 */
+        cc.node_count = sim->node_count;
+        cc.world_size = sim->params.members; /* WORLD: the initial view's nodes */
+        enum comm_init_status cs = comm_init(&sim->comms[id], &cc);
+        if (cs != COMM_INIT_OK) {
+            fprintf(stderr, "tori-sim: comm_init(%" PRIu32 "): %s\n", id,
+                    comm_init_status_text(cs));
+            exit(1);
+        }
+        sim_app_free(&sim->apps[id]);
+        memset(&sim->apps[id], 0, sizeof sim->apps[id]);
+    }
     n->state = NODE_UP;
     set_links(sim, id, true); /* a link handshake takes less than a join */
     n->busy_until = sim->now;
@@ -687,6 +828,8 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
     if (join) {
         membership_start_join(&sim->contexts[id], sim->now, sim->outbox);
         dispatch(sim, id, sim->now);
+    } else if (sim->comms != NULL) {
+        follow_comm(sim, id, sim->now); /* the initial view: the job starts */
     }
     check_node(sim, id);
     reschedule_tick(sim, id);
@@ -869,6 +1012,9 @@ static void run_tick(struct sim *sim, uint32_t id)
 {
     sim->nodes[id].tick_at = UINT64_MAX;
     membership_tick(&sim->contexts[id], sim->now, sim->outbox);
+    if (sim->comms != NULL && comm_next_deadline(&sim->comms[id]) <= sim->now) {
+        comm_tick(&sim->comms[id], sim->now, sim->comm_out);
+    }
     dispatch(sim, id, sim->now);
     check_node(sim, id);
     reschedule_tick(sim, id);
@@ -892,6 +1038,19 @@ static void step_process(struct sim *sim, uint32_t id)
     n->inbox_head = m->next;
     if (n->inbox_head == NULL) {
         n->inbox_tail = NULL;
+    }
+    if (m->kind == MESSAGE_COMM) {
+        trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " comm epoch=%" PRIx64, sim->now,
+              m->source, id, m->epoch);
+        comm_receive(&sim->comms[id], m->source, m->epoch, m->bytes, m->length, sim->now,
+                     sim->comm_out);
+        sim->stats.delivered++;
+        n->busy_until = sim->now + sim->params.cp_ns;
+        dispatch(sim, id, n->busy_until);
+        free(m);
+        schedule_process(sim, id);
+        reschedule_tick(sim, id);
+        return;
     }
     struct membership *ctx = &sim->contexts[id];
     struct membership_msg msg;
@@ -1084,6 +1243,89 @@ static bool agreement(struct sim *sim, bool report)
 #undef DISAGREE
 
 /* ------------------------------------------------------------------ */
+/* Model applications                                                   */
+/* ------------------------------------------------------------------ */
+
+/* How long past the membership's end a run waits for the applications. */
+#define SIM_APP_RUN_MAX_NS (100u * 1000u * 1000u * 1000u)
+
+/* True when no running rank of WORLD has its model still under way. */
+static bool apps_settled(const struct sim *sim)
+{
+    if (sim->apps == NULL) {
+        return true;
+    }
+    for (uint32_t id = 0; id < sim->params.members; id++) {
+        if (node_running(&sim->nodes[id]) && (sim->apps[id].state == SIM_APP_RUNNING ||
+                                              sim->apps[id].state == SIM_APP_IDLE)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * At the end: every rank of WORLD finished, ok, with one digest (a rank's
+ * failure names the call and the error).  Fills the app statistics.
+ */
+static void apps_agree(struct sim *sim)
+{
+    struct sim_stats *st = &sim->stats;
+    st->app_ranks = sim->params.members;
+    st->app_iterations = UINT32_MAX;
+    bool have_digest = false;
+    for (uint32_t id = 0; id < sim->params.members; id++) {
+        const struct sim_app *app = &sim->apps[id];
+        const struct comm_counters *c = comm_get_counters(&sim->comms[id]);
+        st->comm_retransmissions += c->retransmissions;
+        st->comm_messages += c->messages_sent;
+        if (app->iterations_done < st->app_iterations) {
+            st->app_iterations = app->iterations_done;
+        }
+        if (app->state != SIM_APP_DONE) {
+            continue;
+        }
+        st->app_finished++;
+        st->app_ok += app->ok ? 1u : 0u;
+        if (app->done_ns > st->app_done_ns) {
+            st->app_done_ns = app->done_ns;
+        }
+        if (!have_digest) {
+            have_digest = true;
+            st->app_digest = app->digest;
+            st->app_digests = 1;
+        } else if (app->digest != st->app_digest) {
+            st->app_digests++;
+        }
+    }
+    for (uint32_t id = 0; id < sim->params.members; id++) {
+        const struct sim_app *app = &sim->apps[id];
+        if (app->state == SIM_APP_FAILED) {
+            violation(sim, "rank %" PRIu32 " of %s failed in %s: %s", id,
+                      sim_app_name(sim->params.app.kind), app->failed_call,
+                      comm_error_text(app->error));
+            return;
+        }
+        if (app->state != SIM_APP_DONE) {
+            violation(sim, "rank %" PRIu32 " of %s did not finish (iteration %" PRIu32 ")", id,
+                      sim_app_name(sim->params.app.kind), app->iteration);
+            return;
+        }
+        if (!app->ok) {
+            violation(sim, "rank %" PRIu32 " of %s ended with ok=false", id,
+                      sim_app_name(sim->params.app.kind));
+            return;
+        }
+        if (app->digest != st->app_digest) {
+            violation(sim, "rank %" PRIu32 " of %s ended with digest %016" PRIx64
+                           ", rank 0 with %016" PRIx64,
+                      id, sim_app_name(sim->params.app.kind), app->digest, st->app_digest);
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* Public API                                                           */
 /* ------------------------------------------------------------------ */
 
@@ -1102,6 +1344,13 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
                  params->heartbeat_ns, sim_heartbeat_min_ns(params));
         return NULL;
     }
+    if (params->app.kind != SIM_APP_NONE && n > SIM_APP_MAX_NODES) {
+        snprintf(error, error_capacity,
+                 "--app on %" PRIu32 " nodes: every node holds a comm core of %zu bytes "
+                 "(expected at most %u nodes)",
+                 n, sizeof(struct comm), SIM_APP_MAX_NODES);
+        return NULL;
+    }
     struct sim *sim = calloc(1, sizeof *sim);
     if (sim == NULL) {
         snprintf(error, error_capacity, "out of memory");
@@ -1117,6 +1366,18 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
                  sizeof(struct membership));
         sim_destroy(sim);
         return NULL;
+    }
+    if (params->app.kind != SIM_APP_NONE) {
+        sim->comms = calloc(n, sizeof *sim->comms);
+        sim->comm_out = calloc(1, sizeof *sim->comm_out);
+        sim->apps = calloc(n, sizeof *sim->apps);
+        if (sim->comms == NULL || sim->comm_out == NULL || sim->apps == NULL) {
+            snprintf(error, error_capacity,
+                     "out of memory for %" PRIu32 " comm cores (%zu bytes each)", n,
+                     sizeof(struct comm));
+            sim_destroy(sim);
+            return NULL;
+        }
     }
     sim_queue_init(&sim->queue);
     uint64_t unit = sim_unit_ns(params);
@@ -1156,6 +1417,14 @@ void sim_destroy(struct sim *sim)
         free(e.message);
     }
     sim_queue_free(&sim->queue);
+    if (sim->apps != NULL) {
+        for (uint32_t id = 0; id < sim->node_count; id++) {
+            sim_app_free(&sim->apps[id]);
+        }
+    }
+    free(sim->apps);
+    free(sim->comms);
+    free(sim->comm_out);
     free(sim->contexts);
     free(sim->nodes);
     free(sim->outbox);
@@ -1221,14 +1490,28 @@ bool sim_run(struct sim *sim, FILE *out)
             sim->now = e.time_ns;
             step(sim, &e);
         }
-        if (sim->stats.violation || sim->end_ns >= limit || agreement(sim, false))
+        if (sim->stats.violation) {
             break;
+        }
+        bool settled = apps_settled(sim);
+        if (agreement(sim, false) && settled) {
+            break;
+        }
+        /* The model applications may need longer than the membership: the
+         * run goes on while they have something under way, up to a bound. */
+        if (sim->end_ns >= limit &&
+            (settled || sim->queue.count == 0 || sim->end_ns >= limit + SIM_APP_RUN_MAX_NS)) {
+            break;
+        }
         sim->end_ns += settle;
     }
     sim->now = sim->end_ns > sim->now ? sim->end_ns : sim->now;
     sim->stats.end_ns = sim->now;
     if (!sim->stats.violation) {
         agreement(sim, true);
+    }
+    if (!sim->stats.violation && sim->apps != NULL) {
+        apps_agree(sim);
     }
     return !sim->stats.violation;
 }

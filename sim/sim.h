@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sim/sim_app.h"
 #include "sim/sim_inject.h"
 #include "membership/codec.h"
 #include "membership/membership.h"
@@ -54,6 +55,7 @@ struct sim_params {
     bool json;
     unsigned verbosity; /* 0: stable and summary; 1: + node events but views; 2: all */
     uint32_t trace_node; /* print every message this node handles (UINT32_MAX: none) */
+    struct sim_app_params app; /* kind NONE: membership only */
 };
 
 /* Fills defaults for a geometry (radix 4, radix layout, BG/L latencies). */
@@ -123,6 +125,19 @@ struct sim_stats {
     uint32_t final_viewers;
     bool violation;
     char violation_text[256];
+    /* --app: every member of the initial view runs the model over its comm core */
+    uint32_t app_ranks;
+    uint32_t app_finished;
+    uint32_t app_ok;
+    uint32_t app_digests;      /* distinct digests among the finished ranks */
+    uint64_t app_digest;       /* rank 0's (or the first finished rank's) */
+    uint32_t app_iterations;   /* the fewest any rank completed */
+    uint64_t app_done_ns;      /* the last rank's completion */
+    uint64_t comm_frames;      /* comm frames sent (data, acks, control) */
+    uint64_t comm_bytes;
+    uint64_t comm_retransmissions;
+    uint64_t comm_messages;    /* messages completed at their senders */
+    uint64_t comm_outbox_overflow; /* control frames, completions, events that did not fit */
 };
 
 struct sim;

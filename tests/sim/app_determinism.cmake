@@ -1,0 +1,16 @@
+# The same --app run twice gives byte-identical output, with one digest.
+# Run as: cmake -DSIM=<tori-sim> -P app_determinism.cmake
+foreach(app allreduce stencil)
+  set(argv --dims 4x4x4 --app ${app} --iterations 7 --seed 5)
+  execute_process(COMMAND ${SIM} ${argv} RESULT_VARIABLE rc1 OUTPUT_VARIABLE out1)
+  execute_process(COMMAND ${SIM} ${argv} RESULT_VARIABLE rc2 OUTPUT_VARIABLE out2)
+  if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
+    message(FATAL_ERROR "tori-sim ${argv}: exit ${rc1} and ${rc2}")
+  endif()
+  if(NOT out1 STREQUAL out2)
+    message(FATAL_ERROR "tori-sim ${argv}: two runs differ:\n${out1}\n---\n${out2}")
+  endif()
+  if(NOT out1 MATCHES "app name=${app} ranks=64 finished=64 ok=64 digests=1 ")
+    message(FATAL_ERROR "tori-sim ${argv}: no single digest:\n${out1}")
+  endif()
+endforeach()
