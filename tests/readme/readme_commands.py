@@ -154,7 +154,14 @@ def ctest_names(ctest, build_dir):
 
 
 def scratch_root(source_dir):
-    """A directory standing for the repository root: symlinks to its entries."""
+    """A directory standing for the repository root: symlinks to its entries.
+
+    build/ is the real one, so each tree must be configured already: a
+    README `./tori build` run from here would otherwise configure it with
+    this temporary directory as its source and leave it broken."""
+    for preset in ("qemu-virt", "host"):
+        if not os.path.isfile(os.path.join(source_dir, "build", preset, "CMakeCache.txt")):
+            raise Failure(f"build/{preset} is not configured: run ./tori build all first")
     root = tempfile.mkdtemp(prefix="tori-readme-")
     for name in os.listdir(source_dir):
         os.symlink(os.path.join(source_dir, name), os.path.join(root, name))
@@ -303,7 +310,11 @@ def main():
                 print(f"mapped  line {line}: {command}\n        -> {', '.join(mapped[0])} ({mapped[1]})")
 
     env = dict(os.environ, TORI_NO_INSTALL="1")
-    root = scratch_root(source_dir)
+    try:
+        root = scratch_root(source_dir)
+    except Failure as failure:
+        print(f"readme: {failure}")
+        return 1
     try:
         to_run = [(line, c) for line, c in commands if key(c) not in MAPPED]
         boot_line = next(line for line, c in to_run if c.startswith("qemu-system-arm "))
