@@ -63,5 +63,9 @@ void node_job_init(struct node *node);
 const struct tori_args *node_job_begin(uint8_t *app);
 void node_job_end(const struct tori_result *outcome);
 void node_job_missing(uint8_t app);
+/* Runs the shipped application `app` (node/shipped_apps.c, which links
+ * apps/): false when it is not one of them. */
+bool node_run_shipped_app(uint8_t app, const struct tori_args *args,
+                          struct tori_result *outcome);
 
 #endif /* NODE_NODE_H */

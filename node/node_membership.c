@@ -25,7 +25,8 @@ static timer_id membership_timer = -1;
  * by joining.
  */
 static bool membership_started;
-static void emit_event(const struct membership_event *e, uint64_t entry_ns)
+static void emit_event(const struct node *node, const struct membership_event *e,
+                       uint64_t entry_ns)
 {
     event_begin(membership_event_name(e->type));
     switch (e->type) {
@@ -59,6 +60,9 @@ static void emit_event(const struct membership_event *e, uint64_t entry_ns)
     case MEMBERSHIP_EVENT_EXPELLED:
         event_add_u64("epoch", e->u.expelled.epoch);
         event_add_u64("by", e->u.expelled.by);
+        /* This node's own long silences so far (stopped, or starved by its
+         * application): an expulsion that follows one is no crash. */
+        event_add_u64("pauses", membership_get_counters(&node->membership)->pauses);
         break;
     case MEMBERSHIP_EVENT_PARTITIONED:
         event_add_u64("epoch", e->u.partitioned.epoch);
@@ -105,7 +109,7 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
                            membership_outbox_payload(out, i), m->length, now_ns);
     }
     for (uint32_t i = 0; i < out->event_count; i++)
-        emit_event(&out->events[i], entry_ns);
+        emit_event(node, &out->events[i], entry_ns);
     if (out->dropped_messages != 0 || out->dropped_events != 0) {
         event_begin("membership-outbox-overflow");
         event_add_u64("messages", out->dropped_messages);
@@ -237,7 +241,7 @@ static void command_start(void *context, const char *arguments, uint64_t now_ns)
         initial.u.view.root = membership_root(&node->membership);
         initial.u.view.live = membership_live_count(&node->membership);
         initial.u.view.digest = membership_digest(&node->membership);
-        emit_event(&initial, 0);
+        emit_event(node, &initial, 0);
         membership_tick(&node->membership, now_ns, &node->membership_outbox);
     }
     flush_outbox(node, now_ns, began);

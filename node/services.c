@@ -4,7 +4,6 @@
  */
 #include "kernel/services.h"
 
-#include "kernel/job.h"
 #include "node/node.h"
 #include "node/tori.h"
 
@@ -13,8 +12,7 @@ void kernel_services_init(const struct personality *personality)
     node_init(personality);
 }
 
-/* The job's application, once the poll loop stopped for it: a direct call
- * per application, resolved at link time. */
+/* The job's application, once the poll loop stopped for it. */
 void kernel_services_run(void)
 {
     uint8_t app = 0;
@@ -22,17 +20,7 @@ void kernel_services_run(void)
     if (args == NULL)
         return;
     struct tori_result outcome;
-    switch (app) {
-    case JOB_APP_ALLREDUCE:
-        outcome = tori_app_allreduce(args);
-        break;
-    case JOB_APP_STENCIL:
-        outcome = tori_app_stencil(args);
-        break;
-    case JOB_APP_PINGPONG:
-        outcome = tori_app_pingpong(args);
-        break;
-    default:
+    if (!node_run_shipped_app(app, args, &outcome)) {
         node_job_missing(app);
         return;
     }

@@ -1,16 +1,22 @@
 #!/bin/bash
-# The shipped applications on a 2x2x2 torus through the launcher's --job:
-# every node reports app-result ok=true with one digest per application;
-# with BOARDS "host qemu", the stencil digest is the same on both boards
-# (fixed point: ARM and x86 compute the same bits).
-# usage: test_job_apps.sh TOOL EMU NODE IMAGE OUT BOARD...
+# The shipped applications on a torus through the launcher's --job: every
+# node reports app-result ok=true with one digest per application; with
+# BOARDS "host qemu", the stencil digest is the same on both boards (fixed
+# point: ARM and x86 compute the same bits).
+# usage: test_job_apps.sh TOOL EMU NODE IMAGE OUT DIMS DURATION APPS BOARD...
+#   APPS: allreduce, stencil or allreduce,stencil
 source "$(dirname "$0")/lib.sh"
 TOOL=$1
 EMU=$2
 NODE=$3
 IMAGE=$4
 OUT=$5
-shift 5
+DIMS=$6
+DURATION=$7
+IFS=, read -r -a APPS <<< "$8"
+shift 8
+NODES=1
+for size in ${DIMS//x/ }; do NODES=$((NODES * size)); done
 rm -rf "$OUT" && mkdir -p "$OUT"
 for board in "$@"; do
     if [[ $board == qemu && ! -f "$IMAGE" ]]; then
@@ -28,18 +34,19 @@ run() {
     local board=$1 app=$2 dir="$OUT/$1-$2"
     # A slower detector: eight emulators on a loaded machine must not take
     # a pause for a death (failure semantics come with the next issue).
-    "$EMU" --dims 2x2x2 --board "$board" --image "$IMAGE" --node-binary "$NODE" \
-        --detect-timeout-ms 200 --job "$OUT/$app.bin" --duration 8s --out "$dir" \
+    "$EMU" --dims "$DIMS" --board "$board" --image "$IMAGE" --node-binary "$NODE" \
+        --detect-timeout-ms 200 --job "$OUT/$app.bin" --duration "$DURATION" --out "$dir" \
         > "$dir.txt" 2>&1 ||
         { tail -n 20 "$dir.txt" >&2; fail "$board $app: tori-emu failed"; }
     local results
     results=$(cat "$dir"/node*.log | grep 'event=app-result')
-    [[ $(grep -c . <<< "$results") == 8 ]] || { echo "$results" >&2; fail "$board $app: not 8 results"; }
-    [[ $(grep -c " app=$app ok=true " <<< "$results") == 8 ]] ||
+    [[ $(grep -c . <<< "$results") == "$NODES" ]] ||
+        { echo "$results" >&2; fail "$board $app: not $NODES results"; }
+    [[ $(grep -c " app=$app ok=true " <<< "$results") == "$NODES" ]] ||
         { echo "$results" >&2; fail "$board $app: not every node ok=true"; }
     grep -q 'event=app-error\|event=starved\|event=panic' "$dir"/node*.log &&
         fail "$board $app: an app-error, starved or panic line"
-    for rank in 0 1 2 3 4 5 6 7; do
+    for ((rank = 0; rank < NODES; rank++)); do
         grep -q " rank=$rank " <<< "$results" || fail "$board $app: no result of rank $rank"
     done
     local digests
@@ -50,14 +57,16 @@ run() {
         fail "$board $app: app-progress not every interval"
     echo "${digests# digest=}"
 }
-declare -A stencil_digest
+declare -A app_digests
 for board in "$@"; do
-    digest=$(run "$board" allreduce) || exit 1
-    echo "$board allreduce: every node ok=true, digest $digest"
-    digest=$(run "$board" stencil) || exit 1
-    echo "$board stencil: every node ok=true, digest $digest"
-    stencil_digest[$board]=$digest
+    for app in "${APPS[@]}"; do
+        digest=$(run "$board" "$app") || exit 1
+        echo "$board $DIMS $app: every node ok=true, digest $digest"
+        app_digests[$app]+="$digest "
+    done
 done
-[[ $(printf '%s\n' "${stencil_digest[@]}" | sort -u | wc -l) == 1 ]] ||
-    fail "stencil digests differ between boards: ${stencil_digest[*]}"
+for app in "${APPS[@]}"; do
+    [[ $(tr ' ' '\n' <<< "${app_digests[$app]}" | grep . | sort -u | wc -l) == 1 ]] ||
+        fail "$app digests differ between boards: ${app_digests[$app]}"
+done
 echo "node.job_apps: all checks passed"

@@ -60,11 +60,12 @@ def _die_with_parent():
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def node_command(qemu, elf, personality=None, console_input=False):
+def node_command(qemu, elf, personality=None, console_input=False, job=None):
     """The qemu-system-arm command line for one node on the virt board.
 
     console_input: the console also reads commands from our stdin (with
     signal=off, so a stray ^C on it is a byte, not a kill).
+    job: a job block file, loaded where the launcher loads it.
     """
     command = [qemu, "-M", "virt", "-cpu", "cortex-a15",
                "-m", f"{memory_map_value('QEMU_VIRT_RAM_SIZE_MIB')}M",
@@ -77,6 +78,9 @@ def node_command(qemu, elf, personality=None, console_input=False):
     if personality is not None:
         address = memory_map_value("QEMU_VIRT_PERSONALITY_ADDRESS")
         command += ["-device", f"loader,file={personality},addr={address:#x},force-raw=on"]
+    if job is not None:
+        address = memory_map_value("QEMU_VIRT_JOB_ADDRESS")
+        command += ["-device", f"loader,file={job},addr={address:#x},force-raw=on"]
     return command
 
 

@@ -10,6 +10,8 @@ Cases (one per CTest test, see tests/board/qemu-virt/CMakeLists.txt):
   bad-crc           CRC field corrupted: the exact crc32 halt message
   bad-radix         tree_radix=3 with a valid CRC: the exact field message
   bad-dims          dims=7 with a valid CRC: the exact field message
+  bad-job           a valid personality and a job block with comm_mode=2
+                    and a valid CRC: the exact field message of the job
   reset             QMP system_reset: the node boots again with the same
                     personality (the loader re-applies it) and, counting
                     the reset, a new incarnation (1 + resets)
@@ -36,6 +38,10 @@ PERSONALITY_SIZE = 64
 OFFSET_DIMS = 16
 OFFSET_TREE_RADIX = 18
 OFFSET_CRC = 60
+
+JOB_SIZE = 128
+JOB_OFFSET_COMM_MODE = 9
+JOB_OFFSET_CRC = 124
 
 IDLE_MEASURE_SECONDS = 4.0
 
@@ -152,6 +158,28 @@ def run_case(args, work_dir, started):
         rewrite_block(path, block, fix_crc=True)
         node = boot(args.node_elf, path)
         expect_halt(node, "personality: dims=7 is invalid, expected 1..6", args.timeout)
+    elif case == "bad-job":
+        path, _ = write_personality(args.personality_tool, work_dir)
+        job_path = os.path.join(work_dir, "job.bin")
+        command = [args.personality_tool, "--job-out", job_path, "--app", "allreduce"]
+        print("+ " + " ".join(command), flush=True)
+        if subprocess.run(command, check=False).returncode != 0:
+            raise TestFailure("tori-personality --job-out failed")
+        with open(job_path, "rb") as f:
+            job = bytearray(f.read())
+        if len(job) != JOB_SIZE:
+            raise TestFailure(f"tori-personality wrote a {len(job)}-byte job, expected 128")
+        job[JOB_OFFSET_COMM_MODE] = 2
+        struct.pack_into("<I", job, JOB_OFFSET_CRC, zlib.crc32(bytes(job[:JOB_OFFSET_CRC])))
+        with open(job_path, "wb") as f:
+            f.write(job)
+        node = harness.QemuNode(harness.node_command(args.qemu, args.node_elf, path,
+                                                     job=job_path), work_dir)
+        started.append(node)
+        # The personality was read first: the panic line names the node.
+        harness.expect_halt(node, "5", "job: comm_mode=2 is invalid, expected 0 (abort): "
+                            "blank, shrink and rebuild come with issue 14", args.timeout,
+                            cause="the bad job block")
     elif case == "reset":
         path, _ = write_personality(args.personality_tool, work_dir)
         node = boot(args.node_elf, path, qmp=True)
