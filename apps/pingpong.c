@@ -2,8 +2,11 @@
  * pingpong: round trips between rank 0 and rank 1 for message sizes 0, 1,
  * 2, 4 ... 64 KiB, `iterations` round trips per size; rank 0 reports the
  * median round trip per size as an `app-pingpong` event (bytes, rtt_ns).
- * Every reply carries the bytes it was sent, checked on arrival.  Other
- * ranks wait at the closing barrier.
+ * Every reply carries the bytes it was sent, checked on arrival.  Then
+ * every rank times `iterations` barriers and `iterations` allreduces of one
+ * int64 sum (each total checked); rank 0 reports the median of each as
+ * `app-barrier` and `app-allreduce` (rounds, median_ns).  The benchmark
+ * `./tori bench comm` reads these lines.
  */
 #include "config/tori_config.h"
 #include "lib/crc32.h"
@@ -29,6 +32,46 @@ static uint64_t median(uint64_t *values, uint32_t count)
         values[j] = v;
     }
     return values[count / 2];
+}
+
+/* Rank 0 reports the median of samples[0..rounds) as event name. */
+static void report_median(uint32_t rank, const char *name, uint32_t rounds)
+{
+    if (rank != 0)
+        return;
+    static const char *const keys[] = {"rounds", "median_ns"};
+    int64_t values[2] = {rounds, (int64_t)median(samples, rounds)};
+    tori_report(name, keys, values, 2);
+}
+
+/*
+ * Times rounds barriers, then rounds allreduces, each call on its own (the
+ * first barrier lines the ranks up); false when a call fails.  *ok turns
+ * false on a wrong total.
+ */
+static bool time_collectives(uint32_t rank, uint32_t size, uint32_t rounds, bool *ok)
+{
+    if (tori_barrier(TORI_COMM_WORLD) != TORI_OK)
+        return false;
+    for (uint32_t round = 0; round < rounds; round++) {
+        uint64_t began = tori_now_ns();
+        if (tori_barrier(TORI_COMM_WORLD) != TORI_OK)
+            return false;
+        samples[round] = tori_now_ns() - began;
+    }
+    report_median(rank, "app-barrier", rounds);
+    for (uint32_t round = 0; round < rounds; round++) {
+        int64_t mine = (int64_t)rank + 1;
+        int64_t total = 0;
+        uint64_t began = tori_now_ns();
+        if (tori_allreduce(TORI_COMM_WORLD, &mine, &total, 1, TORI_INT64, TORI_SUM) !=
+            TORI_OK)
+            return false;
+        samples[round] = tori_now_ns() - began;
+        *ok = *ok && total == (int64_t)size * ((int64_t)size + 1) / 2;
+    }
+    report_median(rank, "app-allreduce", rounds);
+    return true;
 }
 
 struct tori_result tori_app_pingpong(const struct tori_args *args)
@@ -75,6 +118,10 @@ struct tori_result tori_app_pingpong(const struct tori_args *args)
         outcome.iterations++;
         tori_iteration_done(outcome.iterations);
     }
+    if (!time_collectives(rank, size, rounds, &ok))
+        return outcome;
+    outcome.iterations += 2;
+    tori_iteration_done(outcome.iterations);
     if (tori_barrier(TORI_COMM_WORLD) != TORI_OK)
         return outcome;
     /* Ranks beyond 1 exchanged nothing: they share rank 0's digest through

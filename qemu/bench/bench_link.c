@@ -59,9 +59,12 @@ struct reply {
     uint64_t value[REPLY_MAX_VALUES];
 };
 
-struct session {
-    struct emu emu;
+struct bench_link_probe {
+    struct emu *emu;
     struct bench_link_board *result;
+    const char *tool;        /* prefix of the progress lines */
+    emu_event_observer next; /* every line passes on to it (NULL: none) */
+    void *next_context;
     uint32_t nodes;
     struct reply *replies;     /* [rank * REPLY_KINDS + kind] */
     unsigned *error_serial;    /* console-error lines per node */
@@ -72,7 +75,7 @@ struct session {
     uint64_t ping_hops, ping_rtt_ns, ping_ok;
 };
 
-static struct reply *reply_of(struct session *s, uint32_t rank, enum reply_kind kind)
+static struct reply *reply_of(struct bench_link_probe *s, uint32_t rank, enum reply_kind kind)
 {
     return &s->replies[(size_t)rank * REPLY_KINDS + kind];
 }
@@ -89,7 +92,9 @@ static bool reply_get(const struct reply *reply, const char *key, uint64_t *valu
 
 static void observe(void *context, struct emu_node *node, const struct event_line *line)
 {
-    struct session *s = context;
+    struct bench_link_probe *s = context;
+    if (s->next != NULL)
+        s->next(s->next_context, node, line);
     if (node->rank >= s->nodes)
         return;
     if (strcmp(line->name, "console-error") == 0) {
@@ -132,12 +137,12 @@ static void observe(void *context, struct emu_node *node, const struct event_lin
 
 /* ---- asking ---- */
 
-static bool keep_going(const struct session *s)
+static bool keep_going(const struct bench_link_probe *s)
 {
-    return !s->emu.failed && s->emu.interrupted == 0;
+    return !s->emu->failed && s->emu->interrupted == 0;
 }
 
-__attribute__((format(printf, 2, 3))) static void fail(struct session *s,
+__attribute__((format(printf, 2, 3))) static void fail(struct bench_link_probe *s,
                                                        const char *format, ...)
 {
     va_list arguments;
@@ -145,7 +150,7 @@ __attribute__((format(printf, 2, 3))) static void fail(struct session *s,
     if (s->result->error[0] == '\0')
         vsnprintf(s->result->error, sizeof s->result->error, format, arguments);
     va_end(arguments);
-    s->emu.failed = true;
+    s->emu->failed = true;
 }
 
 /*
@@ -153,18 +158,18 @@ __attribute__((format(printf, 2, 3))) static void fail(struct session *s,
  * kind in wanted (bits) has come from it.  False, with the reason in the
  * result, on a console error, a timeout, or a failing torus.
  */
-static bool ask(struct session *s, uint32_t rank, const char *command, unsigned wanted,
+static bool ask(struct bench_link_probe *s, uint32_t rank, const char *command, unsigned wanted,
                 uint64_t timeout_ns)
 {
     unsigned before[REPLY_KINDS];
     for (unsigned kind = 0; kind < REPLY_KINDS; kind++)
         before[kind] = reply_of(s, rank, kind)->serial;
     unsigned errors = s->error_serial[rank];
-    if (!emu_node_send(&s->emu.nodes[rank], command)) {
+    if (!emu_node_send(&s->emu->nodes[rank], command)) {
         fail(s, "node %u: cannot send `%s` to its console", (unsigned)rank, command);
         return false;
     }
-    uint64_t deadline = emu_now_ns(&s->emu) + timeout_ns;
+    uint64_t deadline = emu_now_ns(s->emu) + timeout_ns;
     while (keep_going(s)) {
         if (s->error_serial[rank] != errors) {
             fail(s, "node %u refused `%s`: %s (expected a node image with the flood "
@@ -178,37 +183,37 @@ static bool ask(struct session *s, uint32_t rank, const char *command, unsigned 
                 all = all && reply_of(s, rank, kind)->serial != before[kind];
         if (all)
             return true;
-        if (emu_now_ns(&s->emu) >= deadline) {
+        if (emu_now_ns(s->emu) >= deadline) {
             fail(s, "node %u: no answer to `%s` after %.1f s (see %s)", (unsigned)rank,
-                 command, (double)timeout_ns / 1e9, s->emu.nodes[rank].log_path);
+                 command, (double)timeout_ns / 1e9, s->emu->nodes[rank].log_path);
             return false;
         }
-        emu_step(&s->emu, 20);
+        emu_step(s->emu, 20);
     }
     if (s->result->error[0] == '\0')
         fail(s, "%s",
-             s->emu.interrupted != 0 ? "interrupted" : "the torus failed (see above)");
+             s->emu->interrupted != 0 ? "interrupted" : "the torus failed (see above)");
     return false;
 }
 
 /* ---- round trips ---- */
 
-static bool measure_rtt(struct session *s, const struct bench_link_options *o)
+bool bench_link_probe_rtt(struct bench_link_probe *s, unsigned rounds)
 {
     struct bench_link_board *r = s->result;
     for (unsigned h = 0; h < r->max_hops; h++) {
         r->hop[h].hops = h + 1;
-        r->hop[h].rtt_ns = calloc(o->rounds, sizeof *r->hop[h].rtt_ns);
+        r->hop[h].rtt_ns = calloc(rounds, sizeof *r->hop[h].rtt_ns);
         if (r->hop[h].rtt_ns == NULL) {
-            fail(s, "out of memory for %u rounds", o->rounds);
+            fail(s, "out of memory for %u rounds", rounds);
             return false;
         }
     }
-    fprintf(stderr, "tori-bench-link: %s: round trips: node 0 pings nodes 1..%u, "
+    fprintf(stderr, "%s: %s: round trips: node 0 pings nodes 1..%u, "
                     "%u rounds (+%u warm-up)\n",
-            r->name, r->max_hops, o->rounds, BENCH_LINK_WARMUP_ROUNDS);
+            s->tool, r->name, r->max_hops, rounds, BENCH_LINK_WARMUP_ROUNDS);
     /* Hop counts interleaved, so a slow spell of the host hits them all. */
-    for (unsigned round = 0; round < BENCH_LINK_WARMUP_ROUNDS + o->rounds; round++) {
+    for (unsigned round = 0; round < BENCH_LINK_WARMUP_ROUNDS + rounds; round++) {
         for (unsigned h = 0; h < r->max_hops; h++) {
             char command[32];
             snprintf(command, sizeof command, "ping %u", h + 1);
@@ -279,7 +284,7 @@ static bool path_of(const struct torus_geometry *geometry, uint32_t destination,
 }
 
 /* `stats` and `flood stats` on every node of the path, summed into snap. */
-static bool take_snapshot(struct session *s, const struct path *path, struct snapshot *snap)
+static bool take_snapshot(struct bench_link_probe *s, const struct path *path, struct snapshot *snap)
 {
     memset(snap, 0, sizeof *snap);
     for (unsigned i = 0; i < path->length; i++) {
@@ -305,29 +310,29 @@ static bool take_snapshot(struct session *s, const struct path *path, struct sna
     return true;
 }
 
-static uint64_t received_total(struct session *s, uint32_t rank)
+static uint64_t received_total(struct bench_link_probe *s, uint32_t rank)
 {
     uint64_t total = 0;
     reply_get(reply_of(s, rank, REPLY_FLOOD_RX), "total_frames", &total);
     return total;
 }
 
-static bool flood(struct session *s, const struct bench_link_options *o, uint32_t hops,
-                  struct bench_link_flood *f)
+bool bench_link_probe_flood(struct bench_link_probe *s, uint32_t hops, unsigned count,
+                            unsigned size, struct bench_link_flood *f)
 {
     uint32_t destination = hops; /* on the ring, node h is h hops from node 0 */
     /* Counters are summed over the nodes the frames pass (the route's). */
     memset(f, 0, sizeof *f);
     f->destination = destination;
     f->hops = hops;
-    f->count = o->flood_count;
-    f->size = o->flood_size;
-    fprintf(stderr, "tori-bench-link: %s: flood: %u frames of %u bytes, node 0 to node "
+    f->count = count;
+    f->size = size;
+    fprintf(stderr, "%s: %s: flood: %u frames of %u bytes, node 0 to node "
                     "%u (%u hop%s)\n",
-            s->result->name, o->flood_count, o->flood_size, (unsigned)destination,
+            s->tool, s->result->name, count, size, (unsigned)destination,
             (unsigned)hops, hops == 1 ? "" : "s");
     struct path path;
-    if (!path_of(&s->emu.geometry, destination, &path) || path.length != hops + 1u) {
+    if (!path_of(&s->emu->geometry, destination, &path) || path.length != hops + 1u) {
         fail(s, "no %u-hop route from node 0 to node %u", (unsigned)hops,
              (unsigned)destination);
         return false;
@@ -338,10 +343,10 @@ static bool flood(struct session *s, const struct bench_link_options *o, uint32_
     uint64_t received_before = received_total(s, destination);
 
     char command[64];
-    snprintf(command, sizeof command, "flood %u %u %u", (unsigned)destination,
-             o->flood_count, o->flood_size);
+    snprintf(command, sizeof command, "flood %u %u %u", (unsigned)destination, count,
+             size);
     /* The sender's pace is bounded by the ring: give it generous time. */
-    uint64_t timeout = 60 * NS_PER_S + (uint64_t)o->flood_count * 5 * NS_PER_MS;
+    uint64_t timeout = 60 * NS_PER_S + (uint64_t)count * 5 * NS_PER_MS;
     if (!ask(s, 0, command, 1u << REPLY_FLOOD_DONE, timeout))
         return false;
     const struct reply *done = reply_of(s, 0, REPLY_FLOOD_DONE);
@@ -354,12 +359,12 @@ static bool flood(struct session *s, const struct bench_link_options *o, uint32_
 
     /* The last frames are still in flight: wait until the receiver has them
      * all, or its count has not moved for FLOOD_QUIET_NS. */
-    uint64_t start = emu_now_ns(&s->emu), last_change = start, seen = UINT64_MAX;
+    uint64_t start = emu_now_ns(s->emu), last_change = start, seen = UINT64_MAX;
     for (;;) {
         if (!ask(s, destination, "flood stats",
                  (1u << REPLY_FLOOD_RX) | (1u << REPLY_FLOOD_LINKS), QUERY_TIMEOUT_NS))
             return false;
-        uint64_t now = emu_now_ns(&s->emu);
+        uint64_t now = emu_now_ns(s->emu);
         uint64_t delivered = received_total(s, destination) - received_before;
         if (delivered != seen) {
             seen = delivered;
@@ -368,7 +373,7 @@ static bool flood(struct session *s, const struct bench_link_options *o, uint32_
         if (delivered >= f->sent || now - last_change > FLOOD_QUIET_NS ||
             now - start > FLOOD_DRAIN_TIMEOUT_NS)
             break;
-        emu_step(&s->emu, 20);
+        emu_step(s->emu, 20);
     }
     const struct reply *rx = reply_of(s, destination, REPLY_FLOOD_RX);
     uint64_t source = UINT64_MAX;
@@ -389,7 +394,45 @@ static bool flood(struct session *s, const struct bench_link_options *o, uint32_
 
 /* ---- one board ---- */
 
-static struct session session;
+struct bench_link_probe *bench_link_probe_attach(const char *tool, struct emu *emu,
+                                                 struct bench_link_board *result,
+                                                 emu_event_observer next, void *next_context)
+{
+    struct bench_link_probe *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->tool = tool;
+    s->emu = emu;
+    s->result = result;
+    s->next = next;
+    s->next_context = next_context;
+    s->nodes = emu->count;
+    s->replies = calloc((size_t)s->nodes * REPLY_KINDS, sizeof *s->replies);
+    s->error_serial = calloc(s->nodes, sizeof *s->error_serial);
+    if (s->replies == NULL || s->error_serial == NULL) {
+        bench_link_probe_detach(s);
+        return NULL;
+    }
+    s->measuring = true;
+    emu->observer = observe;
+    emu->observer_context = s;
+    return s;
+}
+
+void bench_link_probe_detach(struct bench_link_probe *s)
+{
+    if (s == NULL)
+        return;
+    if (s->emu->observer_context == s) {
+        s->emu->observer = s->next;
+        s->emu->observer_context = s->next_context;
+    }
+    free(s->replies);
+    free(s->error_serial);
+    free(s);
+}
+
+static struct emu board_emu;
 
 int bench_link_run_board(const struct bench_link_options *o, unsigned board,
                          const char *out_dir, struct bench_link_board *result)
@@ -431,52 +474,37 @@ int bench_link_run_board(const struct bench_link_options *o, unsigned board,
         return 1;
     }
 
-    struct session *s = &session;
-    memset(s, 0, sizeof *s);
-    s->result = result;
-    s->nodes = o->ring;
-    s->replies = calloc((size_t)o->ring * REPLY_KINDS, sizeof *s->replies);
-    s->error_serial = calloc(o->ring, sizeof *s->error_serial);
     FILE *quiet = o->verbose ? NULL : fopen("/dev/null", "we");
-    if (s->replies == NULL || s->error_serial == NULL) {
-        snprintf(result->error, sizeof result->error, "out of memory");
-        free(s->replies);
-        free(s->error_serial);
-        if (quiet != NULL)
-            fclose(quiet);
-        result->status = 1;
-        return 1;
-    }
-
     fprintf(stderr, "tori-bench-link: %s: starting a 1-D torus of %u nodes (logs in %s)\n",
             result->name, o->ring, out_dir);
-    bool opened = emu_open(&s->emu, &emu_options, NULL);
+    struct emu *emu = &board_emu;
+    bool opened = emu_open(emu, &emu_options, NULL);
     /* The launcher's chatter (ready, summary, membership events) stays out of
      * the benchmark's output unless --verbose; its errors still reach stderr. */
-    s->emu.human = quiet != NULL ? quiet : stderr;
-    s->emu.observer = observe;
-    s->emu.observer_context = s;
+    emu->human = quiet != NULL ? quiet : stderr;
     bool measured = false;
-    if (opened && emu_start_all(&s->emu)) {
+    if (opened && emu_start_all(emu)) {
         fprintf(stderr, "tori-bench-link: %s: %u nodes ready\n", result->name, o->ring);
-        s->measuring = true;
-        measured = measure_rtt(s, o);
+        struct bench_link_probe *probe = bench_link_probe_attach("tori-bench-link", emu, result, NULL, NULL);
+        if (probe == NULL)
+            snprintf(result->error, sizeof result->error, "out of memory");
+        measured = probe != NULL && bench_link_probe_rtt(probe, o->rounds);
         for (uint32_t h = 1; measured && h <= BENCH_LINK_FLOODS && h <= result->max_hops;
              h++) {
-            measured = flood(s, o, h, &result->flood[h - 1]);
+            measured = bench_link_probe_flood(probe, h, o->flood_count, o->flood_size,
+                                              &result->flood[h - 1]);
             if (measured)
                 result->floods = h;
         }
+        bench_link_probe_detach(probe);
     } else if (result->error[0] == '\0') {
         snprintf(result->error, sizeof result->error,
                  opened ? "the torus did not start (see above)"
                         : "the torus could not be set up (see above)");
     }
-    int status = emu_close(&s->emu);
+    int status = emu_close(emu);
     if (quiet != NULL)
         fclose(quiet);
-    free(s->replies);
-    free(s->error_serial);
     if (!opened && status == 0)
         status = 1;
     if (!measured && status == 0)

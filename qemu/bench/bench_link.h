@@ -22,6 +22,7 @@
 
 #include "qemu/bench/bench_link_options.h"
 #include "qemu/bench/bench_link_stats.h"
+#include "qemu/launcher/emu_run.h"
 
 #define BENCH_LINK_MAX_HOPS (BENCH_LINK_RING_MAX / 2u)
 #define BENCH_LINK_FLOODS 2u /* one hop, two hops */
@@ -114,12 +115,34 @@ int bench_link_run_board(const struct bench_link_options *options, unsigned boar
 
 void bench_link_board_free(struct bench_link_board *result);
 
+/*
+ * The same measurements on a torus another benchmark drives (tori-bench-comm
+ * measures the raw link beside its application): attach to a started torus
+ * (progress lines on stderr say tool; every event line still reaches next,
+ * which may be NULL), then round trips over hop counts 1..result->max_hops,
+ * rounds each (into result->hop, result->per_hop), and floods over hops
+ * (node `hops` of a ring); false, with result->error, when one fails.
+ * Attach returns NULL when out of memory; detach restores next.
+ */
+struct bench_link_probe;
+struct bench_link_probe *bench_link_probe_attach(const char *tool, struct emu *emu,
+                                                 struct bench_link_board *result,
+                                                 emu_event_observer next, void *next_context);
+bool bench_link_probe_rtt(struct bench_link_probe *probe, unsigned rounds);
+bool bench_link_probe_flood(struct bench_link_probe *probe, uint32_t hops, unsigned count,
+                            unsigned size, struct bench_link_flood *flood);
+void bench_link_probe_detach(struct bench_link_probe *probe);
+
 /* The one-hop median RTT (ns), the run's own baseline; 0 when none. */
 uint64_t bench_link_one_hop_ns(const struct bench_link_board *result);
 
 /* The compact human table of every board attempted. */
 void bench_link_print_table(FILE *out, const struct bench_link_options *options,
                             const struct bench_link_board *boards, unsigned count);
+
+/* A JSON string (escaped), and a number (null when not finite). */
+void bench_link_json_string(FILE *out, const char *text);
+void bench_link_json_number(FILE *out, double value);
 
 /* Every result as one JSON object (and a newline). */
 void bench_link_print_json(FILE *out, const struct bench_link_options *options,

@@ -168,7 +168,7 @@ void bench_link_print_table(FILE *out, const struct bench_link_options *o,
 
 /* ---- JSON ---- */
 
-static void json_string(FILE *out, const char *text)
+void bench_link_json_string(FILE *out, const char *text)
 {
     fputc('"', out);
     for (const unsigned char *c = (const unsigned char *)text; *c != '\0'; c++) {
@@ -182,7 +182,7 @@ static void json_string(FILE *out, const char *text)
     fputc('"', out);
 }
 
-static void json_number(FILE *out, double value)
+void bench_link_json_number(FILE *out, double value)
 {
     if (isfinite(value))
         fprintf(out, "%.6g", value);
@@ -194,14 +194,14 @@ static void json_board(FILE *out, const struct bench_link_board *r)
 {
     double one = (double)bench_link_one_hop_ns(r);
     fprintf(out, "{\"board\":");
-    json_string(out, r->name);
+    bench_link_json_string(out, r->name);
     fprintf(out, ",\"status\":%d,\"error\":", r->status);
     if (r->status != 0)
-        json_string(out, r->error[0] != '\0' ? r->error : "failed");
+        bench_link_json_string(out, r->error[0] != '\0' ? r->error : "failed");
     else
         fputs("null", out);
     fprintf(out, ",\"out\":");
-    json_string(out, r->out_dir);
+    bench_link_json_string(out, r->out_dir);
     fprintf(out, ",\"nodes\":%u,\"one_hop_rtt_ns\":%" PRIu64
                  ",\"membership\":{\"failure_detections\":%" PRIu64 ",\"views\":%" PRIu64
                  "},\"rtt\":[",
@@ -215,7 +215,7 @@ static void json_board(FILE *out, const struct bench_link_board *r)
                      ",\"max_ns\":%" PRIu64 ",\"ratio_to_one_hop\":",
                 h == 0 ? "" : ",", (unsigned)hop->hops, hop->samples, hop->failed,
                 hop->wrong_hops, sp->median, sp->p10, sp->p90, sp->min, sp->max);
-        json_number(out, bench_link_ratio((double)sp->median, one));
+        bench_link_json_number(out, bench_link_ratio((double)sp->median, one));
         fputc('}', out);
     }
     fputs("],\"per_hop\":", out);
@@ -223,11 +223,11 @@ static void json_board(FILE *out, const struct bench_link_board *r)
         fprintf(out, "{\"fit\":\"least squares over per-hop medians\",\"points\":%u,"
                      "\"slope_ns\":",
                 r->per_hop.points);
-        json_number(out, r->per_hop.slope);
+        bench_link_json_number(out, r->per_hop.slope);
         fputs(",\"intercept_ns\":", out);
-        json_number(out, r->per_hop.intercept);
+        bench_link_json_number(out, r->per_hop.intercept);
         fputs(",\"ratio_to_one_hop\":", out);
-        json_number(out, bench_link_ratio(r->per_hop.slope, one));
+        bench_link_json_number(out, bench_link_ratio(r->per_hop.slope, one));
         fputc('}', out);
     } else {
         fputs("null", out);
@@ -240,13 +240,13 @@ static void json_board(FILE *out, const struct bench_link_board *r)
                      ",\"loss_ratio\":",
                 i == 0 ? "" : ",", (unsigned)f->hops, (unsigned)f->destination, f->count,
                 f->size, f->sent, f->delivered, lost_of(f));
-        json_number(out, bench_link_ratio((double)lost_of(f), (double)f->sent));
+        bench_link_json_number(out, bench_link_ratio((double)lost_of(f), (double)f->sent));
         fprintf(out, ",\"missing\":%" PRIu64 ",\"old\":%" PRIu64 ",\"stalled\":%s"
                      ",\"span_ns\":%" PRIu64 ",\"sender_ns\":%" PRIu64
                      ",\"sender_waits\":%" PRIu64 ",\"frames_per_one_hop_rtt\":",
                 f->missing, f->old, f->stalled ? "true" : "false", f->span_ns,
                 f->sender_ns, f->waits);
-        json_number(out, frames_per_rtt(f, (uint64_t)one));
+        bench_link_json_number(out, frames_per_rtt(f, (uint64_t)one));
         fputs(",\"counters\":{", out);
         for (unsigned c = 0; c < BENCH_LINK_COUNTER_COUNT; c++)
             fprintf(out, "%s\"%s\":%" PRIu64, c == 0 ? "" : ",",

@@ -71,6 +71,9 @@ MAPPED = {
     "./tori bench link": (
         ["emu.bench_link_qemu", "emu.bench_link_host"],
         "a timing benchmark (minutes); the tests run it at a tiny size and check its tables"),
+    "./tori bench comm": (
+        ["emu.bench_comm_qemu", "emu.bench_comm_host"],
+        "a timing benchmark (minutes); the tests run it at a tiny size and check its tables"),
     "./tori bench membership": (
         ["sim.bench_membership_small"],
         "a timing benchmark up to 65,536 nodes; the test runs it up to 512"),
