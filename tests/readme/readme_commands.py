@@ -42,6 +42,14 @@ MAPPED = {
         ["tori.labels"],
         "the fast part of this very suite; the test checks that every test has its area and "
         "cost labels, which is what `fast` selects"),
+    "./tori emu --dims 2x2x2 --board mixed --app stencil --iterations 60 --progress 20 "
+    "--app-args 4,5": (
+        ["emu.app_qemu_2x2x2", "node.apps_qemu_2x2x2"],
+        "a second QEMU job (the first runs verbatim); the tests run mixed stencils and compare "
+        "their digests with the QEMU-only run"),
+    "./tori emu --dims 2x2x2 --board mixed --app allreduce --iterations 20": (
+        ["emu.app_qemu_2x2x2", "node.apps_qemu_2x2x2"],
+        "another mixed job; the tests run allreduce and stencil on QEMU and mixed tori"),
     "./tori emu --dims 4x4x4 --board host --ping": (
         ["emu.ping_host_4x4x4"],
         "64 processes for several seconds; the test runs the same torus with --ping"),
