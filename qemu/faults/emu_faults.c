@@ -59,6 +59,56 @@ bool emu_faults_wanted(const struct emu_options *options)
     return options->inject_text != NULL || options->chaos_text != NULL || options->demo;
 }
 
+/*
+ * A fault timed by iteration needs a job whose nodes report that iteration:
+ * --app, N within --iterations, and N a multiple of the progress interval
+ * (app-progress comes every K iterations; any other N would never be seen).
+ */
+static bool check_iteration(const struct emu_options *options, const struct fault *item,
+                            char *error, size_t capacity)
+{
+    char text[FAULT_TEXT_MAX];
+    fault_format(item, text, sizeof text);
+    const char *option = options->inject_option;
+    uint32_t n = item->iteration;
+    uint32_t every = options->app_job.progress_interval;
+    if (!options->app_set) {
+        snprintf(error, capacity, "%s: '%s': a fault timed by iteration needs a job (expected "
+                                  "--app NAME, or a time like 'kill 3 at 2s')",
+                 option, text);
+        return false;
+    }
+    if (n > options->app_job.iterations) {
+        snprintf(error, capacity, "%s: '%s': the job runs only %u iterations (expected N <= "
+                                  "--iterations)",
+                 option, text, (unsigned)options->app_job.iterations);
+        return false;
+    }
+    if (every == 0) {
+        snprintf(error, capacity, "%s: '%s': the nodes report no progress under --progress 0 "
+                                  "(expected --progress K, N a multiple of K)",
+                 option, text);
+        return false;
+    }
+    if (n % every != 0) {
+        uint32_t below = n / every * every;
+        uint64_t above = (uint64_t)below + every;
+        char choices[64];
+        if (below == 0)
+            snprintf(choices, sizeof choices, "%llu", (unsigned long long)above);
+        else
+            snprintf(choices, sizeof choices, "%u or %llu", (unsigned)below,
+                     (unsigned long long)above);
+        snprintf(error, capacity, "%s: '%s': the nodes report progress every %u iterations%s, "
+                                  "never at %u (expected a multiple of %u, e.g. %s)",
+                 option, text, (unsigned)every,
+                 options->app_progress_set ? "" : " (a tenth of --iterations)", (unsigned)n,
+                 (unsigned)every, choices);
+        return false;
+    }
+    return true;
+}
+
 bool emu_faults_check_options(const struct emu_options *options, struct emu_chaos_spec *spec,
                               char *error, size_t capacity)
 {
@@ -71,7 +121,13 @@ bool emu_faults_check_options(const struct emu_options *options, struct emu_chao
             return false;
         }
         size_t items = script.count;
+        bool timed_ok = true;
+        for (size_t i = 0; i < script.count && timed_ok; i++)
+            if (script.items[i].iteration != 0)
+                timed_ok = check_iteration(options, &script.items[i], error, capacity);
         fault_script_free(&script);
+        if (!timed_ok)
+            return false;
         if (items == 0) {
             snprintf(error, capacity, "%s: %s", options->inject_option, EMU_INJECT_EMPTY);
             return false;

@@ -168,7 +168,13 @@ bool emu_inject_schedule(const struct fault_script *faults, const struct torus_g
         char text[FAULT_TEXT_MAX];
         fault_format(f, text, sizeof text);
         struct emu_action actions[EMU_INJECT_ACTIONS_MAX];
-        unsigned count = emu_inject_actions(f, geometry, actions);
+        unsigned count = f->iteration != 0 ? 0 : emu_inject_actions(f, geometry, actions);
+        if (f->iteration != 0) {
+            snprintf(error, capacity, "'%s': the launcher cannot time a fault by iteration yet",
+                     text);
+            emu_script_free(script);
+            return false;
+        }
         if (count == 0) {
             snprintf(error, capacity, "'%s': the launcher cannot inject %s (expected kill, hang, "
                                       "resume, link, reboot, restart or join)",
