@@ -17,6 +17,7 @@
 #include "qemu/faults/emu_latency.h"
 #include "qemu/faults/emu_model.h"
 #include "qemu/faults/emu_results.h"
+#include "qemu/launcher/emu_app.h"
 #include "qemu/launcher/emu_run.h"
 
 #define TOOL "tori-emu"
@@ -31,6 +32,9 @@
 struct emu_faults {
     struct emu_script script;
     unsigned next_action;
+    bool *progress_fired;       /* [script.on_progress_count] */
+    struct emu_action *undos;   /* "for D" of faults timed by iteration, pending */
+    unsigned undo_count, undo_capacity;
     bool chaos_on;
     struct emu_chaos_spec chaos_spec;
     struct emu_chaos chaos;
@@ -209,6 +213,21 @@ bool emu_faults_prepare(struct emu *emu)
                     o->inject_option != NULL ? o->inject_option : "--inject", error);
             return false;
         }
+        for (unsigned i = 0; i < f->script.on_progress_count; i++) {
+            const struct emu_action *a = &f->script.on_progress[i];
+            if (a->watch != EMU_WATCH_JOB && a->watch >= members) {
+                fprintf(stderr, TOOL ": %s: '%s': node %u is a spare: it runs no application "
+                                "(expected a compute node, 0..%u)\n",
+                        o->inject_option != NULL ? o->inject_option : "--inject", a->text,
+                        (unsigned)a->watch, (unsigned)(members - 1u));
+                return false;
+            }
+        }
+        f->progress_fired = calloc(f->script.on_progress_count + 1u, sizeof *f->progress_fired);
+        if (f->progress_fired == NULL) {
+            fprintf(stderr, TOOL ": out of memory\n");
+            return false;
+        }
     }
     if (o->chaos_text != NULL) {
         f->chaos_on = true;
@@ -255,6 +274,8 @@ void emu_faults_release(struct emu *emu)
     if (f == NULL)
         return;
     emu_script_free(&f->script);
+    free(f->progress_fired);
+    free(f->undos);
     emu_chaos_free(&f->chaos);
     emu_inject_world_free(&f->world);
     emu_latency_free(&f->latency);
@@ -351,7 +372,8 @@ static void expect_after(struct emu_faults *f, const struct emu_action *action)
     }
 }
 
-static void inject(struct emu *emu, struct emu_faults *f, const struct emu_action *action)
+static void inject(struct emu *emu, struct emu_faults *f, const struct emu_action *action,
+                   uint32_t iteration)
 {
     uint64_t now = emu_job_ns(emu);
     if (!f->group_open) {
@@ -368,9 +390,14 @@ static void inject(struct emu *emu, struct emu_faults *f, const struct emu_actio
         emu->failed = true;
         return;
     }
+    record->iteration = iteration;
     char described[EMU_ACTION_TEXT_MAX];
     emu_action_describe(action, described, sizeof described);
-    say(emu, "fault #%u at %+.3fs: %s", record->index, (double)now / 1e9, described);
+    if (action->iteration != 0)
+        say(emu, "fault #%u at %+.3fs, iteration %" PRIu32 " reached: %s", record->index,
+            (double)now / 1e9, iteration, described);
+    else
+        say(emu, "fault #%u at %+.3fs: %s", record->index, (double)now / 1e9, described);
     char error[200] = "";
     bool ok = emu_inject_apply(&f->world, action, error, sizeof error);
     if (ok)
@@ -523,6 +550,92 @@ static uint64_t script_due(const struct emu *emu, const struct emu_faults *f)
     return f->last_inject_ns + (next->at_ns - previous->at_ns);
 }
 
+/* The iteration an action timed by iteration waits on has reached (see emu_inject.h). */
+static uint32_t progress_of(const struct emu *emu, uint32_t watch)
+{
+    if (watch != EMU_WATCH_JOB)
+        return emu->nodes[watch].app_iteration;
+    uint32_t furthest = 0;
+    for (uint32_t r = 0; r < emu->count - emu->options->spares; r++)
+        if (emu->nodes[r].app_iteration > furthest)
+            furthest = emu->nodes[r].app_iteration;
+    return furthest;
+}
+
+/* Fires every action timed by iteration whose iteration came; schedules its undo. */
+static void fire_by_progress(struct emu *emu, struct emu_faults *f)
+{
+    for (unsigned i = 0; i < f->script.on_progress_count && !emu->failed; i++) {
+        const struct emu_action *a = &f->script.on_progress[i];
+        uint32_t reached = progress_of(emu, a->watch);
+        if (f->progress_fired[i] || reached < a->iteration)
+            continue;
+        f->progress_fired[i] = true;
+        inject(emu, f, a, reached);
+        if (a->hold_ns == 0)
+            continue;
+        if (f->undo_count == f->undo_capacity) {
+            unsigned capacity = f->undo_capacity == 0 ? 8 : f->undo_capacity * 2;
+            struct emu_action *grown = realloc(f->undos, capacity * sizeof *grown);
+            if (grown == NULL) {
+                fprintf(stderr, TOOL ": out of memory for fault undos\n");
+                emu->failed = true;
+                return;
+            }
+            f->undos = grown;
+            f->undo_capacity = capacity;
+        }
+        emu_action_undo(a, a->hold_ns, emu_job_ns(emu) + a->hold_ns,
+                        &f->undos[f->undo_count++]);
+    }
+}
+
+/* When the next pending undo is due (UINT64_MAX: none). */
+static uint64_t undo_due(const struct emu_faults *f)
+{
+    uint64_t due = UINT64_MAX;
+    for (unsigned i = 0; i < f->undo_count; i++)
+        if (f->undos[i].at_ns < due)
+            due = f->undos[i].at_ns;
+    return due;
+}
+
+/* Does the pending undos whose time came, in time order. */
+static void undo_due_now(struct emu *emu, struct emu_faults *f, uint64_t now)
+{
+    while (f->undo_count > 0 && undo_due(f) <= now && !emu->failed) {
+        unsigned first = 0;
+        for (unsigned i = 1; i < f->undo_count; i++)
+            if (f->undos[i].at_ns < f->undos[first].at_ns)
+                first = i;
+        struct emu_action undo = f->undos[first];
+        f->undos[first] = f->undos[--f->undo_count];
+        inject(emu, f, &undo, 0);
+    }
+}
+
+/* Every action the run ends before: the job was over first. */
+static void report_not_fired(struct emu *emu, struct emu_faults *f)
+{
+    FILE *json = emu->options->json ? stdout : NULL;
+    bool ok = true;
+    for (unsigned i = f->next_action; i < f->script.count; i++)
+        ok = emu_results_add_not_fired(&f->results, &f->script.actions[i], f->records,
+                                       json) && ok;
+    for (unsigned i = 0; i < f->script.on_progress_count; i++)
+        if (!f->progress_fired[i])
+            ok = emu_results_add_not_fired(&f->results, &f->script.on_progress[i], f->records,
+                                           json) && ok;
+    for (unsigned i = 0; i < f->undo_count; i++)
+        ok = emu_results_add_not_fired(&f->results, &f->undos[i], f->records, json) && ok;
+    unsigned count = f->results.not_fired_count;
+    if (!ok)
+        fprintf(stderr, TOOL ": out of memory for fault records\n");
+    else if (count > 0)
+        say(emu, "the job is over: %u scheduled fault%s not fired", count,
+            count == 1 ? "" : "s");
+}
+
 bool emu_faults_run(struct emu *emu)
 {
     struct emu_faults *f = emu->hook_state;
@@ -533,26 +646,44 @@ bool emu_faults_run(struct emu *emu)
     if (emu->failed || emu->interrupted != 0 || !emu_start_job(emu))
         return false;
     f->results.job_start_ns = emu->job_start_ns;
-    say(emu, "job started: %u actions scheduled%s; settle after %.0f ms quiet (at most %.1f s)",
-        f->script.count, f->chaos_on ? " plus chaos" : "", (double)f->quiet_ns / 1e6,
+    say(emu, "job started: %u actions scheduled%s%s; settle after %.0f ms quiet (at most "
+             "%.1f s)",
+        f->script.count + f->script.on_progress_count,
+        f->script.on_progress_count > 0 ? " (some by iteration)" : "",
+        f->chaos_on ? " plus chaos" : "", (double)f->quiet_ns / 1e6,
         (double)f->timeout_ns / 1e9);
+    if (o->app_set)
+        say(emu, "the run ends when the job is over: %s, %u iterations; app timeout %.1f s",
+            job_app_name(o->app_job.app), (unsigned)o->app_job.iterations,
+            (double)emu_app_timeout_ns(emu) / 1e9);
     f->last_activity_ns = 0;
+    bool job_over = false;
     while (!emu->failed && emu->interrupted == 0) {
         uint64_t now = emu_job_ns(emu);
+        /* A job run ends with the job (once the open group is checked):
+         * faults still to come are reported as not fired. */
+        job_over = o->app_set && emu_app_job_over(emu);
+        if (job_over && !f->group_open)
+            break;
         if (o->duration_set && now >= o->duration_ns) {
             if (f->next_action < f->script.count || (f->chaos_on && !emu_chaos_done(&f->chaos, now)))
                 say(emu, "--duration reached: %u scripted actions not done",
                     f->script.count - f->next_action);
             break;
         }
-        while (f->next_action < f->script.count && script_due(emu, f) <= now && !emu->failed) {
+        while (!job_over && f->next_action < f->script.count && script_due(emu, f) <= now &&
+               !emu->failed) {
             f->last_inject_ns = now;
-            inject(emu, f, &f->script.actions[f->next_action++]);
+            inject(emu, f, &f->script.actions[f->next_action++], 0);
         }
-        if (f->chaos_on && !f->group_open) {
+        if (!job_over) {
+            fire_by_progress(emu, f);
+            undo_due_now(emu, f, emu_job_ns(emu));
+        }
+        if (f->chaos_on && !f->group_open && !job_over) {
             struct emu_action action;
             if (emu_chaos_next(&f->chaos, now, &action))
-                inject(emu, f, &action);
+                inject(emu, f, &action, 0);
         }
         now = emu_job_ns(emu);
         if (f->group_open) {
@@ -563,7 +694,8 @@ bool emu_faults_run(struct emu *emu)
             }
         }
         bool script_done = f->next_action >= f->script.count;
-        if (!f->group_open && script_done && (!f->chaos_on || emu_chaos_done(&f->chaos, now)))
+        if (!o->app_set && !f->group_open && script_done &&
+            (!f->chaos_on || emu_chaos_done(&f->chaos, now)))
             break;
         /* Sleep until something is due. */
         uint64_t due = now + 200 * NS_PER_MS;
@@ -576,11 +708,16 @@ bool emu_faults_run(struct emu *emu)
             due = min_u64(due, emu_chaos_next_due(&f->chaos, now));
         if (o->duration_set)
             due = min_u64(due, o->duration_ns);
+        due = min_u64(due, undo_due(f));
+        if (f->script.on_progress_count > 0)
+            due = min_u64(due, now + 20 * NS_PER_MS); /* app-progress comes as events */
         uint64_t wait_ms = due > now ? (due - now + NS_PER_MS - 1) / NS_PER_MS : 0;
         emu_step(emu, (int)(wait_ms > 200 ? 200 : wait_ms));
     }
     if (f->group_open && !emu->failed && emu->interrupted == 0)
         run_check(emu, f, false);
+    if (job_over)
+        report_not_fired(emu, f);
     fputc('\n', emu->human);
     emu_results_print_table(&f->results, emu->human);
     emu_results_write_summary(&f->results, f->records);
