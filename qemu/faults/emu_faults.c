@@ -33,6 +33,8 @@ struct emu_faults {
     struct emu_script script;
     unsigned next_action;
     bool *progress_fired;       /* [script.on_progress_count] */
+    uint32_t *progress_seen;    /* [script.on_progress_count]: the app-progress
+                                   iteration that made it due (0: not yet) */
     struct emu_action *undos;   /* "for D" of faults timed by iteration, pending */
     unsigned undo_count, undo_capacity;
     bool chaos_on;
@@ -224,7 +226,8 @@ bool emu_faults_prepare(struct emu *emu)
             }
         }
         f->progress_fired = calloc(f->script.on_progress_count + 1u, sizeof *f->progress_fired);
-        if (f->progress_fired == NULL) {
+        f->progress_seen = calloc(f->script.on_progress_count + 1u, sizeof *f->progress_seen);
+        if (f->progress_fired == NULL || f->progress_seen == NULL) {
             fprintf(stderr, TOOL ": out of memory\n");
             return false;
         }
@@ -275,6 +278,7 @@ void emu_faults_release(struct emu *emu)
         return;
     emu_script_free(&f->script);
     free(f->progress_fired);
+    free(f->progress_seen);
     free(f->undos);
     emu_chaos_free(&f->chaos);
     emu_inject_world_free(&f->world);
@@ -308,6 +312,26 @@ static bool is_membership_activity(const char *name)
     return false;
 }
 
+/*
+ * An app-progress event: the faults it makes due remember the iteration it
+ * reported (they fire after this turn of the loop, with that iteration).
+ */
+static void note_progress(const struct emu *emu, struct emu_faults *f,
+                          const struct emu_node *node, const struct event_line *line)
+{
+    uint64_t iteration = 0;
+    bool compute = node->rank < emu->count - emu->options->spares;
+    if (!compute || !event_line_get_u64(line, "iteration", &iteration) ||
+        iteration > UINT32_MAX)
+        return;
+    for (unsigned i = 0; i < f->script.on_progress_count; i++) {
+        const struct emu_action *a = &f->script.on_progress[i];
+        bool watched = a->watch == EMU_WATCH_JOB || a->watch == node->rank;
+        if (watched && f->progress_seen[i] == 0 && iteration >= a->iteration)
+            f->progress_seen[i] = (uint32_t)iteration;
+    }
+}
+
 void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct event_line *line)
 {
     struct emu_faults *f = emu->hook_state;
@@ -330,6 +354,8 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
         return; /* `view` refused: left unanswered, reported by the check */
     if (is_membership_activity(line->name))
         f->last_activity_ns = now;
+    if (strcmp(line->name, "app-progress") == 0)
+        note_progress(emu, f, node, line);
     if (strcmp(line->name, "failure-detected") == 0 && f->group_open) {
         uint64_t who = UINT64_MAX;
         f->open_detections++;
@@ -550,25 +576,13 @@ static uint64_t script_due(const struct emu *emu, const struct emu_faults *f)
     return f->last_inject_ns + (next->at_ns - previous->at_ns);
 }
 
-/* The iteration an action timed by iteration waits on has reached (see emu_inject.h). */
-static uint32_t progress_of(const struct emu *emu, uint32_t watch)
-{
-    if (watch != EMU_WATCH_JOB)
-        return emu->nodes[watch].app_iteration;
-    uint32_t furthest = 0;
-    for (uint32_t r = 0; r < emu->count - emu->options->spares; r++)
-        if (emu->nodes[r].app_iteration > furthest)
-            furthest = emu->nodes[r].app_iteration;
-    return furthest;
-}
-
 /* Fires every action timed by iteration whose iteration came; schedules its undo. */
 static void fire_by_progress(struct emu *emu, struct emu_faults *f)
 {
     for (unsigned i = 0; i < f->script.on_progress_count && !emu->failed; i++) {
         const struct emu_action *a = &f->script.on_progress[i];
-        uint32_t reached = progress_of(emu, a->watch);
-        if (f->progress_fired[i] || reached < a->iteration)
+        uint32_t reached = f->progress_seen[i];
+        if (f->progress_fired[i] || reached == 0)
             continue;
         f->progress_fired[i] = true;
         inject(emu, f, a, reached);

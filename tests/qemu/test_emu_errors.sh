@@ -128,6 +128,9 @@ refused "--inject: 'kill 3 at iteration 5': the nodes report progress every 6 it
 refused "--inject: 'kill 3 at iteration 20': the nodes report no progress under --progress 0" \
     --dims 2x2x2 --board host --app allreduce --iterations 60 --progress 0 \
     --inject 'kill 3 at iteration 20'
+refused "--inject: 'kill 7 at iteration 10': node 7 is a spare: it runs no application (expected a compute node, 0..6)" \
+    --dims 2x2x2 --board host --spares 1 --app allreduce --iterations 60 --progress 10 \
+    --inject 'kill 7 at iteration 10'
 
 "$EMU" --help > "$OUT/help.txt" || fail "--help failed"
 check_contains "$OUT/help.txt" "usage: tori-emu --dims DIMS"
