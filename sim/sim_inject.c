@@ -12,6 +12,9 @@
 /* What the simulator cannot do, in the words of its refusal; NULL when it can. */
 static const char *refusal(const struct fault *item)
 {
+    if (item->iteration != 0)
+        return "the simulator runs no application to time a fault by (expected a time, "
+               "like 'kill 3 at 2ms')";
     switch (item->kind) {
     case FAULT_REBOOT:
         return "the simulator cannot reboot a node (expected kill, then restart)";

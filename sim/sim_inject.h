@@ -4,7 +4,8 @@
  * The simulator carries out kill, hang ... for D, link (a link is a pair of
  * neighbours here: "link N DIR" names the pair at N's link DIR), restart,
  * join (a spare, or a killed node), suspect, block, partition and heal; it
- * refuses reboot, resume and a hang without "for D", in one line.
+ * refuses reboot, resume, a hang without "for D" and a fault timed by
+ * iteration (it runs no application yet), in one line.
  */
 #ifndef SIM_SIM_INJECT_H
 #define SIM_SIM_INJECT_H

@@ -33,8 +33,12 @@ const char *fault_kind_name(enum fault_kind kind)
 
 void fault_format(const struct fault *item, char *out, size_t capacity)
 {
-    char at[CLI_TIME_TEXT_MAX], length[CLI_TIME_TEXT_MAX];
-    const char *t = cli_format_time(item->time_ns, at);
+    char at[CLI_TIME_TEXT_MAX + 24], length[CLI_TIME_TEXT_MAX];
+    const char *t = at;
+    if (item->iteration != 0)
+        snprintf(at, sizeof at, "iteration %" PRIu32, item->iteration);
+    else
+        t = cli_format_time(item->time_ns, at);
     const char *d = cli_format_time(item->duration_ns, length);
     const char *name = fault_kind_name(item->kind);
     unsigned node = (unsigned)item->node, other = (unsigned)item->other;
@@ -83,7 +87,7 @@ void fault_format(const struct fault *item, char *out, size_t capacity)
 
 bool fault_equal(const struct fault *a, const struct fault *b)
 {
-    if (a->kind != b->kind || a->time_ns != b->time_ns)
+    if (a->kind != b->kind || a->time_ns != b->time_ns || a->iteration != b->iteration)
         return false;
     switch (a->kind) {
     case FAULT_HEAL:
@@ -321,13 +325,23 @@ static bool parse_item(const struct item *item, struct fault *out, char *error,
         break;
     }
     if (strcmp(word_or_end(item, w), "at") != 0)
-        return item_error(item, error, capacity, "expected 'at TIME' where '%s' is",
+        return item_error(item, error, capacity,
+                          "expected 'at TIME' or 'at iteration N' where '%s' is",
                           cli_echo(word_or_end(item, w), echo));
     w++;
-    if (w >= item->words || !cli_parse_time_ns(item->word[w], true, &f.time_ns))
+    if (strcmp(word_or_end(item, w), "iteration") == 0) {
+        uint64_t n = 0;
+        w++;
+        if (!cli_parse_u64(word_or_end(item, w), 1, UINT32_MAX, &n))
+            return item_error(item, error, capacity, "'%s' is not an iteration (expected "
+                                                     "a count in 1..4294967295)",
+                              cli_echo(word_or_end(item, w), echo));
+        f.iteration = (uint32_t)n;
+    } else if (w >= item->words || !cli_parse_time_ns(item->word[w], true, &f.time_ns)) {
         return item_error(item, error, capacity, "'%s' is not a time (expected "
-                                                 CLI_TIME_EXPECTED ", or 0)",
+                                                 CLI_TIME_EXPECTED ", 0, or iteration N)",
                           cli_echo(word_or_end(item, w), echo));
+    }
     w++;
     if (w < item->words && strcmp(item->word[w], "for") == 0) {
         if (f.kind != FAULT_HANG && f.kind != FAULT_LINK_OFF && f.kind != FAULT_BLOCK)

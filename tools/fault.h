@@ -27,11 +27,15 @@
  *                                          from the others
  *           | heal at T                    the partition ends
  *   T, D   := a time as tools/cli.h reads it: 250us, 1.5ms, 2s, 0
+ *   Any "at T" may be "at iteration N" (N >= 1): the fault fires when the
+ *   job's application reaches iteration N (tori-emu --app; see
+ *   qemu/faults/emu_inject.h for whose progress counts), and its "for D"
+ *   counts from the moment it fires.
  *
  * Parsed once into a list of struct fault, in script order; each injector
  * then refuses, with one line, the kinds it cannot carry out (the simulator
- * has no reboot and no resume, the launcher no suspect, block, partition or
- * heal) and checks the states (a restart needs a killed node...).
+ * has no reboot, no resume and no application to time a fault by, the
+ * launcher no suspect, block, partition or heal) and checks the states (a restart needs a killed node...).
  * fault_format prints an item back so that parsing it gives the same item.
  */
 #ifndef TOOLS_FAULT_H
@@ -64,7 +68,8 @@ enum fault_kind {
 
 struct fault {
     enum fault_kind kind;
-    uint64_t time_ns;
+    uint64_t time_ns;     /* "at T" (0 when timed by iteration) */
+    uint32_t iteration;   /* "at iteration N": N >= 1; 0: timed by time_ns */
     uint32_t node;        /* the node; SUSPECT: the suspecting one; LINK, BLOCK: A */
     uint32_t other;       /* SUSPECT: the suspected node; BLOCK and a LINK pair: B */
     unsigned link;        /* LINK: the direction at node, or FAULT_LINK_PAIR */
@@ -79,7 +84,8 @@ struct fault {
 /* "kill", "hang", ... "heal" ("link" for both link kinds). */
 const char *fault_kind_name(enum fault_kind kind);
 
-/* The item as text that parses back to it ("link 6 x+ off at 1s for 2s"). */
+/* The item as text that parses back to it ("link 6 x+ off at 1s for 2s",
+ * "kill 3 at iteration 100"). */
 void fault_format(const struct fault *item, char *out, size_t capacity);
 
 /* The same item (every field that its kind uses). */

@@ -17,6 +17,7 @@
 #include "qemu/faults/emu_latency.h"
 #include "qemu/faults/emu_model.h"
 #include "qemu/faults/emu_results.h"
+#include "qemu/launcher/emu_app.h"
 #include "qemu/launcher/emu_run.h"
 
 #define TOOL "tori-emu"
@@ -31,6 +32,11 @@
 struct emu_faults {
     struct emu_script script;
     unsigned next_action;
+    bool *progress_fired;       /* [script.on_progress_count] */
+    uint32_t *progress_seen;    /* [script.on_progress_count]: the app-progress
+                                   iteration that made it due (0: not yet) */
+    struct emu_action *undos;   /* "for D" of faults timed by iteration, pending */
+    unsigned undo_count, undo_capacity;
     bool chaos_on;
     struct emu_chaos_spec chaos_spec;
     struct emu_chaos chaos;
@@ -59,6 +65,56 @@ bool emu_faults_wanted(const struct emu_options *options)
     return options->inject_text != NULL || options->chaos_text != NULL || options->demo;
 }
 
+/*
+ * A fault timed by iteration needs a job whose nodes report that iteration:
+ * --app, N within --iterations, and N a multiple of the progress interval
+ * (app-progress comes every K iterations; any other N would never be seen).
+ */
+static bool check_iteration(const struct emu_options *options, const struct fault *item,
+                            char *error, size_t capacity)
+{
+    char text[FAULT_TEXT_MAX];
+    fault_format(item, text, sizeof text);
+    const char *option = options->inject_option;
+    uint32_t n = item->iteration;
+    uint32_t every = options->app_job.progress_interval;
+    if (!options->app_set) {
+        snprintf(error, capacity, "%s: '%s': a fault timed by iteration needs a job (expected "
+                                  "--app NAME, or a time like 'kill 3 at 2s')",
+                 option, text);
+        return false;
+    }
+    if (n > options->app_job.iterations) {
+        snprintf(error, capacity, "%s: '%s': the job runs only %u iterations (expected N <= "
+                                  "--iterations)",
+                 option, text, (unsigned)options->app_job.iterations);
+        return false;
+    }
+    if (every == 0) {
+        snprintf(error, capacity, "%s: '%s': the nodes report no progress under --progress 0 "
+                                  "(expected --progress K, N a multiple of K)",
+                 option, text);
+        return false;
+    }
+    if (n % every != 0) {
+        uint32_t below = n / every * every;
+        uint64_t above = (uint64_t)below + every;
+        char choices[64];
+        if (below == 0)
+            snprintf(choices, sizeof choices, "%llu", (unsigned long long)above);
+        else
+            snprintf(choices, sizeof choices, "%u or %llu", (unsigned)below,
+                     (unsigned long long)above);
+        snprintf(error, capacity, "%s: '%s': the nodes report progress every %u iterations%s, "
+                                  "never at %u (expected a multiple of %u, e.g. %s)",
+                 option, text, (unsigned)every,
+                 options->app_progress_set ? "" : " (a tenth of --iterations)", (unsigned)n,
+                 (unsigned)every, choices);
+        return false;
+    }
+    return true;
+}
+
 bool emu_faults_check_options(const struct emu_options *options, struct emu_chaos_spec *spec,
                               char *error, size_t capacity)
 {
@@ -71,7 +127,13 @@ bool emu_faults_check_options(const struct emu_options *options, struct emu_chao
             return false;
         }
         size_t items = script.count;
+        bool timed_ok = true;
+        for (size_t i = 0; i < script.count && timed_ok; i++)
+            if (script.items[i].iteration != 0)
+                timed_ok = check_iteration(options, &script.items[i], error, capacity);
         fault_script_free(&script);
+        if (!timed_ok)
+            return false;
         if (items == 0) {
             snprintf(error, capacity, "%s: %s", options->inject_option, EMU_INJECT_EMPTY);
             return false;
@@ -153,6 +215,22 @@ bool emu_faults_prepare(struct emu *emu)
                     o->inject_option != NULL ? o->inject_option : "--inject", error);
             return false;
         }
+        for (unsigned i = 0; i < f->script.on_progress_count; i++) {
+            const struct emu_action *a = &f->script.on_progress[i];
+            if (a->watch != EMU_WATCH_JOB && a->watch >= members) {
+                fprintf(stderr, TOOL ": %s: '%s': node %u is a spare: it runs no application "
+                                "(expected a compute node, 0..%u)\n",
+                        o->inject_option != NULL ? o->inject_option : "--inject", a->text,
+                        (unsigned)a->watch, (unsigned)(members - 1u));
+                return false;
+            }
+        }
+        f->progress_fired = calloc(f->script.on_progress_count + 1u, sizeof *f->progress_fired);
+        f->progress_seen = calloc(f->script.on_progress_count + 1u, sizeof *f->progress_seen);
+        if (f->progress_fired == NULL || f->progress_seen == NULL) {
+            fprintf(stderr, TOOL ": out of memory\n");
+            return false;
+        }
     }
     if (o->chaos_text != NULL) {
         f->chaos_on = true;
@@ -199,6 +277,9 @@ void emu_faults_release(struct emu *emu)
     if (f == NULL)
         return;
     emu_script_free(&f->script);
+    free(f->progress_fired);
+    free(f->progress_seen);
+    free(f->undos);
     emu_chaos_free(&f->chaos);
     emu_inject_world_free(&f->world);
     emu_latency_free(&f->latency);
@@ -231,6 +312,26 @@ static bool is_membership_activity(const char *name)
     return false;
 }
 
+/*
+ * An app-progress event: the faults it makes due remember the iteration it
+ * reported (they fire after this turn of the loop, with that iteration).
+ */
+static void note_progress(const struct emu *emu, struct emu_faults *f,
+                          const struct emu_node *node, const struct event_line *line)
+{
+    uint64_t iteration = 0;
+    bool compute = node->rank < emu->count - emu->options->spares;
+    if (!compute || !event_line_get_u64(line, "iteration", &iteration) ||
+        iteration > UINT32_MAX)
+        return;
+    for (unsigned i = 0; i < f->script.on_progress_count; i++) {
+        const struct emu_action *a = &f->script.on_progress[i];
+        bool watched = a->watch == EMU_WATCH_JOB || a->watch == node->rank;
+        if (watched && f->progress_seen[i] == 0 && iteration >= a->iteration)
+            f->progress_seen[i] = (uint32_t)iteration;
+    }
+}
+
 void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct event_line *line)
 {
     struct emu_faults *f = emu->hook_state;
@@ -253,6 +354,8 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
         return; /* `view` refused: left unanswered, reported by the check */
     if (is_membership_activity(line->name))
         f->last_activity_ns = now;
+    if (strcmp(line->name, "app-progress") == 0)
+        note_progress(emu, f, node, line);
     if (strcmp(line->name, "failure-detected") == 0 && f->group_open) {
         uint64_t who = UINT64_MAX;
         f->open_detections++;
@@ -295,7 +398,8 @@ static void expect_after(struct emu_faults *f, const struct emu_action *action)
     }
 }
 
-static void inject(struct emu *emu, struct emu_faults *f, const struct emu_action *action)
+static void inject(struct emu *emu, struct emu_faults *f, const struct emu_action *action,
+                   uint32_t iteration)
 {
     uint64_t now = emu_job_ns(emu);
     if (!f->group_open) {
@@ -312,9 +416,14 @@ static void inject(struct emu *emu, struct emu_faults *f, const struct emu_actio
         emu->failed = true;
         return;
     }
+    record->iteration = iteration;
     char described[EMU_ACTION_TEXT_MAX];
     emu_action_describe(action, described, sizeof described);
-    say(emu, "fault #%u at %+.3fs: %s", record->index, (double)now / 1e9, described);
+    if (action->iteration != 0)
+        say(emu, "fault #%u at %+.3fs, iteration %" PRIu32 " reached: %s", record->index,
+            (double)now / 1e9, iteration, described);
+    else
+        say(emu, "fault #%u at %+.3fs: %s", record->index, (double)now / 1e9, described);
     char error[200] = "";
     bool ok = emu_inject_apply(&f->world, action, error, sizeof error);
     if (ok)
@@ -467,6 +576,80 @@ static uint64_t script_due(const struct emu *emu, const struct emu_faults *f)
     return f->last_inject_ns + (next->at_ns - previous->at_ns);
 }
 
+/* Fires every action timed by iteration whose iteration came; schedules its undo. */
+static void fire_by_progress(struct emu *emu, struct emu_faults *f)
+{
+    for (unsigned i = 0; i < f->script.on_progress_count && !emu->failed; i++) {
+        const struct emu_action *a = &f->script.on_progress[i];
+        uint32_t reached = f->progress_seen[i];
+        if (f->progress_fired[i] || reached == 0)
+            continue;
+        f->progress_fired[i] = true;
+        inject(emu, f, a, reached);
+        if (a->hold_ns == 0)
+            continue;
+        if (f->undo_count == f->undo_capacity) {
+            unsigned capacity = f->undo_capacity == 0 ? 8 : f->undo_capacity * 2;
+            struct emu_action *grown = realloc(f->undos, capacity * sizeof *grown);
+            if (grown == NULL) {
+                fprintf(stderr, TOOL ": out of memory for fault undos\n");
+                emu->failed = true;
+                return;
+            }
+            f->undos = grown;
+            f->undo_capacity = capacity;
+        }
+        emu_action_undo(a, a->hold_ns, emu_job_ns(emu) + a->hold_ns,
+                        &f->undos[f->undo_count++]);
+    }
+}
+
+/* When the next pending undo is due (UINT64_MAX: none). */
+static uint64_t undo_due(const struct emu_faults *f)
+{
+    uint64_t due = UINT64_MAX;
+    for (unsigned i = 0; i < f->undo_count; i++)
+        if (f->undos[i].at_ns < due)
+            due = f->undos[i].at_ns;
+    return due;
+}
+
+/* Does the pending undos whose time came, in time order. */
+static void undo_due_now(struct emu *emu, struct emu_faults *f, uint64_t now)
+{
+    while (f->undo_count > 0 && undo_due(f) <= now && !emu->failed) {
+        unsigned first = 0;
+        for (unsigned i = 1; i < f->undo_count; i++)
+            if (f->undos[i].at_ns < f->undos[first].at_ns)
+                first = i;
+        struct emu_action undo = f->undos[first];
+        f->undos[first] = f->undos[--f->undo_count];
+        inject(emu, f, &undo, 0);
+    }
+}
+
+/* Every action the run ends before: the job was over first. */
+static void report_not_fired(struct emu *emu, struct emu_faults *f)
+{
+    FILE *json = emu->options->json ? stdout : NULL;
+    bool ok = true;
+    for (unsigned i = f->next_action; i < f->script.count; i++)
+        ok = emu_results_add_not_fired(&f->results, &f->script.actions[i], f->records,
+                                       json) && ok;
+    for (unsigned i = 0; i < f->script.on_progress_count; i++)
+        if (!f->progress_fired[i])
+            ok = emu_results_add_not_fired(&f->results, &f->script.on_progress[i], f->records,
+                                           json) && ok;
+    for (unsigned i = 0; i < f->undo_count; i++)
+        ok = emu_results_add_not_fired(&f->results, &f->undos[i], f->records, json) && ok;
+    unsigned count = f->results.not_fired_count;
+    if (!ok)
+        fprintf(stderr, TOOL ": out of memory for fault records\n");
+    else if (count > 0)
+        say(emu, "the job is over: %u scheduled fault%s not fired", count,
+            count == 1 ? "" : "s");
+}
+
 bool emu_faults_run(struct emu *emu)
 {
     struct emu_faults *f = emu->hook_state;
@@ -477,26 +660,44 @@ bool emu_faults_run(struct emu *emu)
     if (emu->failed || emu->interrupted != 0 || !emu_start_job(emu))
         return false;
     f->results.job_start_ns = emu->job_start_ns;
-    say(emu, "job started: %u actions scheduled%s; settle after %.0f ms quiet (at most %.1f s)",
-        f->script.count, f->chaos_on ? " plus chaos" : "", (double)f->quiet_ns / 1e6,
+    say(emu, "job started: %u actions scheduled%s%s; settle after %.0f ms quiet (at most "
+             "%.1f s)",
+        f->script.count + f->script.on_progress_count,
+        f->script.on_progress_count > 0 ? " (some by iteration)" : "",
+        f->chaos_on ? " plus chaos" : "", (double)f->quiet_ns / 1e6,
         (double)f->timeout_ns / 1e9);
+    if (o->app_set)
+        say(emu, "the run ends when the job is over: %s, %u iterations; app timeout %.1f s",
+            job_app_name(o->app_job.app), (unsigned)o->app_job.iterations,
+            (double)emu_app_timeout_ns(emu) / 1e9);
     f->last_activity_ns = 0;
+    bool job_over = false;
     while (!emu->failed && emu->interrupted == 0) {
         uint64_t now = emu_job_ns(emu);
+        /* A job run ends with the job (once the open group is checked):
+         * faults still to come are reported as not fired. */
+        job_over = o->app_set && emu_app_job_over(emu);
+        if (job_over && !f->group_open)
+            break;
         if (o->duration_set && now >= o->duration_ns) {
             if (f->next_action < f->script.count || (f->chaos_on && !emu_chaos_done(&f->chaos, now)))
                 say(emu, "--duration reached: %u scripted actions not done",
                     f->script.count - f->next_action);
             break;
         }
-        while (f->next_action < f->script.count && script_due(emu, f) <= now && !emu->failed) {
+        while (!job_over && f->next_action < f->script.count && script_due(emu, f) <= now &&
+               !emu->failed) {
             f->last_inject_ns = now;
-            inject(emu, f, &f->script.actions[f->next_action++]);
+            inject(emu, f, &f->script.actions[f->next_action++], 0);
         }
-        if (f->chaos_on && !f->group_open) {
+        if (!job_over) {
+            fire_by_progress(emu, f);
+            undo_due_now(emu, f, emu_job_ns(emu));
+        }
+        if (f->chaos_on && !f->group_open && !job_over) {
             struct emu_action action;
             if (emu_chaos_next(&f->chaos, now, &action))
-                inject(emu, f, &action);
+                inject(emu, f, &action, 0);
         }
         now = emu_job_ns(emu);
         if (f->group_open) {
@@ -507,7 +708,8 @@ bool emu_faults_run(struct emu *emu)
             }
         }
         bool script_done = f->next_action >= f->script.count;
-        if (!f->group_open && script_done && (!f->chaos_on || emu_chaos_done(&f->chaos, now)))
+        if (!o->app_set && !f->group_open && script_done &&
+            (!f->chaos_on || emu_chaos_done(&f->chaos, now)))
             break;
         /* Sleep until something is due. */
         uint64_t due = now + 200 * NS_PER_MS;
@@ -520,11 +722,16 @@ bool emu_faults_run(struct emu *emu)
             due = min_u64(due, emu_chaos_next_due(&f->chaos, now));
         if (o->duration_set)
             due = min_u64(due, o->duration_ns);
+        due = min_u64(due, undo_due(f));
+        if (f->script.on_progress_count > 0)
+            due = min_u64(due, now + 20 * NS_PER_MS); /* app-progress comes as events */
         uint64_t wait_ms = due > now ? (due - now + NS_PER_MS - 1) / NS_PER_MS : 0;
         emu_step(emu, (int)(wait_ms > 200 ? 200 : wait_ms));
     }
     if (f->group_open && !emu->failed && emu->interrupted == 0)
         run_check(emu, f, false);
+    if (job_over)
+        report_not_fired(emu, f);
     fputc('\n', emu->human);
     emu_results_print_table(&f->results, emu->human);
     emu_results_write_summary(&f->results, f->records);

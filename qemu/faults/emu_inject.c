@@ -43,27 +43,31 @@ void emu_action_describe(const struct emu_action *action, char *text, size_t cap
 
 static bool add_action(struct emu_script *script, const struct emu_action *action)
 {
-    if (script->count >= EMU_INJECT_MAX_ACTIONS)
+    bool by_iteration = action->iteration != 0;
+    struct emu_action **list = by_iteration ? &script->on_progress : &script->actions;
+    unsigned *count = by_iteration ? &script->on_progress_count : &script->count;
+    unsigned *room = by_iteration ? &script->on_progress_capacity : &script->capacity;
+    if (script->count + script->on_progress_count >= EMU_INJECT_MAX_ACTIONS)
         return false;
-    if (script->count == script->capacity) {
-        unsigned capacity = script->capacity == 0 ? 16 : script->capacity * 2;
-        struct emu_action *grown = realloc(script->actions, capacity * sizeof *grown);
+    if (*count == *room) {
+        unsigned capacity = *room == 0 ? 16 : *room * 2;
+        struct emu_action *grown = realloc(*list, capacity * sizeof *grown);
         if (grown == NULL)
             return false;
-        script->actions = grown;
-        script->capacity = capacity;
+        *list = grown;
+        *room = capacity;
     }
-    script->actions[script->count] = *action;
-    script->actions[script->count].order = script->count;
-    script->count++;
+    (*list)[*count] = *action;
+    (*list)[*count].order = script->count + script->on_progress_count;
+    (*count)++;
     return true;
 }
 
 void emu_script_free(struct emu_script *script)
 {
     free(script->actions);
-    script->actions = NULL;
-    script->count = script->capacity = 0;
+    free(script->on_progress);
+    memset(script, 0, sizeof *script);
 }
 
 static int compare_actions(const void *a, const void *b)
@@ -107,23 +111,48 @@ static bool action_kind_of(enum fault_kind kind, enum emu_action_kind *out)
     }
 }
 
-/* Adds action, and its undo "for D" later when hold_ns is not 0. */
+void emu_action_undo(const struct emu_action *action, uint64_t hold_ns, uint64_t at_ns,
+                     struct emu_action *undo)
+{
+    *undo = *action;
+    undo->kind = action->kind == EMU_ACTION_HANG ? EMU_ACTION_RESUME : EMU_ACTION_LINK_ON;
+    undo->at_ns = at_ns;
+    undo->iteration = 0;
+    undo->hold_ns = 0;
+    char described[EMU_ACTION_TEXT_MAX], hold[CLI_TIME_TEXT_MAX];
+    emu_action_describe(undo, described, sizeof described);
+    char label[EMU_ACTION_TEXT_MAX + 56];
+    snprintf(label, sizeof label, "%s (after %s)", described, cli_format_time(hold_ns, hold));
+    emu_action_set_text(undo, label);
+}
+
+/*
+ * Adds action, and its undo "for D" later when hold_ns is not 0; an action
+ * timed by iteration keeps its hold, undone once it has fired.
+ */
 static bool add_with_undo(struct emu_script *script, const struct emu_action *action,
                           uint64_t hold_ns)
 {
+    if (action->iteration != 0) {
+        struct emu_action held = *action;
+        held.hold_ns = hold_ns;
+        return add_action(script, &held);
+    }
     if (!add_action(script, action))
         return false;
     if (hold_ns == 0)
         return true;
-    struct emu_action undo = *action;
-    undo.kind = action->kind == EMU_ACTION_HANG ? EMU_ACTION_RESUME : EMU_ACTION_LINK_ON;
-    undo.at_ns = action->at_ns + hold_ns;
-    char described[EMU_ACTION_TEXT_MAX], hold[CLI_TIME_TEXT_MAX];
-    emu_action_describe(&undo, described, sizeof described);
-    char label[EMU_ACTION_TEXT_MAX + 56];
-    snprintf(label, sizeof label, "%s (after %s)", described, cli_format_time(hold_ns, hold));
-    emu_action_set_text(&undo, label);
+    struct emu_action undo;
+    emu_action_undo(action, hold_ns, action->at_ns + hold_ns, &undo);
     return add_action(script, &undo);
+}
+
+/* Whose progress an action timed by iteration waits for (see emu_inject.h). */
+static uint32_t watched(const struct emu_action *action)
+{
+    bool brings_back = action->kind == EMU_ACTION_RESUME ||
+                       action->kind == EMU_ACTION_RESTART || action->kind == EMU_ACTION_JOIN;
+    return brings_back ? EMU_WATCH_JOB : action->node;
 }
 
 unsigned emu_inject_actions(const struct fault *item, const struct torus_geometry *geometry,
@@ -134,7 +163,9 @@ unsigned emu_inject_actions(const struct fault *item, const struct torus_geometr
     if (!action_kind_of(item->kind, &action.kind))
         return 0;
     action.at_ns = item->time_ns;
+    action.iteration = item->iteration;
     action.node = item->node;
+    action.watch = watched(&action);
     bool link = item->kind == FAULT_LINK_OFF || item->kind == FAULT_LINK_ON;
     if (!link || item->link != FAULT_LINK_PAIR) {
         action.link = link ? item->link : 0;

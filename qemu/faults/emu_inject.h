@@ -11,6 +11,15 @@
  * join (a spare, not started at first); it refuses suspect, block,
  * partition and heal in one line.  T counts from the moment the job starts.
  *
+ * "at iteration N" (tori-emu --app) fires when the named node reports
+ * app-progress at iteration N or later: "kill 3 at iteration 100" kills 3
+ * when 3 reaches 100.  A fault that brings a stopped node back (resume,
+ * restart, join) cannot wait for that node: it fires when any compute node
+ * reports N.  Its "for D" undo is scheduled D after it fires.  Such faults
+ * stay out of the time-ordered schedule (script->on_progress, in script
+ * order); whether their node is in the right state is checked when they
+ * fire (a fault that cannot happen then is recorded as not done).
+ *
  * A cable is cut at both ends: the node's link DIR and the neighbour's
  * opposite link, so no frame crosses it either way (emu_fault.h); a link
  * named by its two ends ("link 0 1 off") is every cable between them.  A
@@ -50,8 +59,14 @@ enum emu_action_kind {
 /* Most items in one script (after "for D" expansion). */
 #define EMU_INJECT_MAX_ACTIONS 4096
 
+/* emu_action.watch of a fault timed by the job's progress (any compute node). */
+#define EMU_WATCH_JOB UINT32_MAX
+
 struct emu_action {
-    uint64_t at_ns;       /* after the job started */
+    uint64_t at_ns;       /* after the job started (0 when timed by iteration) */
+    uint32_t iteration;   /* "at iteration N": fires at N; 0: at at_ns */
+    uint32_t watch;       /* by iteration: whose progress, a node or EMU_WATCH_JOB */
+    uint64_t hold_ns;     /* by iteration: its "for D", undone D after it fires */
     enum emu_action_kind kind;
     uint32_t node;
     unsigned link;        /* LINK_OFF / LINK_ON: the direction at node */
@@ -63,7 +78,15 @@ struct emu_script {
     struct emu_action *actions; /* sorted by (at_ns, order) once parsed */
     unsigned count;
     unsigned capacity;
+    struct emu_action *on_progress; /* timed by iteration, in script order */
+    unsigned on_progress_count;
+    unsigned on_progress_capacity;
 };
+
+/* The undo of action ("for D": a resume, a link on) due at at_ns, labelled
+ * "resume 3 (after 100ms)". */
+void emu_action_undo(const struct emu_action *action, uint64_t hold_ns, uint64_t at_ns,
+                     struct emu_action *undo);
 
 /* "kill", "hang", "resume", "link", "reboot", "restart", "join". */
 const char *emu_action_name(enum emu_action_kind kind);
@@ -143,9 +166,9 @@ bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *a
                       char *error, size_t capacity);
 
 /*
- * Runs the whole script through a fresh copy of world's initial state;
- * the first action that cannot happen makes it fail with
- * "'ITEM': reason".
+ * Runs the whole time-ordered script through a fresh copy of world's
+ * initial state; the first action that cannot happen makes it fail with
+ * "'ITEM': reason".  Faults timed by iteration are checked as they fire.
  */
 bool emu_inject_check(const struct emu_script *script, const struct torus_geometry *geometry,
                       uint32_t spares, const bool *qemu, char *error, size_t capacity);

@@ -32,6 +32,7 @@ void emu_results_free(struct emu_results *results)
     free(results->view_digest);
     free(results->view_ns);
     free(results->view_ocp_ns);
+    free(results->not_fired);
     memset(results, 0, sizeof *results);
 }
 
@@ -56,6 +57,39 @@ struct emu_fault_record *emu_results_add_fault(struct emu_results *results,
     r->injected = true;
     r->group = group;
     return r;
+}
+
+static void json_string(FILE *out, const char *text);
+
+static void write_not_fired(const struct emu_action *a, FILE *out)
+{
+    fprintf(out, "{\"record\":\"not-fired\",\"text\":");
+    json_string(out, a->text);
+    if (a->iteration != 0)
+        fprintf(out, ",\"at_iteration\":%" PRIu32 "}\n", a->iteration);
+    else
+        fprintf(out, ",\"at_ns\":%" PRIu64 "}\n", a->at_ns);
+    fflush(out);
+}
+
+bool emu_results_add_not_fired(struct emu_results *results, const struct emu_action *action,
+                               FILE *json_a, FILE *json_b)
+{
+    if (results->not_fired_count == results->not_fired_capacity) {
+        unsigned capacity =
+            results->not_fired_capacity == 0 ? 8 : results->not_fired_capacity * 2;
+        struct emu_action *grown = realloc(results->not_fired, capacity * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        results->not_fired = grown;
+        results->not_fired_capacity = capacity;
+    }
+    results->not_fired[results->not_fired_count++] = *action;
+    if (json_a != NULL)
+        write_not_fired(action, json_a);
+    if (json_b != NULL)
+        write_not_fired(action, json_b);
+    return true;
 }
 
 bool emu_results_touches(const struct emu_results *results, uint32_t node)
@@ -207,6 +241,9 @@ static void write_record(const struct emu_results *results, const struct emu_fau
     json_string(out, a->text);
     fprintf(out, ",\"injected_ns\":%" PRIu64 ",\"injected\":%s", r->injected_ns,
             r->injected ? "true" : "false");
+    if (a->iteration != 0)
+        fprintf(out, ",\"at_iteration\":%" PRIu32 ",\"iteration\":%" PRIu32, a->iteration,
+                r->iteration);
     if (!r->injected) {
         fprintf(out, ",\"error\":");
         json_string(out, r->error);
@@ -357,6 +394,11 @@ void emu_results_print_table(const struct emu_results *results, FILE *out)
         char described[EMU_ACTION_TEXT_MAX], detected[24], ts[24], model[24], ratio[16],
             recovery[24];
         emu_action_describe(&r->action, described, sizeof described);
+        if (r->action.iteration != 0) {
+            size_t used = strlen(described);
+            snprintf(described + used, sizeof described - used, " (iteration %" PRIu32 ")",
+                     r->iteration);
+        }
         format_ms(detected, sizeof detected, r->detected,
                   (double)(r->detected_ns - r->injected_ns), true);
         format_ms(ts, sizeof ts, r->stable, (double)r->ts_ns, false);
@@ -383,9 +425,14 @@ void emu_results_print_table(const struct emu_results *results, FILE *out)
         else
             fprintf(out, "FAIL: %s\n", c->agreement.reason);
     }
+    for (unsigned i = 0; i < results->not_fired_count; i++)
+        fprintf(out, "  %3s %9s  %-24s not fired: the run ended first\n", "-", "-",
+                results->not_fired[i].text);
     fprintf(out, "%u fault%s, %u agreement check%s, %u failed", results->fault_count,
             results->fault_count == 1 ? "" : "s", results->check_count,
             results->check_count == 1 ? "" : "s", results->failed_checks);
+    if (results->not_fired_count > 0)
+        fprintf(out, ", %u not fired", results->not_fired_count);
     if (emu_results_median(results, EMU_RESULTS_TS) > 0)
         fprintf(out, "; median T_s %.3f ms, detection %.3f ms, T_s/model %.2f",
                 emu_results_median(results, EMU_RESULTS_TS) / 1e6,
@@ -402,10 +449,12 @@ void emu_results_write_summary(const struct emu_results *results, FILE *out)
         errors += !results->faults[i].injected;
     fprintf(out,
             "{\"record\":\"summary\",\"faults\":%u,\"injection_errors\":%u,\"checks\":%u,"
-            "\"failed_checks\":%u,\"one_hop_ns\":%.0f,\"latency_samples\":%u,\"ocp_ns\":%.1f,"
+            "\"failed_checks\":%u,\"not_fired\":%u,\"one_hop_ns\":%.0f,\"latency_samples\":%u,"
+            "\"ocp_ns\":%.1f,"
             "\"ts_median_ns\":%.0f,\"detection_median_ns\":%.0f,\"recovery_median_ns\":%.0f,"
             "\"ratio_median\":%.3f,\"job_start_emu_ns\":%" PRIu64 "}\n",
             results->fault_count, errors, results->check_count, results->failed_checks,
+            results->not_fired_count,
             results->one_hop_ns, results->latency_samples, results->ocp_ns,
             emu_results_median(results, EMU_RESULTS_TS),
             emu_results_median(results, EMU_RESULTS_DETECTION),

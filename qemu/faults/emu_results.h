@@ -32,6 +32,7 @@ struct emu_fault_record {
     unsigned index;           /* from 1 */
     struct emu_action action;
     uint64_t injected_ns;
+    uint32_t iteration;       /* timed by iteration: the progress seen when it fired */
     bool injected;            /* false: the launcher could not do it (error) */
     char error[200];
     unsigned group;           /* its agreement check, from 1 */
@@ -74,6 +75,8 @@ struct emu_results {
     unsigned fault_count, fault_capacity;
     struct emu_check_record *checks;
     unsigned check_count, check_capacity;
+    struct emu_action *not_fired;  /* scheduled, never due before the run ended */
+    unsigned not_fired_count, not_fired_capacity;
     /* Each node's last view event (ocp_ns: its own time to install it). */
     bool *has_view;
     uint64_t *view_epoch, *view_digest, *view_ns, *view_ocp_ns;
@@ -93,6 +96,13 @@ void emu_results_free(struct emu_results *results);
 struct emu_fault_record *emu_results_add_fault(struct emu_results *results,
                                                const struct emu_action *action,
                                                uint64_t injected_ns, unsigned group);
+
+/*
+ * A scheduled action the run ended before (the job was over first); its
+ * record goes to each non-NULL stream.  False when out of memory.
+ */
+bool emu_results_add_not_fired(struct emu_results *results, const struct emu_action *action,
+                               FILE *json_a, FILE *json_b);
 
 /*
  * O_cp for a group's model: the median of the times the nodes reported for

@@ -104,10 +104,23 @@ static unsigned missing_ranks(const struct emu *emu, char *out, size_t capacity)
     return missing;
 }
 
+bool emu_app_job_over(const struct emu *emu)
+{
+    if (!emu->job_started)
+        return false;
+    uint32_t reported = 0;
+    for (uint32_t r = 0; r < compute_nodes(emu); r++) {
+        if (cannot_report(&emu->nodes[r]) != NULL)
+            return true;
+        reported += emu->nodes[r].app_reported;
+    }
+    return reported == compute_nodes(emu) || emu_job_ns(emu) >= emu_app_timeout_ns(emu);
+}
+
 bool emu_app_over(struct emu *emu)
 {
     static bool judged; /* the reason is said once */
-    if (!emu->job_started)
+    if (!emu_app_job_over(emu))
         return false;
     uint32_t reported = 0;
     for (uint32_t r = 0; r < compute_nodes(emu); r++) {

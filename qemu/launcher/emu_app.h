@@ -36,8 +36,14 @@ void emu_app_on_event(struct emu *emu, struct emu_node *node, const struct event
 
 /*
  * True when the job is over: every compute node reported, or one can no
- * longer report, or the app timeout passed (the latter two fail the run
- * with a one-line reason, once).
+ * longer report, or the app timeout passed.  Only asks: a fault run goes on
+ * to check the torus after a job that cannot finish.
+ */
+bool emu_app_job_over(const struct emu *emu);
+
+/*
+ * emu_app_job_over, and when the job cannot finish, the run fails with a
+ * one-line reason (said once).
  */
 bool emu_app_over(struct emu *emu);
 

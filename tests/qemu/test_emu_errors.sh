@@ -114,6 +114,23 @@ refused "--app and --job cannot be combined" --dims 2x2 --board host --app stenc
 refused "--app and --ping cannot be combined" --dims 2x2 --board host --app stencil --ping
 refused "--app and --duration cannot be combined" --dims 2x2 --board host --app stencil \
     --duration 1s
+# Faults timed by iteration: only on a job whose nodes report that iteration.
+refused "--inject: 'kill 3 at iteration 20': a fault timed by iteration needs a job (expected --app NAME" \
+    --dims 2x2x2 --board host --inject 'kill 3 at iteration 20'
+refused "--inject: 'kill 3 at iteration 70': the job runs only 60 iterations (expected N <= --iterations)" \
+    --dims 2x2x2 --board host --app allreduce --iterations 60 --progress 10 \
+    --inject 'kill 3 at iteration 70'
+refused "--inject: 'hang 3 at iteration 25 for 1s': the nodes report progress every 10 iterations, never at 25 (expected a multiple of 10, e.g. 20 or 30)" \
+    --dims 2x2x2 --board host --app allreduce --iterations 60 --progress 10 \
+    --inject 'hang 3 at iteration 25 for 1s'
+refused "--inject: 'kill 3 at iteration 5': the nodes report progress every 6 iterations (a tenth of --iterations), never at 5 (expected a multiple of 6, e.g. 6)" \
+    --dims 2x2x2 --board host --app allreduce --iterations 60 --inject 'kill 3 at iteration 5'
+refused "--inject: 'kill 3 at iteration 20': the nodes report no progress under --progress 0" \
+    --dims 2x2x2 --board host --app allreduce --iterations 60 --progress 0 \
+    --inject 'kill 3 at iteration 20'
+refused "--inject: 'kill 7 at iteration 10': node 7 is a spare: it runs no application (expected a compute node, 0..6)" \
+    --dims 2x2x2 --board host --spares 1 --app allreduce --iterations 60 --progress 10 \
+    --inject 'kill 7 at iteration 10'
 
 "$EMU" --help > "$OUT/help.txt" || fail "--help failed"
 check_contains "$OUT/help.txt" "usage: tori-emu --dims DIMS"

@@ -79,7 +79,7 @@ static void test_syntax_errors(void)
                                                          "node number");
     expect_syntax_error("kill at 2s", "'kill at 2s': 'at' is not a node number");
     expect_syntax_error("kill", "kill needs a node number");
-    expect_syntax_error("kill 3 2s", "expected 'at TIME' where '2s' is");
+    expect_syntax_error("kill 3 2s", "expected 'at TIME' or 'at iteration N' where '2s' is");
     expect_syntax_error("kill 3 at", "'(end)' is not a time");
     expect_syntax_error("kill 3 at 2x", "'2x' is not a time");
     expect_syntax_error("kill 3 at -1s", "'-1s' is not a time");

@@ -54,6 +54,8 @@ endif()
 set(named_cases
   "--dims|2x2|--trace-node|99"
   "--trace-node 99 is not a node of the 2x2 torus (expected 0..3)"
+  "--dims|2x2|--inject|kill 1 at iteration 20"
+  "'kill 1 at iteration 20': the simulator runs no application to time a fault by"
   "--dims|2x2|--inject|kill 9 at 1ms"
   "'kill 9 at 1ms': node 9 does not exist (expected 0..3)"
   "--dims|2x2|--inject|suspect 0 4 at 1ms"
@@ -79,7 +81,7 @@ set(named_cases
   "--dims|2x2|--heartbeat-us|0|--link-detect-ns|0|--inject|hang 2 at 1ms for 1ms%kill 1 at 1ms"
   "--link-detect-ns '0' leaves 'kill 1 at 1ms' unnoticed"
   "--dims|2x2|--inject|kill 1 at 5"
-  "'kill 1 at 5': '5' is not a time (expected a time like 250us, 1.5ms, 2s or 2m, or 0)"
+  "'kill 1 at 5': '5' is not a time (expected a time like 250us, 1.5ms, 2s or 2m, 0, or iteration N)"
   "--dims|2x2|--hop-ns|4.6xs"
   "--hop-ns '4.6xs' is invalid (expected nanoseconds, or a time like 250us, 1.5ms, 2s or 2m"
 )

@@ -32,6 +32,13 @@ static const struct fault every_kind[] = {
     {.kind = FAULT_PARTITION, .time_ns = 5 * MS, .dim = 1, .below = 1},
     {.kind = FAULT_PARTITION, .time_ns = 5 * MS, .dim = -1, .below = 3},
     {.kind = FAULT_HEAL, .time_ns = 123456789},
+    /* Timed by the application's progress: any kind, "for D" from the firing. */
+    {.kind = FAULT_KILL, .iteration = 100, .node = 3},
+    {.kind = FAULT_HANG, .iteration = 20, .node = 3, .duration_ns = 100 * MS},
+    {.kind = FAULT_LINK_OFF, .iteration = 4294967295u, .node = 6, .link = 1,
+     .duration_ns = 1500 * MS},
+    {.kind = FAULT_BLOCK, .iteration = 1, .node = 0, .other = 7, .duration_ns = 2 * MS},
+    {.kind = FAULT_HEAL, .iteration = 7},
 };
 #define KINDS (sizeof every_kind / sizeof every_kind[0])
 
@@ -70,6 +77,17 @@ static void test_round_trip(void)
     CHECK(strcmp(shown, "partition id<3 at 5ms") == 0);
     fault_format(&every_kind[15], shown, sizeof shown);
     CHECK(strcmp(shown, "heal at 123456789ns") == 0);
+    fault_format(&every_kind[16], shown, sizeof shown);
+    CHECK(strcmp(shown, "kill 3 at iteration 100") == 0);
+    fault_format(&every_kind[17], shown, sizeof shown);
+    CHECK(strcmp(shown, "hang 3 at iteration 20 for 100ms") == 0);
+    fault_format(&every_kind[18], shown, sizeof shown);
+    CHECK(strcmp(shown, "link 6 x- off at iteration 4294967295 for 1500ms") == 0);
+    /* An iteration is not a time: "at iteration 20" differs from "at 20ns". */
+    struct fault by_time = every_kind[17];
+    by_time.iteration = 0;
+    by_time.time_ns = 20;
+    CHECK(!fault_equal(&by_time, &every_kind[17]));
 
     /* Written forms come back in the printer's words; ';', lines, comments. */
     CHECK(fault_script_parse("kill 3 at 1.5s;hang 2 at 0.5ms for 1000us # a comment; kill 9\n"
@@ -114,7 +132,15 @@ static void test_errors(void)
     expect_error("link 3 q+ off at 1s", "'q+' is not a link direction or a node");
     expect_error("partition q<2 at 1ms", "'q<2' is not a cut");
     expect_error("partition x<0 at 1ms", "'x<0' is not a cut");
-    expect_error("heal 3 at 1ms", "expected 'at TIME' where '3' is");
+    expect_error("heal 3 at 1ms", "expected 'at TIME' or 'at iteration N' where '3' is");
+    expect_error("kill 3 at iteration 0", "'kill 3 at iteration 0': '0' is not an iteration "
+                                          "(expected a count in 1..4294967295)");
+    expect_error("kill 3 at iteration", "'(end)' is not an iteration");
+    expect_error("kill 3 at iteration 4294967296", "'4294967296' is not an iteration");
+    expect_error("kill 3 at iteration 2s", "'2s' is not an iteration");
+    expect_error("kill 3 at iteration 20 for 1s", "'for' applies to hang");
+    expect_error("kill 3 at iterations 20", "'iterations' is not a time (expected a time "
+                                            "like 250us, 1.5ms, 2s or 2m, 0, or iteration N)");
     expect_error("hang 3 at 1s for 0", "'0' is not a duration");
     expect_error("kill 3 at 2s now", "unexpected 'now' at the end");
     expect_error("kill 3 at 2s; kill\t\x01 at 1s", "not printable ASCII");
