@@ -51,8 +51,9 @@ enum job_app {
     JOB_APP_STENCIL = 2,
     JOB_APP_PINGPONG = 3,
     JOB_APP_GREEDY = 4, /* a test application (tests/ only): computes, never yields */
+    JOB_APP_STALE = 5,  /* a test application (tests/ only): a hung rank's stale sends */
 };
-#define JOB_APP_LAST JOB_APP_GREEDY
+#define JOB_APP_LAST JOB_APP_STALE
 
 /* Communicator failure modes (FT-MPI); only ABORT until issue 14. */
 enum job_comm_mode { JOB_COMM_ABORT = 0, JOB_COMM_BLANK, JOB_COMM_SHRINK, JOB_COMM_REBUILD };

@@ -82,12 +82,48 @@ static void follow_view(struct node *node, uint64_t now_ns)
     }
 }
 
+/*
+ * A frame of an older view was dropped: named in a `comm-stale` line (who
+ * sent it, its epoch, ours, the core's total), so that a resumed node's
+ * traffic from its old life shows where it was fenced.  Rate-limited: a
+ * line for the first frame of each (source, epoch), else one a second.
+ */
+#define STALE_LINE_INTERVAL_NS 1000000000u
+static struct {
+    bool reported;
+    uint32_t source;
+    uint64_t epoch;
+    uint64_t at_ns;
+} stale_line;
+
+static void report_stale(const struct node *node, uint32_t source, uint64_t epoch,
+                         uint64_t now_ns)
+{
+    bool same = stale_line.reported && stale_line.source == source &&
+                stale_line.epoch == epoch;
+    if (same && now_ns - stale_line.at_ns < STALE_LINE_INTERVAL_NS)
+        return;
+    stale_line.reported = true;
+    stale_line.source = source;
+    stale_line.epoch = epoch;
+    stale_line.at_ns = now_ns;
+    event_begin("comm-stale");
+    event_add_u64("source", source);
+    event_add_u64("epoch", epoch);
+    event_add_u64("view", comm_view_epoch(&node->comm));
+    event_add_u64("dropped", comm_get_counters(&node->comm)->drops_stale_epoch);
+    event_end();
+}
+
 static void on_comm_frame(void *context, const struct torus_frame_header *header,
                           const uint8_t *payload, uint64_t now_ns)
 {
     struct node *node = context;
+    uint32_t stale_before = comm_get_counters(&node->comm)->drops_stale_epoch;
     comm_receive(&node->comm, header->source, header->epoch, payload, header->payload_length,
                  now_ns, &node->comm_outbox);
+    if (comm_get_counters(&node->comm)->drops_stale_epoch != stale_before)
+        report_stale(node, header->source, header->epoch, now_ns);
     node_comm_flush(node, now_ns);
 }
 

@@ -118,6 +118,11 @@ uint64_t tori_now_ns(void)
     return board_now_ns();
 }
 
+uint64_t tori_view_epoch(void)
+{
+    return comm_has_view(core()) ? comm_view_epoch(core()) : 0;
+}
+
 const char *tori_error_text(int error)
 {
     return comm_error_text((enum comm_error)error);

@@ -113,6 +113,9 @@ void tori_progress(void);
 void tori_iteration_done(uint32_t done);
 /* The node's clock, in nanoseconds. */
 uint64_t tori_now_ns(void);
+/* The epoch of the membership view this node's communication layer holds
+ * (every frame it sends carries it; 0: none, e.g. after an expulsion). */
+uint64_t tori_view_epoch(void);
 /* Writes one `app-NAME` event line with integer fields (keys: bare words). */
 void tori_report(const char *name, const char *const *keys, const int64_t *values,
                  unsigned count);

@@ -22,7 +22,7 @@ struct job_options {
 };
 
 /* The application names a job may give, for messages. */
-#define JOB_OPTIONS_APPS "allreduce, stencil, pingpong or greedy"
+#define JOB_OPTIONS_APPS "allreduce, stencil, pingpong, greedy or stale"
 
 /*
  * Fills *job from the options (job_set_defaults first); without --progress

@@ -1,13 +1,14 @@
 /*
  * The services module (kernel/services.h) of the host node's test build
  * (tori-node-test): the node's own services and shipped applications, plus
- * the test applications (greedy).  Linked in place of node/services.c; the
+ * the test applications (greedy, stale).  Linked in place of node/services.c; the
  * product images never hold it.
  */
 #include "kernel/job.h"
 #include "kernel/services.h"
 #include "node/node.h"
 #include "tests/node/greedy.h"
+#include "tests/node/stale.h"
 
 void kernel_services_init(const struct personality *personality)
 {
@@ -23,6 +24,8 @@ void kernel_services_run(void)
     struct tori_result outcome;
     if (app == JOB_APP_GREEDY) {
         outcome = tori_test_app_greedy(args);
+    } else if (app == JOB_APP_STALE) {
+        outcome = tori_test_app_stale(args);
     } else if (!node_run_shipped_app(app, args, &outcome)) {
         node_job_missing(app);
         return;
