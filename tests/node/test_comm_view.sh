@@ -2,7 +2,7 @@
 # The comm service follows the membership: no view before `start` (frames
 # would be dropped, counted), the initial view and WORLD after it.
 # usage: test_comm_view.sh PERSONALITY_TOOL NODE OUT
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 TOOL=$1
 NODE=$2
 OUT=$3

@@ -5,7 +5,7 @@
 # point: ARM and x86 compute the same bits).
 # usage: test_job_apps.sh TOOL EMU NODE IMAGE OUT DIMS DURATION APPS BOARD...
 #   APPS: allreduce, stencil or allreduce,stencil
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 TOOL=$1
 EMU=$2
 NODE=$3

@@ -6,7 +6,7 @@
 # like a bad personality; a good block shows on the ready line.
 # The launcher's --job refuses a bad block in one line before any node starts.
 # usage: test_job_block.sh PERSONALITY_TOOL NODE EMU OUT
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 TOOL=$1
 NODE=$2
 EMU=$3

@@ -11,7 +11,7 @@
 # sent in another view than its own (`app-stale ... stale=0`); every
 # survivor ends ok=true with one digest, and the torus agrees afterwards.
 # usage: test_stale.sh TOOL EMU TEST_NODE OUT
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 TOOL=$1
 EMU=$2
 TEST_NODE=$3

@@ -8,7 +8,7 @@
 # no other node starves, none panics, every node ends ok=true with one
 # digest.  The product node does not hold the greedy application.
 # usage: test_starved.sh TOOL EMU TEST_NODE PRODUCT_NODE OUT
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 TOOL=$1
 EMU=$2
 TEST_NODE=$3

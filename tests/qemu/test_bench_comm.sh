@@ -6,7 +6,7 @@
 # and targets are never asserted.  Also: bad options give one clear line and
 # exit 2; no node outlives it.
 # usage: test_bench_comm.sh BENCH BOARD OUT [IMAGE]
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 BENCH=$1
 BOARD=$2
 OUT=$3

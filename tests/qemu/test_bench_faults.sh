@@ -4,7 +4,7 @@
 # per configuration, the JSON its keys, every agreement check passed, and
 # bad options are refused in one line.  No timing is asserted.
 # usage: test_bench_faults.sh BENCH OUT [IMAGE]
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 BENCH=$1
 OUT=$2
 IMAGE=${3:-}

@@ -4,7 +4,7 @@
 # whose structure and ratios are checked here.  Times are never asserted.
 # Also: bad options give one clear line and exit 2; no node outlives it.
 # usage: test_bench_link.sh BENCH BOARD OUT [IMAGE]
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 BENCH=$1
 BOARD=$2
 OUT=$3

@@ -6,7 +6,7 @@
 #                                          past its timeout fails in one line
 #        test_emu_app.sh EMU OUT qemu IMAGE  2x2x2 QEMU and mixed stencil:
 #                                          the same digest on both
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 OUT=$2
 MODE=$3

@@ -6,7 +6,7 @@
 # in bounded time, non-zero with the one-line reason; the faults still to
 # come are reported as not fired.
 # usage: test_emu_app_faults.sh EMU OUT
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 OUT=$2
 rm -rf "$OUT" && mkdir -p "$OUT"

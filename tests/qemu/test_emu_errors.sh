@@ -2,7 +2,7 @@
 # tori-emu refuses bad set-ups with one clear line and exit 2, before it
 # creates anything: bad dims, too many nodes for the port range, QEMU or the
 # image or the node program missing, bad options.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 OUT=$2
 rm -rf "$OUT" && mkdir -p "$OUT"

@@ -3,7 +3,7 @@
 # a node that never becomes ready (named, with its log tail), a panic, a
 # node that exits, malformed event lines counted, and the --ping driver
 # (all pairs answered; a failed pair named).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 FAKE=$2
 OUT=$3

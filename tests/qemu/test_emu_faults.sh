@@ -6,7 +6,7 @@
 # what the views become, not how fast, and a loaded CI machine must not
 # make a node look dead.
 # usage: test_emu_faults.sh EMU BOARD SCENARIO OUT [IMAGE]
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 BOARD=$2
 SCENARIO=$3

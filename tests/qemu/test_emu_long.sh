@@ -5,7 +5,7 @@
 # failures allowed, and the torus ends whole.  Runs only with
 # TORI_LONG_TESTS=1 (about half an hour on 2 cores).
 # usage: test_emu_long.sh EMU OUT IMAGE
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 OUT=$2
 IMAGE=$3

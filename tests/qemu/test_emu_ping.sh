@@ -3,7 +3,7 @@
 # exits 0 only if every ordered pair answered.  Needs the nodes' `ping all`
 # console command (net/torus).
 # usage: test_emu_ping.sh EMU BOARD DIMS OUT [IMAGE]
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 BOARD=$2
 DIMS=$3

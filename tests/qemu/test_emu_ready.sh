@@ -3,7 +3,7 @@
 # JSON, every node said ready, events.jsonl holds the same, every QEMU node's
 # QMP socket answers (--check-qmp), nothing survives.
 # usage: test_emu_ready.sh EMU BOARD OUT [IMAGE]
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 BOARD=$2
 OUT=$3

@@ -4,7 +4,7 @@
 # stats` answers with both lines, and a flood with no route ends as stalled
 # (flood-done stalled=1 sent=0) instead of waiting forever.
 # usage: test_flood_console.sh PERSONALITY_TOOL NODE OUT
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 TOOL=$1
 NODE=$2
 OUT=$3

@@ -3,7 +3,7 @@
 # is ready, then SIGKILL (or SIGINT, SIGTERM) the launcher and check that no
 # process with the run's directory in its command line survives.
 # usage: test_no_orphans.sh EMU BOARD SIGNAL OUT [IMAGE]
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 BOARD=$2
 SIGNAL=$3

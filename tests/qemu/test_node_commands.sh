@@ -5,7 +5,7 @@
 # words does not halt).  `stack` answers on the host board too, saying
 # that it does not measure its stack.
 # usage: test_node_commands.sh PERSONALITY_TOOL NODE OUT
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 TOOL=$1
 NODE=$2
 OUT=$3

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tori-personality: a round trip through --dump, each bad option's one-line
 # error (exit 2), and --dump of corrupt files naming the field.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 TOOL=$1
 OUT=$2
 rm -rf "$OUT" && mkdir -p "$OUT"

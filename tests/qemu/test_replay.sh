@@ -8,7 +8,7 @@
 # cuts (a pair of neighbours: both cables of a ring of two), a kill and a
 # restart: kinds both injectors carry out.
 # usage: test_replay.sh SIM EMU OUT
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../shell_lib.sh"
 SIM=$1
 EMU=$2
 OUT=$3

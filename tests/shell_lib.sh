@@ -1,4 +1,4 @@
-# Shared helpers for the tests/qemu shell tests (sourced, not run).
+# Shared helpers for the shell tests of every area (sourced, not run).
 set -u
 
 fail() {
