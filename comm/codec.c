@@ -56,7 +56,8 @@ static uint32_t body_size(unsigned kind)
 static uint8_t allowed_flags(unsigned kind)
 {
     if (kind == COMM_KIND_DATA) {
-        return COMM_FLAG_FIRST | COMM_FLAG_ACK | COMM_FLAG_SKIP | COMM_FLAG_RESEND;
+        return COMM_FLAG_FIRST | COMM_FLAG_ACK | COMM_FLAG_SKIP | COMM_FLAG_RESEND |
+               COMM_FLAG_ACK_NOW;
     }
     if (kind == COMM_KIND_CLOSE) {
         return COMM_FLAG_UNKNOWN;

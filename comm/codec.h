@@ -81,6 +81,7 @@
 #define COMM_FLAG_ACK 0x02u     /* DATA: the ack fields are valid */
 #define COMM_FLAG_SKIP 0x04u    /* DATA: a deferred message's fragment, no bytes */
 #define COMM_FLAG_RESEND 0x08u  /* DATA: first fragment of a deferred message, resent */
+#define COMM_FLAG_ACK_NOW 0x10u /* DATA: the sender waits on this ack: send it at once */
 #define COMM_FLAG_UNKNOWN 0x01u /* CLOSE: the sender had no such session */
 
 /* Context field: low 8 bits the communicator's context id, bit 15 the

@@ -219,6 +219,11 @@ static void emit_data(struct comm *ctx, uint16_t slot, uint32_t seq, uint64_t no
             f.resend_of = r->resend_of;
         }
     }
+    /* A collective's step waits on its sends' acks, and nothing may come
+     * back soon for the ack to ride on: the last frame asks for it at once. */
+    if (r->owner != 0 && w->fragment + 1u >= r->frames_total) {
+        f.flags |= COMM_FLAG_ACK_NOW;
+    }
     if (p->rx_state == RX_OPEN && p->ack_pending) {
         f.flags |= COMM_FLAG_ACK;
         f.ack_sid = p->rx_sid;
@@ -866,7 +871,8 @@ static void rx_on_data(struct comm *ctx, uint16_t slot, const struct comm_frame 
         p->rx_index = COMM_NONE16;
         match_finish(ctx, target, index, out);
     }
-    if (d > 0 || p->ack_unsent >= CONFIG_COMM_WINDOW / 2) {
+    if (d > 0 || p->ack_unsent >= CONFIG_COMM_WINDOW / 2 ||
+        (f->flags & COMM_FLAG_ACK_NOW) != 0) {
         send_ack(ctx, slot, out);
     } else {
         schedule_ack(p, now_ns + ctx->config.ack_delay_ns);

@@ -73,6 +73,9 @@ static void random_frame(struct check_rng *rng, unsigned kind, struct comm_frame
             f->tag = collective ? (uint32_t)check_rng_next(rng)
                                 : (uint32_t)check_rng_next(rng) & 0x7fffffffu;
         }
+        if (check_rng_percent(rng, 30)) {
+            f->flags |= COMM_FLAG_ACK_NOW;
+        }
         if (check_rng_percent(rng, 50)) {
             f->flags |= COMM_FLAG_ACK;
             f->ack_sid = nonzero(rng);
@@ -201,7 +204,7 @@ static void test_rejections(void)
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 1, COMM_KIND_LIMIT, 0), COMM_DECODE_KIND);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 1, 255, 0), COMM_DECODE_KIND);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 2, 1, 0), COMM_DECODE_FLAGS);
-    CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, 2, 0x11, 0), COMM_DECODE_FLAGS);
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, 2, 0x21, 0), COMM_DECODE_FLAGS);
     CHECK_EQ(decode_edited(COMM_KIND_CLOSE, 0, 0, 2, 0x02, 0), COMM_DECODE_FLAGS);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 3, 1, 0), COMM_DECODE_RESERVED);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, COMM_HEADER_SIZE + 18, 1, 0),
