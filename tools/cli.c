@@ -269,6 +269,16 @@ bool cli_parse_u64_option(const char *option, const char *value, uint64_t min,
     return cli_invalid(error, capacity, option, value, expected);
 }
 
+bool cli_parse_unsigned_option(const char *option, const char *value, unsigned min,
+                               unsigned max, unsigned *out, char *error, size_t capacity)
+{
+    uint64_t number = 0;
+    if (!cli_parse_u64_option(option, value, min, max, &number, error, capacity))
+        return false;
+    *out = (unsigned)number;
+    return true;
+}
+
 bool cli_parse_dims(const char *option, const char *text, unsigned *dims,
                     uint32_t size[CONFIG_MAX_DIMS], char *error, size_t capacity)
 {

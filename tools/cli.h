@@ -98,6 +98,9 @@ bool cli_invalid(char *error, size_t capacity, const char *option, const char *v
 /* A whole number in min..max, else cli_invalid ("a whole number in MIN..MAX"). */
 bool cli_parse_u64_option(const char *option, const char *value, uint64_t min,
                           uint64_t max, uint64_t *out, char *error, size_t capacity);
+/* The same into an unsigned (max must fit one). */
+bool cli_parse_unsigned_option(const char *option, const char *value, unsigned min,
+                               unsigned max, unsigned *out, char *error, size_t capacity);
 
 /*
  * A torus shape like "4x4x2" (net/torus/geometry.h), every size at most

@@ -57,16 +57,6 @@ void bench_comm_options_usage(FILE *out)
             DEFAULT_PINGS, TORUS_FLOOD_MAX_COUNT, DEFAULT_FLOOD_COUNT, DEFAULT_COLLECTIVE_DIMS);
 }
 
-static bool parse_number(const char *option, const char *value, unsigned min, unsigned max,
-                         unsigned *out, char *error, size_t capacity)
-{
-    uint64_t number = 0;
-    if (!cli_parse_u64_option(option, value, min, max, &number, error, capacity))
-        return false;
-    *out = (unsigned)number;
-    return true;
-}
-
 enum bench_comm_options_result bench_comm_options_parse(
     int argc, char **argv, const char *default_image, const char *default_node_binary,
     struct bench_comm_options *o, char *error, size_t capacity)
@@ -100,21 +90,11 @@ enum bench_comm_options_result bench_comm_options_parse(
     case CLI_SCAN_OK:
         break;
     }
-    if (board != NULL) {
-        if (strcmp(board, "qemu") == 0) {
-            o->boards = BENCH_LINK_BOARD_QEMU;
-        } else if (strcmp(board, "host") == 0) {
-            o->boards = BENCH_LINK_BOARD_HOST;
-        } else if (strcmp(board, "both") != 0) {
-            cli_invalid(error, capacity, "--board", board, "qemu, host or both");
-            return BENCH_COMM_OPTIONS_ERROR;
-        }
-    }
-    if ((rounds != NULL && !parse_number("--rounds", rounds, 1, BENCH_COMM_ROUNDS_MAX,
+    if ((rounds != NULL && !cli_parse_unsigned_option("--rounds", rounds, 1, BENCH_COMM_ROUNDS_MAX,
                                          &o->rounds, error, capacity)) ||
-        (pings != NULL && !parse_number("--pings", pings, 1, BENCH_COMM_PINGS_MAX, &o->pings,
+        (pings != NULL && !cli_parse_unsigned_option("--pings", pings, 1, BENCH_COMM_PINGS_MAX, &o->pings,
                                         error, capacity)) ||
-        (count != NULL && !parse_number("--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT,
+        (count != NULL && !cli_parse_unsigned_option("--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT,
                                         &o->flood_count, error, capacity)))
         return BENCH_COMM_OPTIONS_ERROR;
     if (dims != NULL) {
@@ -142,25 +122,10 @@ enum bench_comm_options_result bench_comm_options_parse(
             o->collective_dims = dims;
         }
     }
-    const struct {
-        const char *name;
-        const char *value;
-    } paths[] = {{"--out", out}, {"--image", image}, {"--node-binary", node_binary},
-                 {"--qemu", qemu}};
-    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
-        if (paths[p].value != NULL && paths[p].value[0] == '\0') {
-            snprintf(error, capacity, "%s is empty (expected a path)", paths[p].name);
-            return BENCH_COMM_OPTIONS_ERROR;
-        }
-    }
-    if (out != NULL)
-        o->out_dir = out;
-    if (image != NULL)
-        o->image = image;
-    if (node_binary != NULL)
-        o->node_binary = node_binary;
-    if (qemu != NULL)
-        o->qemu = qemu;
+    const struct bench_shared_given given = {board, out, image, node_binary, qemu};
+    if (!bench_shared_options_take(&given, &o->boards, &o->out_dir, &o->image,
+                                   &o->node_binary, &o->qemu, error, capacity))
+        return BENCH_COMM_OPTIONS_ERROR;
     return BENCH_COMM_OPTIONS_OK;
 }
 

@@ -26,21 +26,6 @@
 #define BENCH_COMM_OUT_MAX 400
 #define BENCH_COMM_RUNS 3u /* qemu pair, host pair, host collectives */
 
-/* What the chosen runs need, checked before anything starts. */
-static bool check_programs(const struct bench_comm_options *o)
-{
-    const struct emu_programs wanted = {o->qemu, o->image, o->node_binary, NULL, NULL};
-    static struct emu_program_paths paths;
-    char error[EMU_PATH_MAX + 256];
-    bool host = (o->boards & BENCH_LINK_BOARD_HOST) != 0 || o->collective_dims != NULL;
-    if (!emu_spawn_check_programs(&wanted, (o->boards & BENCH_LINK_BOARD_QEMU) != 0, host,
-                                  &paths, error, sizeof error)) {
-        fprintf(stderr, TOOL ": %s\n", error);
-        return false;
-    }
-    return true;
-}
-
 /* <base>/comm.json: the record of every run, whatever the outcome. */
 static void write_record(const char *base, const struct bench_comm_options *o,
                          const struct bench_comm_run *runs, unsigned count)
@@ -75,25 +60,17 @@ int main(int argc, char **argv)
     case BENCH_COMM_OPTIONS_OK:
         break;
     }
-    if (!check_programs(&options))
+    /* The collective run is a host torus whatever the pair boards. */
+    if (!bench_check_programs(TOOL, options.qemu, options.image, options.node_binary,
+                              (options.boards & BENCH_LINK_BOARD_QEMU) != 0,
+                              (options.boards & BENCH_LINK_BOARD_HOST) != 0 ||
+                                  options.collective_dims != NULL))
         return 2;
 
     char template[] = "/tmp/tori-bench-comm-XXXXXX";
-    const char *base_text = options.out_dir;
-    if (base_text == NULL) {
-        if (mkdtemp(template) == NULL) {
-            perror(TOOL ": cannot create a directory under /tmp");
-            return 2;
-        }
-        base_text = template;
-    }
-    if (strlen(base_text) > BENCH_COMM_OUT_MAX) {
-        fprintf(stderr, TOOL ": --out path is %zu characters long (expected at most %d)\n",
-                strlen(base_text), BENCH_COMM_OUT_MAX);
-        return 2;
-    }
     char base[BENCH_COMM_OUT_MAX + 1];
-    snprintf(base, sizeof base, "%s", base_text);
+    if (!bench_out_base(TOOL, options.out_dir, template, base, sizeof base))
+        return 2;
 
     static struct bench_comm_run runs[BENCH_COMM_RUNS];
     static const struct {

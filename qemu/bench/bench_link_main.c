@@ -26,21 +26,6 @@
 /* Longest --out accepted: board directories and node files go below it. */
 #define BENCH_LINK_OUT_MAX 400
 
-/* What the chosen boards need, checked before anything starts. */
-static bool check_programs(const struct bench_link_options *o)
-{
-    const struct emu_programs wanted = {o->qemu, o->image, o->node_binary, NULL, NULL};
-    static struct emu_program_paths paths;
-    char error[EMU_PATH_MAX + 256];
-    if (!emu_spawn_check_programs(&wanted, (o->boards & BENCH_LINK_BOARD_QEMU) != 0,
-                                  (o->boards & BENCH_LINK_BOARD_HOST) != 0, &paths, error,
-                                  sizeof error)) {
-        fprintf(stderr, TOOL ": %s\n", error);
-        return false;
-    }
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     cli_whole_lines();
@@ -58,25 +43,15 @@ int main(int argc, char **argv)
     case BENCH_LINK_OPTIONS_OK:
         break;
     }
-    if (!check_programs(&options))
+    if (!bench_check_programs(TOOL, options.qemu, options.image, options.node_binary,
+                              (options.boards & BENCH_LINK_BOARD_QEMU) != 0,
+                              (options.boards & BENCH_LINK_BOARD_HOST) != 0))
         return 2;
 
     char template[] = "/tmp/tori-bench-link-XXXXXX";
-    const char *base_text = options.out_dir;
-    if (base_text == NULL) {
-        if (mkdtemp(template) == NULL) {
-            perror(TOOL ": cannot create a directory under /tmp");
-            return 2;
-        }
-        base_text = template;
-    }
-    if (strlen(base_text) > BENCH_LINK_OUT_MAX) {
-        fprintf(stderr, TOOL ": --out path is %zu characters long (expected at most %d)\n",
-                strlen(base_text), BENCH_LINK_OUT_MAX);
-        return 2;
-    }
     char base[BENCH_LINK_OUT_MAX + 1];
-    snprintf(base, sizeof base, "%s", base_text);
+    if (!bench_out_base(TOOL, options.out_dir, template, base, sizeof base))
+        return 2;
 
     static struct bench_link_board boards[2];
     static const unsigned order[2] = {BENCH_LINK_BOARD_QEMU, BENCH_LINK_BOARD_HOST};

@@ -1,9 +1,13 @@
+#define _GNU_SOURCE /* mkdtemp */
 #include "qemu/bench/bench_link_options.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "node/flood.h"
+#include "qemu/launcher/emu_spawn.h"
 #include "tools/cli.h"
 
 #define DEFAULT_ROUNDS 200u
@@ -47,13 +51,73 @@ void bench_link_options_usage(FILE *out)
             DEFAULT_FLOOD_SIZE);
 }
 
-static bool parse_number(const char *option, const char *value, unsigned min,
-                         unsigned max, unsigned *out, char *error, size_t capacity)
+bool bench_check_programs(const char *tool, const char *qemu, const char *image,
+                          const char *node_binary, bool qemu_needed, bool host_needed)
 {
-    uint64_t number = 0;
-    if (!cli_parse_u64_option(option, value, min, max, &number, error, capacity))
+    const struct emu_programs wanted = {qemu, image, node_binary, NULL, NULL};
+    static struct emu_program_paths paths;
+    char error[EMU_PATH_MAX + 256];
+    if (!emu_spawn_check_programs(&wanted, qemu_needed, host_needed, &paths, error,
+                                  sizeof error)) {
+        fprintf(stderr, "%s: %s\n", tool, error);
         return false;
-    *out = (unsigned)number;
+    }
+    return true;
+}
+
+bool bench_out_base(const char *tool, const char *given, char *template_path, char *base,
+                    size_t capacity)
+{
+    const char *text = given;
+    if (text == NULL) {
+        if (mkdtemp(template_path) == NULL) {
+            fprintf(stderr, "%s: cannot create a directory under /tmp: %s\n", tool,
+                    strerror(errno));
+            return false;
+        }
+        text = template_path;
+    }
+    if (strlen(text) >= capacity) {
+        fprintf(stderr, "%s: --out path is %zu characters long (expected at most %zu)\n", tool,
+                strlen(text), capacity - 1);
+        return false;
+    }
+    snprintf(base, capacity, "%s", text);
+    return true;
+}
+
+bool bench_shared_options_take(const struct bench_shared_given *given, unsigned *boards,
+                               const char **out_dir, const char **image,
+                               const char **node_binary, const char **qemu, char *error,
+                               size_t capacity)
+{
+    if (given->board != NULL) {
+        if (strcmp(given->board, "qemu") == 0) {
+            *boards = BENCH_LINK_BOARD_QEMU;
+        } else if (strcmp(given->board, "host") == 0) {
+            *boards = BENCH_LINK_BOARD_HOST;
+        } else if (strcmp(given->board, "both") != 0) {
+            return cli_invalid(error, capacity, "--board", given->board, "qemu, host or both");
+        }
+    }
+    const struct {
+        const char *name;
+        const char *value;
+        const char **target;
+    } paths[] = {{"--out", given->out, out_dir},
+                 {"--image", given->image, image},
+                 {"--node-binary", given->node_binary, node_binary},
+                 {"--qemu", given->qemu, qemu}};
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (paths[p].value != NULL && paths[p].value[0] == '\0') {
+            snprintf(error, capacity, "%s is empty (expected a path)", paths[p].name);
+            return false;
+        }
+    }
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+        if (paths[p].value != NULL)
+            *paths[p].target = paths[p].value;
+    }
     return true;
 }
 
@@ -90,44 +154,19 @@ enum bench_link_options_result bench_link_options_parse(
     case CLI_SCAN_OK:
         break;
     }
-    if (board != NULL) {
-        if (strcmp(board, "qemu") == 0) {
-            o->boards = BENCH_LINK_BOARD_QEMU;
-        } else if (strcmp(board, "host") == 0) {
-            o->boards = BENCH_LINK_BOARD_HOST;
-        } else if (strcmp(board, "both") != 0) {
-            cli_invalid(error, capacity, "--board", board, "qemu, host or both");
-            return BENCH_LINK_OPTIONS_ERROR;
-        }
-    }
-    if ((rounds != NULL && !parse_number("--rounds", rounds, 1, BENCH_LINK_ROUNDS_MAX,
+    if ((rounds != NULL && !cli_parse_unsigned_option("--rounds", rounds, 1, BENCH_LINK_ROUNDS_MAX,
                                          &o->rounds, error, capacity)) ||
-        (ring != NULL && !parse_number("--ring", ring, BENCH_LINK_RING_MIN,
+        (ring != NULL && !cli_parse_unsigned_option("--ring", ring, BENCH_LINK_RING_MIN,
                                        BENCH_LINK_RING_MAX, &o->ring, error, capacity)) ||
-        (count != NULL && !parse_number("--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT,
+        (count != NULL && !cli_parse_unsigned_option("--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT,
                                         &o->flood_count, error, capacity)) ||
-        (size != NULL && !parse_number("--flood-size", size, TORUS_FLOOD_MIN_SIZE,
+        (size != NULL && !cli_parse_unsigned_option("--flood-size", size, TORUS_FLOOD_MIN_SIZE,
                                        TORUS_FLOOD_MAX_SIZE, &o->flood_size, error,
                                        capacity)))
         return BENCH_LINK_OPTIONS_ERROR;
-    const struct {
-        const char *name;
-        const char *value;
-    } paths[] = {{"--out", out}, {"--image", image}, {"--node-binary", node_binary},
-                 {"--qemu", qemu}};
-    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
-        if (paths[p].value != NULL && paths[p].value[0] == '\0') {
-            snprintf(error, capacity, "%s is empty (expected a path)", paths[p].name);
-            return BENCH_LINK_OPTIONS_ERROR;
-        }
-    }
-    if (out != NULL)
-        o->out_dir = out;
-    if (image != NULL)
-        o->image = image;
-    if (node_binary != NULL)
-        o->node_binary = node_binary;
-    if (qemu != NULL)
-        o->qemu = qemu;
+    const struct bench_shared_given given = {board, out, image, node_binary, qemu};
+    if (!bench_shared_options_take(&given, &o->boards, &o->out_dir, &o->image,
+                                   &o->node_binary, &o->qemu, error, capacity))
+        return BENCH_LINK_OPTIONS_ERROR;
     return BENCH_LINK_OPTIONS_OK;
 }

@@ -28,6 +28,33 @@ struct bench_link_options {
     const char *image, *node_binary, *qemu;
 };
 
+/* The options both emulation benchmarks (link, comm) take, as cli_scan left
+ * them: NULL when not given. */
+struct bench_shared_given {
+    const char *board, *out, *image, *node_binary, *qemu;
+};
+
+/* Checks the shared options (--board qemu|host|both; paths not empty) and
+ * overrides the defaults already in *boards and the four paths; false with
+ * a one-line reason in error. */
+bool bench_shared_options_take(const struct bench_shared_given *given, unsigned *boards,
+                               const char **out_dir, const char **image,
+                               const char **node_binary, const char **qemu, char *error,
+                               size_t capacity);
+
+/* What the chosen boards need (QEMU and the image, the host node binary),
+ * checked before anything starts; false with the reason printed after
+ * "TOOL: " on stderr. */
+bool bench_check_programs(const char *tool, const char *qemu, const char *image,
+                          const char *node_binary, bool qemu_needed, bool host_needed);
+
+/* The run's output directory: --out as given, else a fresh directory made
+ * from template (e.g. "/tmp/tori-bench-link-XXXXXX", rewritten in place),
+ * copied into base, which holds at most capacity - 1 characters; false with
+ * the reason printed after "TOOL: " on stderr. */
+bool bench_out_base(const char *tool, const char *given, char *template_path, char *base,
+                    size_t capacity);
+
 enum bench_link_options_result {
     BENCH_LINK_OPTIONS_OK,
     BENCH_LINK_OPTIONS_HELP,
