@@ -92,3 +92,17 @@ with open(sys.argv[1]) as f:
 print(len(nodes))
 PY
 }
+
+# check_refused DIR NAME PROGRAM EXPECTED ARGS...: PROGRAM ARGS is bad input:
+# exit 2, exactly one line on stderr holding "NAME: EXPECTED", nothing on
+# stdout (DIR keeps the two outputs).
+check_refused() {
+    local dir=$1 name=$2 program=$3 expected=$4
+    shift 4
+    "$program" "$@" > "$dir/refused.out" 2> "$dir/refused.err"
+    check_status 2 $? "$name $*"
+    [[ $(wc -l < "$dir/refused.err") == 1 ]] ||
+        { cat "$dir/refused.err" >&2; fail "$name $*: not one line"; }
+    check_contains "$dir/refused.err" "$name: $expected"
+    [[ ! -s "$dir/refused.out" ]] || { cat "$dir/refused.out" >&2; fail "$name $*: printed on stdout"; }
+}

@@ -25,13 +25,7 @@ done
     > "$OUT/default.txt" || fail "default job"
 grep -qx "iterations=1" "$OUT/default.txt" || fail "default iterations is not 1"
 
-bad() {
-    local expected=$1; shift
-    "$TOOL" "$@" > "$OUT/out.txt" 2> "$OUT/err.txt"
-    check_status 2 $? "tori-personality $*"
-    [[ $(wc -l < "$OUT/err.txt") == 1 ]] || { cat "$OUT/err.txt"; fail "not one line: $*"; }
-    check_contains "$OUT/err.txt" "tori-personality: $expected"
-}
+bad() { check_refused "$OUT" tori-personality "$TOOL" "$@"; }
 bad "--app is missing" --job-out "$OUT/x"
 bad "--app 'fft' is invalid (expected allreduce, stencil" --job-out "$OUT/x" --app fft
 bad "--iterations '0' is invalid" --job-out "$OUT/x" --app allreduce --iterations 0

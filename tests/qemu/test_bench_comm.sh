@@ -16,14 +16,7 @@ rm -rf "$OUT" "$OUT".*
 mkdir -p "$OUT"
 
 # Bad options: one line on stderr, exit 2, nothing started.
-bad() {
-    local expected=$1; shift
-    "$BENCH" "$@" > "$OUT/bad.out" 2> "$OUT/bad.err"
-    check_status 2 $? "tori-bench-comm $*"
-    [[ $(wc -l < "$OUT/bad.err") == 1 ]] || { cat "$OUT/bad.err" >&2; fail "$*: not one line"; }
-    check_contains "$OUT/bad.err" "tori-bench-comm: $expected"
-    [[ ! -s "$OUT/bad.out" ]] || fail "$*: printed on stdout"
-}
+bad() { check_refused "$OUT" tori-bench-comm "$BENCH" "$@"; }
 bad "--board 'mixed' is invalid (expected qemu, host or both)" --board mixed
 bad "--rounds '65' is invalid (expected a whole number in 1..64)" --rounds 65
 bad "--pings '0' is invalid" --pings 0

@@ -14,14 +14,7 @@ rm -rf "$OUT" "$OUT".*
 mkdir -p "$OUT"
 
 # Bad options: one line on stderr, exit 2, nothing started.
-bad() {
-    local expected=$1; shift
-    "$BENCH" "$@" > "$OUT/bad.out" 2> "$OUT/bad.err"
-    check_status 2 $? "tori-bench-link $*"
-    [[ $(wc -l < "$OUT/bad.err") == 1 ]] || { cat "$OUT/bad.err" >&2; fail "$*: not one line"; }
-    check_contains "$OUT/bad.err" "tori-bench-link: $expected"
-    [[ ! -s "$OUT/bad.out" ]] || fail "$*: printed on stdout"
-}
+bad() { check_refused "$OUT" tori-bench-link "$BENCH" "$@"; }
 bad "--board 'mixed' is invalid (expected qemu, host or both)" --board mixed
 bad "--rounds '0' is invalid" --rounds 0
 bad "--ring '2' is invalid (expected a whole number in 4..64)" --ring 2

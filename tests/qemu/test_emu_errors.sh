@@ -9,12 +9,9 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 NOT_CREATED="$OUT/not-created"
 
 refused() {
-    local expected=$1; shift
-    "$EMU" "$@" --out "$NOT_CREATED" > "$OUT/out.txt" 2> "$OUT/err.txt"
-    local status=$?
-    check_status 2 "$status" "tori-emu $*"
-    [[ $(wc -l < "$OUT/err.txt") == 1 ]] || { cat "$OUT/err.txt"; fail "not one line: $*"; }
-    check_contains "$OUT/err.txt" "tori-emu: $expected"
+    local expected=$1
+    shift
+    check_refused "$OUT" tori-emu "$EMU" "$expected" "$@" --out "$NOT_CREATED"
     [[ ! -e "$NOT_CREATED" ]] || fail "tori-emu $* created its output directory"
 }
 

@@ -22,14 +22,7 @@ grep -qx "role=compute" "$OUT/p13.txt" || fail "default role is not compute"
 grep -qx "mesh=none" "$OUT/p13.txt" || fail "default mesh is not none"
 
 # bad option -> the message part expected on its one line
-bad() {
-    local expected=$1; shift
-    "$TOOL" "$@" > "$OUT/out.txt" 2> "$OUT/err.txt"
-    local status=$?
-    check_status 2 "$status" "tori-personality $*"
-    [[ $(wc -l < "$OUT/err.txt") == 1 ]] || { cat "$OUT/err.txt"; fail "not one line: $*"; }
-    check_contains "$OUT/err.txt" "tori-personality: $expected"
-}
+bad() { check_refused "$OUT" tori-personality "$TOOL" "$@"; }
 bad "--node 8 is out of range (expected 0..7" --node 8 --dims 2x2x2 -o "$OUT/x"
 bad "--node '-1' is invalid (expected a rank" --node -1 --dims 2x2x2 -o "$OUT/x"
 bad "--node is missing" --dims 2x2x2 -o "$OUT/x"
