@@ -119,7 +119,6 @@ bool emu_app_job_over(const struct emu *emu)
 
 bool emu_app_over(struct emu *emu)
 {
-    static bool judged; /* the reason is said once */
     if (!emu_app_job_over(emu))
         return false;
     uint32_t reported = 0;
@@ -128,10 +127,10 @@ bool emu_app_over(struct emu *emu)
         reported += node->app_reported;
         const char *why = cannot_report(node);
         if (why != NULL) {
-            if (!judged)
+            if (!emu->app_judged)
                 emu_complain(emu, "node %u %s before its app-result: the job cannot "
                                   "complete (%s)", (unsigned)r, why, node->log_path);
-            judged = true;
+            emu->app_judged = true;
             emu->failed = true;
             return true;
         }
@@ -141,12 +140,12 @@ bool emu_app_over(struct emu *emu)
     if (emu_job_ns(emu) >= emu_app_timeout_ns(emu)) {
         char ranks[96];
         unsigned missing = missing_ranks(emu, ranks, sizeof ranks);
-        if (!judged)
+        if (!emu->app_judged)
             emu_complain(emu, "no app-result from %u node%s (%s) within the app timeout of "
                               "%.1f s (see --app-timeout and the logs in %s)",
                          missing, missing == 1 ? "" : "s", ranks,
                          (double)emu_app_timeout_ns(emu) / 1e9, emu->out_dir);
-        judged = true;
+        emu->app_judged = true;
         emu->failed = true;
         return true;
     }

@@ -93,6 +93,7 @@ struct emu {
     bool stopping;         /* shutting down: exits are expected */
     int interrupted;       /* the signal that asked us to stop, or 0 */
     bool failed;           /* a node failed: exit status 1 */
+    bool app_judged;       /* the job's failure has been told (once per run) */
 
     uint64_t event_lines, malformed_lines, plain_lines;
     struct emu_event_count event_counts[EMU_EVENT_KINDS];
