@@ -39,6 +39,10 @@ uint32_t allreduce_digest_update(uint32_t digest, const struct allreduce_values 
  * 3-D Jacobi relaxation on a periodic grid in fixed point (see
  * apps/stencil.c): each rank an L x L x L block with a one-cell halo. */
 #define STENCIL_SCALE_SHIFT 16
+/* The job's arguments when left 0: block edge L, iterations between the
+ * residual allreduces (the node's app and the simulator's model alike). */
+#define STENCIL_DEFAULT_EDGE 4
+#define STENCIL_DEFAULT_CHECK_EVERY 10
 
 struct stencil_shape {
     uint32_t procs[3]; /* process grid */

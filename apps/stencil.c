@@ -92,8 +92,8 @@ struct tori_result tori_app_stencil(const struct tori_args *args)
     if (tori_rank(TORI_COMM_WORLD, &rank) != TORI_OK ||
         tori_size(TORI_COMM_WORLD, &size) != TORI_OK)
         return outcome;
-    int64_t edge_arg = args->arg[0] == 0 ? 4 : args->arg[0];
-    int64_t check_every = args->arg[1] == 0 ? 10 : args->arg[1];
+    int64_t edge_arg = args->arg[0] == 0 ? STENCIL_DEFAULT_EDGE : args->arg[0];
+    int64_t check_every = args->arg[1] == 0 ? STENCIL_DEFAULT_CHECK_EVERY : args->arg[1];
     if (edge_arg < 1 || edge_arg > STENCIL_MAX_EDGE || check_every < 1 ||
         size > STENCIL_MAX_RANKS) {
         static const char *const keys[] = {"edge", "check_every", "size"};

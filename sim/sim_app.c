@@ -42,8 +42,8 @@ const char *sim_app_name(enum sim_app_kind kind)
 bool sim_app_stencil_args(const struct sim_app_params *params, uint32_t *edge,
                           int64_t *check_every)
 {
-    int64_t e = params->arg[0] == 0 ? 4 : params->arg[0];
-    int64_t c = params->arg[1] == 0 ? 10 : params->arg[1];
+    int64_t e = params->arg[0] == 0 ? STENCIL_DEFAULT_EDGE : params->arg[0];
+    int64_t c = params->arg[1] == 0 ? STENCIL_DEFAULT_CHECK_EVERY : params->arg[1];
     if (e < 1 || e > CONFIG_APP_STENCIL_MAX_EDGE || c < 1)
         return false;
     *edge = (uint32_t)e;
