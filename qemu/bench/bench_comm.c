@@ -90,13 +90,20 @@ enum bench_comm_options_result bench_comm_options_parse(
     case CLI_SCAN_OK:
         break;
     }
-    if ((rounds != NULL && !cli_parse_unsigned_option("--rounds", rounds, 1, BENCH_COMM_ROUNDS_MAX,
-                                         &o->rounds, error, capacity)) ||
-        (pings != NULL && !cli_parse_unsigned_option("--pings", pings, 1, BENCH_COMM_PINGS_MAX, &o->pings,
-                                        error, capacity)) ||
-        (count != NULL && !cli_parse_unsigned_option("--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT,
-                                        &o->flood_count, error, capacity)))
-        return BENCH_COMM_OPTIONS_ERROR;
+    const struct {
+        const char *name, *value;
+        unsigned min, max, *out;
+    } numbers[] = {
+        {"--rounds", rounds, 1, BENCH_COMM_ROUNDS_MAX, &o->rounds},
+        {"--pings", pings, 1, BENCH_COMM_PINGS_MAX, &o->pings},
+        {"--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT, &o->flood_count},
+    };
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        if (numbers[i].value != NULL &&
+            !cli_parse_unsigned_option(numbers[i].name, numbers[i].value, numbers[i].min,
+                                       numbers[i].max, numbers[i].out, error, capacity))
+            return BENCH_COMM_OPTIONS_ERROR;
+    }
     if (dims != NULL) {
         /* The launcher's parser judges the dimensions (one message for all). */
         char *probe[] = {TOOL, "--dims", (char *)dims, NULL};

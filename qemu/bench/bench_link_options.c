@@ -154,16 +154,21 @@ enum bench_link_options_result bench_link_options_parse(
     case CLI_SCAN_OK:
         break;
     }
-    if ((rounds != NULL && !cli_parse_unsigned_option("--rounds", rounds, 1, BENCH_LINK_ROUNDS_MAX,
-                                         &o->rounds, error, capacity)) ||
-        (ring != NULL && !cli_parse_unsigned_option("--ring", ring, BENCH_LINK_RING_MIN,
-                                       BENCH_LINK_RING_MAX, &o->ring, error, capacity)) ||
-        (count != NULL && !cli_parse_unsigned_option("--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT,
-                                        &o->flood_count, error, capacity)) ||
-        (size != NULL && !cli_parse_unsigned_option("--flood-size", size, TORUS_FLOOD_MIN_SIZE,
-                                       TORUS_FLOOD_MAX_SIZE, &o->flood_size, error,
-                                       capacity)))
-        return BENCH_LINK_OPTIONS_ERROR;
+    const struct {
+        const char *name, *value;
+        unsigned min, max, *out;
+    } numbers[] = {
+        {"--rounds", rounds, 1, BENCH_LINK_ROUNDS_MAX, &o->rounds},
+        {"--ring", ring, BENCH_LINK_RING_MIN, BENCH_LINK_RING_MAX, &o->ring},
+        {"--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT, &o->flood_count},
+        {"--flood-size", size, TORUS_FLOOD_MIN_SIZE, TORUS_FLOOD_MAX_SIZE, &o->flood_size},
+    };
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        if (numbers[i].value != NULL &&
+            !cli_parse_unsigned_option(numbers[i].name, numbers[i].value, numbers[i].min,
+                                       numbers[i].max, numbers[i].out, error, capacity))
+            return BENCH_LINK_OPTIONS_ERROR;
+    }
     const struct bench_shared_given given = {board, out, image, node_binary, qemu};
     if (!bench_shared_options_take(&given, &o->boards, &o->out_dir, &o->image,
                                    &o->node_binary, &o->qemu, error, capacity))
