@@ -220,8 +220,12 @@ static void emit_data(struct comm *ctx, uint16_t slot, uint32_t seq, uint64_t no
         }
     }
     /* A collective's step waits on its sends' acks, and nothing may come
-     * back soon for the ack to ride on: the last frame asks for it at once. */
-    if (r->owner != 0 && w->fragment + 1u >= r->frames_total) {
+     * back soon for the ack to ride on: the last frame asks for it at once.
+     * So does the last frame of a message of several: its sender waits to
+     * post its next receive, and the peer's answer, which the ack would ride
+     * on, is as long and would find that receive missing (deferred, resent
+     * in full). */
+    if ((r->owner != 0 || r->frames_total > 1u) && w->fragment + 1u >= r->frames_total) {
         f.flags |= COMM_FLAG_ACK_NOW;
     }
     if (p->rx_state == RX_OPEN && p->ack_pending) {
