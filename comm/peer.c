@@ -23,6 +23,12 @@
 /* Acks in a row that move nothing before the oldest frame goes again. */
 #define COMM_FAST_RETRANSMIT_ACKS 3
 
+/* Frames taken in a row that are acked at once, without waiting for the ack
+ * delay: a quarter of the window, so that the sender has room again well
+ * before its window runs dry (half a window left it idle while the ack, sent
+ * only after a node's burst of frames, crossed back). */
+#define COMM_ACK_EVERY (CONFIG_COMM_WINDOW / 4u > 0 ? CONFIG_COMM_WINDOW / 4u : 1u)
+
 /* CLOSE_REQs for a slot being recycled before another slot is tried: its
  * sender may stay busy for long. */
 #define COMM_RECYCLE_TRIES 8
@@ -875,7 +881,7 @@ static void rx_on_data(struct comm *ctx, uint16_t slot, const struct comm_frame 
         p->rx_index = COMM_NONE16;
         match_finish(ctx, target, index, out);
     }
-    if (d > 0 || p->ack_unsent >= CONFIG_COMM_WINDOW / 2 ||
+    if (d > 0 || p->ack_unsent >= COMM_ACK_EVERY ||
         (f->flags & COMM_FLAG_ACK_NOW) != 0) {
         send_ack(ctx, slot, out);
     } else {

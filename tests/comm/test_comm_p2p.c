@@ -533,6 +533,35 @@ static void test_long_pingpong_not_deferred(void)
     harness_free(&h);
 }
 
+/* A long message to a posted receive on a clean network: the receiver acks
+ * every quarter of a window, so the sender never runs its window dry while
+ * an ack for half of it crosses back. */
+static void test_ack_every_quarter_window(void)
+{
+    enum { FRAMES = 2 * CONFIG_COMM_WINDOW };
+    const uint32_t length = FRAMES * COMM_FRAGMENT_BYTES;
+    struct harness h;
+    harness_init(&h, 2, 2, 41);
+    harness_install(&h, 1, NULL, NULL);
+    fill(send_buffer, length, 5);
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, 0, 4, recv_buffer, length, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 1, r);
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, 4, send_buffer, length, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 0, r);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    CHECK(memcmp(recv_buffer, send_buffer, length) == 0);
+    const struct comm_counters *c = comm_get_counters(harness_node(&h, 1));
+    CHECKF(c->acks_sent == FRAMES / (CONFIG_COMM_WINDOW / 4u),
+           "%u acks for %u frames, a window of %u", c->acks_sent, (unsigned)FRAMES,
+           (unsigned)CONFIG_COMM_WINDOW);
+    CHECK_EQ(comm_get_counters(harness_node(&h, 0))->retransmissions, 0);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     test_fragmentation();
@@ -546,5 +575,6 @@ int main(void)
     test_dup_isolation();
     test_pingpong_piggyback();
     test_long_pingpong_not_deferred();
+    test_ack_every_quarter_window();
     return check_report("comm.p2p");
 }
