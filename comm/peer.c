@@ -23,6 +23,12 @@
 /* Acks in a row that move nothing before the oldest frame goes again. */
 #define COMM_FAST_RETRANSMIT_ACKS 3
 
+/* Frames taken in a row that are acked at once, without waiting for the ack
+ * delay: a quarter of the window, so that the sender has room again well
+ * before its window runs dry (half a window left it idle while the ack, sent
+ * only after a node's burst of frames, crossed back). */
+#define COMM_ACK_EVERY (CONFIG_COMM_WINDOW / 4u > 0 ? CONFIG_COMM_WINDOW / 4u : 1u)
+
 /* CLOSE_REQs for a slot being recycled before another slot is tried: its
  * sender may stay busy for long. */
 #define COMM_RECYCLE_TRIES 8
@@ -220,8 +226,12 @@ static void emit_data(struct comm *ctx, uint16_t slot, uint32_t seq, uint64_t no
         }
     }
     /* A collective's step waits on its sends' acks, and nothing may come
-     * back soon for the ack to ride on: the last frame asks for it at once. */
-    if (r->owner != 0 && w->fragment + 1u >= r->frames_total) {
+     * back soon for the ack to ride on: the last frame asks for it at once.
+     * So does the last frame of a message of several: its sender waits to
+     * post its next receive, and the peer's answer, which the ack would ride
+     * on, is as long and would find that receive missing (deferred, resent
+     * in full). */
+    if ((r->owner != 0 || r->frames_total > 1u) && w->fragment + 1u >= r->frames_total) {
         f.flags |= COMM_FLAG_ACK_NOW;
     }
     if (p->rx_state == RX_OPEN && p->ack_pending) {
@@ -871,7 +881,7 @@ static void rx_on_data(struct comm *ctx, uint16_t slot, const struct comm_frame 
         p->rx_index = COMM_NONE16;
         match_finish(ctx, target, index, out);
     }
-    if (d > 0 || p->ack_unsent >= CONFIG_COMM_WINDOW / 2 ||
+    if (d > 0 || p->ack_unsent >= COMM_ACK_EVERY ||
         (f->flags & COMM_FLAG_ACK_NOW) != 0) {
         send_ack(ctx, slot, out);
     } else {

@@ -165,6 +165,7 @@ static void command_comm(void *context, const char *arguments, uint64_t now_ns)
     event_add_u64("frames_sent", c->frames_sent);
     event_add_u64("drops_stale_epoch", c->drops_stale_epoch);
     event_add_u64("drops_no_view", c->drops_no_view);
+    event_add_u64("rto_ns", comm->config.rto_ns);
     event_end();
 }
 
@@ -177,6 +178,12 @@ void node_comm_init(struct node *node)
     config.incarnation = p->boot_incarnation;
     config.node_count = personality_node_count(p);
     config.world_size = p->member_count; /* WORLD: the initial view's compute nodes */
+    /* A frame lost on a hop is the link layer's to resend, after its own
+     * timeout; the frames queued behind it wait as long.  An end-to-end
+     * resend before twice that only duplicates them, into rings they fill. */
+    uint64_t link_rto_ns = (uint64_t)p->link_rto_ms * 1000000u;
+    if (2u * link_rto_ns > config.rto_ns)
+        config.rto_ns = 2u * link_rto_ns < config.rto_max_ns ? 2u * link_rto_ns : config.rto_max_ns;
     enum comm_init_status status = comm_init(&node->comm, &config);
     if (status != COMM_INIT_OK)
         kernel_panic(comm_init_status_text(status));

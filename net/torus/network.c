@@ -94,6 +94,11 @@ static void deliver_local(struct torus_network *network,
  */
 #define TORUS_NETWORK_RESERVED_SLOTS (CONFIG_RING_SIZE / 4)
 
+/* Received frames handled between two turns of sending: a quarter of a link
+ * window (the comm core acks every quarter of its window, the link layer
+ * every half). */
+#define TORUS_NETWORK_RECEIVE_SLICE (CONFIG_LINK_WINDOW / 4u > 0 ? CONFIG_LINK_WINDOW / 4u : 1u)
+
 static bool ring_has_room(const struct torus_dma_ring *ring, unsigned type)
 {
     uint32_t limit = type == TORUS_FRAME_TYPE_MEMBERSHIP || type == TORUS_FRAME_TYPE_CONTROL
@@ -334,13 +339,9 @@ static unsigned tick_link(struct torus_network *network, unsigned link)
     return work + 1;
 }
 
-unsigned torus_network_poll(struct torus_network *network, unsigned max,
-                            uint64_t now_ns)
+static unsigned send_on_links(struct torus_network *network)
 {
-    network->now_ns = now_ns;
-    unsigned work = receive_from_drivers(network);
-    work += torus_dma_poll(&network->reception, max, &network_dispatch, network);
-    work += torus_dma_poll(&network->loopback, max, &loopback_dispatch, network);
+    unsigned work = 0;
     for (unsigned link = 0; link < CONFIG_MAX_LINKS; link++) {
         if (((network->link_mask >> link) & 1u) == 0)
             continue;
@@ -349,6 +350,29 @@ unsigned torus_network_poll(struct torus_network *network, unsigned max,
         work += tick_link(network, link);
     }
     return work;
+}
+
+unsigned torus_network_poll(struct torus_network *network, unsigned max,
+                            uint64_t now_ns)
+{
+    network->now_ns = now_ns;
+    unsigned work = receive_from_drivers(network);
+    /* A burst is handled a slice at a time, each slice followed by what it
+     * made this node send: an ack owed halfway through a window leaves
+     * before the rest of the burst is handled, so that its sender refills
+     * the window while this node works instead of after. */
+    for (unsigned handled = 0; handled < max;) {
+        unsigned slice = max - handled < TORUS_NETWORK_RECEIVE_SLICE
+                             ? max - handled
+                             : TORUS_NETWORK_RECEIVE_SLICE;
+        unsigned done = torus_dma_poll(&network->reception, slice, &network_dispatch, network);
+        if (done == 0)
+            break;
+        handled += done;
+        work += done + send_on_links(network);
+    }
+    work += torus_dma_poll(&network->loopback, max, &loopback_dispatch, network);
+    return work + send_on_links(network);
 }
 
 bool torus_network_cut_link(struct torus_network *network, unsigned link, bool cut)

@@ -121,6 +121,8 @@ enum torus_network_status torus_network_send(struct torus_network *network,
 /*
  * One pass: receive from every driver, dispatch up to max received frames,
  * run the link layers' timers, drain the injection rings onto the links.
+ * The received frames are dispatched a few at a time, each few followed by
+ * the sending, so that an ack a handler owes mid-burst leaves mid-burst.
  * Returns the work done (0: idle).
  */
 unsigned torus_network_poll(struct torus_network *network, unsigned max,

@@ -30,7 +30,8 @@ void bench_comm_options_usage(FILE *out)
             "of --rounds round trips per size; then node 0 pings node 1 (the raw frame\n"
             "round trip) and floods it with full frames (the raw bandwidth).  The\n"
             "collective run (host, --collective-dims) times barriers and allreduces\n"
-            "against the tree model 2 L x depth, L half the one-hop round trip.\n"
+            "against the tree model 2 L x hops, L half the one-hop round trip, hops\n"
+            "the torus hops of the longest root-to-rank path of WORLD's tree.\n"
             "\n"
             "  --board qemu|host|both   what runs the pair runs (both)\n"
             "  --rounds N               round trips per size and collective calls,\n"
@@ -245,6 +246,7 @@ int bench_comm_run(const struct bench_comm_options *o, enum bench_comm_kind kind
     }
     uint32_t levels = membership_tree_levels(run->nodes, CONFIG_COMM_TREE_RADIX);
     run->tree_depth = levels > 0 ? levels - 1 : 0;
+    run->tree_path_hops = opened ? bench_comm_tree_path_hops(&emu->geometry) : 0;
     int status = emu_close(emu);
     if (quiet != NULL)
         fclose(quiet);
@@ -283,8 +285,27 @@ double bench_comm_flood_bandwidth(const struct bench_comm_run *run)
     return bench_link_ratio((double)f->delivered * (double)f->size * 1e9, (double)f->span_ns);
 }
 
+uint32_t bench_comm_tree_path_hops(const struct torus_geometry *geometry)
+{
+    uint32_t count = torus_geometry_node_count(geometry);
+    uint32_t *path = calloc(count > 0 ? count : 1, sizeof *path);
+    if (path == NULL)
+        return 0;
+    uint32_t longest = 0;
+    for (uint32_t rank = 1; rank < count; rank++) {
+        struct membership_tree_links links;
+        membership_tree_runs(count, CONFIG_COMM_TREE_RADIX, rank, &links);
+        /* A parent's rank is below its children's: its path is known. */
+        path[rank] = path[links.parent] + torus_geometry_distance(geometry, rank, links.parent);
+        if (path[rank] > longest)
+            longest = path[rank];
+    }
+    free(path);
+    return longest;
+}
+
 double bench_comm_model_ns(const struct bench_comm_run *run)
 {
-    /* 2 L x depth with L = RTT / 2. */
-    return (double)bench_comm_raw_rtt_ns(run) * (double)run->tree_depth;
+    /* 2 L x hops with L = RTT / 2. */
+    return (double)bench_comm_raw_rtt_ns(run) * (double)run->tree_path_hops;
 }

@@ -14,9 +14,11 @@
  *       flood over the same link (`flood 1`).
  *   the collective run (host, --collective-dims, 4x4x4)
  *       barrier and allreduce (one int64 sum) latency, rank 0's median of
- *       --rounds calls, against the tree model 2 L x depth: L half the
- *       one-hop median round trip of the same run, depth that of the
- *       communicator's tree (radix CONFIG_COMM_TREE_RADIX).
+ *       --rounds calls, against the tree model 2 L x hops: L half the
+ *       one-hop median round trip of the same run, hops the torus hops of
+ *       the longest path from the root down the communicator's tree (radix
+ *       CONFIG_COMM_TREE_RADIX): a tree edge spans several hops, and a
+ *       frame pays L at every one of them.
  *
  * Ratios, with their targets (quoted, never enforced): small-message RTT /
  * raw frame RTT (within 1.2x), 64 KiB ping-pong bandwidth / raw flood
@@ -31,6 +33,7 @@
 #include <stdio.h>
 
 #include "config/tori_config.h"
+#include "net/torus/geometry.h"
 #include "qemu/bench/bench_link.h"
 
 #define BENCH_COMM_RING 4u          /* nodes of a pair run's 1-D torus */
@@ -83,6 +86,7 @@ struct bench_comm_run {
     struct bench_comm_size size[BENCH_COMM_MAX_SIZES];
     uint64_t barrier_ns, allreduce_ns; /* 0: not reported */
     uint32_t tree_depth;      /* the collective run's WORLD tree */
+    uint32_t tree_path_hops;  /* ... its longest root-to-rank path, in torus hops */
     /* The raw link on the same nodes: ping rounds (hop[0]) and, on pair
      * runs, flood[0] over one hop. */
     struct bench_link_board link;
@@ -100,7 +104,11 @@ uint64_t bench_comm_raw_rtt_ns(const struct bench_comm_run *run);
  * raw flood, in bytes per second. */
 double bench_comm_pingpong_bandwidth(const struct bench_comm_run *run);
 double bench_comm_flood_bandwidth(const struct bench_comm_run *run);
-/* 2 L x depth, L half the raw one-hop RTT. */
+/* The torus hops of the longest path from the root down WORLD's tree
+ * (membership_tree_runs, radix CONFIG_COMM_TREE_RADIX) when every node of
+ * geometry is a member: WORLD rank r is node r. */
+uint32_t bench_comm_tree_path_hops(const struct torus_geometry *geometry);
+/* 2 L x hops, L half the raw one-hop RTT, hops the tree's longest path. */
 double bench_comm_model_ns(const struct bench_comm_run *run);
 
 /* The tables and ratios of every run. */

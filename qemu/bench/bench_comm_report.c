@@ -20,9 +20,9 @@ static const struct {
      BENCH_COMM_PAIR},
     {"bandwidth_over_raw_flood", "64 KiB ping-pong bandwidth / raw flood", "MB/s", 0.8, true,
      BENCH_COMM_PAIR},
-    {"allreduce_over_model", "allreduce / model 2 L x depth", "us", 1.5, false,
+    {"allreduce_over_model", "allreduce / model 2 L x hops", "us", 1.5, false,
      BENCH_COMM_COLLECTIVE},
-    {"barrier_over_model", "barrier / model 2 L x depth", "us", 1.5, false,
+    {"barrier_over_model", "barrier / model 2 L x hops", "us", 1.5, false,
      BENCH_COMM_COLLECTIVE},
 };
 
@@ -92,12 +92,15 @@ static void print_pair(FILE *out, const struct bench_comm_run *run)
 
 static void print_collective(FILE *out, const struct bench_comm_run *run)
 {
-    fprintf(out, "\n%s: torus %s (%u nodes), tree radix %u, depth %u\n", run->name, run->dims,
-            run->nodes, (unsigned)CONFIG_COMM_TREE_RADIX, (unsigned)run->tree_depth);
+    fprintf(out,
+            "\n%s: torus %s (%u nodes), tree radix %u, depth %u, longest root-to-rank "
+            "path %u hops\n",
+            run->name, run->dims, run->nodes, (unsigned)CONFIG_COMM_TREE_RADIX,
+            (unsigned)run->tree_depth, (unsigned)run->tree_path_hops);
     fprintf(out, "  raw frame RTT (ping 1): median %.1f us, so L = %.1f us; model 2 L x %u "
-                 "= %.1f us\n",
+                 "hops = %.1f us\n",
             (double)bench_comm_raw_rtt_ns(run) / 1e3, (double)bench_comm_raw_rtt_ns(run) / 2e3,
-            (unsigned)run->tree_depth, bench_comm_model_ns(run) / 1e3);
+            (unsigned)run->tree_path_hops, bench_comm_model_ns(run) / 1e3);
     fprintf(out, "  barrier median %.1f us, allreduce (1 x int64) median %.1f us "
                  "(rank 0, %" PRIu64 " calls each)\n",
             (double)run->barrier_ns / 1e3, (double)run->allreduce_ns / 1e3,
@@ -188,8 +191,9 @@ static void json_run(FILE *out, const struct bench_comm_run *run)
         fputs(",\"raw_flood\":null", out);
     }
     fprintf(out, ",\"barrier_ns\":%" PRIu64 ",\"allreduce_ns\":%" PRIu64
-                 ",\"tree_depth\":%u,\"model_ns\":",
-            run->barrier_ns, run->allreduce_ns, (unsigned)run->tree_depth);
+                 ",\"tree_depth\":%u,\"tree_path_hops\":%u,\"model_ns\":",
+            run->barrier_ns, run->allreduce_ns, (unsigned)run->tree_depth,
+            (unsigned)run->tree_path_hops);
     bench_link_json_number(out, bench_comm_model_ns(run));
     fputc('}', out);
 }

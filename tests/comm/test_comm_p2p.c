@@ -476,6 +476,92 @@ static void test_pingpong_piggyback(void)
     harness_free(&h);
 }
 
+/*
+ * Blocking ping-pong of messages too long for the unexpected pool, each side
+ * reacting at once (as tori_send and tori_recv do): A's next message leaves
+ * the moment A has B's reply.  B may take it only once its own send is
+ * acknowledged, so the ack of the reply's last fragment must come at once,
+ * ahead of A's next message: riding on that message instead, it would
+ * complete B's send in the very frame B has no receive posted for, and every
+ * message would be deferred and sent again in full.
+ */
+static bool request_done(struct harness *h, uint32_t node, uint32_t *request)
+{
+    struct comm_status status;
+    if (*request == COMM_REQUEST_NULL || !comm_test(harness_node(h, node), *request, &status))
+        return false;
+    CHECKF(status.error == COMM_ERR_OK, "node %u: %s", node, comm_error_text(status.error));
+    *request = COMM_REQUEST_NULL;
+    return true;
+}
+
+static void test_long_pingpong_not_deferred(void)
+{
+    enum { ROUNDS = 4, LENGTH = 2 * CONFIG_COMM_POOL_BYTES };
+    _Static_assert(LENGTH <= CONFIG_COMM_MAX_MESSAGE, "the message fits the core");
+    static uint8_t a_buffer[LENGTH], b_buffer[LENGTH];
+    struct harness h;
+    harness_init(&h, 2, 2, 37);
+    harness_install(&h, 1, NULL, NULL);
+    fill(a_buffer, LENGTH, 1);
+    uint32_t a_send = COMM_REQUEST_NULL, a_recv = COMM_REQUEST_NULL;
+    uint32_t b_send = COMM_REQUEST_NULL, b_recv = COMM_REQUEST_NULL;
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, 0, 3, b_buffer, LENGTH, &b_recv), COMM_ERR_OK);
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, 3, a_buffer, LENGTH, &a_send), COMM_ERR_OK);
+    uint32_t a_rounds = 0;
+    uint64_t limit = h.now_ns + LIMIT_NS;
+    while (a_rounds < ROUNDS && h.now_ns < limit && harness_step(&h)) {
+        if (request_done(&h, 0, &a_send)) /* A: its send done, it receives */
+            CHECK_EQ(irecv(&h, 0, COMM_WORLD, 1, 3, a_buffer, LENGTH, &a_recv), COMM_ERR_OK);
+        if (request_done(&h, 0, &a_recv) && ++a_rounds < ROUNDS) /* A: the next round */
+            CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, 3, a_buffer, LENGTH, &a_send), COMM_ERR_OK);
+        if (request_done(&h, 1, &b_recv)) /* B: the reply */
+            CHECK_EQ(isend(&h, 1, COMM_WORLD, 0, 3, b_buffer, LENGTH, &b_send), COMM_ERR_OK);
+        if (request_done(&h, 1, &b_send)) /* B: ready for the next message */
+            CHECK_EQ(irecv(&h, 1, COMM_WORLD, 0, 3, b_buffer, LENGTH, &b_recv), COMM_ERR_OK);
+    }
+    CHECK_EQ(a_rounds, ROUNDS);
+    fill(b_buffer, LENGTH, 1);
+    CHECK(memcmp(a_buffer, b_buffer, LENGTH) == 0);
+    for (uint32_t node = 0; node < 2; node++) {
+        const struct comm_counters *c = comm_get_counters(harness_node(&h, node));
+        CHECKF(c->deferred_messages == 0 && c->unexpected_messages == 0,
+               "node %u: %u deferred, %u unexpected of %u rounds", node, c->deferred_messages,
+               c->unexpected_messages, ROUNDS);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* A long message to a posted receive on a clean network: the receiver acks
+ * every quarter of a window, so the sender never runs its window dry while
+ * an ack for half of it crosses back. */
+static void test_ack_every_quarter_window(void)
+{
+    enum { FRAMES = 2 * CONFIG_COMM_WINDOW };
+    const uint32_t length = FRAMES * COMM_FRAGMENT_BYTES;
+    struct harness h;
+    harness_init(&h, 2, 2, 41);
+    harness_install(&h, 1, NULL, NULL);
+    fill(send_buffer, length, 5);
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, 0, 4, recv_buffer, length, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 1, r);
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, 4, send_buffer, length, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 0, r);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    CHECK(memcmp(recv_buffer, send_buffer, length) == 0);
+    const struct comm_counters *c = comm_get_counters(harness_node(&h, 1));
+    CHECKF(c->acks_sent == FRAMES / (CONFIG_COMM_WINDOW / 4u),
+           "%u acks for %u frames, a window of %u", c->acks_sent, (unsigned)FRAMES,
+           (unsigned)CONFIG_COMM_WINDOW);
+    CHECK_EQ(comm_get_counters(harness_node(&h, 0))->retransmissions, 0);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     test_fragmentation();
@@ -488,5 +574,7 @@ int main(void)
     test_arguments();
     test_dup_isolation();
     test_pingpong_piggyback();
+    test_long_pingpong_not_deferred();
+    test_ack_every_quarter_window();
     return check_report("comm.p2p");
 }

@@ -73,7 +73,9 @@ for run in record["runs"]:
     else:
         assert run["dims"] == "2x2x2" and run["nodes"] == 8 and run["raw_flood"] is None
         assert run["tree_depth"] == 2  # 8 ranks, radix 4: 1 + 4 + 3
-        assert abs(run["model_ns"] - run["raw_rtt_ns"] * 2) < 1
+        # The longest root-to-rank path, 0-3-4, spans 2 + 3 torus hops.
+        assert run["tree_path_hops"] == 5
+        assert abs(run["model_ns"] - run["raw_rtt_ns"] * 5) < 1
 # Every ratio is a number, the quotient of the figures beside it.
 expected = {"pair": ["small_rtt_over_raw_rtt", "bandwidth_over_raw_flood"],
             "collectives": ["allreduce_over_model", "barrier_over_model"]}
@@ -94,6 +96,8 @@ for run in runs:
         assert re.search(r"raw flood \(flood 1\): \d+ of 100 frames .*: [\d.]+ MB/s", block)
     else:
         assert re.search(r"barrier median [\d.]+ us, allreduce \(1 x int64\) median [\d.]+ us",
+                         table), table
+        assert re.search(r"depth 2, longest root-to-rank path 5 hops\n.*model 2 L x 5 hops = ",
                          table), table
 ratio_lines = re.findall(r"^  (\S+ \S+)\s+(.+?)\s+([\d.]+)  \(([\d.]+) / ([\d.]+) (us|MB/s); "
                          r"target (<=|>=) ([\d.]+): (met|missed)\)$", table, re.M)
