@@ -169,7 +169,7 @@ static void usage(void)
           "  --emit-script FILE   write the run's faults (a chaos seed's too) to FILE in\n"
           "                       the fault language, for tori-emu --inject-file FILE\n"
           "  --app allreduce|stencil  run a model application on every node's comm\n"
-          "                       core (at most 4096 nodes; stencil: 1024 ranks)\n"
+          "                       core (stencil: at most 1024 ranks)\n"
           "  --iterations N       its iterations (10)\n"
           "  --chaos              random faults instead of a script\n"
           "  --seeds N            chaos runs, seeds SEED..SEED+N-1 (1)\n"
@@ -604,6 +604,11 @@ static int run_script(const struct options *o)
                o->geometry.dims, o->geometry.node_count, p.radix,
                p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", p.hop_ns, p.cp_ns,
                p.heartbeat_ns, sim_unit_ns(&p), membership_context_bytes(), p.seed);
+        if (p.app.kind != SIM_APP_NONE) {
+            /* The simulator's comm build (sim/CMakeLists.txt), not the node's. */
+            printf("sim app=%s comm_context_bytes=%zu memory_mib=%" PRIu64 "\n",
+                   sim_app_name(p.app.kind), sizeof(struct comm), sim_bytes_needed(&p) >> 20);
+        }
     }
     bool ok = sim_run(sim, stdout);
     print_summary(&p, sim_get_stats(sim), stdout);

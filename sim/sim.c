@@ -2,12 +2,15 @@
  * The simulator engine (see sim.h).  Host tool: allocates freely, but the
  * nodes themselves run membership/ exactly as on a real node.
  */
+#define _POSIX_C_SOURCE 200809L /* sysconf: a host tool */
+
 #include "sim/sim.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "net/torus/route.h"
 #include "sim/sim_queue.h"
@@ -1329,6 +1332,23 @@ static void apps_agree(struct sim *sim)
 /* Public API                                                           */
 /* ------------------------------------------------------------------ */
 
+/* The machine's memory (0: unknown). */
+static uint64_t host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+uint64_t sim_bytes_needed(const struct sim_params *params)
+{
+    uint64_t per_node = sizeof(struct membership) + sizeof(struct sim_node);
+    if (params->app.kind != SIM_APP_NONE) {
+        per_node += sizeof(struct comm) + sizeof(struct sim_app);
+    }
+    return (uint64_t)params->geometry.node_count * per_node;
+}
+
 struct sim *sim_create(const struct sim_params *params, char *error, size_t error_capacity)
 {
     uint32_t n = params->geometry.node_count;
@@ -1344,11 +1364,14 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
                  params->heartbeat_ns, sim_heartbeat_min_ns(params));
         return NULL;
     }
-    if (params->app.kind != SIM_APP_NONE && n > SIM_APP_MAX_NODES) {
+    uint64_t need = sim_bytes_needed(params);
+    uint64_t have = host_memory_bytes();
+    if (have != 0 && need > have) {
         snprintf(error, error_capacity,
-                 "--app on %" PRIu32 " nodes: every node holds a comm core of %zu bytes "
-                 "(expected at most %u nodes)",
-                 n, sizeof(struct comm), SIM_APP_MAX_NODES);
+                 "%" PRIu32 " nodes need about %" PRIu64 " MiB (%zu bytes of membership%s a "
+                 "node), more than this machine's %" PRIu64 " MiB",
+                 n, need >> 20, sizeof(struct membership),
+                 params->app.kind != SIM_APP_NONE ? " and comm core" : "", have >> 20);
         return NULL;
     }
     struct sim *sim = calloc(1, sizeof *sim);

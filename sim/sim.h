@@ -142,6 +142,10 @@ struct sim_stats {
 
 struct sim;
 
+/* The memory every node's contexts take (sim_create refuses a run that
+ * needs more than the machine has). */
+uint64_t sim_bytes_needed(const struct sim_params *params);
+
 /* Allocates every node's context once; NULL (with a reason) on failure. */
 struct sim *sim_create(const struct sim_params *params, char *error, size_t error_capacity);
 void sim_destroy(struct sim *sim);

@@ -29,7 +29,6 @@ set(cases
   "--dims|2x2x2|--app|allreduce|--iterations|0"
   "--dims|2x2x2|--app|allreduce|--chaos"
   "--dims|16x16x8|--app|stencil"
-  "--dims|16x16x32|--app|allreduce"
 )
 foreach(args IN LISTS cases)
   string(REPLACE "%" "\\;" args "${args}")
