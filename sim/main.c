@@ -7,7 +7,8 @@
  *            [--link-detect-ns N] [--routes] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms' | --inject-file F]
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
- *            [--emit-script FILE] [--app allreduce|stencil [--iterations N]]
+ *            [--emit-script FILE]
+ *            [--app allreduce|stencil [--iterations N] [--app-args a,b,...]]
  *            [--json] [--events | --quiet] [--trace-node N]
  *
  * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
@@ -23,6 +24,7 @@
 #include "net/torus/geometry.h"
 #include "tools/cli.h"
 #include "tools/fault.h"
+#include "tools/job_options.h"
 
 #define TOOL "tori-sim"
 
@@ -48,7 +50,8 @@ struct options {
     bool routes;
     bool chaos;
     enum sim_app_kind app;   /* --app: model applications over every node's comm core */
-    uint64_t iterations;     /* --iterations */
+    struct job_options job_text; /* --app, --iterations, --app-args as given */
+    struct job app_job;      /* what they make, as tori-emu makes it (tools/job_options.h) */
     bool keep_going;
     uint64_t seeds;
     uint64_t rate_milli; /* faults per millisecond of fault window, x1000 */
@@ -171,6 +174,8 @@ static void usage(void)
           "  --app allreduce|stencil  run a model application on every node's comm\n"
           "                       core (stencil: at most 1024 ranks)\n"
           "  --iterations N       its iterations (10)\n"
+          "  --app-args a,b,...   its arguments, as tori-emu --app-args (stencil: block\n"
+          "                       edge 1..8, check interval; allreduce: an offset)\n"
           "  --chaos              random faults instead of a script\n"
           "  --seeds N            chaos runs, seeds SEED..SEED+N-1 (1)\n"
           "  --rate R             chaos faults per ms (0.5)\n"
@@ -224,6 +229,41 @@ static void emit_script(const struct options *o, uint64_t seed, const struct fau
     }
 }
 
+/*
+ * --iterations and --app-args read as tori-emu reads them (one parser,
+ * tools/job_options.c), so that a job given to both is the same job; and
+ * the stencil's arguments checked before the run, not by a failed rank.
+ */
+_Static_assert(sizeof(((struct sim_app_params *)0)->arg) == sizeof(((struct job *)0)->app_arg),
+               "a model application takes the job block's arguments");
+
+static void check_app_options(struct options *o)
+{
+    if (o->app == SIM_APP_NONE) {
+        const char *given = o->job_text.iterations != NULL ? "--iterations" : "--app-args";
+        if (o->job_text.iterations != NULL || o->job_text.app_args != NULL) {
+            usage_error("%s without --app", given, "--app allreduce|stencil");
+        }
+        return;
+    }
+    char error[256];
+    if (!job_options_build(&o->job_text, &o->app_job, error, sizeof error)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        exit(2);
+    }
+    struct sim_app_params params = {.kind = o->app};
+    memcpy(params.arg, o->app_job.app_arg, sizeof params.arg);
+    uint32_t edge = 0;
+    int64_t check_every = 0;
+    if (o->app == SIM_APP_STENCIL && !sim_app_stencil_args(&params, &edge, &check_every)) {
+        fprintf(stderr,
+                TOOL ": --app-args '%s' is invalid for the stencil (expected a block edge "
+                     "of 1..%u and a check interval of at least 1, 0 for either's default)\n",
+                o->job_text.app_args, (unsigned)CONFIG_APP_STENCIL_MAX_EDGE);
+        exit(2);
+    }
+}
+
 static void parse_args(int argc, char **argv, struct options *o)
 {
     memset(o, 0, sizeof *o);
@@ -238,7 +278,8 @@ static void parse_args(int argc, char **argv, struct options *o)
     o->rate_milli = 500;
     o->seed = 1;
     o->verbosity = 1;
-    o->iterations = 10;
+    o->job_text.default_iterations = SIM_APP_DEFAULT_ITERATIONS;
+    o->job_text.max_iterations = SIM_APP_MAX_ITERATIONS;
     const char *dims_text = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -308,6 +349,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         } else if (strcmp(a, "--emit-script") == 0) {
             o->emit_script = v;
         } else if (strcmp(a, "--app") == 0) {
+            o->job_text.app = v;
             if (v != NULL && strcmp(v, "allreduce") == 0) {
                 o->app = SIM_APP_ALLREDUCE;
             } else if (v != NULL && strcmp(v, "stencil") == 0) {
@@ -317,7 +359,9 @@ static void parse_args(int argc, char **argv, struct options *o)
                             "allreduce or stencil");
             }
         } else if (strcmp(a, "--iterations") == 0) {
-            o->iterations = parse_u64(a, v, 1, 1000000, "1..1000000");
+            o->job_text.iterations = v;
+        } else if (strcmp(a, "--app-args") == 0) {
+            o->job_text.app_args = v;
         } else if (strcmp(a, "--seeds") == 0) {
             o->seeds = parse_u64(a, v, 1, 10000000, "1..1e7");
         } else if (strcmp(a, "--rate") == 0) {
@@ -351,7 +395,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
                             "--settle-ms, --inject, --inject-file, --emit-script, "
                             "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --app, "
-                            "--iterations, --json, "
+                            "--iterations, --app-args, --json, "
                             "--events, --quiet");
             }
         }
@@ -400,6 +444,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                 o->trace_node, dims_text, o->geometry.node_count - 1);
         exit(2);
     }
+    check_app_options(o);
     if (o->app != SIM_APP_NONE && o->chaos) {
         usage_error("%s", "--app with --chaos", "a script (--inject) or none");
     }
@@ -449,7 +494,10 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->verbosity = o->verbosity;
     p->trace_node = o->trace_set ? o->trace_node : UINT32_MAX;
     p->app.kind = o->app;
-    p->app.iterations = (uint32_t)o->iterations;
+    p->app.iterations = o->app_job.iterations;
+    for (unsigned i = 0; i < JOB_APP_ARGS; i++) {
+        p->app.arg[i] = o->app_job.app_arg[i];
+    }
     p->app.torus_x = o->geometry.size[0];
     p->app.torus_y = o->geometry.dims > 1 ? o->geometry.size[1] : 1;
     if (o->heartbeat_ns >= 0) {

@@ -23,6 +23,10 @@
 _Static_assert(CONFIG_COMM_MAX_REQUESTS >= SIM_APP_REQUESTS,
                "the simulator's comm core must hold a model application's requests");
 
+/* --iterations: the default and the bound (tori-emu's bound). */
+#define SIM_APP_DEFAULT_ITERATIONS 10u
+#define SIM_APP_MAX_ITERATIONS 1000000u
+
 enum sim_app_kind { SIM_APP_NONE = 0, SIM_APP_ALLREDUCE, SIM_APP_STENCIL };
 
 struct sim_app_params {
