@@ -166,7 +166,10 @@ static void usage(void)
           "                       link A B|N DIR off|on [for D], block A B at T for D,\n"
           "                       partition x<K, heal; times 1.5ms, 250us, 2s, 0;\n"
           "                       restart: a node killed earlier; join: one killed\n"
-          "                       earlier or a spare; no reboot, no resume)\n"
+          "                       earlier or a spare; no reboot, no resume; with\n"
+          "                       --app, 'at iteration N': when the node's model\n"
+          "                       has done N iterations, any rank's for restart,\n"
+          "                       join, partition and heal)\n"
           "  --inject-file FILE   the script from a file (items separated by ';' or\n"
           "                       lines, '#' comments)\n"
           "  --emit-script FILE   write the run's faults (a chaos seed's too) to FILE in\n"
@@ -187,7 +190,8 @@ static void usage(void)
           "  --quiet              only the summary\n"
           "\n"
           "Exit status: 0 every invariant held, 1 a violation (seed, step and\n"
-          "trace printed), 2 bad options.\n",
+          "trace printed), 2 bad options, 3 (--app) a fault aborted the job as it\n"
+          "would on the nodes, every invariant held.\n",
           stdout);
     exit(0);
 }
@@ -585,27 +589,38 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
     fprintf(out, "\n");
 }
 
-/* The model application's line: its verdict, digest, time and messages. */
+/* The model application's line: its verdict, digest, time and messages;
+ * before it, what aborted the job (a fault, as it would on the nodes). */
 static void print_app(const struct sim_params *p, const struct sim_stats *s, FILE *out)
 {
     bool ok = s->app_ranks > 0 && s->app_finished == s->app_ranks &&
               s->app_ok == s->app_ranks && s->app_digests == 1;
+    if (s->app_aborted && !s->violation) {
+        fprintf(out, p->json ? "{\"event\":\"app-aborted\",\"t_ns\":%" PRIu64
+                               ",\"reason\":\"%s\",\"not_fired\":%" PRIu32
+                               ",\"not_done\":%" PRIu32 "}\n"
+                             : "app-aborted t_ns=%" PRIu64 " %s: the job cannot complete "
+                               "(faults timed by iteration not fired: %" PRIu32
+                               ", not done: %" PRIu32 ")\n",
+                s->app_aborted_ns, s->app_abort_text, s->faults_not_fired, s->faults_not_done);
+    }
+    const char *result = ok ? "ok" : s->app_aborted && !s->violation ? "aborted" : "FAILED";
     fprintf(out, p->json ? "{\"event\":\"app\",\"app\":\"%s\",\"ranks\":%" PRIu32
                            ",\"finished\":%" PRIu32 ",\"ok\":%" PRIu32 ",\"digests\":%" PRIu32
                            ",\"digest\":\"%08" PRIx64 "\",\"iterations\":%" PRIu32
                            ",\"done_ns\":%" PRIu64 ",\"comm_frames\":%" PRIu64
                            ",\"comm_bytes\":%" PRIu64 ",\"comm_messages\":%" PRIu64
                            ",\"retransmissions\":%" PRIu64 ",\"comm_outbox_overflow\":%" PRIu64
-                           ",\"result\":\"%s\"}\n"
+                           ",\"failed\":%" PRIu32 ",\"result\":\"%s\"}\n"
                          : "app name=%s ranks=%" PRIu32 " finished=%" PRIu32 " ok=%" PRIu32
                            " digests=%" PRIu32 " digest=%08" PRIx64 " iterations=%" PRIu32
                            " done_ns=%" PRIu64 " comm_frames=%" PRIu64 " comm_bytes=%" PRIu64
                            " comm_messages=%" PRIu64 " retransmissions=%" PRIu64
-                           " comm_outbox_overflow=%" PRIu64 " %s\n",
+                           " comm_outbox_overflow=%" PRIu64 " failed=%" PRIu32 " %s\n",
             sim_app_name(p->app.kind), s->app_ranks, s->app_finished, s->app_ok, s->app_digests,
             s->app_digest, s->app_iterations == UINT32_MAX ? 0 : s->app_iterations,
             s->app_done_ns, s->comm_frames, s->comm_bytes, s->comm_messages,
-            s->comm_retransmissions, s->comm_outbox_overflow, ok ? "ok" : "FAILED");
+            s->comm_retransmissions, s->comm_outbox_overflow, s->app_failed, result);
 }
 
 static int run_script(const struct options *o)
@@ -613,7 +628,9 @@ static int run_script(const struct options *o)
     struct fault_script script = {0};
     char error[256];
     if (o->inject != NULL &&
-        !sim_inject_parse(o->inject, &o->geometry, &script, error, sizeof error)) {
+        !sim_inject_parse(o->inject, &o->geometry,
+                          o->app != SIM_APP_NONE ? o->app_job.iterations : 0, &script, error,
+                          sizeof error)) {
         fprintf(stderr, TOOL ": --inject: %s\n", error);
         return 2;
     }
@@ -660,11 +677,13 @@ static int run_script(const struct options *o)
     }
     bool ok = sim_run(sim, stdout);
     print_summary(&p, sim_get_stats(sim), stdout);
+    bool aborted = false;
     if (p.app.kind != SIM_APP_NONE) {
         print_app(&p, sim_get_stats(sim), stdout);
+        aborted = sim_get_stats(sim)->app_aborted;
     }
     sim_destroy(sim);
-    return ok ? 0 : 1;
+    return !ok ? 1 : aborted ? 3 : 0;
 }
 
 static void print_replay(const struct options *o, const struct sim_params *pp,

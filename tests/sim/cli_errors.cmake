@@ -89,6 +89,8 @@ set(named_cases
   "--app-args '1,2,3,4,5' is invalid (expected at most 4 integers)"
   "--dims|2x2|--app-args|4"
   "--app-args without --app (expected --app allreduce|stencil)"
+  "--dims|2x2|--app|allreduce|--iterations|10|--inject|kill 1 at iteration 11"
+  "'kill 1 at iteration 11': the job has 10 iterations (expected iteration 1..10)"
   "--dims|2x2|--hop-ns|4.6xs"
   "--hop-ns '4.6xs' is invalid (expected nanoseconds, or a time like 250us, 1.5ms, 2s or 2m"
 )
