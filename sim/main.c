@@ -449,9 +449,6 @@ static void parse_args(int argc, char **argv, struct options *o)
         exit(2);
     }
     check_app_options(o);
-    if (o->app != SIM_APP_NONE && o->chaos) {
-        usage_error("%s", "--app with --chaos", "a script (--inject) or none");
-    }
     uint32_t world = o->members_set ? (uint32_t)o->members : o->geometry.node_count;
     if (o->app == SIM_APP_STENCIL && world > CONFIG_APP_STENCIL_MAX_RANKS) {
         fprintf(stderr, TOOL ": --app stencil on %" PRIu32 " ranks (expected at most %u: "
@@ -693,10 +690,16 @@ static void print_replay(const struct options *o, const struct sim_params *pp,
     uint64_t seed = p.seed;
     printf("replay: tori-sim --dims %s%s%s --radix %u --tree %s --policy %s --hop-ns %" PRIu64
            " --cp-ns %" PRIu64 " --heartbeat-ns %" PRIu64 " --link-detect-ns %" PRIu64
-           " --seed %" PRIu64 " --inject '",
+           " --seed %" PRIu64,
            o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
            p.policy == MEMBERSHIP_POLICY_PRIMARY ? "primary" : "every-side", p.hop_ns,
            p.cp_ns, p.heartbeat_ns, p.link_detect_ns, seed);
+    if (p.app.kind != SIM_APP_NONE) {
+        printf(" --app %s --iterations %" PRIu32 "%s%s", sim_app_name(p.app.kind),
+               p.app.iterations, o->job_text.app_args != NULL ? " --app-args " : "",
+               o->job_text.app_args != NULL ? o->job_text.app_args : "");
+    }
+    printf(" --inject '");
     for (size_t i = 0; i < count; i++) {
         char text[96];
         fault_format(&items[i], text, sizeof text);
@@ -733,6 +736,8 @@ static int run_chaos(const struct options *o)
     uint64_t failed = 0;
     uint64_t settle_sum = 0;
     uint64_t settle_max = 0;
+    uint64_t app_completed = 0; /* --app: jobs that completed, and that a fault aborted */
+    uint64_t app_aborted = 0;
     for (uint64_t k = 0; k < o->seeds; k++) {
         uint64_t seed = o->seed + k;
         p.seed = seed;
@@ -771,9 +776,14 @@ static int run_chaos(const struct options *o)
         settle_max = settle > settle_max ? settle : settle_max;
         if (o->keep_going && o->verbosity >= 1) {
             printf("chaos seed=%" PRIu64 " ok settle_ns=%" PRIu64 " stable=%" PRIu32
-                   " false_detections=%" PRIu32 " messages=%" PRIu64 "\n",
-                   seed, settle, s->stable_count, s->false_detections, s->sent_total);
+                   " false_detections=%" PRIu32 " messages=%" PRIu64 "%s\n",
+                   seed, settle, s->stable_count, s->false_detections, s->sent_total,
+                   p.app.kind == SIM_APP_NONE ? ""
+                   : s->app_aborted           ? " app=aborted"
+                                              : " app=completed");
         }
+        app_aborted += s->app_aborted ? 1u : 0u;
+        app_completed += p.app.kind != SIM_APP_NONE && !s->app_aborted ? 1u : 0u;
         faults += count;
         stables += s->stable_count;
         expelled += s->expelled;
@@ -796,6 +806,12 @@ static int run_chaos(const struct options *o)
            p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", faults, stables, expelled,
            joined, partitioned, false_detections, messages, max_ts, o->seeds - failed, o->seeds,
            o->seeds > failed ? settle_sum / (o->seeds - failed) : 0, settle_max, failed);
+    if (p.app.kind != SIM_APP_NONE) {
+        printf("chaos app=%s ranks=%" PRIu32 " iterations=%" PRIu32 " completed=%" PRIu64
+               " aborted=%" PRIu64 " violations=%" PRIu64 "\n",
+               sim_app_name(p.app.kind), p.members, p.app.iterations, app_completed, app_aborted,
+               failed);
+    }
     return failed == 0 ? 0 : 1;
 }
 

@@ -27,7 +27,6 @@ set(cases
   "--dims|2x2x2|--app|bogus"
   "--dims|2x2x2|--app"
   "--dims|2x2x2|--app|allreduce|--iterations|0"
-  "--dims|2x2x2|--app|allreduce|--chaos"
   "--dims|16x16x8|--app|stencil"
 )
 foreach(args IN LISTS cases)
