@@ -7,7 +7,8 @@
  *            [--link-detect-ns N] [--routes] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms' | --inject-file F]
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
- *            [--emit-script FILE] [--app allreduce|stencil [--iterations N]]
+ *            [--emit-script FILE]
+ *            [--app allreduce|stencil [--iterations N] [--app-args a,b,...]]
  *            [--json] [--events | --quiet] [--trace-node N]
  *
  * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
@@ -23,6 +24,7 @@
 #include "net/torus/geometry.h"
 #include "tools/cli.h"
 #include "tools/fault.h"
+#include "tools/job_options.h"
 
 #define TOOL "tori-sim"
 
@@ -48,7 +50,8 @@ struct options {
     bool routes;
     bool chaos;
     enum sim_app_kind app;   /* --app: model applications over every node's comm core */
-    uint64_t iterations;     /* --iterations */
+    struct job_options job_text; /* --app, --iterations, --app-args as given */
+    struct job app_job;      /* what they make, as tori-emu makes it (tools/job_options.h) */
     bool keep_going;
     uint64_t seeds;
     uint64_t rate_milli; /* faults per millisecond of fault window, x1000 */
@@ -163,14 +166,19 @@ static void usage(void)
           "                       link A B|N DIR off|on [for D], block A B at T for D,\n"
           "                       partition x<K, heal; times 1.5ms, 250us, 2s, 0;\n"
           "                       restart: a node killed earlier; join: one killed\n"
-          "                       earlier or a spare; no reboot, no resume)\n"
+          "                       earlier or a spare; no reboot, no resume; with\n"
+          "                       --app, 'at iteration N': when the node's model\n"
+          "                       has done N iterations, any rank's for restart,\n"
+          "                       join, partition and heal)\n"
           "  --inject-file FILE   the script from a file (items separated by ';' or\n"
           "                       lines, '#' comments)\n"
           "  --emit-script FILE   write the run's faults (a chaos seed's too) to FILE in\n"
           "                       the fault language, for tori-emu --inject-file FILE\n"
           "  --app allreduce|stencil  run a model application on every node's comm\n"
-          "                       core (at most 4096 nodes; stencil: 1024 ranks)\n"
+          "                       core (stencil: at most 1024 ranks)\n"
           "  --iterations N       its iterations (10)\n"
+          "  --app-args a,b,...   its arguments, as tori-emu --app-args (stencil: block\n"
+          "                       edge 1..8, check interval; allreduce: an offset)\n"
           "  --chaos              random faults instead of a script\n"
           "  --seeds N            chaos runs, seeds SEED..SEED+N-1 (1)\n"
           "  --rate R             chaos faults per ms (0.5)\n"
@@ -182,7 +190,8 @@ static void usage(void)
           "  --quiet              only the summary\n"
           "\n"
           "Exit status: 0 every invariant held, 1 a violation (seed, step and\n"
-          "trace printed), 2 bad options.\n",
+          "trace printed), 2 bad options, 3 (--app) a fault aborted the job as it\n"
+          "would on the nodes, every invariant held.\n",
           stdout);
     exit(0);
 }
@@ -224,6 +233,41 @@ static void emit_script(const struct options *o, uint64_t seed, const struct fau
     }
 }
 
+/*
+ * --iterations and --app-args read as tori-emu reads them (one parser,
+ * tools/job_options.c), so that a job given to both is the same job; and
+ * the stencil's arguments checked before the run, not by a failed rank.
+ */
+_Static_assert(sizeof(((struct sim_app_params *)0)->arg) == sizeof(((struct job *)0)->app_arg),
+               "a model application takes the job block's arguments");
+
+static void check_app_options(struct options *o)
+{
+    if (o->app == SIM_APP_NONE) {
+        const char *given = o->job_text.iterations != NULL ? "--iterations" : "--app-args";
+        if (o->job_text.iterations != NULL || o->job_text.app_args != NULL) {
+            usage_error("%s without --app", given, "--app allreduce|stencil");
+        }
+        return;
+    }
+    char error[256];
+    if (!job_options_build(&o->job_text, &o->app_job, error, sizeof error)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        exit(2);
+    }
+    struct sim_app_params params = {.kind = o->app};
+    memcpy(params.arg, o->app_job.app_arg, sizeof params.arg);
+    uint32_t edge = 0;
+    int64_t check_every = 0;
+    if (o->app == SIM_APP_STENCIL && !sim_app_stencil_args(&params, &edge, &check_every)) {
+        fprintf(stderr,
+                TOOL ": --app-args '%s' is invalid for the stencil (expected a block edge "
+                     "of 1..%u and a check interval of at least 1, 0 for either's default)\n",
+                o->job_text.app_args, (unsigned)CONFIG_APP_STENCIL_MAX_EDGE);
+        exit(2);
+    }
+}
+
 static void parse_args(int argc, char **argv, struct options *o)
 {
     memset(o, 0, sizeof *o);
@@ -238,7 +282,8 @@ static void parse_args(int argc, char **argv, struct options *o)
     o->rate_milli = 500;
     o->seed = 1;
     o->verbosity = 1;
-    o->iterations = 10;
+    o->job_text.default_iterations = SIM_APP_DEFAULT_ITERATIONS;
+    o->job_text.max_iterations = SIM_APP_MAX_ITERATIONS;
     const char *dims_text = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -308,6 +353,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         } else if (strcmp(a, "--emit-script") == 0) {
             o->emit_script = v;
         } else if (strcmp(a, "--app") == 0) {
+            o->job_text.app = v;
             if (v != NULL && strcmp(v, "allreduce") == 0) {
                 o->app = SIM_APP_ALLREDUCE;
             } else if (v != NULL && strcmp(v, "stencil") == 0) {
@@ -317,7 +363,9 @@ static void parse_args(int argc, char **argv, struct options *o)
                             "allreduce or stencil");
             }
         } else if (strcmp(a, "--iterations") == 0) {
-            o->iterations = parse_u64(a, v, 1, 1000000, "1..1000000");
+            o->job_text.iterations = v;
+        } else if (strcmp(a, "--app-args") == 0) {
+            o->job_text.app_args = v;
         } else if (strcmp(a, "--seeds") == 0) {
             o->seeds = parse_u64(a, v, 1, 10000000, "1..1e7");
         } else if (strcmp(a, "--rate") == 0) {
@@ -351,7 +399,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
                             "--settle-ms, --inject, --inject-file, --emit-script, "
                             "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --app, "
-                            "--iterations, --json, "
+                            "--iterations, --app-args, --json, "
                             "--events, --quiet");
             }
         }
@@ -400,9 +448,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                 o->trace_node, dims_text, o->geometry.node_count - 1);
         exit(2);
     }
-    if (o->app != SIM_APP_NONE && o->chaos) {
-        usage_error("%s", "--app with --chaos", "a script (--inject) or none");
-    }
+    check_app_options(o);
     uint32_t world = o->members_set ? (uint32_t)o->members : o->geometry.node_count;
     if (o->app == SIM_APP_STENCIL && world > CONFIG_APP_STENCIL_MAX_RANKS) {
         fprintf(stderr, TOOL ": --app stencil on %" PRIu32 " ranks (expected at most %u: "
@@ -449,7 +495,10 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->verbosity = o->verbosity;
     p->trace_node = o->trace_set ? o->trace_node : UINT32_MAX;
     p->app.kind = o->app;
-    p->app.iterations = (uint32_t)o->iterations;
+    p->app.iterations = o->app_job.iterations;
+    for (unsigned i = 0; i < JOB_APP_ARGS; i++) {
+        p->app.arg[i] = o->app_job.app_arg[i];
+    }
     p->app.torus_x = o->geometry.size[0];
     p->app.torus_y = o->geometry.dims > 1 ? o->geometry.size[1] : 1;
     if (o->heartbeat_ns >= 0) {
@@ -537,27 +586,38 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
     fprintf(out, "\n");
 }
 
-/* The model application's line: its verdict, digest, time and messages. */
+/* The model application's line: its verdict, digest, time and messages;
+ * before it, what aborted the job (a fault, as it would on the nodes). */
 static void print_app(const struct sim_params *p, const struct sim_stats *s, FILE *out)
 {
     bool ok = s->app_ranks > 0 && s->app_finished == s->app_ranks &&
               s->app_ok == s->app_ranks && s->app_digests == 1;
+    if (s->app_aborted && !s->violation) {
+        fprintf(out, p->json ? "{\"event\":\"app-aborted\",\"t_ns\":%" PRIu64
+                               ",\"reason\":\"%s\",\"not_fired\":%" PRIu32
+                               ",\"not_done\":%" PRIu32 "}\n"
+                             : "app-aborted t_ns=%" PRIu64 " %s: the job cannot complete "
+                               "(faults timed by iteration not fired: %" PRIu32
+                               ", not done: %" PRIu32 ")\n",
+                s->app_aborted_ns, s->app_abort_text, s->faults_not_fired, s->faults_not_done);
+    }
+    const char *result = ok ? "ok" : s->app_aborted && !s->violation ? "aborted" : "FAILED";
     fprintf(out, p->json ? "{\"event\":\"app\",\"app\":\"%s\",\"ranks\":%" PRIu32
                            ",\"finished\":%" PRIu32 ",\"ok\":%" PRIu32 ",\"digests\":%" PRIu32
                            ",\"digest\":\"%08" PRIx64 "\",\"iterations\":%" PRIu32
                            ",\"done_ns\":%" PRIu64 ",\"comm_frames\":%" PRIu64
                            ",\"comm_bytes\":%" PRIu64 ",\"comm_messages\":%" PRIu64
                            ",\"retransmissions\":%" PRIu64 ",\"comm_outbox_overflow\":%" PRIu64
-                           ",\"result\":\"%s\"}\n"
+                           ",\"failed\":%" PRIu32 ",\"result\":\"%s\"}\n"
                          : "app name=%s ranks=%" PRIu32 " finished=%" PRIu32 " ok=%" PRIu32
                            " digests=%" PRIu32 " digest=%08" PRIx64 " iterations=%" PRIu32
                            " done_ns=%" PRIu64 " comm_frames=%" PRIu64 " comm_bytes=%" PRIu64
                            " comm_messages=%" PRIu64 " retransmissions=%" PRIu64
-                           " comm_outbox_overflow=%" PRIu64 " %s\n",
+                           " comm_outbox_overflow=%" PRIu64 " failed=%" PRIu32 " %s\n",
             sim_app_name(p->app.kind), s->app_ranks, s->app_finished, s->app_ok, s->app_digests,
             s->app_digest, s->app_iterations == UINT32_MAX ? 0 : s->app_iterations,
             s->app_done_ns, s->comm_frames, s->comm_bytes, s->comm_messages,
-            s->comm_retransmissions, s->comm_outbox_overflow, ok ? "ok" : "FAILED");
+            s->comm_retransmissions, s->comm_outbox_overflow, s->app_failed, result);
 }
 
 static int run_script(const struct options *o)
@@ -565,7 +625,9 @@ static int run_script(const struct options *o)
     struct fault_script script = {0};
     char error[256];
     if (o->inject != NULL &&
-        !sim_inject_parse(o->inject, &o->geometry, &script, error, sizeof error)) {
+        !sim_inject_parse(o->inject, &o->geometry,
+                          o->app != SIM_APP_NONE ? o->app_job.iterations : 0, &script, error,
+                          sizeof error)) {
         fprintf(stderr, TOOL ": --inject: %s\n", error);
         return 2;
     }
@@ -604,14 +666,21 @@ static int run_script(const struct options *o)
                o->geometry.dims, o->geometry.node_count, p.radix,
                p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", p.hop_ns, p.cp_ns,
                p.heartbeat_ns, sim_unit_ns(&p), membership_context_bytes(), p.seed);
+        if (p.app.kind != SIM_APP_NONE) {
+            /* The simulator's comm build (sim/CMakeLists.txt), not the node's. */
+            printf("sim app=%s comm_context_bytes=%zu memory_mib=%" PRIu64 "\n",
+                   sim_app_name(p.app.kind), sizeof(struct comm), sim_bytes_needed(&p) >> 20);
+        }
     }
     bool ok = sim_run(sim, stdout);
     print_summary(&p, sim_get_stats(sim), stdout);
+    bool aborted = false;
     if (p.app.kind != SIM_APP_NONE) {
         print_app(&p, sim_get_stats(sim), stdout);
+        aborted = sim_get_stats(sim)->app_aborted;
     }
     sim_destroy(sim);
-    return ok ? 0 : 1;
+    return !ok ? 1 : aborted ? 3 : 0;
 }
 
 static void print_replay(const struct options *o, const struct sim_params *pp,
@@ -621,10 +690,16 @@ static void print_replay(const struct options *o, const struct sim_params *pp,
     uint64_t seed = p.seed;
     printf("replay: tori-sim --dims %s%s%s --radix %u --tree %s --policy %s --hop-ns %" PRIu64
            " --cp-ns %" PRIu64 " --heartbeat-ns %" PRIu64 " --link-detect-ns %" PRIu64
-           " --seed %" PRIu64 " --inject '",
+           " --seed %" PRIu64,
            o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
            p.policy == MEMBERSHIP_POLICY_PRIMARY ? "primary" : "every-side", p.hop_ns,
            p.cp_ns, p.heartbeat_ns, p.link_detect_ns, seed);
+    if (p.app.kind != SIM_APP_NONE) {
+        printf(" --app %s --iterations %" PRIu32 "%s%s", sim_app_name(p.app.kind),
+               p.app.iterations, o->job_text.app_args != NULL ? " --app-args " : "",
+               o->job_text.app_args != NULL ? o->job_text.app_args : "");
+    }
+    printf(" --inject '");
     for (size_t i = 0; i < count; i++) {
         char text[96];
         fault_format(&items[i], text, sizeof text);
@@ -661,6 +736,8 @@ static int run_chaos(const struct options *o)
     uint64_t failed = 0;
     uint64_t settle_sum = 0;
     uint64_t settle_max = 0;
+    uint64_t app_completed = 0; /* --app: jobs that completed, and that a fault aborted */
+    uint64_t app_aborted = 0;
     for (uint64_t k = 0; k < o->seeds; k++) {
         uint64_t seed = o->seed + k;
         p.seed = seed;
@@ -699,9 +776,14 @@ static int run_chaos(const struct options *o)
         settle_max = settle > settle_max ? settle : settle_max;
         if (o->keep_going && o->verbosity >= 1) {
             printf("chaos seed=%" PRIu64 " ok settle_ns=%" PRIu64 " stable=%" PRIu32
-                   " false_detections=%" PRIu32 " messages=%" PRIu64 "\n",
-                   seed, settle, s->stable_count, s->false_detections, s->sent_total);
+                   " false_detections=%" PRIu32 " messages=%" PRIu64 "%s\n",
+                   seed, settle, s->stable_count, s->false_detections, s->sent_total,
+                   p.app.kind == SIM_APP_NONE ? ""
+                   : s->app_aborted           ? " app=aborted"
+                                              : " app=completed");
         }
+        app_aborted += s->app_aborted ? 1u : 0u;
+        app_completed += p.app.kind != SIM_APP_NONE && !s->app_aborted ? 1u : 0u;
         faults += count;
         stables += s->stable_count;
         expelled += s->expelled;
@@ -724,6 +806,12 @@ static int run_chaos(const struct options *o)
            p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", faults, stables, expelled,
            joined, partitioned, false_detections, messages, max_ts, o->seeds - failed, o->seeds,
            o->seeds > failed ? settle_sum / (o->seeds - failed) : 0, settle_max, failed);
+    if (p.app.kind != SIM_APP_NONE) {
+        printf("chaos app=%s ranks=%" PRIu32 " iterations=%" PRIu32 " completed=%" PRIu64
+               " aborted=%" PRIu64 " violations=%" PRIu64 "\n",
+               sim_app_name(p.app.kind), p.members, p.app.iterations, app_completed, app_aborted,
+               failed);
+    }
     return failed == 0 ? 0 : 1;
 }
 

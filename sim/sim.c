@@ -2,12 +2,15 @@
  * The simulator engine (see sim.h).  Host tool: allocates freely, but the
  * nodes themselves run membership/ exactly as on a real node.
  */
+#define _POSIX_C_SOURCE 200809L /* sysconf: a host tool */
+
 #include "sim/sim.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "net/torus/route.h"
 #include "sim/sim_queue.h"
@@ -98,6 +101,7 @@ struct sim {
     struct comm *comms;
     struct comm_outbox *comm_out;
     struct sim_app *apps;
+    uint8_t *fired; /* per injection timed by iteration: it fired */
 };
 
 /* ------------------------------------------------------------------ */
@@ -679,6 +683,55 @@ static void dispatch_comm(struct sim *sim, uint32_t source, uint64_t depart)
 }
 
 /* An allreduce total another than the closed form, or a stencil sum not conserved. */
+/*
+ * Whether node id runs the job: a rank of WORLD in its first life.  As on
+ * the nodes (node/tori.c, node_job_init), a spare runs nothing, and neither
+ * does a restarted node, whose ranks went on without it: rejoining a
+ * running job comes with the recovery modes (issue 14).
+ */
+static bool runs_job(const struct sim *sim, uint32_t id)
+{
+    return id < sim->params.members && sim->nodes[id].boots == 1;
+}
+
+/* The job cannot complete (the one abort mode of the nodes, FT-MPI's
+ * ABORT): the first reason is kept; the run ends without waiting for it. */
+static void abort_job(struct sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void abort_job(struct sim *sim, const char *fmt, ...)
+{
+    if (sim->stats.app_aborted) {
+        return;
+    }
+    sim->stats.app_aborted = true;
+    sim->stats.app_aborted_ns = sim->now;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(sim->stats.app_abort_text, sizeof sim->stats.app_abort_text, fmt, args);
+    va_end(args);
+    trace(sim, "t=%" PRIu64 " job aborted: %s", sim->now, sim->stats.app_abort_text);
+}
+
+/* Faults timed by iteration that node id's progress fires (see sim_inject.h):
+ * each is queued now, in script order, and applied as the next steps. */
+static void fire_by_iteration(struct sim *sim, uint32_t id)
+{
+    uint32_t done = sim->apps[id].iterations_done;
+    for (size_t i = 0; i < sim->injection_count; i++) {
+        const struct fault *f = &sim->injections[i];
+        if (f->iteration == 0 || sim->fired[i] || done < f->iteration) {
+            continue;
+        }
+        bool any_rank = f->kind == FAULT_RESTART || f->kind == FAULT_JOIN ||
+                        f->kind == FAULT_PARTITION || f->kind == FAULT_HEAL;
+        if (!any_rank && f->node != id) {
+            continue;
+        }
+        sim->fired[i] = 1;
+        push(sim, sim->now, SIM_EVENT_INJECT, f->node, (uint32_t)i, 0, NULL);
+    }
+}
+
 static void check_app(struct sim *sim, uint32_t id)
 {
     const struct sim_app *app = &sim->apps[id];
@@ -708,7 +761,9 @@ static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
     } else if (!member && comm_has_view(comm)) {
         comm_drop_view(comm, membership_incarnation(m) + 1u, sim->now, sim->comm_out);
     }
-    if (app->state == SIM_APP_IDLE && comm_has_view(comm) && id < sim->params.members) {
+    if (!runs_job(sim, id)) {
+        /* no model: the comm core alone (it forwards nothing to itself) */
+    } else if (app->state == SIM_APP_IDLE && comm_has_view(comm)) {
         if (!sim_app_start(app, &sim->params.app, id, sim->params.members, comm, sim->now,
                            sim->comm_out)) {
             fprintf(stderr, "tori-sim: out of memory for the model application\n");
@@ -717,7 +772,14 @@ static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
     } else {
         sim_app_advance(app, &sim->params.app, comm, sim->now, sim->comm_out);
     }
-    check_app(sim, id);
+    if (runs_job(sim, id)) {
+        check_app(sim, id);
+        if (app->state == SIM_APP_FAILED) {
+            abort_job(sim, "rank %" PRIu32 " failed in %s after %" PRIu32 " iterations: %s",
+                      id, app->failed_call, app->iterations_done, comm_error_text(app->error));
+        }
+        fire_by_iteration(sim, id);
+    }
     dispatch_comm(sim, id, depart);
 }
 
@@ -815,8 +877,8 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
                     comm_init_status_text(cs));
             exit(1);
         }
-        sim_app_free(&sim->apps[id]);
-        memset(&sim->apps[id], 0, sizeof sim->apps[id]);
+        /* The model keeps its first life's state: a restarted node runs none
+         * (runs_job). */
     }
     n->state = NODE_UP;
     set_links(sim, id, true); /* a link handshake takes less than a join */
@@ -891,12 +953,22 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
         inj->kind == FAULT_LINK_ON || inj->kind == FAULT_BLOCK) {
         line_u64(sim, "other", inj->other);
     }
+    if (inj->iteration != 0) {
+        line_u64(sim, "iteration", inj->iteration);
+    }
     line_end(sim);
     struct sim_node *n = &sim->nodes[inj->node];
     switch (inj->kind) {
     case FAULT_KILL:
         if (!node_running(n)) {
             break;
+        }
+        if (sim->apps != NULL && runs_job(sim, inj->node) &&
+            (sim->apps[inj->node].state == SIM_APP_RUNNING ||
+             sim->apps[inj->node].state == SIM_APP_IDLE)) {
+            abort_job(sim, "node %" PRIu32 " was killed after %" PRIu32
+                           " iterations, before its result",
+                      inj->node, sim->apps[inj->node].iterations_done);
         }
         n->state = NODE_DEAD;
         n->died_at = sim->now;
@@ -933,6 +1005,11 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
         uint8_t up = inj->kind == FAULT_LINK_ON;
         push(sim, at, SIM_EVENT_LINK, inj->node, inj->other, up, NULL);
         push(sim, at, SIM_EVENT_LINK, inj->other, inj->node, up, NULL);
+        if (inj->kind == FAULT_LINK_OFF && inj->duration_ns != 0) {
+            /* "for D" of a link cut timed by iteration: mended D after it fired */
+            push(sim, at + inj->duration_ns, SIM_EVENT_LINK, inj->node, inj->other, 1, NULL);
+            push(sim, at + inj->duration_ns, SIM_EVENT_LINK, inj->other, inj->node, 1, NULL);
+        }
         break;
     }
     case FAULT_BLOCK: {
@@ -1107,6 +1184,61 @@ static void step_tick(struct sim *sim, const struct sim_event *e)
     run_tick(sim, e->node);
 }
 
+/* Why a fault cannot happen now (NULL: it can), as sim_inject_check says
+ * it before the run for the faults timed by time. */
+static const char *not_now(const struct sim *sim, const struct fault *f)
+{
+    const struct sim_node *n = &sim->nodes[f->node];
+    switch (f->kind) {
+    case FAULT_KILL:
+    case FAULT_SUSPECT:
+        return node_running(n) ? NULL : "down";
+    case FAULT_HANG:
+        return n->state == NODE_UP ? NULL : "not-running";
+    case FAULT_RESTART:
+        return n->state == NODE_DEAD ? NULL : "not-killed";
+    case FAULT_JOIN:
+        return node_running(n) ? "running" : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/*
+ * A fault is due: applied, or reported as not done when its node is not in
+ * the state it needs (only possible for faults timed by iteration and the
+ * faults of their nodes, which sim_inject_check leaves to the run).  One
+ * timed by iteration extends the run to a settle window past it (and past
+ * its "for D").
+ */
+static void inject(struct sim *sim, const struct fault *f)
+{
+    const char *why = not_now(sim, f);
+    if (why != NULL) {
+        char text[FAULT_TEXT_MAX];
+        fault_format(f, text, sizeof text);
+        line_begin(sim, f->node, "not-done");
+        line_str(sim, "what", fault_kind_name(f->kind));
+        if (f->iteration != 0) {
+            line_u64(sim, "iteration", f->iteration);
+        }
+        line_str(sim, "why", why);
+        line_end(sim);
+        trace(sim, "t=%" PRIu64 " not done: %s (%s)", sim->now, text, why);
+        sim->stats.faults_not_done++;
+        return;
+    }
+    apply_injection(sim, f);
+    if (f->iteration == 0) {
+        return;
+    }
+    uint64_t end = sim->now + f->duration_ns + sim_settle_ns(&sim->params);
+    sim->stats.last_injection_ns = sim->now;
+    if (end > sim->end_ns) {
+        sim->end_ns = end;
+    }
+}
+
 static void step(struct sim *sim, const struct sim_event *e)
 {
     sim->stats.steps++;
@@ -1139,7 +1271,7 @@ static void step(struct sim *sim, const struct sim_event *e)
         break;
     }
     case SIM_EVENT_INJECT:
-        apply_injection(sim, &sim->injections[e->other]);
+        inject(sim, &sim->injections[e->other]);
         break;
     case SIM_EVENT_RESUME: {
         struct sim_node *n = &sim->nodes[e->node];
@@ -1252,21 +1384,32 @@ static bool agreement(struct sim *sim, bool report)
 /* True when no running rank of WORLD has its model still under way. */
 static bool apps_settled(const struct sim *sim)
 {
-    if (sim->apps == NULL) {
+    if (sim->apps == NULL || sim->stats.app_aborted) {
         return true;
     }
     for (uint32_t id = 0; id < sim->params.members; id++) {
-        if (node_running(&sim->nodes[id]) && (sim->apps[id].state == SIM_APP_RUNNING ||
-                                              sim->apps[id].state == SIM_APP_IDLE)) {
+        if (node_running(&sim->nodes[id]) && runs_job(sim, id) &&
+            (sim->apps[id].state == SIM_APP_RUNNING || sim->apps[id].state == SIM_APP_IDLE)) {
             return false;
         }
     }
     return true;
 }
 
+/* Errors a rank's model may end with when a fault took a rank or this
+ * node's view away (ABORT mode: the job ends there). */
+static bool fault_error(enum comm_error error)
+{
+    return error == COMM_ERR_PROC_FAILED || error == COMM_ERR_NO_VIEW;
+}
+
 /*
  * At the end: every rank of WORLD finished, ok, with one digest (a rank's
- * failure names the call and the error).  Fills the app statistics.
+ * failure names the call and the error).  A job a fault aborted (a rank
+ * killed before its result, or failed because a rank or its view went) is
+ * no violation when the run had faults, but what it did give must still be
+ * right: every rank that finished is ok with the one digest, and every
+ * failure is one a fault explains.  Fills the app statistics.
  */
 static void apps_agree(struct sim *sim)
 {
@@ -1282,6 +1425,7 @@ static void apps_agree(struct sim *sim)
         if (app->iterations_done < st->app_iterations) {
             st->app_iterations = app->iterations_done;
         }
+        st->app_failed += app->state == SIM_APP_FAILED ? 1u : 0u;
         if (app->state != SIM_APP_DONE) {
             continue;
         }
@@ -1298,25 +1442,26 @@ static void apps_agree(struct sim *sim)
             st->app_digests++;
         }
     }
+    bool aborted = st->app_aborted && sim->injection_count > 0;
     for (uint32_t id = 0; id < sim->params.members; id++) {
         const struct sim_app *app = &sim->apps[id];
-        if (app->state == SIM_APP_FAILED) {
+        if (app->state == SIM_APP_FAILED && !(aborted && fault_error(app->error))) {
             violation(sim, "rank %" PRIu32 " of %s failed in %s: %s", id,
                       sim_app_name(sim->params.app.kind), app->failed_call,
                       comm_error_text(app->error));
             return;
         }
-        if (app->state != SIM_APP_DONE) {
+        if (app->state != SIM_APP_DONE && !aborted) {
             violation(sim, "rank %" PRIu32 " of %s did not finish (iteration %" PRIu32 ")", id,
                       sim_app_name(sim->params.app.kind), app->iteration);
             return;
         }
-        if (!app->ok) {
+        if (app->state == SIM_APP_DONE && !app->ok) {
             violation(sim, "rank %" PRIu32 " of %s ended with ok=false", id,
                       sim_app_name(sim->params.app.kind));
             return;
         }
-        if (app->digest != st->app_digest) {
+        if (app->state == SIM_APP_DONE && app->digest != st->app_digest) {
             violation(sim, "rank %" PRIu32 " of %s ended with digest %016" PRIx64
                            ", rank 0 with %016" PRIx64,
                       id, sim_app_name(sim->params.app.kind), app->digest, st->app_digest);
@@ -1328,6 +1473,23 @@ static void apps_agree(struct sim *sim)
 /* ------------------------------------------------------------------ */
 /* Public API                                                           */
 /* ------------------------------------------------------------------ */
+
+/* The machine's memory (0: unknown). */
+static uint64_t host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+uint64_t sim_bytes_needed(const struct sim_params *params)
+{
+    uint64_t per_node = sizeof(struct membership) + sizeof(struct sim_node);
+    if (params->app.kind != SIM_APP_NONE) {
+        per_node += sizeof(struct comm) + sizeof(struct sim_app);
+    }
+    return (uint64_t)params->geometry.node_count * per_node;
+}
 
 struct sim *sim_create(const struct sim_params *params, char *error, size_t error_capacity)
 {
@@ -1344,11 +1506,14 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
                  params->heartbeat_ns, sim_heartbeat_min_ns(params));
         return NULL;
     }
-    if (params->app.kind != SIM_APP_NONE && n > SIM_APP_MAX_NODES) {
+    uint64_t need = sim_bytes_needed(params);
+    uint64_t have = host_memory_bytes();
+    if (have != 0 && need > have) {
         snprintf(error, error_capacity,
-                 "--app on %" PRIu32 " nodes: every node holds a comm core of %zu bytes "
-                 "(expected at most %u nodes)",
-                 n, sizeof(struct comm), SIM_APP_MAX_NODES);
+                 "%" PRIu32 " nodes need about %" PRIu64 " MiB (%zu bytes of membership%s a "
+                 "node), more than this machine's %" PRIu64 " MiB",
+                 n, need >> 20, sizeof(struct membership),
+                 params->app.kind != SIM_APP_NONE ? " and comm core" : "", have >> 20);
         return NULL;
     }
     struct sim *sim = calloc(1, sizeof *sim);
@@ -1423,6 +1588,7 @@ void sim_destroy(struct sim *sim)
         }
     }
     free(sim->apps);
+    free(sim->fired);
     free(sim->comms);
     free(sim->comm_out);
     free(sim->contexts);
@@ -1454,7 +1620,16 @@ bool sim_run(struct sim *sim, FILE *out)
     sim->out = out;
     sim->now = 0;
     uint64_t last = 0;
+    free(sim->fired);
+    sim->fired = calloc(sim->injection_count > 0 ? sim->injection_count : 1, 1);
+    if (sim->fired == NULL) {
+        violation(sim, "out of memory");
+        return false;
+    }
     for (size_t i = 0; i < sim->injection_count; i++) {
+        if (sim->injections[i].iteration != 0) {
+            continue; /* fired by the job's progress (fire_by_iteration) */
+        }
         push(sim, sim->injections[i].time_ns, SIM_EVENT_INJECT, sim->injections[i].node,
              (uint32_t)i, 0, NULL);
         if (sim->injections[i].time_ns > last) {
@@ -1507,6 +1682,17 @@ bool sim_run(struct sim *sim, FILE *out)
     }
     sim->now = sim->end_ns > sim->now ? sim->end_ns : sim->now;
     sim->stats.end_ns = sim->now;
+    for (size_t i = 0; i < sim->injection_count; i++) {
+        const struct fault *f = &sim->injections[i];
+        if (f->iteration != 0 && !sim->fired[i]) {
+            /* the job ended (or was aborted) before the iteration came */
+            line_begin(sim, f->node, "not-fired");
+            line_str(sim, "what", fault_kind_name(f->kind));
+            line_u64(sim, "iteration", f->iteration);
+            line_end(sim);
+            sim->stats.faults_not_fired++;
+        }
+    }
     if (!sim->stats.violation) {
         agreement(sim, true);
     }

@@ -138,9 +138,19 @@ struct sim_stats {
     uint64_t comm_retransmissions;
     uint64_t comm_messages;    /* messages completed at their senders */
     uint64_t comm_outbox_overflow; /* control frames, completions, events that did not fit */
+    uint32_t app_failed;       /* ranks whose model failed (a comm error) */
+    bool app_aborted;          /* a fault ended the job (ABORT mode, as on the nodes) */
+    uint64_t app_aborted_ns;
+    char app_abort_text[160];  /* the first reason */
+    uint32_t faults_not_done;  /* timed by iteration: their node was not in the state */
+    uint32_t faults_not_fired; /* timed by iteration: the job ended first */
 };
 
 struct sim;
+
+/* The memory every node's contexts take (sim_create refuses a run that
+ * needs more than the machine has). */
+uint64_t sim_bytes_needed(const struct sim_params *params);
 
 /* Allocates every node's context once; NULL (with a reason) on failure. */
 struct sim *sim_create(const struct sim_params *params, char *error, size_t error_capacity);

@@ -299,7 +299,7 @@ void sim_app_advance(struct sim_app *app, const struct sim_app_params *params, s
                      uint64_t now_ns, struct comm_outbox *out)
 {
     while (app->state == SIM_APP_RUNNING) {
-        for (unsigned i = 0; i < 12; i++) {
+        for (unsigned i = 0; i < SIM_APP_REQUESTS; i++) {
             struct comm_status status;
             if ((app->pending & (1u << i)) == 0 || !comm_test(ctx, app->requests[i], &status))
                 continue;

@@ -15,10 +15,17 @@
 #include "apps/kernels.h"
 #include "comm/comm.h"
 #include "comm/outbox.h"
+#include "config/tori_config.h"
 
-/* Every simulated node holds a struct comm (about 170 KiB): --app runs are
- * refused above this many nodes (4,096 nodes: about 700 MiB). */
-#define SIM_APP_MAX_NODES 4096u
+/* The model's own requests in flight at once (the stencil's halo exchange:
+ * 6 receives and 6 sends); the simulator's comm build must hold them. */
+#define SIM_APP_REQUESTS 12u
+_Static_assert(CONFIG_COMM_MAX_REQUESTS >= SIM_APP_REQUESTS,
+               "the simulator's comm core must hold a model application's requests");
+
+/* --iterations: the default and the bound (tori-emu's bound). */
+#define SIM_APP_DEFAULT_ITERATIONS 10u
+#define SIM_APP_MAX_ITERATIONS 1000000u
 
 enum sim_app_kind { SIM_APP_NONE = 0, SIM_APP_ALLREDUCE, SIM_APP_STENCIL };
 
@@ -39,7 +46,7 @@ struct sim_app {
     uint32_t rank;
     uint32_t size;
     uint32_t iteration;   /* the one under way (1-based) */
-    uint32_t requests[12];
+    uint32_t requests[SIM_APP_REQUESTS];
     uint32_t pending;     /* bit i: requests[i] not complete yet */
     bool ok;              /* every check so far */
     uint32_t crc;

@@ -10,11 +10,17 @@
 
 
 /* What the simulator cannot do, in the words of its refusal; NULL when it can. */
-static const char *refusal(const struct fault *item)
+static const char *refusal(const struct fault *item, uint32_t app_iterations, char *why,
+                           size_t capacity)
 {
-    if (item->iteration != 0)
-        return "the simulator runs no application to time a fault by (expected a time, "
-               "like 'kill 3 at 2ms')";
+    if (item->iteration != 0 && app_iterations == 0)
+        return "the simulator runs no application to time a fault by (expected --app, or a "
+               "time like 'kill 3 at 2ms')";
+    if (item->iteration > app_iterations) {
+        snprintf(why, capacity, "the job has %" PRIu32 " iterations (expected iteration 1..%" PRIu32
+                 ")", app_iterations, app_iterations);
+        return why;
+    }
     switch (item->kind) {
     case FAULT_REBOOT:
         return "the simulator cannot reboot a node (expected kill, then restart)";
@@ -30,7 +36,8 @@ static const char *refusal(const struct fault *item)
 }
 
 bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
-                      struct fault_script *script, char *error, size_t error_capacity)
+                      uint32_t app_iterations, struct fault_script *script, char *error,
+                      size_t error_capacity)
 {
     struct fault_script parsed;
     memset(script, 0, sizeof *script);
@@ -40,7 +47,8 @@ bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
     bool ok = fault_script_check_torus(&parsed, geometry, error, error_capacity);
     for (size_t i = 0; i < parsed.count && ok; i++) {
         struct fault item = parsed.items[i];
-        const char *why = refusal(&item);
+        char reason[96];
+        const char *why = refusal(&item, app_iterations, reason, sizeof reason);
         if (why != NULL) {
             char shown[FAULT_TEXT_MAX];
             fault_format(&item, shown, sizeof shown);
@@ -53,8 +61,10 @@ bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
             item.other = torus_geometry_neighbour(geometry, item.node, item.link);
             item.link = FAULT_LINK_PAIR;
         }
-        uint64_t mend_after = link ? item.duration_ns : 0;
-        if (link) {
+        /* Timed by iteration, the mend is due D after the fault fires: the
+         * run schedules it then (the item keeps its "for D"). */
+        uint64_t mend_after = link && item.iteration == 0 ? item.duration_ns : 0;
+        if (mend_after != 0) {
             item.duration_ns = 0;
         }
         ok = fault_script_add(script, &item);
@@ -90,11 +100,14 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
 {
     const struct fault **order = calloc(count > 0 ? count : 1, sizeof *order);
     bool *running = calloc(node_count, sizeof *running);
+    bool *by_iteration = calloc(node_count, sizeof *by_iteration);
     bool *joined = calloc(node_count, sizeof *joined);
     uint64_t *hung_until = calloc(node_count, sizeof *hung_until);
-    if (order == NULL || running == NULL || joined == NULL || hung_until == NULL) {
+    if (order == NULL || running == NULL || by_iteration == NULL || joined == NULL ||
+        hung_until == NULL) {
         snprintf(error, error_capacity, "out of memory");
         free(order);
+        free(by_iteration);
         free(running);
         free(joined);
         free(hung_until);
@@ -102,6 +115,9 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
     }
     for (size_t i = 0; i < count; i++) {
         order[i] = &items[i];
+        if (items[i].iteration != 0) {
+            by_iteration[items[i].node] = true;
+        }
     }
     qsort(order, count, sizeof *order, compare_items);
     for (uint32_t id = 0; id < node_count && id < members; id++) {
@@ -110,6 +126,9 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
     bool ok = true;
     for (size_t i = 0; i < count && ok; i++) {
         const struct fault *item = order[i];
+        if (by_iteration[item->node]) {
+            continue; /* when its node's faults happen is known only then: checked then */
+        }
         uint32_t id = item->node;
         uint64_t t = item->time_ns;
         const char *why = NULL;
@@ -165,6 +184,7 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
     }
     free(order);
     free(running);
+    free(by_iteration);
     free(joined);
     free(hung_until);
     return ok;

@@ -4,8 +4,11 @@
  * The simulator carries out kill, hang ... for D, link (a link is a pair of
  * neighbours here: "link N DIR" names the pair at N's link DIR), restart,
  * join (a spare, or a killed node), suspect, block, partition and heal; it
- * refuses reboot, resume, a hang without "for D" and a fault timed by
- * iteration (it runs no application yet), in one line.
+ * refuses reboot, resume and a hang without "for D", in one line.  With
+ * --app, "at iteration N" fires when the named node's model application
+ * has completed iteration N (restart, join, partition and heal: any rank's),
+ * as tori-emu fires it on app-progress; its "for D" counts from then.
+ * Without --app, or past the job's iterations, such an item is refused.
  */
 #ifndef SIM_SIM_INJECT_H
 #define SIM_SIM_INJECT_H
@@ -20,11 +23,13 @@
 /*
  * Parses a whole --inject text into script (fault_script_free releases it),
  * checked against the torus: links named by direction become pairs, and a
- * "link ... off at T for D" becomes its off and an on at T+D.  On failure
- * returns false with a one-line reason.
+ * "link ... off at T for D" becomes its off and an on at T+D (timed by
+ * iteration, it keeps its "for D").  app_iterations: the job's iterations,
+ * 0 without --app.  On failure returns false with a one-line reason.
  */
 bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
-                      struct fault_script *script, char *error, size_t error_capacity);
+                      uint32_t app_iterations, struct fault_script *script, char *error,
+                      size_t error_capacity);
 
 /*
  * Refuses, before the run, a script item the run would ignore silently.
@@ -33,6 +38,9 @@ bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
  * running (a hang, not already hung); join needs it down (killed earlier,
  * or a spare that has not joined), since a running node ignores a join.
  * On failure writes "'ITEM': node N is ... (expected ...)" to error.
+ * Items timed by iteration, and every item of their nodes, are left to the
+ * run, which checks them as they come (one that cannot happen then is
+ * reported as not done).
  */
 bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_count,
                       uint32_t members, char *error, size_t error_capacity);

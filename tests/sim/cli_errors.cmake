@@ -27,9 +27,7 @@ set(cases
   "--dims|2x2x2|--app|bogus"
   "--dims|2x2x2|--app"
   "--dims|2x2x2|--app|allreduce|--iterations|0"
-  "--dims|2x2x2|--app|allreduce|--chaos"
   "--dims|16x16x8|--app|stencil"
-  "--dims|16x16x32|--app|allreduce"
 )
 foreach(args IN LISTS cases)
   string(REPLACE "%" "\\;" args "${args}")
@@ -82,6 +80,16 @@ set(named_cases
   "--link-detect-ns '0' leaves 'kill 1 at 1ms' unnoticed"
   "--dims|2x2|--inject|kill 1 at 5"
   "'kill 1 at 5': '5' is not a time (expected a time like 250us, 1.5ms, 2s or 2m, 0, or iteration N)"
+  "--dims|2x2|--app|stencil|--app-args|9"
+  "--app-args '9' is invalid for the stencil (expected a block edge of 1..8"
+  "--dims|2x2|--app|allreduce|--app-args|1,x"
+  "--app-args '1,x' is invalid (expected comma-separated signed 64-bit integers"
+  "--dims|2x2|--app|allreduce|--app-args|1,2,3,4,5"
+  "--app-args '1,2,3,4,5' is invalid (expected at most 4 integers)"
+  "--dims|2x2|--app-args|4"
+  "--app-args without --app (expected --app allreduce|stencil)"
+  "--dims|2x2|--app|allreduce|--iterations|10|--inject|kill 1 at iteration 11"
+  "'kill 1 at iteration 11': the job has 10 iterations (expected iteration 1..10)"
   "--dims|2x2|--hop-ns|4.6xs"
   "--hop-ns '4.6xs' is invalid (expected nanoseconds, or a time like 250us, 1.5ms, 2s or 2m"
 )

@@ -77,7 +77,7 @@ void sim_case_run(const struct sim_case *c, struct sim_result *r, FILE *out)
         char text[1024];
         expand(c->inject, r->unit_ns, text, sizeof text);
         struct fault_script script;
-        if (!sim_inject_parse(text, &g, &script, error, sizeof error)) {
+        if (!sim_inject_parse(text, &g, 0, &script, error, sizeof error)) {
             fprintf(stderr, "inject: %s\n", error);
             sim_destroy(sim);
             return;
