@@ -56,6 +56,22 @@ const char *job_message_mode_name(uint8_t mode)
     return mode <= JOB_MESSAGE_CONT ? message_mode_names[mode] : NULL;
 }
 
+uint8_t job_comm_mode_from_name(const char *name)
+{
+    uint8_t mode = 0;
+    while (mode <= JOB_COMM_REBUILD && strcmp(name, comm_mode_names[mode]) != 0)
+        mode++;
+    return mode;
+}
+
+uint8_t job_message_mode_from_name(const char *name)
+{
+    uint8_t mode = 0;
+    while (mode <= JOB_MESSAGE_CONT && strcmp(name, message_mode_names[mode]) != 0)
+        mode++;
+    return mode;
+}
+
 bool job_has_key(const struct job *job)
 {
     uint8_t any = 0;
@@ -89,16 +105,11 @@ bool job_validate(const struct job *job, struct personality_error *error)
     if (job->progress_interval > job->iterations)
         return fail(error, "progress_interval", job->progress_interval,
                     "0 (no app-progress) or at most the iterations");
-    if (job->comm_mode != JOB_COMM_ABORT)
+    if (job->comm_mode > JOB_COMM_REBUILD)
         return fail(error, "comm_mode", job->comm_mode,
-                    job->comm_mode <= JOB_COMM_REBUILD
-                        ? "0 (abort): blank, shrink and rebuild come with issue 14"
-                        : "0 (abort); 1..3 (blank, shrink, rebuild) come with issue 14");
-    if (job->message_mode != JOB_MESSAGE_NOP)
-        return fail(error, "message_mode", job->message_mode,
-                    job->message_mode == JOB_MESSAGE_CONT
-                        ? "0 (nop): cont comes with issue 14"
-                        : "0 (nop); 1 (cont) comes with issue 14");
+                    "0 (abort), 1 (blank), 2 (shrink) or 3 (rebuild)");
+    if (job->message_mode > JOB_MESSAGE_CONT)
+        return fail(error, "message_mode", job->message_mode, "0 (nop) or 1 (cont)");
     if (job->routing_mode != JOB_ROUTING_DEFAULT)
         return fail(error, "routing_mode", job->routing_mode,
                     "0 (the network's own): other routing modes come with issue 16");

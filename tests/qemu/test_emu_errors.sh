@@ -106,6 +106,13 @@ refused "--app-timeout 'soon' is invalid" --dims 2x2 --board host --app allreduc
 refused "--iterations needs --app (expected --app NAME)" --dims 2x2 --board host \
     --iterations 5
 refused "--app-args needs --app (expected --app NAME)" --dims 2x2 --board host --app-args 1
+refused "--comm-mode needs --app (expected --app NAME)" --dims 2x2 --board host \
+    --comm-mode shrink
+refused "--msg-mode needs --app (expected --app NAME)" --dims 2x2 --board host --msg-mode cont
+refused "--comm-mode 'shrunk' is invalid (expected abort, blank, shrink or rebuild)" \
+    --dims 2x2 --board host --app allreduce --comm-mode shrunk
+refused "--msg-mode 'x' is invalid (expected nop or cont)" --dims 2x2 --board host \
+    --app allreduce --msg-mode x
 refused "--app and --job cannot be combined" --dims 2x2 --board host --app stencil \
     --job "$OUT/job.bin"
 refused "--app and --ping cannot be combined" --dims 2x2 --board host --app stencil --ping
