@@ -48,6 +48,9 @@ void comm_config_defaults(struct comm_config *config)
     config->rto_max_ns = 100000000u;
     config->ack_delay_ns = 200000u;
     config->suspect_ns = 500000000u;
+    config->comm_mode = COMM_MODE_ABORT;
+    config->msg_mode = COMM_MSG_NOP;
+    config->strict_collectives = true;
 }
 
 size_t comm_context_bytes(void)

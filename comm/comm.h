@@ -68,7 +68,9 @@
     X(MISMATCH, "collective arguments differ between ranks")                             \
     X(PROC_FAILED, "a peer left the view or restarted")                                  \
     X(NO_VIEW, "this node holds no view")                                                \
-    X(NOT_MEMBER, "this node is not in the communicator")
+    X(NOT_MEMBER, "this node is not in the communicator")                              \
+    X(REVOKED, "the communicator was revoked")                                           \
+    X(INVALID_RANK, "the rank is a gap of a BLANK communicator")
 
 enum comm_error {
 #define COMM_ERROR_ENUM(name, text) COMM_ERR_##name,
@@ -92,6 +94,13 @@ enum comm_state { COMM_STATE_OK = 0, COMM_STATE_DETECTED, COMM_STATE_RECOVERED, 
  * not (yet) removed. */
 enum comm_rank_state { COMM_RANK_OK = 0, COMM_RANK_UNAVAILABLE, COMM_RANK_FAILED };
 
+/* What a communicator becomes when a member fails (issue 14; numbered as
+ * kernel/job.h's enum job_comm_mode). */
+enum comm_mode { COMM_MODE_ABORT = 0, COMM_MODE_BLANK, COMM_MODE_SHRINK, COMM_MODE_REBUILD };
+/* Point-to-point on a DETECTED communicator: NOP fails every call until
+ * rebuilt; CONT fails only calls naming a failed rank. */
+enum comm_msg_mode { COMM_MSG_NOP = 0, COMM_MSG_CONT };
+
 struct comm_config {
     uint32_t node_id;
     uint32_t incarnation; /* this life's (never 0); the membership's boot incarnation */
@@ -101,6 +110,12 @@ struct comm_config {
     uint64_t rto_max_ns;  /* retransmission backoff cap */
     uint64_t ack_delay_ns; /* an ack waits this long for a frame to ride on */
     uint64_t suspect_ns;  /* a peer silent this long while we wait on it: suspect */
+    /* Defaults every new communicator takes (WORLD too): enum comm_mode,
+     * enum comm_msg_mode, and whether reduce-like collectives are strict
+     * (same result or an error at every survivor). */
+    uint8_t comm_mode;
+    uint8_t msg_mode;
+    bool strict_collectives;
 };
 
 enum comm_init_status {
@@ -474,6 +489,40 @@ enum comm_error comm_igather(struct comm *ctx, uint32_t comm, uint32_t root, con
 enum comm_error comm_iallgather(struct comm *ctx, uint32_t comm, const void *send,
                                 uint32_t block, void *recv, uint64_t now_ns,
                                 struct comm_outbox *out, uint32_t *request);
+
+/* ---- failure semantics (issue 14: FT-MPI modes, ULFM operations) ---- */
+
+/* Local: the communicator's modes from now on. */
+enum comm_error comm_set_mode(struct comm *ctx, uint32_t comm, enum comm_mode mode,
+                              enum comm_msg_mode msg_mode);
+/* The detail call: ranks of comm out of the view (FAILED), in rank order
+ * (at most max written, *count = all of them), and the epoch of the view
+ * that removed the last. */
+enum comm_error comm_failed_ranks(const struct comm *ctx, uint32_t comm, uint32_t *ranks,
+                                  uint32_t max, uint32_t *count, uint64_t *epoch);
+/* ULFM: acknowledge every failure seen so far (ANY_SOURCE receives work
+ * again), and list the acknowledged ranks. */
+enum comm_error comm_failure_ack(struct comm *ctx, uint32_t comm);
+enum comm_error comm_failure_get_acked(const struct comm *ctx, uint32_t comm, uint32_t *ranks,
+                                       uint32_t max, uint32_t *count);
+/* Collective on the failed communicator, per its mode (SHRINK, BLANK,
+ * REBUILD); *new_comm is valid once the request completes OK. */
+enum comm_error comm_irebuild(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                              struct comm_outbox *out, uint32_t *new_comm, uint32_t *request);
+/* The SHRINK rebuild whatever the mode (ULFM shrink). */
+enum comm_error comm_ishrink(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                             struct comm_outbox *out, uint32_t *new_comm, uint32_t *request);
+/* Every pending and future operation on comm, everywhere, fails REVOKED
+ * except rebuild, shrink, agree and failure_ack. */
+enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                            struct comm_outbox *out);
+/* Uniform AND of *flag over the survivors. */
+enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uint64_t now_ns,
+                            struct comm_outbox *out, uint32_t *request);
+/* A spare: completes when a REBUILD adopted it (*new_comm, our rank = the
+ * gap taken), or never. */
+enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out,
+                            uint32_t *new_comm, uint32_t *request);
 
 /* ---- queries ---- */
 
