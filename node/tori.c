@@ -162,10 +162,13 @@ static void flush(uint64_t now_ns)
 
 static int wait_for(const char *call, uint32_t request, struct comm_status *status)
 {
-    while (!comm_test(core(), request, status)) {
-        if (job.aborted)
-            return result(call, TORI_ERR_ABORTED); /* the request is abandoned */
+    bool done = false;
+    while (!job.aborted && !(done = comm_test(core(), request, status)))
         run_once();
+    if (job.aborted) {
+        if (!done)
+            status->error = (uint8_t)COMM_ERR_PROC_FAILED; /* the request is abandoned */
+        return result(call, TORI_ERR_ABORTED);
     }
     return result(call, (int)status->error);
 }

@@ -223,6 +223,8 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                        EMU_APP_MAX_ITERATIONS};
     if (!job_options_build(&wanted, &o->app_job, error, capacity))
         return false;
+    if (o->app_job.comm_mode == JOB_COMM_REBUILD)
+        o->idle_spares = 0; /* they join at once and wait to adopt a failed rank */
     o->app_progress_set = raw->progress != NULL;
     if (!o->app_progress_set) {
         uint32_t tenth = o->app_job.iterations / 10;
@@ -391,6 +393,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
             return EMU_OPTIONS_ERROR;
         }
         o->spares = (uint32_t)value;
+        o->idle_spares = o->spares;
     }
     if (raw.duration != NULL) {
         if (!parse_duration_option("--duration", raw.duration, true, &o->duration_ns,
