@@ -288,18 +288,41 @@ struct comm_record {
     uint32_t seq;     /* waiting: the seq its first fragment was deferred at */
 };
 
+/* A gap of a BLANK group (an edit's node). */
+#define COMM_GAP_NODE (UINT32_MAX - 1u)
+
 struct comm_communicator {
     bool in_use;
     uint8_t state;      /* enum comm_state */
     uint8_t context;    /* context id (wire) */
-    uint8_t group;      /* range of node ids, or a list in the map pool */
+    uint8_t group;      /* base: range of node ids, or a list in the map pool */
     uint16_t generation;
     uint32_t first;     /* range: first node id; list: offset in the map pool */
-    uint32_t size;
+    uint32_t extent;    /* base ranks 0..extent-1 */
+    uint32_t size;      /* extent - excluded_count */
     uint32_t rank;      /* ours, COMM_RANK_NONE outside */
-    uint32_t failed;    /* members out of the current view */
+    uint32_t failed;    /* members out of the current view (gaps included) */
     uint32_t collective_seq;
     uint64_t epoch;     /* the view it was made in (rebuilds give a new one) */
+    /* failure semantics (issue 14) */
+    uint8_t mode;       /* enum comm_mode */
+    uint8_t msg_mode;   /* enum comm_msg_mode */
+    bool strict;        /* strict collectives */
+    bool revoked;
+    bool abort_told;    /* COMM_EVENT_ABORT sent (once) */
+    uint8_t recovery_seq; /* rebuilds and agreements so far (they name their rounds) */
+    uint64_t failure_epoch; /* view that removed the last member that failed */
+    uint32_t acked;     /* failed_log entries acknowledged (ULFM failure_ack) */
+    uint32_t failed_log_count; /* members seen failing, in order (the log may be full) */
+    uint32_t failed_log[CONFIG_COMM_FT_MAX_EDITS]; /* their ranks */
+    /* Group edits over the base (sorted by base rank): base ranks removed
+     * (SHRINK: ranks after them move down), and base ranks that are gaps
+     * (COMM_GAP_NODE) or adopted by a spare (its node id). */
+    uint16_t excluded_count;
+    uint16_t edit_count;
+    uint32_t excluded[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t edit_base[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t edit_node[CONFIG_COMM_FT_MAX_EDITS];
 };
 
 struct comm_coll_step {

@@ -124,6 +124,10 @@ bool match_cancel(struct comm *ctx, uint16_t request);
  * receives fail); posted receives naming it fail too if receives_naming_it. */
 void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
                      bool receives_naming_it, struct comm_outbox *out);
+/* The application's posted receives on communicator slot comm (only the
+ * ANY_SOURCE ones if any_source_only) fail with error. */
+void match_fail_posted(struct comm *ctx, uint16_t comm, bool any_source_only,
+                       enum comm_error error, struct comm_outbox *out);
 /* Forget every record; posted receives fail with error. */
 void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
 /* GRANTs that were not followed by their message go again. */
@@ -154,9 +158,19 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
 
 /* ---- comm.c ---- */
 struct comm_communicator *comm_slot_of(struct comm *ctx, uint32_t handle);
+const struct comm_communicator *comm_const_slot(const struct comm *ctx, uint32_t handle);
 uint32_t comm_handle_of(const struct comm *ctx, uint16_t slot);
 uint16_t comm_by_context(const struct comm *ctx, uint8_t context);
+/* Groups: a base (range or map) of extent base ranks, minus the excluded
+ * base ranks, with edits (gaps, adopting spares); O(log edits) each way
+ * (a map base: node -> rank scans the map). */
 uint32_t group_node(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank);
+uint32_t group_rank(const struct comm *ctx, const struct comm_communicator *c, uint32_t node);
+uint32_t group_base_node(const struct comm *ctx, const struct comm_communicator *c,
+                         uint32_t base);
+uint32_t group_rank_of_base(const struct comm_communicator *c, uint32_t base);
+uint32_t group_edit_of(const struct comm_communicator *c, uint32_t base); /* or RANK_NONE */
+uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c);
 bool node_is_live(const struct comm *ctx, uint32_t node);
 /* A new communicator: the node ids first..first+size-1 in order (list
  * NULL), or the size node ids in list (native u32, any alignment); our rank
@@ -165,5 +179,20 @@ uint16_t comm_create(struct comm *ctx, uint8_t context, const uint8_t *list, uin
                      uint32_t size);
 void comm_finish_call(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
 void comm_count_lost_frame(struct comm *ctx);
+
+/* ---- ft.c (failure semantics) ---- */
+/* A new communicator's failure state: the modes from the config. */
+void ft_comm_init(const struct comm *ctx, struct comm_communicator *c);
+/* The view removed member rank of communicator slot (before the epoch moves). */
+void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct comm_outbox *out);
+/* Communicator slot lost members in view epoch (after the DETECTED event). */
+void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_ns,
+                 struct comm_outbox *out);
+/* Point-to-point on c naming rank (COMM_ANY_SOURCE for a receive from
+ * anyone): OK or the failure-semantics error. */
+enum comm_error ft_p2p_check(const struct comm *ctx, const struct comm_communicator *c,
+                             uint32_t rank, bool send);
+/* Collectives on c: OK or the error (REVOKED, PROC_FAILED). */
+enum comm_error ft_collective_check(const struct comm_communicator *c);
 
 #endif /* COMM_INTERNAL_H */

@@ -534,6 +534,20 @@ bool match_cancel(struct comm *ctx, uint16_t request)
     return queue_remove(ctx, &ctx->posted_head, &ctx->posted_tail, request);
 }
 
+void match_fail_posted(struct comm *ctx, uint16_t comm, bool any_source_only,
+                       enum comm_error error, struct comm_outbox *out)
+{
+    for (uint16_t i = ctx->posted_head; i != COMM_NONE16;) {
+        struct comm_request *r = &ctx->requests[i];
+        uint16_t next = r->next;
+        if (r->owner == 0 && r->comm == comm && (!any_source_only || r->rank == COMM_ANY_SOURCE)) {
+            queue_remove(ctx, &ctx->posted_head, &ctx->posted_tail, i);
+            request_complete(ctx, i, error, out);
+        }
+        i = next;
+    }
+}
+
 void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
                      bool receives_naming_it, struct comm_outbox *out)
 {

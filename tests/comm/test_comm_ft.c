@@ -1,0 +1,197 @@
+/*
+ * The failure semantics of issue 14 on the test network: communicator
+ * modes (ABORT's event, NOP versus CONT for point-to-point on a DETECTED
+ * communicator, ANY_SOURCE until failure_ack), the detail call and failure
+ * acknowledgment.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "tests/check.h"
+#include "tests/comm/harness.h"
+
+#define LIMIT_NS 60000000000ull
+#define MAX_N 64
+
+static enum comm_error isend(struct harness *h, uint32_t node, uint32_t comm, uint32_t dest,
+                             const void *b, uint32_t n, uint32_t *r)
+{
+    enum comm_error e =
+        comm_isend(harness_node(h, node), comm, dest, 0, b, n, h->now_ns, harness_begin(h), r);
+    harness_end(h, node);
+    return e;
+}
+
+static enum comm_error irecv(struct harness *h, uint32_t node, uint32_t comm, uint32_t source,
+                             void *b, uint32_t n, uint32_t *r)
+{
+    enum comm_error e = comm_irecv(harness_node(h, node), comm, source, 0, b, n, h->now_ns,
+                                   harness_begin(h), r);
+    harness_end(h, node);
+    return e;
+}
+
+/* Installs view epoch with the nodes of gone[] (count of them) out, at
+ * every node still in. */
+static void remove_nodes(struct harness *h, uint64_t epoch, const uint32_t *gone, uint32_t count,
+                         bool *live)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        live[gone[i]] = false;
+    }
+    harness_install(h, epoch, live, live);
+}
+
+static void set_modes(struct harness *h, uint32_t comm, enum comm_mode mode,
+                      enum comm_msg_mode msg)
+{
+    for (uint32_t i = 0; i < h->n; i++) {
+        CHECK_EQ(comm_set_mode(harness_node(h, i), comm, mode, msg), COMM_ERR_OK);
+    }
+}
+
+/* ---- modes ---- */
+
+/* What point-to-point does on a DETECTED communicator, per message mode. */
+struct p2p_case {
+    enum comm_msg_mode msg;
+    enum comm_error live_send;   /* 0 -> 1, both live */
+    enum comm_error dead_send;   /* 0 -> 3, out of the view */
+    enum comm_error any_before;  /* ANY_SOURCE before failure_ack */
+    enum comm_error any_after;   /* ANY_SOURCE after it */
+};
+
+static const struct p2p_case p2p_cases[] = {
+    {COMM_MSG_NOP, COMM_ERR_PROC_FAILED, COMM_ERR_PROC_FAILED, COMM_ERR_PROC_FAILED,
+     COMM_ERR_PROC_FAILED},
+    {COMM_MSG_CONT, COMM_ERR_OK, COMM_ERR_PROC_FAILED, COMM_ERR_PROC_FAILED, COMM_ERR_OK},
+};
+
+static void test_p2p_modes(const struct p2p_case *t)
+{
+    enum { N = 4 };
+    struct harness h;
+    harness_init(&h, N, N, 1000u + t->msg);
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, t->msg);
+    harness_install(&h, 1, NULL, NULL);
+    uint8_t out[4] = {9, 8, 7, 6};
+    uint8_t in[4] = {0};
+    uint32_t pending_any;
+    CHECK_EQ(irecv(&h, 2, COMM_WORLD, COMM_ANY_SOURCE, in, 4, &pending_any), COMM_ERR_OK);
+    bool live[N] = {true, true, true, true};
+    uint32_t gone = 3;
+    remove_nodes(&h, 2, &gone, 1, live);
+    /* the pending ANY_SOURCE receive failed with the failure (ULFM) */
+    struct comm_status s;
+    CHECK(comm_test(harness_node(&h, 2), pending_any, &s));
+    CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
+    uint32_t r;
+    uint32_t rr;
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 3, out, 4, &r), t->dead_send);
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, COMM_ANY_SOURCE, in, 4, &rr), t->any_before);
+    CHECK_EQ(comm_failure_ack(harness_node(&h, 1), COMM_WORLD), COMM_ERR_OK);
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, COMM_ANY_SOURCE, in, 4, &rr), t->any_after);
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, out, 4, &r), t->live_send);
+    if (t->live_send == COMM_ERR_OK) {
+        /* live pairs exchange during recovery under CONT */
+        struct harness_requests reqs;
+        harness_requests_clear(&reqs);
+        harness_requests_add(&reqs, 0, r);
+        harness_requests_add(&reqs, 1, rr);
+        CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        CHECK_EQ(reqs.status[1].error, COMM_ERR_OK);
+        CHECK_EQ(reqs.status[1].source, 0);
+        CHECK(memcmp(in, out, 4) == 0);
+    }
+    CHECK_EQ(h.aborts[0], 0); /* SHRINK mode: no abort */
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* ABORT (the default): the view change that makes a communicator DETECTED
+ * tells the node glue once per communicator, at every member. */
+static void test_abort_event(void)
+{
+    enum { N = 5 };
+    struct harness h;
+    harness_init(&h, N, N, 1010);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N] = {true, true, true, true, true};
+    uint32_t gone = 4;
+    remove_nodes(&h, 2, &gone, 1, live);
+    for (uint32_t i = 0; i < N - 1; i++) {
+        CHECK_EQ(h.aborts[i], 1);
+        CHECK_EQ(comm_state_of(harness_node(&h, i), COMM_WORLD), COMM_STATE_DETECTED);
+    }
+    gone = 3;
+    remove_nodes(&h, 3, &gone, 1, live);
+    for (uint32_t i = 0; i < N - 2; i++) {
+        CHECK_EQ(h.aborts[i], 1); /* once per communicator */
+        CHECK_EQ(h.detected[i], 2);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* The detail call and failure acknowledgment. */
+static void test_failed_ranks_and_ack(void)
+{
+    enum { N = 6 };
+    struct harness h;
+    harness_init(&h, N, N, 1020);
+    set_modes(&h, COMM_WORLD, COMM_MODE_BLANK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+    }
+    struct comm *c = harness_node(&h, 0);
+    uint32_t ranks[8];
+    uint32_t count = 99;
+    uint64_t epoch = 99;
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, ranks, 8, &count, &epoch), COMM_ERR_OK);
+    CHECK_EQ(count, 0);
+    uint32_t gone = 3;
+    remove_nodes(&h, 2, &gone, 1, live);
+    gone = 1;
+    remove_nodes(&h, 5, &gone, 1, live);
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, ranks, 8, &count, &epoch), COMM_ERR_OK);
+    CHECK_EQ(count, 2);
+    CHECK_EQ(ranks[0], 1);
+    CHECK_EQ(ranks[1], 3);
+    CHECK_EQ(epoch, 5);
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, ranks, 1, &count, &epoch), COMM_ERR_OK);
+    CHECK_EQ(count, 2); /* all counted, one listed */
+    CHECK_EQ(comm_failure_get_acked(c, COMM_WORLD, ranks, 8, &count), COMM_ERR_OK);
+    CHECK_EQ(count, 0);
+    CHECK_EQ(comm_failure_ack(c, COMM_WORLD), COMM_ERR_OK);
+    CHECK_EQ(comm_failure_get_acked(c, COMM_WORLD, ranks, 8, &count), COMM_ERR_OK);
+    CHECK_EQ(count, 2);
+    CHECK_EQ(ranks[0], 1);
+    CHECK_EQ(ranks[1], 3);
+    gone = 4;
+    remove_nodes(&h, 6, &gone, 1, live);
+    CHECK_EQ(comm_failure_get_acked(c, COMM_WORLD, ranks, 8, &count), COMM_ERR_OK);
+    CHECK_EQ(count, 2); /* the new failure is not acknowledged yet */
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, ranks, 8, &count, &epoch), COMM_ERR_OK);
+    CHECK_EQ(count, 3);
+    CHECK_EQ(epoch, 6);
+    /* bad arguments */
+    CHECK_EQ(comm_failed_ranks(c, 0x7777u, ranks, 8, &count, &epoch), COMM_ERR_COMM);
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, NULL, 8, &count, &epoch), COMM_ERR_ARG);
+    CHECK_EQ(comm_set_mode(c, COMM_WORLD, (enum comm_mode)9, COMM_MSG_NOP), COMM_ERR_ARG);
+    CHECK_EQ(comm_set_mode(c, COMM_WORLD, COMM_MODE_BLANK, (enum comm_msg_mode)2), COMM_ERR_ARG);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+int main(void)
+{
+    for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
+        test_p2p_modes(&p2p_cases[i]);
+    }
+    test_abort_event();
+    test_failed_ranks_and_ack();
+    return check_report("comm.ft");
+}
