@@ -1,0 +1,55 @@
+#!/bin/bash
+# Issue 14's failure modes end to end: `kill 3 at iteration 100` on a job of
+# 200 iterations (progress every 10) ends as the mode promises.
+#   abort:   every live rank reports app-abort naming rank 3 (and no
+#            app-result), the run exits 3 with its summary line;
+#   shrink, blank, rebuild: every surviving (and, under rebuild, the
+#            adopting) rank reports ok=true with one digest, exit 0, no
+#            communicator check failed; under rebuild one spare reports
+#            app-adopted and its row says so.
+# usage: test_emu_ft.sh EMU OUT BOARD DIMS APP MODE [IMAGE]
+source "$(dirname "$0")/../shell_lib.sh"
+EMU=$1
+OUT=$2
+BOARD=$3
+DIMS=$4
+APP=$5
+MODE=$6
+IMAGE=${7:-}
+rm -rf "$OUT" && mkdir -p "$OUT"
+ARGS=(--dims "$DIMS" --board "$BOARD" --app "$APP" --iterations 200 --progress 10
+      --comm-mode "$MODE" --inject 'kill 3 at iteration 100')
+if [[ $BOARD == qemu ]]; then
+    [[ -f $IMAGE ]] || { echo "SKIP: no qemu-virt image at $IMAGE"; exit 77; }
+    ARGS+=(--image "$IMAGE")
+else
+    ARGS+=(--heartbeat-ms 20 --detect-timeout-ms 200)
+fi
+[[ $MODE == rebuild ]] && ARGS+=(--spares 1)
+
+timeout 280 "$EMU" "${ARGS[@]}" --out "$OUT/run" > "$OUT/run.txt" 2>&1
+status=$?
+[[ $status != 124 ]] || fail "$MODE: the run did not end within 280 s"
+check_contains "$OUT/run.txt" "iteration 100 reached: kill 3"
+grep -q "communicator check failed" "$OUT/run.txt" && fail "$MODE: a communicator check failed"
+events="$OUT/run/events.jsonl"
+if [[ $MODE == abort ]]; then
+    check_status 3 $status "$MODE: the aborted exit status"
+    live=$(( $(grep -c '^ *[0-9]\+  \(host\|qemu\) ' "$OUT/run.txt") - 1 ))
+    check_contains "$OUT/run.txt" \
+        "tori-emu: $APP: aborted: every live rank ($live) reported app-abort (comm 0x100, epoch"
+    [[ $(grep -c '"event":"app-abort".*"failed":"\?3"\?[,}]' "$events") == "$live" ]] ||
+        fail "$MODE: not $live app-abort lines naming rank 3"
+    grep -q '"event":"app-result"' "$events" && fail "$MODE: an app-result after the abort"
+else
+    check_status 0 $status "$MODE: every surviving rank ok"
+    check_contains "$OUT/run.txt" "tori-emu: $APP: every surviving or adopting rank ok=true"
+    grep -q '"event":"comm".*"comm":"0x100".*"state":"detected"' "$events" ||
+        fail "$MODE: no comm line for WORLD after the view change"
+    if [[ $MODE == rebuild ]]; then
+        [[ $(grep -c '"event":"app-adopted"' "$events") == 1 ]] ||
+            fail "$MODE: not one app-adopted line"
+        grep -q 'a spare that adopted a rank' "$OUT/run.txt" || fail "$MODE: no adopting row"
+    fi
+fi
+echo "emu.ft $BOARD $DIMS $APP $MODE: all checks passed"
