@@ -100,7 +100,7 @@ static enum comm_decode_status validate_data(const struct comm_frame *f)
     if ((f->context & ~COMM_CONTEXT_KNOWN_BITS) != 0) {
         return COMM_DECODE_CONTEXT;
     }
-    if (first && (f->context & COMM_CONTEXT_COLLECTIVE) == 0 && f->tag > COMM_TAG_MAX) {
+    if (first && (f->context & COMM_CONTEXT_INTERNAL) == 0 && f->tag > COMM_TAG_MAX) {
         return COMM_DECODE_TAG;
     }
     if ((f->flags & COMM_FLAG_ACK) != 0) {

@@ -85,12 +85,20 @@
 #define COMM_FLAG_UNKNOWN 0x01u /* CLOSE: the sender had no such session */
 
 /* Context field: low 8 bits the communicator's context id, bit 15 the
- * collective space (internal messages of collectives). */
+ * collective space (internal messages of collectives), bit 14 the recovery
+ * space (rebuild and agree rounds: the source rank field carries the
+ * sender's node id, the tag the round's epoch), bit 13 the adoption space
+ * (a rebuild's root telling a spare its new communicator; context id 0). */
 #define COMM_CONTEXT_IDS 256u
 #define COMM_CONTEXT_COLLECTIVE 0x8000u
-#define COMM_CONTEXT_KNOWN_BITS (COMM_CONTEXT_COLLECTIVE | (COMM_CONTEXT_IDS - 1u))
+#define COMM_CONTEXT_RECOVERY 0x4000u
+#define COMM_CONTEXT_ADOPT 0x2000u
+/* Spaces whose envelope names the sender by node id, not by rank. */
+#define COMM_CONTEXT_BY_NODE (COMM_CONTEXT_RECOVERY | COMM_CONTEXT_ADOPT)
+#define COMM_CONTEXT_INTERNAL (COMM_CONTEXT_COLLECTIVE | COMM_CONTEXT_BY_NODE)
+#define COMM_CONTEXT_KNOWN_BITS (COMM_CONTEXT_INTERNAL | (COMM_CONTEXT_IDS - 1u))
 
-/* Application tags are 0..COMM_TAG_MAX; collectives use the whole u32. */
+/* Application tags are 0..COMM_TAG_MAX; internal spaces use the whole u32. */
 #define COMM_TAG_MAX INT32_MAX
 
 #define COMM_KINDS(X)                                                                    \

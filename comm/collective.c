@@ -53,6 +53,27 @@ static uint32_t child_subtree(const struct comm_collective *c, uint32_t j)
 
 /* ---- internal requests ---- */
 
+/* Adoption messages (to and from spares) go in the adoption space; rounds
+ * address members by node id in the recovery space. */
+static bool adopting(const struct comm_collective *c)
+{
+    return c->kind == COLL_ADOPT || c->steps[c->step].kind == STEP_ADOPT_SEND;
+}
+
+static uint16_t sub_context(const struct comm *ctx, const struct comm_collective *c)
+{
+    if (adopting(c)) {
+        return COMM_CONTEXT_ADOPT;
+    }
+    return (uint16_t)(ctx->comms[c->comm].context |
+                      (coll_is_round(c->kind) ? COMM_CONTEXT_RECOVERY : COMM_CONTEXT_COLLECTIVE));
+}
+
+static uint32_t sub_tag(const struct comm_collective *c)
+{
+    return adopting(c) ? 0u : c->tag_base | c->step;
+}
+
 static void post_recv(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t from_vrank,
                       uint8_t *buffer, uint32_t capacity, uint64_t now_ns,
                       struct comm_outbox *out)
@@ -61,9 +82,10 @@ static void post_recv(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t from
     uint16_t index = request_alloc(ctx, sub_index(slot, j), COMM_REQ_RECV, (uint8_t)(slot + 1u));
     struct comm_request *r = &ctx->requests[index];
     r->comm = c->comm;
-    r->context = (uint16_t)(ctx->comms[c->comm].context | COMM_CONTEXT_COLLECTIVE);
-    r->rank = rank_of(c, from_vrank);
-    r->tag = c->tag_base | c->step;
+    r->context = sub_context(ctx, c);
+    bool by_node = (r->context & COMM_CONTEXT_BY_NODE) != 0;
+    r->rank = by_node ? c->nodes[j] : rank_of(c, from_vrank);
+    r->tag = sub_tag(c);
     r->target = buffer;
     r->length = capacity;
     match_post(ctx, index, now_ns, out);
@@ -78,10 +100,11 @@ static void post_send(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t to_v
     uint16_t index = request_alloc(ctx, sub_index(slot, j), COMM_REQ_SEND, (uint8_t)(slot + 1u));
     struct comm_request *r = &ctx->requests[index];
     r->comm = c->comm;
-    r->context = (uint16_t)(comm->context | COMM_CONTEXT_COLLECTIVE);
-    r->rank = rank_of(c, to_vrank);
-    r->node = group_node(ctx, comm, r->rank);
-    r->tag = c->tag_base | c->step;
+    r->context = sub_context(ctx, c);
+    bool by_node = (r->context & COMM_CONTEXT_BY_NODE) != 0;
+    r->rank = by_node ? c->nodes[j] : rank_of(c, to_vrank);
+    r->node = by_node ? c->nodes[j] : group_node(ctx, comm, r->rank);
+    r->tag = sub_tag(c);
     r->source = buffer;
     r->length = length;
     r->frames_total = COMM_FRAMES_FOR(length);
@@ -202,7 +225,11 @@ static enum comm_error step_reduce(struct comm *ctx, uint16_t slot, uint64_t now
             if (e != COMM_ERR_OK) {
                 return e;
             }
-            combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count, c->type, c->op);
+            if (coll_is_round(c->kind)) {
+                ft_combine(acc, c->scratch + (c->combined + 1u) * bytes);
+            } else {
+                combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count, c->type, c->op);
+            }
             request_release(ctx, index);
             c->combined++;
         }
@@ -329,6 +356,78 @@ static enum comm_error step_gather(struct comm *ctx, uint16_t slot,
     return e;
 }
 
+/* ---- recovery rounds and adoption ---- */
+
+#define FT_OFFER_BYTES (FT_OFFER_WORDS * 8u)
+
+static uint64_t *round_offer(struct comm_collective *c)
+{
+    return (uint64_t *)(void *)(c->scratch + (CONFIG_COMM_TREE_RADIX + 1u) * FT_OFFER_BYTES);
+}
+
+static uint8_t *adopt_message(struct comm_collective *c)
+{
+    return c->scratch + (CONFIG_COMM_TREE_RADIX + 2u) * FT_OFFER_BYTES;
+}
+
+/* The rebuild's root tells each spare of the decision its communicator,
+ * one after another (the parent's internal request is free at the root). */
+static enum comm_error step_adopt_send(struct comm *ctx, uint16_t slot, uint64_t now_ns,
+                                       struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    if (c->parent != COMM_RANK_NONE || c->kind != COLL_REBUILD) {
+        return COMM_ERR_OK;
+    }
+    uint16_t index = sub_index(slot, PARENT_SUB);
+    for (;;) {
+        if (c->phase == 1) {
+            if (!request_done(ctx, index)) {
+                return COMM_ERR_PENDING;
+            }
+            request_release(ctx, index); /* a spare that left: nobody to tell */
+            c->phase = 0;
+        }
+        uint32_t node;
+        while (c->spare_next < CONFIG_COMM_FT_MAX_EDITS &&
+               !ft_adopt_message(ctx, c, c->spare_next, adopt_message(c), &node)) {
+            c->spare_next++;
+        }
+        if (c->spare_next >= CONFIG_COMM_FT_MAX_EDITS) {
+            return COMM_ERR_OK;
+        }
+        c->spare_next++;
+        c->nodes[PARENT_SUB] = node;
+        post_send(ctx, slot, PARENT_SUB, 0, adopt_message(c), FT_ADOPT_WORDS * 4u, now_ns, out);
+        c->phase = 1;
+    }
+}
+
+static enum comm_error step_adopt_wait(struct comm *ctx, uint16_t slot, uint64_t now_ns,
+                                       struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    uint16_t index = sub_index(slot, PARENT_SUB);
+    if (c->phase == 0) {
+        c->nodes[PARENT_SUB] = COMM_ANY_SOURCE;
+        post_recv(ctx, slot, PARENT_SUB, 0, c->scratch, FT_ADOPT_WORDS * 4u, now_ns, out);
+        c->phase = 1;
+    }
+    if (!request_done(ctx, index)) {
+        return COMM_ERR_PENDING;
+    }
+    enum comm_error e = sub_error(ctx, index, FT_ADOPT_WORDS * 4u);
+    request_release(ctx, index);
+    if (e == COMM_ERR_OK) {
+        e = ft_adopt_apply(ctx, c->scratch, FT_ADOPT_WORDS * 4u, c->new_comm);
+    }
+    if (e != COMM_ERR_OK) {
+        c->phase = 0; /* not for us after all: wait for the next */
+        return COMM_ERR_PENDING;
+    }
+    return COMM_ERR_OK;
+}
+
 /* ---- the end of a collective ---- */
 
 static void reverse(uint8_t *bytes, uint32_t length)
@@ -386,7 +485,7 @@ static void sort_keys(uint8_t *bytes, uint32_t count)
     }
 }
 
-static int lowest_free_context(const uint64_t *used)
+int coll_lowest_free_context(const uint64_t *used)
 {
     for (uint32_t w = 0; w < COMM_CONTEXT_WORDS; w++) {
         if (used[w] != UINT64_MAX) {
@@ -402,7 +501,7 @@ static enum comm_error create_comm(struct comm *ctx, struct comm_collective *c,
 {
     *handle = COMM_NULL;
     const struct comm_communicator *parent = &ctx->comms[c->comm];
-    int context = lowest_free_context(c->contexts);
+    int context = coll_lowest_free_context(c->contexts);
     if (context < 0) {
         return COMM_ERR_BUSY;
     }
@@ -458,6 +557,8 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
         request_release(ctx, sub_index(slot, j));
     }
+    c->background = false;
+    c->restart = false;
     if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
         ctx->creating = false;
     }
@@ -481,9 +582,17 @@ static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
         reverse(c->recv + shift, total - shift);
     } else if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
         error = create_comm(ctx, c, &handle);
+    } else if (coll_is_round(c->kind) || c->kind == COLL_ADOPT) {
+        error = (enum comm_error)c->round_error;
+        handle = c->new_comm != NULL ? *c->new_comm : COMM_NULL;
     }
-    ctx->requests[c->request].status.comm = handle;
-    request_complete(ctx, c->request, error, out);
+    if (!coll_is_round(c->kind) && c->kind != COLL_ADOPT && error == COMM_ERR_OK) {
+        ft_collective_done(ctx, c->comm);
+    }
+    if (!c->background) {
+        ctx->requests[c->request].status.comm = handle;
+        request_complete(ctx, c->request, error, out);
+    }
     release_slot(ctx, slot);
 }
 
@@ -493,7 +602,9 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
                  struct comm_outbox *out)
 {
     struct comm_collective *c = &ctx->colls[slot];
-    request_complete(ctx, c->request, error, out);
+    if (!c->background && !c->restart) {
+        request_complete(ctx, c->request, error, out);
+    }
     c->state = COLL_DRAINING;
     for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
         uint16_t index = sub_index(slot, j);
@@ -514,8 +625,20 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
                 return;
             }
         }
-        release_slot(ctx, slot);
-        return;
+        if (!c->restart) {
+            release_slot(ctx, slot);
+            return;
+        }
+        /* a recovery round again, in the view that interrupted it */
+        for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+            request_release(ctx, sub_index(slot, j));
+        }
+        c->restart = false;
+        c->state = COLL_RUNNING;
+        c->step = 0;
+        c->phase = 0;
+        c->spare_next = 0;
+        ft_round_setup(ctx, c, round_offer(c));
     }
     if (c->state != COLL_RUNNING) {
         return;
@@ -523,12 +646,32 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
     while (c->step < c->step_count) {
         const struct comm_coll_step *st = &c->steps[c->step];
         enum comm_error e;
-        if (st->kind == STEP_REDUCE) {
+        switch (st->kind) {
+        case STEP_REDUCE:
             e = step_reduce(ctx, slot, now_ns, out);
-        } else if (st->kind == STEP_BCAST) {
+            break;
+        case STEP_BCAST:
             e = step_bcast(ctx, slot, st, now_ns, out);
-        } else {
+            break;
+        case STEP_GATHER:
             e = step_gather(ctx, slot, st, now_ns, out);
+            break;
+        case STEP_DECIDE:
+            if (c->parent == COMM_RANK_NONE) {
+                ft_decide(ctx, c, c->scratch);
+            }
+            e = COMM_ERR_OK;
+            break;
+        case STEP_APPLY:
+            c->round_error = (uint8_t)ft_apply(ctx, c, c->scratch);
+            e = COMM_ERR_OK;
+            break;
+        case STEP_ADOPT_SEND:
+            e = step_adopt_send(ctx, slot, now_ns, out);
+            break;
+        default:
+            e = step_adopt_wait(ctx, slot, now_ns, out);
+            break;
         }
         if (e == COMM_ERR_PENDING) {
             return;
@@ -557,7 +700,22 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
 {
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
         struct comm_collective *c = &ctx->colls[slot];
-        if (c->state == COLL_RUNNING && c->comm == comm) {
+        if (c->state == COLL_FREE || c->comm != comm) {
+            continue;
+        }
+        if (c->kind == COLL_ADOPT && error == COMM_ERR_PROC_FAILED) {
+            continue; /* a spare waits for any root */
+        }
+        if (coll_is_round(c->kind) && error == COMM_ERR_PROC_FAILED) {
+            if (c->state == COLL_RUNNING && c->step < c->step_count &&
+                c->steps[c->step].kind != STEP_ADOPT_SEND) {
+                c->restart = true; /* the view changed under it: again in the new one */
+                fail(ctx, slot, error, out);
+            }
+            continue;
+        }
+        if (c->state == COLL_RUNNING) {
+            c->restart = false;
             fail(ctx, slot, error, out);
         }
     }
@@ -749,4 +907,88 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     ctx->coll_work |= 1u << slot;
     *request = request_handle(ctx, index);
     return COMM_ERR_OK;
+}
+
+/* ---- recovery rounds ---- */
+
+bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq)
+{
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
+        const struct comm_collective *c = &ctx->colls[slot];
+        if (c->state != COLL_FREE && c->comm == comm && c->kind == kind && c->round_seq == seq) {
+            return true;
+        }
+    }
+    return false;
+}
+
+enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
+                                 uint8_t rebuild_mode, uint32_t *flag, uint32_t *new_comm,
+                                 uint32_t *request)
+{
+    uint16_t slot = COMM_NONE16;
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COLLECTIVES; i++) {
+        if (ctx->colls[i].state == COLL_FREE) {
+            slot = i;
+            break;
+        }
+    }
+    if (slot == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    uint16_t index = COMM_NONE16;
+    if (request != NULL) {
+        index = request_alloc_app(ctx, COMM_REQ_COLLECTIVE);
+        if (index == COMM_NONE16) {
+            return COMM_ERR_BUSY;
+        }
+        ctx->requests[index].comm = comm;
+    }
+    struct comm_collective *c = &ctx->colls[slot];
+    c->state = COLL_RUNNING;
+    c->kind = kind;
+    c->background = request == NULL;
+    c->restart = false;
+    c->comm = comm;
+    c->request = index;
+    c->round_seq = seq;
+    c->rebuild_mode = rebuild_mode;
+    c->round_error = COMM_ERR_OK;
+    c->flag = flag;
+    c->new_comm = new_comm;
+    c->step = 0;
+    c->phase = 0;
+    c->step_count = 0;
+    c->spare_next = 0;
+    if (kind == COLL_REBUILD && request != NULL) {
+        ctx->creating = true; /* one creation at a time picks a context */
+    }
+    if (kind == COLL_ADOPT) {
+        c->parent = COMM_RANK_NONE;
+        c->child_count = 0;
+        add_step(c, STEP_ADOPT_WAIT, NULL, 0, false);
+    } else {
+        ft_round_setup(ctx, c, round_offer(c));
+        add_step(c, STEP_REDUCE, NULL, FT_OFFER_BYTES, false);
+        add_step(c, STEP_DECIDE, NULL, 0, false);
+        add_step(c, STEP_BCAST, c->scratch, FT_OFFER_BYTES, false);
+        add_step(c, STEP_APPLY, NULL, 0, false);
+        add_step(c, STEP_ADOPT_SEND, NULL, 0, false);
+    }
+    ctx->coll_work |= 1u << slot;
+    if (request != NULL) {
+        *request = request_handle(ctx, index);
+    }
+    return COMM_ERR_OK;
+}
+
+void coll_stop_background(struct comm *ctx, uint16_t comm)
+{
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
+        struct comm_collective *c = &ctx->colls[slot];
+        if (c->state == COLL_RUNNING && c->background && c->comm == comm) {
+            c->restart = false;
+            fail(ctx, slot, COMM_ERR_OK, NULL);
+        }
+    }
 }

@@ -103,7 +103,7 @@ uint16_t comm_by_context(const struct comm *ctx, uint8_t context)
 
 /* Base ranks removed before rank r's: the j with excluded[j] - j <= r
  * (non-decreasing in j), by binary search. */
-static uint32_t base_of_rank(const struct comm_communicator *c, uint32_t rank)
+uint32_t group_base_of_rank(const struct comm_communicator *c, uint32_t rank)
 {
     uint32_t lo = 0;
     uint32_t hi = c->excluded_count;
@@ -157,7 +157,7 @@ uint32_t group_base_node(const struct comm *ctx, const struct comm_communicator 
 
 uint32_t group_node(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank)
 {
-    uint32_t base = c->excluded_count == 0 ? rank : base_of_rank(c, rank);
+    uint32_t base = c->excluded_count == 0 ? rank : group_base_of_rank(c, rank);
     if (c->edit_count != 0) {
         uint32_t j = group_edit_of(c, base);
         if (j != COMM_RANK_NONE) {

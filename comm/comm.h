@@ -169,6 +169,8 @@ struct comm_counters {
     uint32_t suspicions;
     uint32_t peer_restarts;
     uint32_t control_frames_lost;    /* did not fit the outbox */
+    uint32_t adoptions_refused;      /* adoption messages malformed or not for us */
+    uint32_t revokes_refused;        /* REVOKE frames for no communicator of ours */
 };
 
 /* ---- the state (read through the functions below, not directly) ---- */
@@ -180,7 +182,7 @@ struct comm_counters {
 /* Internal requests of one collective: one per child and one for the parent. */
 #define COMM_COLL_SUBS (CONFIG_COMM_TREE_RADIX + 1)
 #define COMM_REQUEST_SLOTS (CONFIG_COMM_MAX_REQUESTS + CONFIG_COMM_MAX_COLLECTIVES * COMM_COLL_SUBS)
-#define COMM_COLL_STEPS 4
+#define COMM_COLL_STEPS 5
 
 _Static_assert(COMM_REQUEST_SLOTS < COMM_NONE16, "request index must fit 16 bits");
 
@@ -290,6 +292,12 @@ struct comm_record {
 
 /* A gap of a BLANK group (an edit's node). */
 #define COMM_GAP_NODE (UINT32_MAX - 1u)
+/* A rebuild or agree decision (u64 words, little-endian on the wire): the
+ * epoch it was made in (0: none), the result (agree: the flag | error <<
+ * 32; rebuild: the context | error << 32), the count of group changes,
+ * then the changes (old rank << 32 | node: COMM_NODE_NONE removed, a gap,
+ * or the spare that adopts it). */
+#define COMM_FT_DECISION_WORDS (3u + CONFIG_COMM_FT_MAX_EDITS)
 
 struct comm_communicator {
     bool in_use;
@@ -323,6 +331,13 @@ struct comm_communicator {
     uint32_t excluded[CONFIG_COMM_FT_MAX_EDITS];
     uint32_t edit_base[CONFIG_COMM_FT_MAX_EDITS];
     uint32_t edit_node[CONFIG_COMM_FT_MAX_EDITS];
+    /* The last rebuild or agree decision this node learnt on it, kept (and
+     * re-offered) until a later collective shows every member has it. */
+    bool decision_held;
+    uint8_t decision_kind;  /* the round's collective kind */
+    uint8_t decision_seq;
+    uint16_t produced;      /* rebuild: the new communicator's slot */
+    uint64_t decision[COMM_FT_DECISION_WORDS];
 };
 
 struct comm_coll_step {
@@ -357,6 +372,16 @@ struct comm_collective {
     uint8_t *recv;
     struct comm_coll_step steps[COMM_COLL_STEPS];
     int32_t color;     /* split */
+    /* recovery rounds (rebuild, agree) and adoption */
+    bool background;   /* serving others' round: no application request */
+    bool restart;      /* draining, then again in the new view */
+    uint8_t round_seq; /* the communicator's recovery number */
+    uint8_t rebuild_mode; /* enum comm_mode the rebuild applies */
+    uint8_t round_error;  /* the decision's error for the application */
+    uint32_t nodes[COMM_COLL_SUBS]; /* node of each child and of the parent */
+    uint32_t spare_next;  /* root: next decision entry to tell its spare */
+    uint32_t *flag;       /* agree */
+    uint32_t *new_comm;   /* rebuild, adopt */
     uint8_t own[8];    /* split: our (color, key) as sent */
     uint64_t contexts[COMM_CONTEXT_WORDS]; /* dup, split: contexts in use, then their union */
     uint8_t scratch[CONFIG_COMM_COLL_SCRATCH];

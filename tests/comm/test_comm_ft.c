@@ -186,8 +186,156 @@ static void test_failed_ranks_and_ack(void)
     harness_free(&h);
 }
 
+/* ---- rebuild ---- */
+
+/* A communicator's shape as a node sees it: epoch, size and a digest of
+ * its rank map (FNV-1a over the node ids). */
+struct shape {
+    uint64_t epoch;
+    uint32_t size;
+    uint64_t digest;
+};
+
+static struct shape shape_of(struct comm *c, uint32_t comm)
+{
+    struct shape s = {comm_epoch_of(c, comm), comm_size(c, comm), 1469598103934665603ull};
+    for (uint32_t r = 0; r < s.size; r++) {
+        s.digest = (s.digest ^ comm_node_of(c, comm, r)) * 1099511628211ull;
+    }
+    return s;
+}
+
+/* Every node in `in` holds comm[node]: one shape, no node twice, each
+ * member's rank maps back to itself. */
+static void check_one_map(struct harness *h, const uint32_t *comm, const bool *in)
+{
+    bool have = false;
+    struct shape first = {0, 0, 0};
+    for (uint32_t i = 0; i < h->n; i++) {
+        if (!in[i]) {
+            continue;
+        }
+        struct comm *c = harness_node(h, i);
+        struct shape s = shape_of(c, comm[i]);
+        if (!have) {
+            first = s;
+            have = true;
+        }
+        CHECK_EQ(s.epoch, first.epoch);
+        CHECK_EQ(s.size, first.size);
+        CHECK_EQ(s.digest, first.digest);
+        uint32_t rank = comm_rank(c, comm[i]);
+        CHECK(rank < s.size);
+        CHECK_EQ(comm_node_of(c, comm[i], rank), i);
+        for (uint32_t r = 0; r < s.size; r++) {
+            for (uint32_t q = r + 1u; q < s.size; q++) {
+                uint32_t a = comm_node_of(c, comm[i], r);
+                if (a != COMM_NODE_NONE && a == comm_node_of(c, comm[i], q)) {
+                    CHECK(false); /* a node twice */
+                }
+            }
+        }
+    }
+}
+
+/* Starts the rebuild (or shrink) of comm at every live world node and
+ * adoption at every live spare; waits. */
+static bool rebuild_all(struct harness *h, uint32_t world, const bool *live, bool shrink,
+                        uint32_t comm, uint32_t *new_comm, struct harness_requests *reqs)
+{
+    harness_requests_clear(reqs);
+    for (uint32_t i = 0; i < h->n; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        uint32_t r;
+        enum comm_error e;
+        struct comm *c = harness_node(h, i);
+        if (i >= world) {
+            e = comm_iadopt(c, h->now_ns, harness_begin(h), &new_comm[i], &r);
+        } else if (shrink) {
+            e = comm_ishrink(c, comm, h->now_ns, harness_begin(h), &new_comm[i], &r);
+        } else {
+            e = comm_irebuild(c, comm, h->now_ns, harness_begin(h), &new_comm[i], &r);
+        }
+        harness_end(h, i);
+        CHECK_EQ(e, COMM_ERR_OK);
+        harness_requests_add(reqs, i, r);
+    }
+    return true;
+}
+
+struct rebuild_case {
+    enum comm_mode mode;
+    uint32_t size;       /* of the new communicator */
+    uint32_t rank_of_3;  /* node 3's rank in it */
+    uint32_t node_of_2;  /* who holds rank 2 (COMM_NODE_NONE: a gap) */
+};
+
+/* 7 world nodes and a spare (7); node 2 fails. */
+static const struct rebuild_case rebuild_cases[] = {
+    {COMM_MODE_SHRINK, 6, 2, 3},
+    {COMM_MODE_BLANK, 7, 3, COMM_NODE_NONE},
+    {COMM_MODE_REBUILD, 7, 3, 7},
+};
+
+static void test_rebuild_mode(const struct rebuild_case *t)
+{
+    enum { N = 8, WORLD = 7 };
+    struct harness h;
+    harness_init(&h, N, WORLD, 1100u + t->mode);
+    h.loss_percent = 5;
+    h.delay_max_ns = 300000u;
+    set_modes(&h, COMM_WORLD, t->mode, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+    }
+    uint32_t gone = 2;
+    remove_nodes(&h, 2, &gone, 1, live);
+    bool adopting = t->mode == COMM_MODE_REBUILD;
+    live[WORLD] = adopting; /* the spare takes part only when it is adopted */
+    uint32_t comm[N];
+    struct harness_requests reqs;
+    rebuild_all(&h, WORLD, live, false, COMM_WORLD, comm, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+        CHECK_EQ(reqs.status[i].comm, comm[reqs.node[i]]);
+    }
+    check_one_map(&h, comm, live);
+    struct comm *c3 = harness_node(&h, 3);
+    CHECK_EQ(comm_size(c3, comm[3]), t->size);
+    CHECK_EQ(comm_rank(c3, comm[3]), t->rank_of_3);
+    CHECK_EQ(comm_node_of(c3, comm[3], 2), t->node_of_2);
+    CHECK_EQ(comm_state_of(c3, comm[3]), COMM_STATE_RECOVERED);
+    uint8_t b[4] = {1, 2, 3, 4};
+    uint32_t r;
+    if (t->node_of_2 == COMM_NODE_NONE) {
+        CHECK_EQ(isend(&h, 3, comm[3], 2, b, 4, &r), COMM_ERR_INVALID_RANK);
+        CHECK_EQ(irecv(&h, 3, comm[3], 2, b, 4, &r), COMM_ERR_INVALID_RANK);
+    } else {
+        /* the new communicator works: rank 2 talks to rank 0 */
+        uint8_t in[4] = {0};
+        uint32_t holder = t->node_of_2;
+        harness_requests_clear(&reqs);
+        CHECK_EQ(isend(&h, holder, comm[holder], 0, b, 4, &r), COMM_ERR_OK);
+        harness_requests_add(&reqs, holder, r);
+        CHECK_EQ(irecv(&h, 0, comm[0], 2, in, 4, &r), COMM_ERR_OK);
+        harness_requests_add(&reqs, 0, r);
+        CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        CHECK(memcmp(in, b, 4) == 0);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
+    for (uint32_t i = 0; i < sizeof rebuild_cases / sizeof rebuild_cases[0]; i++) {
+        test_rebuild_mode(&rebuild_cases[i]);
+    }
     for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
         test_p2p_modes(&p2p_cases[i]);
     }
