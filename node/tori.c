@@ -55,7 +55,6 @@ static struct {
     uint64_t last_ran_ns;  /* the runtime last ran (inside a call) */
     uint64_t starve_ns;    /* half the detector timeout */
     bool aborted;          /* an ABORT communicator failed: every call refused */
-    uint8_t world_mode;    /* WORLD's enum comm_mode, as the application set it */
     tori_error_handler handler;
     bool in_handler;       /* a handler's own calls never call it again */
     bool failure_pending;  /* a failure the handler has not been told */
@@ -470,17 +469,9 @@ static void list_failed(tori_comm comm, char *text, unsigned capacity, uint64_t 
 {
     uint32_t ranks[FAILED_LISTED];
     uint32_t count = 0;
-    *epoch = comm_view_epoch(core());
     if (comm_failed_ranks(core(), comm, ranks, FAILED_LISTED, &count, epoch) != COMM_ERR_OK) {
-        /* The same list from the ranks' states, while the core lacks it. */
-        count = 0;
-        uint32_t size = comm_size(core(), comm);
-        for (uint32_t r = 0; r < size; r++)
-            if (comm_rank_state_of(core(), comm, r) == COMM_RANK_FAILED) {
-                if (count < FAILED_LISTED)
-                    ranks[count] = r;
-                count++;
-            }
+        count = 0; /* a communicator that is gone: nothing to name */
+        *epoch = comm_view_epoch(core());
     }
     unsigned used = 0;
     text[0] = '\0';
@@ -503,9 +494,8 @@ void node_job_comm_failed(tori_comm comm, bool abort)
 {
     if (job.state != JOB_RUNNING || job.aborted)
         return;
-    report_comm(comm);
-    /* Until the core names ABORT communicators, WORLD's own mode decides. */
-    if (!abort && !(comm == TORI_COMM_WORLD && job.world_mode == COMM_MODE_ABORT)) {
+    if (!abort) { /* DETECTED: an ABORT event follows it when comm's mode says so */
+        report_comm(comm);
         note_failure(comm, TORI_ERR_PROC_FAILED);
         return;
     }
@@ -525,8 +515,6 @@ int tori_comm_set_mode(tori_comm comm, enum tori_comm_mode mode, enum tori_msg_m
     enter_on("tori_comm_set_mode", comm);
     enum comm_error error =
         comm_set_mode(core(), comm, (enum comm_mode)mode, (enum comm_msg_mode)msg_mode);
-    if (error == COMM_ERR_OK && comm == TORI_COMM_WORLD)
-        job.world_mode = (uint8_t)mode;
     return result("tori_comm_set_mode", error);
 }
 
@@ -673,7 +661,6 @@ void node_job_init(struct node *node)
         (personality_is_spare(p) && job.job->comm_mode != JOB_COMM_REBUILD))
         return;
     job.state = JOB_WAITING;
-    job.world_mode = job.job->comm_mode;
     job.adopted_rank = COMM_RANK_NONE;
     job.args.iterations = job.job->iterations;
     for (unsigned i = 0; i < JOB_APP_ARGS; i++)

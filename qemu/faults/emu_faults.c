@@ -195,7 +195,10 @@ bool emu_faults_prepare(struct emu *emu)
     f->model.layout = o->tree_layout == PERSONALITY_TREE_TORUS ? MEMBERSHIP_LAYOUT_TORUS
                                                                 : MEMBERSHIP_LAYOUT_RADIX;
     f->model.radix = o->radix;
-    f->model.initial_members = members;
+    /* The first view holds the compute nodes; spares join after it (under
+     * --comm-mode rebuild at once, started with the others), so a view's
+     * digest counts them as joined, never as initial members. */
+    f->model.initial_members = n - o->spares;
     if (!emu_inject_world_init(&f->world, &emu->geometry, o->idle_spares, f->qemu)) {
         fprintf(stderr, TOOL ": out of memory\n");
         return false;
