@@ -28,7 +28,7 @@ enum job_offset {
 _Static_assert(OFFSET_CRC + 4 == JOB_SIZE, "the CRC ends the job block");
 
 static const char *const app_names[JOB_APP_LAST + 1] = {
-    NULL, "allreduce", "stencil", "pingpong", "greedy", "stale",
+    NULL, "allreduce", "stencil", "pingpong", "greedy", "stale", "ftprobe",
 };
 static const char *const comm_mode_names[] = {"abort", "blank", "shrink", "rebuild"};
 static const char *const message_mode_names[] = {"nop", "cont"};
@@ -99,7 +99,8 @@ bool job_validate(const struct job *job, struct personality_error *error)
 {
     if (job->app < 1 || job->app > JOB_APP_LAST)
         return fail(error, "app", job->app,
-                    "1 (allreduce), 2 (stencil), 3 (pingpong), 4 (greedy) or 5 (stale); 4, 5: tests");
+                    "1 (allreduce), 2 (stencil), 3 (pingpong), 4 (greedy), 5 (stale) or "
+                    "6 (ftprobe); 4-6: tests");
     if (job->iterations < 1)
         return fail(error, "iterations", job->iterations, "at least 1");
     if (job->progress_interval > job->iterations)

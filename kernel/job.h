@@ -54,8 +54,9 @@ enum job_app {
     JOB_APP_PINGPONG = 3,
     JOB_APP_GREEDY = 4, /* a test application (tests/ only): computes, never yields */
     JOB_APP_STALE = 5,  /* a test application (tests/ only): a hung rank's stale sends */
+    JOB_APP_FTPROBE = 6, /* a test application (tests/ only): failure semantics probes */
 };
-#define JOB_APP_LAST JOB_APP_STALE
+#define JOB_APP_LAST JOB_APP_FTPROBE
 
 /* Communicator failure modes (FT-MPI; the numbers are comm/comm.h's enum
  * comm_mode): ABORT ends the job on a failure, BLANK leaves gaps, SHRINK

@@ -24,7 +24,7 @@ struct job_options {
 };
 
 /* The application names a job may give, for messages. */
-#define JOB_OPTIONS_APPS "allreduce, stencil, pingpong, greedy or stale"
+#define JOB_OPTIONS_APPS "allreduce, stencil, pingpong, greedy, stale or ftprobe"
 #define JOB_OPTIONS_COMM_MODES "abort, blank, shrink or rebuild"
 #define JOB_OPTIONS_MSG_MODES "nop or cont"
 

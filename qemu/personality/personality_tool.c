@@ -53,7 +53,7 @@ static void usage(FILE *out)
             "\n"
             "The job block (kernel/job.h), the same for every node of a job:\n"
             "  --job-out FILE        write it (with --app and the options below only)\n"
-            "  --app NAME            allreduce, stencil, pingpong; greedy, stale (tests)\n"
+            "  --app NAME            allreduce, stencil, pingpong; greedy, stale, ftprobe (tests)\n"
             "  --iterations N        iterations, 1..4294967295 (1)\n"
             "  --progress K          an app-progress event every K iterations (0: none)\n"
             "  --app-args a,b,c      up to 4 signed 64-bit application arguments (0)\n"

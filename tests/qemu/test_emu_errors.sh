@@ -89,7 +89,7 @@ refused "--chaos: kinds=join needs spares (expected --spares K)" \
     --dims 2x2 --board host --chaos 'kinds=join'
 refused "--sequential needs --inject" --dims 2x2 --board host --sequential
 # Job runs (--app): the job block's options, checked as tori-personality checks them.
-refused "--app 'fft' is invalid (expected allreduce, stencil, pingpong, greedy or stale)" \
+refused "--app 'fft' is invalid (expected allreduce, stencil, pingpong, greedy, stale or ftprobe)" \
     --dims 2x2 --board host --app fft
 refused "--iterations '0' is invalid (expected a count in 1..1000000)" \
     --dims 2x2 --board host --app allreduce --iterations 0
