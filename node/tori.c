@@ -459,7 +459,9 @@ static void report_comm(tori_comm comm)
     event_add_u64("size", size);
     event_add_u64("rank", rank);
     event_add_hex("digest", digest);
-    event_add_str("state", comm_state_of(core(), comm) == COMM_STATE_OK ? "ok" : "detected");
+    static const char *const state_names[] = {"ok", "detected", "recovered", "failed"};
+    enum comm_state state = comm_state_of(core(), comm);
+    event_add_str("state", (unsigned)state <= COMM_STATE_FAILED ? state_names[state] : "?");
     event_end();
 }
 

@@ -1,13 +1,16 @@
 #!/bin/bash
 # Issue 14's failure modes end to end: `kill 3 at iteration 100` on a job of
-# 200 iterations (progress every 10) ends as the mode promises.
-#   abort:   every live rank reports app-abort naming rank 3 (and no
+# 200 iterations (progress every 10) ends as the mode promises.  VICTIMS
+# (default 3) names other ranks to kill at iteration 100: 0 (the root of
+# the view and of WORLD), or two of them ("3,5"): under shrink the
+# survivors then end on a communicator without both.
+#   abort:   every live rank reports app-abort naming the victims (and no
 #            app-result), the run exits 3 with its summary line;
 #   shrink, blank, rebuild: every surviving (and, under rebuild, the
 #            adopting) rank reports ok=true with one digest, exit 0, no
 #            communicator check failed; under rebuild one spare reports
 #            app-adopted and its row says so.
-# usage: test_emu_ft.sh EMU OUT BOARD DIMS APP MODE [IMAGE]
+# usage: test_emu_ft.sh EMU OUT BOARD DIMS APP MODE [IMAGE|- [VICTIMS]]
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 OUT=$2
@@ -15,10 +18,15 @@ BOARD=$3
 DIMS=$4
 APP=$5
 MODE=$6
-IMAGE=${7:-}
+IMAGE=${7:--}
+VICTIMS=${8:-3}
 rm -rf "$OUT" && mkdir -p "$OUT"
+INJECT=
+for victim in ${VICTIMS//,/ }; do
+    INJECT+="${INJECT:+; }kill $victim at iteration 100"
+done
 ARGS=(--dims "$DIMS" --board "$BOARD" --app "$APP" --iterations 200 --progress 10
-      --comm-mode "$MODE" --inject 'kill 3 at iteration 100')
+      --comm-mode "$MODE" --inject "$INJECT")
 if [[ $BOARD == qemu ]]; then
     [[ -f $IMAGE ]] || { echo "SKIP: no qemu-virt image at $IMAGE"; exit 77; }
     ARGS+=(--image "$IMAGE")
@@ -30,7 +38,9 @@ fi
 timeout 280 "$EMU" "${ARGS[@]}" --out "$OUT/run" > "$OUT/run.txt" 2>&1
 status=$?
 [[ $status != 124 ]] || fail "$MODE: the run did not end within 280 s"
-check_contains "$OUT/run.txt" "iteration 100 reached: kill 3"
+for victim in ${VICTIMS//,/ }; do
+    check_contains "$OUT/run.txt" "iteration 100 reached: kill $victim"
+done
 grep -q "communicator check failed" "$OUT/run.txt" && fail "$MODE: a communicator check failed"
 events="$OUT/run/events.jsonl"
 if [[ $MODE == abort ]]; then
@@ -38,8 +48,8 @@ if [[ $MODE == abort ]]; then
     live=$(( $(grep -c '^ *[0-9]\+  \(host\|qemu\) ' "$OUT/run.txt") - 1 ))
     check_contains "$OUT/run.txt" \
         "tori-emu: $APP: aborted: every live rank ($live) reported app-abort (comm 0x100, epoch"
-    [[ $(grep -c '"event":"app-abort".*"failed":"\?3"\?[,}]' "$events") == "$live" ]] ||
-        fail "$MODE: not $live app-abort lines naming rank 3"
+    [[ $(grep -c "\"event\":\"app-abort\".*\"failed\":\"\\?$VICTIMS\"\\?[,}]" "$events") == "$live" ]] ||
+        fail "$MODE: not $live app-abort lines naming rank(s) $VICTIMS"
     grep -q '"event":"app-result"' "$events" && fail "$MODE: an app-result after the abort"
 else
     check_status 0 $status "$MODE: every surviving rank ok"
@@ -52,4 +62,12 @@ else
         grep -q 'a spare that adopted a rank' "$OUT/run.txt" || fail "$MODE: no adopting row"
     fi
 fi
-echo "emu.ft $BOARD $DIMS $APP $MODE: all checks passed"
+if [[ $VICTIMS == *,* && $MODE == shrink ]]; then
+    # Both crashes are in the communicator the survivors end on (one view
+    # change or two: a crash noticed later lands during the recovery).
+    count=$(tr ',' '\n' <<< "$VICTIMS" | wc -l)
+    size=$(grep -o '"event":"app-start".*"size":[0-9]*' "$events" | head -n 1 | grep -o '[0-9]*$')
+    grep -q "\"event\":\"comm\".*\"size\":$((size - count)),.*\"state\":\"\(ok\|recovered\)\"" "$events" ||
+        fail "$MODE: no rebuilt communicator of $((size - count)) ranks"
+fi
+echo "emu.ft $BOARD $DIMS $APP $MODE (kill $VICTIMS): all checks passed"
