@@ -493,6 +493,13 @@ static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
         /* Agreement reached only at the settle timeout still counts; the
          * record and the line say it was never quiet. */
         emu_agree_evaluate(f->answers, emu->count, f->expected, &check.tree, &check.agreement);
+        /* A job's communicators agree too (issue 14). */
+        char why[200];
+        if (check.agreement.passed && emu->options->app_set &&
+            !emu_app_check_comms(emu, f->expected, why, sizeof why)) {
+            check.agreement.passed = false;
+            snprintf(check.agreement.reason, sizeof check.agreement.reason, "%s", why);
+        }
     }
     check.ocp_ns = emu_results_group_ocp_ns(&f->results, check.agreement.epoch, &check.ocp_samples);
     ts_model_predict(&check.tree.model, f->results.one_hop_ns, check.ocp_ns);

@@ -83,6 +83,88 @@ static const char *comm_disagrees(const struct emu *emu, const struct emu_node *
     return NULL;
 }
 
+/* node's line for the communicator named handle, NULL when none. */
+static const struct emu_comm_report *comm_report(const struct emu_node *node, const char *handle)
+{
+    for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS; i++)
+        if (node->comm[i].valid && strcmp(node->comm[i].comm, handle) == 0)
+            return &node->comm[i];
+    return NULL;
+}
+
+#define WORLD_HANDLE "0x100" /* node/tori.h TORI_COMM_WORLD, as comm lines write it */
+
+/* One communicator (handle) over the live ranks: see emu_app_check_comms. */
+static bool comm_consistent(const struct emu *emu, const bool *live, const char *handle,
+                            char *reason, size_t capacity)
+{
+    const struct emu_comm_report *first = NULL;
+    uint64_t newest = 0;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        const struct emu_comm_report *c = live[r] ? comm_report(&emu->nodes[r], handle) : NULL;
+        if (c != NULL && (first == NULL || c->epoch > newest))
+            newest = c->epoch, first = c;
+    }
+    if (first == NULL)
+        return true;
+    uint32_t holders = 0, first_node = 0;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        const struct emu_comm_report *c = live[r] ? comm_report(&emu->nodes[r], handle) : NULL;
+        if (c == NULL || c->epoch != newest)
+            continue;
+        if (c->size != first->size || strcmp(c->digest, first->digest) != 0) {
+            snprintf(reason, capacity, "communicator %s epoch %llu: node %u holds size %u, "
+                     "map %s; node %u size %u, map %s", handle, (unsigned long long)newest,
+                     (unsigned)r, (unsigned)c->size, c->digest, (unsigned)first_node,
+                     (unsigned)first->size, first->digest);
+            return false;
+        }
+        for (uint32_t q = 0; q < r; q++) {
+            const struct emu_comm_report *o = live[q] ? comm_report(&emu->nodes[q], handle) : NULL;
+            if (o != NULL && o->epoch == newest && o->rank == c->rank) {
+                snprintf(reason, capacity, "communicator %s epoch %llu: nodes %u and %u are "
+                         "both rank %u", handle, (unsigned long long)newest, (unsigned)q,
+                         (unsigned)r, (unsigned)c->rank);
+                return false;
+            }
+        }
+        if (holders++ == 0)
+            first_node = r;
+    }
+    if (holders > first->size) {
+        snprintf(reason, capacity, "communicator %s epoch %llu: %u live ranks hold it, its "
+                 "size is %u", handle, (unsigned long long)newest, (unsigned)holders,
+                 (unsigned)first->size);
+        return false;
+    }
+    return true;
+}
+
+bool emu_app_check_comms(const struct emu *emu, const bool *live, char *reason,
+                         size_t capacity)
+{
+    bool world_lost = false;
+    for (uint32_t r = 0; r < compute_nodes(emu); r++)
+        world_lost |= !live[r];
+    for (uint32_t r = 0; r < emu->count; r++) {
+        const struct emu_node *node = &emu->nodes[r];
+        if (!live[r] || !node->app_started || !is_rank(emu, node))
+            continue;
+        bool running = !node->app_reported && !is_down(node);
+        if (world_lost && running && r < compute_nodes(emu) &&
+            comm_report(node, WORLD_HANDLE) == NULL) {
+            snprintf(reason, capacity, "rank %u reported no comm line for WORLD after it lost "
+                     "a member", (unsigned)r);
+            return false;
+        }
+        for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS; i++)
+            if (node->comm[i].valid &&
+                !comm_consistent(emu, live, node->comm[i].comm, reason, capacity))
+                return false;
+    }
+    return true;
+}
+
 static void on_comm_line(struct emu *emu, struct emu_node *node, const struct event_line *line)
 {
     struct emu_comm_report report = {.valid = true};
@@ -99,7 +181,8 @@ static void on_comm_line(struct emu *emu, struct emu_node *node, const struct ev
     snprintf(report.digest, sizeof report.digest, "%s", digest);
     report.size = (uint32_t)size;
     report.rank = (uint32_t)rank;
-    /* Its communicator's slot, else a free one, else the oldest epoch's. */
+    /* Its communicator's slot, else a free one, else the oldest epoch's but
+     * WORLD's (the check after a fault asks every rank for it). */
     unsigned slot = EMU_NODE_COMM_REPORTS;
     for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS && slot == EMU_NODE_COMM_REPORTS; i++)
         if (node->comm[i].valid && strcmp(node->comm[i].comm, report.comm) == 0)
@@ -107,12 +190,11 @@ static void on_comm_line(struct emu *emu, struct emu_node *node, const struct ev
     for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS && slot == EMU_NODE_COMM_REPORTS; i++)
         if (!node->comm[i].valid)
             slot = i;
-    if (slot == EMU_NODE_COMM_REPORTS) {
-        slot = 0;
-        for (unsigned i = 1; i < EMU_NODE_COMM_REPORTS; i++)
-            if (node->comm[i].epoch < node->comm[slot].epoch)
-                slot = i;
-    }
+    bool full = slot == EMU_NODE_COMM_REPORTS;
+    for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS && full; i++)
+        if (strcmp(node->comm[i].comm, WORLD_HANDLE) != 0 &&
+            (slot == EMU_NODE_COMM_REPORTS || node->comm[i].epoch < node->comm[slot].epoch))
+            slot = i;
     node->comm[slot] = report;
     uint32_t other = 0;
     const char *why = comm_disagrees(emu, node, &report, &other);

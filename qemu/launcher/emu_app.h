@@ -49,6 +49,18 @@ bool emu_app_job_over(const struct emu *emu);
  */
 bool emu_app_over(struct emu *emu);
 
+/*
+ * The communicators' part of the agreement check after a fault (live: the
+ * expected member set, one entry per node).  Once a WORLD rank is out of
+ * it, every live rank whose application still runs must hold a `comm` line
+ * for WORLD (each reports one when a view change removes a member); and for
+ * each communicator, the live ranks' lines of its newest epoch carry one
+ * size and one rank map, no rank twice and no more ranks than its size.
+ * False with a one-line reason.
+ */
+bool emu_app_check_comms(const struct emu *emu, const bool *live, char *reason,
+                         size_t capacity);
+
 /* Turns the loop until emu_app_over (or the run stops). */
 void emu_app_wait(struct emu *emu);
 

@@ -38,6 +38,7 @@ enum { FTPROBE_PAIRS = 0, FTPROBE_AGREE = 1, FTPROBE_REVOKE = 2 };
 #define PAIR_TAG 1
 #define RING_TAG 2
 #define EXCHANGE_LATE (-1) /* the deadline passed before the exchange completed */
+#define EXCHANGE_LEFT (-2) /* comm turned DETECTED while it waited (see exchange) */
 #define NO_DEADLINE UINT64_MAX
 
 static struct {
@@ -61,11 +62,13 @@ static void pace(uint64_t began_ns, int64_t ms)
 
 /*
  * One message each way with partner on comm (the iteration); *got: what
- * came.  A request still pending at the deadline is abandoned (its late
- * completion only writes the static buffer again).
+ * came.  A request still pending at the deadline, or when comm turns
+ * DETECTED and stop_on_failure is set, is abandoned (its late completion
+ * only writes the static buffer again): a partner that went into recovery
+ * first may never send the message it waits for.
  */
 static int exchange(tori_comm comm, uint32_t partner, uint32_t iteration, uint64_t deadline_ns,
-                    uint32_t *got)
+                    bool stop_on_failure, uint32_t *got)
 {
     static uint32_t sent, received;
     tori_request send = TORI_REQUEST_NULL, recv = TORI_REQUEST_NULL;
@@ -77,6 +80,8 @@ static int exchange(tori_comm comm, uint32_t partner, uint32_t iteration, uint64
            (send != TORI_REQUEST_NULL || recv != TORI_REQUEST_NULL)) {
         if (tori_now_ns() >= deadline_ns)
             return EXCHANGE_LATE;
+        if (stop_on_failure && tori_comm_state(comm) != TORI_STATE_OK)
+            return EXCHANGE_LEFT;
         bool done = false;
         if (send != TORI_REQUEST_NULL)
             error = tori_test(&send, &done, NULL);
@@ -111,8 +116,9 @@ static struct tori_result run_pairs(const struct tori_args *args, uint32_t rank,
         failed = tori_comm_state(TORI_COMM_WORLD) != TORI_STATE_OK;
         uint32_t got = 0;
         if (!failed && paired) {
-            int error = exchange(TORI_COMM_WORLD, partner, i, NO_DEADLINE, &got);
-            failed = error != TORI_OK;
+            int error = exchange(TORI_COMM_WORLD, partner, i, NO_DEADLINE, true, &got);
+            /* 0: the partner's first message of its recovery window. */
+            failed = error != TORI_OK || got == 0;
             outcome.ok = outcome.ok && (failed || got == i);
         }
         if (failed)
@@ -127,7 +133,7 @@ static struct tori_result run_pairs(const struct tori_args *args, uint32_t rank,
     while (failed && tori_now_ns() < window_end) {
         uint64_t began = tori_now_ns();
         uint32_t got = 0;
-        int error = paired ? exchange(TORI_COMM_WORLD, partner, 0, window_end, &got)
+        int error = paired ? exchange(TORI_COMM_WORLD, partner, 0, window_end, false, &got)
                            : EXCHANGE_LATE;
         if (error == TORI_OK) {
             exchanged++;

@@ -9,7 +9,8 @@
 #   shrink, blank, rebuild: every surviving (and, under rebuild, the
 #            adopting) rank reports ok=true with one digest, exit 0, no
 #            communicator check failed; under rebuild one spare reports
-#            app-adopted and its row says so.
+#            app-adopted, its row says so, and the digest is the one of the
+#            same job without the kill.
 # usage: test_emu_ft.sh EMU OUT BOARD DIMS APP MODE [IMAGE|- [VICTIMS]]
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
@@ -60,6 +61,14 @@ else
         [[ $(grep -c '"event":"app-adopted"' "$events") == 1 ]] ||
             fail "$MODE: not one app-adopted line"
         grep -q 'a spare that adopted a rank' "$OUT/run.txt" || fail "$MODE: no adopting row"
+        # The fault-free answer: the same job without the kill (on host
+        # processes: the digest is the same on every board).
+        timeout 120 "$EMU" --dims "$DIMS" --board host --app "$APP" --iterations 200 \
+            --progress 10 --comm-mode rebuild --spares 1 --out "$OUT/fault_free" \
+            > "$OUT/fault_free.txt" 2>&1 || fail "$MODE: the fault-free run failed"
+        want=$(grep -o 'ok=true, digest 0x[0-9a-f]*' "$OUT/fault_free.txt")
+        [[ -n $want ]] && grep -qF "$want" "$OUT/run.txt" ||
+            fail "$MODE: not the fault-free answer (${want:-none})"
     fi
 fi
 if [[ $VICTIMS == *,* && $MODE == shrink ]]; then
