@@ -915,7 +915,10 @@ bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uin
 {
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
         const struct comm_collective *c = &ctx->colls[slot];
-        if (c->state != COLL_FREE && c->comm == comm && c->kind == kind && c->round_seq == seq) {
+        /* one past its decision (telling spares) serves no round any more */
+        bool deciding = c->step >= c->step_count || c->steps[c->step].kind != STEP_ADOPT_SEND;
+        if (c->state != COLL_FREE && c->comm == comm && c->kind == kind && c->round_seq == seq &&
+            deciding) {
             return true;
         }
     }

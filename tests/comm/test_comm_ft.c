@@ -5,6 +5,7 @@
  * acknowledgment.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "comm/comm.h"
@@ -13,6 +14,7 @@
 
 #define LIMIT_NS 60000000000ull
 #define MAX_N 64
+#define CAMPAIGN_RUNS 300u
 
 static enum comm_error isend(struct harness *h, uint32_t node, uint32_t comm, uint32_t dest,
                              const void *b, uint32_t n, uint32_t *r)
@@ -331,8 +333,205 @@ static void test_rebuild_mode(const struct rebuild_case *t)
     harness_free(&h);
 }
 
+/* ---- recovery under failures: a seeded campaign ---- */
+
+enum { OP_SHRINK, OP_BLANK, OP_REBUILD, OP_AGREE, OP_COUNT };
+
+/* Picks count distinct live world nodes (rank-0-first when root: the
+ * round's root is the lowest live rank). */
+static uint32_t pick_victims(struct check_rng *rng, const bool *live, uint32_t world, bool root,
+                             uint32_t count, uint32_t *victims)
+{
+    uint32_t got = 0;
+    if (root) {
+        for (uint32_t i = 0; i < world && got < count; i++) {
+            if (live[i]) {
+                victims[got++] = i;
+                break;
+            }
+        }
+    }
+    for (uint32_t tries = 0; got < count && tries < 1000u; tries++) {
+        uint32_t v = check_rng_below(rng, world);
+        bool dup = false;
+        for (uint32_t k = 0; k < got; k++) {
+            dup = dup || victims[k] == v;
+        }
+        if (live[v] && !dup) {
+            victims[got++] = v;
+        }
+    }
+    return got;
+}
+
+/*
+ * One run: n nodes (spares beyond world), failures before the operation
+ * (so the communicator is DETECTED), then during it (hung, then removed
+ * in one view change: one or two nodes, sometimes the round's root),
+ * sometimes again during the restarted round.  Every survivor must finish;
+ * rebuilds give one map (epoch, size, digest) and no node twice; agree
+ * gives one value and one error everywhere, 0 when a survivor offered 0.
+ */
+static uint32_t campaign_rebuilds;
+static uint32_t campaign_restarted;
+
+static void campaign_run(uint64_t seed)
+{
+    struct check_rng rng;
+    check_rng_seed(&rng, seed);
+    uint32_t n = 8u + check_rng_below(&rng, MAX_N - 8u + 1u);
+    uint32_t spares = check_rng_below(&rng, 3);
+    uint32_t world = n - spares;
+    uint32_t op = check_rng_below(&rng, OP_COUNT);
+    static const enum comm_mode modes[OP_COUNT] = {COMM_MODE_SHRINK, COMM_MODE_BLANK,
+                                                   COMM_MODE_REBUILD, COMM_MODE_BLANK};
+    struct harness h;
+    harness_init(&h, n, world, seed);
+    h.loss_percent = check_rng_below(&rng, 8);
+    h.duplicate_percent = check_rng_below(&rng, 3);
+    h.delay_max_ns = 100000u + check_rng_below(&rng, 400000u);
+    set_modes(&h, COMM_WORLD, modes[op], COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[MAX_N];
+    for (uint32_t i = 0; i < n; i++) {
+        live[i] = true;
+    }
+    uint64_t epoch = 1;
+    uint32_t victims[2];
+    uint32_t before = pick_victims(&rng, live, world, check_rng_percent(&rng, 20),
+                                   1u + check_rng_below(&rng, 2), victims);
+    remove_nodes(&h, ++epoch, victims, before, live);
+    /* the operation */
+    uint32_t comm[MAX_N];
+    uint32_t flag[MAX_N];
+    bool any_zero = false;
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    bool started[MAX_N] = {false};
+    for (uint32_t i = 0; i < n; i++) {
+        if (!live[i] || (i >= world && op != OP_REBUILD)) {
+            continue;
+        }
+        uint32_t r;
+        enum comm_error e;
+        struct comm *c = harness_node(&h, i);
+        if (i >= world) {
+            e = comm_iadopt(c, h.now_ns, harness_begin(&h), &comm[i], &r);
+        } else if (op == OP_AGREE) {
+            flag[i] = check_rng_percent(&rng, 85) ? 1u : 0u;
+            any_zero = any_zero || flag[i] == 0;
+            e = comm_iagree(c, COMM_WORLD, &flag[i], h.now_ns, harness_begin(&h), &r);
+        } else {
+            e = comm_irebuild(c, COMM_WORLD, h.now_ns, harness_begin(&h), &comm[i], &r);
+        }
+        harness_end(&h, i);
+        CHECK_EQ(e, COMM_ERR_OK);
+        started[i] = true;
+        harness_requests_add(&reqs, i, r);
+    }
+    /* failures during it: one or two rounds of crashes */
+    uint32_t rounds = check_rng_below(&rng, 3);
+    for (uint32_t k = 0; k < rounds; k++) {
+        harness_run_for(&h, check_rng_below(&rng, 3000000u));
+        uint32_t count = pick_victims(&rng, live, world, check_rng_percent(&rng, 40),
+                                      1u + check_rng_below(&rng, 2), victims);
+        for (uint32_t v = 0; v < count; v++) {
+            harness_hang(&h, victims[v]);
+        }
+        harness_run_for(&h, check_rng_below(&rng, 2000000u));
+        remove_nodes(&h, ++epoch, victims, count, live);
+    }
+    /* every survivor of the world finishes; spares only if adopted */
+    struct harness_requests world_reqs;
+    harness_requests_clear(&world_reqs);
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        if (live[reqs.node[i]] && reqs.node[i] < world) {
+            harness_requests_add(&world_reqs, reqs.node[i], reqs.handle[i]);
+        }
+    }
+    if (!harness_requests_wait(&h, &world_reqs, LIMIT_NS)) {
+        printf("campaign seed %llu: a survivor never finished (n %u, op %u)\n",
+               (unsigned long long)seed, n, op);
+        for (uint32_t i = 0; i < world_reqs.count; i++) {
+            if (world_reqs.done[i]) {
+                continue;
+            }
+            const struct comm *c = harness_node(&h, world_reqs.node[i]);
+            for (uint32_t k = 0; k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
+                const struct comm_collective *cc = &c->colls[k];
+                printf("  node %u coll %u: state %u kind %u bg %d step %u phase %u size %u vrank %u"
+                       " parent %u (node %u) children %u\n",
+                       world_reqs.node[i], k, cc->state, cc->kind, cc->background, cc->step,
+                       cc->phase, cc->size, cc->vrank, cc->parent,
+                       cc->nodes[CONFIG_COMM_TREE_RADIX], cc->child_count);
+            }
+        }
+        CHECK(false);
+        harness_free(&h);
+        return;
+    }
+    enum comm_error first_error = world_reqs.status[0].error;
+    uint32_t first_flag = flag[world_reqs.node[0]];
+    bool in[MAX_N] = {false};
+    for (uint32_t i = 0; i < world_reqs.count; i++) {
+        uint32_t node = world_reqs.node[i];
+        CHECK_EQ(world_reqs.status[i].error, first_error); /* uniform */
+        if (op == OP_AGREE) {
+            CHECK_EQ(flag[node], first_flag);
+        } else {
+            CHECK_EQ(world_reqs.status[i].error, COMM_ERR_OK);
+            in[node] = true;
+        }
+    }
+    if (op == OP_AGREE) {
+        CHECK_EQ(first_error, COMM_ERR_PROC_FAILED); /* failures not acknowledged */
+        if (any_zero) {
+            bool survivor_zero = false;
+            for (uint32_t i = 0; i < world; i++) {
+                survivor_zero = survivor_zero || (live[i] && started[i] && flag[i] == 0);
+            }
+            if (survivor_zero) {
+                CHECK_EQ(first_flag, 0);
+            }
+        }
+    } else if (first_error == COMM_ERR_OK) {
+        /* adopted spares finish too and hold the same map */
+        struct comm *c0 = harness_node(&h, world_reqs.node[0]);
+        uint32_t size = comm_size(c0, comm[world_reqs.node[0]]);
+        harness_requests_clear(&world_reqs);
+        for (uint32_t r = 0; r < size; r++) {
+            uint32_t node = comm_node_of(c0, comm[world_reqs.node[0]], r);
+            if (node != COMM_NODE_NONE && node >= world && live[node]) {
+                for (uint32_t i = 0; i < reqs.count; i++) {
+                    if (reqs.node[i] == node) {
+                        harness_requests_add(&world_reqs, node, reqs.handle[i]);
+                    }
+                }
+                in[node] = true;
+            }
+        }
+        CHECK(harness_requests_wait(&h, &world_reqs, LIMIT_NS));
+        for (uint32_t i = 0; i < world_reqs.count; i++) {
+            CHECK_EQ(world_reqs.status[i].error, COMM_ERR_OK);
+        }
+        check_one_map(&h, comm, in);
+        uint64_t made_in = comm_epoch_of(c0, comm[world_reqs.node[0]]);
+        campaign_rebuilds++;
+        campaign_restarted += made_in > 2u; /* decided in a view after the round began */
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
+    for (uint64_t seed = 1; seed <= CAMPAIGN_RUNS; seed++) {
+        campaign_run(0x5eed0000u + seed);
+    }
+    /* the campaign means something only if rounds were interrupted */
+    printf("campaign: %u rebuilds, %u decided in a later view\n", campaign_rebuilds,
+           campaign_restarted);
+    CHECK(campaign_restarted > campaign_rebuilds / 4u);
     for (uint32_t i = 0; i < sizeof rebuild_cases / sizeof rebuild_cases[0]; i++) {
         test_rebuild_mode(&rebuild_cases[i]);
     }
