@@ -703,8 +703,9 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
         if (c->state == COLL_FREE || c->comm != comm) {
             continue;
         }
-        if (c->kind == COLL_ADOPT && error == COMM_ERR_PROC_FAILED) {
-            continue; /* a spare waits for any root */
+        if ((c->kind == COLL_ADOPT && error == COMM_ERR_PROC_FAILED) ||
+            ((coll_is_round(c->kind) || c->kind == COLL_ADOPT) && error == COMM_ERR_REVOKED)) {
+            continue; /* a spare waits for any root; recovery goes on on a revoked one */
         }
         if (coll_is_round(c->kind) && error == COMM_ERR_PROC_FAILED) {
             if (c->state == COLL_RUNNING && c->step < c->step_count &&

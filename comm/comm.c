@@ -421,6 +421,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
             ft_detected(ctx, i, epoch, now_ns, out);
         }
     }
+    ft_view_installed(ctx, now_ns, out);
     comm_finish_call(ctx, now_ns, out);
     return true;
 }
@@ -489,7 +490,11 @@ void comm_receive(struct comm *ctx, uint32_t source, uint64_t epoch, const uint8
         ctx->counters.drops_not_member++;
         return;
     }
-    peer_on_frame(ctx, source, &frame, now_ns, out);
+    if (frame.kind == COMM_KIND_REVOKE) {
+        ft_on_revoke(ctx, source, &frame, now_ns, out); /* sessionless */
+    } else {
+        peer_on_frame(ctx, source, &frame, now_ns, out);
+    }
     comm_finish_call(ctx, now_ns, out);
 }
 
@@ -502,6 +507,7 @@ void comm_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
     coll_run(ctx, now_ns, out);
     match_tick(ctx, now_ns, out);
     peer_tick(ctx, now_ns, out);
+    ft_tick(ctx, now_ns, out);
 }
 
 uint64_t comm_next_deadline(const struct comm *ctx)
@@ -514,7 +520,9 @@ uint64_t comm_next_deadline(const struct comm *ctx)
     }
     uint64_t peers = peer_deadline(ctx);
     uint64_t grants = match_deadline(ctx);
-    return peers < grants ? peers : grants;
+    uint64_t revokes = ft_deadline(ctx);
+    uint64_t first = peers < grants ? peers : grants;
+    return revokes < first ? revokes : first;
 }
 
 /* ---- communicator operations ---- */

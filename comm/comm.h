@@ -338,6 +338,14 @@ struct comm_communicator {
     uint8_t decision_seq;
     uint16_t produced;      /* rebuild: the new communicator's slot */
     uint64_t decision[COMM_FT_DECISION_WORDS];
+    /* Revoke: flooded over the members' tree, each neighbour told until it
+     * answers (or leaves the view). */
+    uint32_t revoker;       /* the rank that revoked it */
+    uint8_t revoke_targets_count;
+    uint8_t revoke_acked;   /* bit per target */
+    uint8_t revoke_tries;
+    uint64_t revoke_due_ns;
+    uint32_t revoke_targets[COMM_COLL_SUBS];
 };
 
 struct comm_coll_step {

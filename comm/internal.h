@@ -261,5 +261,12 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
                                uint32_t *new_comm);
 /* A collective completed on comm slot: decisions it proves known go. */
 void ft_collective_done(struct comm *ctx, uint16_t slot);
+/* A REVOKE frame from node source (fenced and decoded). */
+void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
+                  uint64_t now_ns, struct comm_outbox *out);
+/* A new view: revoked communicators tell their new tree neighbours. */
+void ft_view_installed(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+void ft_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+uint64_t ft_deadline(const struct comm *ctx);
 
 #endif /* COMM_INTERNAL_H */

@@ -333,6 +333,152 @@ static void test_rebuild_mode(const struct rebuild_case *t)
     harness_free(&h);
 }
 
+/* ---- revoke ---- */
+
+static bool all_revoked(struct harness *h, void *arg)
+{
+    const bool *live = arg;
+    for (uint32_t i = 0; i < h->n; i++) {
+        if (live[i] && h->revokes[i] == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * A rank blocked on a receive from a live peer is woken (REVOKED) when
+ * another rank revokes; the revoke floods to every member once, over a
+ * lossy network and through a member that hangs and leaves the view on
+ * the way; afterwards every operation fails REVOKED but recovery (agree,
+ * shrink) works on the revoked communicator.
+ */
+static void test_revoke(uint32_t n, uint32_t hang, uint64_t seed)
+{
+    struct harness h;
+    harness_init(&h, n, n, seed);
+    h.loss_percent = 10;
+    h.delay_max_ns = 300000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[MAX_N];
+    for (uint32_t i = 0; i < n; i++) {
+        live[i] = true;
+    }
+    uint8_t b[4];
+    uint32_t blocked;
+    uint32_t waiter = n - 1u;
+    CHECK_EQ(irecv(&h, waiter, COMM_WORLD, 3, b, 4, &blocked), COMM_ERR_OK); /* 3 stays */
+    harness_run_for(&h, 5000000u);
+    CHECK(!comm_test(harness_node(&h, waiter), blocked, NULL));
+    if (hang < n) {
+        harness_hang(&h, hang);
+    }
+    CHECK_EQ(comm_revoke(harness_node(&h, 2), COMM_WORLD, h.now_ns, harness_begin(&h)),
+             COMM_ERR_OK);
+    harness_end(&h, 2);
+    if (hang < n) {
+        harness_run_for(&h, 3000000u);
+        remove_nodes(&h, 2, &hang, 1, live);
+    }
+    CHECK(harness_run(&h, all_revoked, live, LIMIT_NS));
+    struct comm_status st;
+    CHECK(comm_test(harness_node(&h, waiter), blocked, &st));
+    CHECK_EQ(st.error, COMM_ERR_REVOKED);
+    harness_run_for(&h, 200000000u); /* retransmissions settle */
+    uint32_t r;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        CHECK_EQ(h.revokes[i], 1); /* once, however often it was told */
+        struct comm *c = harness_node(&h, i);
+        CHECK_EQ(isend(&h, i, COMM_WORLD, 0, b, 4, &r), COMM_ERR_REVOKED);
+        CHECK_EQ(irecv(&h, i, COMM_WORLD, 0, b, 4, &r), COMM_ERR_REVOKED);
+        CHECK_EQ(comm_ibarrier(c, COMM_WORLD, h.now_ns, harness_begin(&h), &r), COMM_ERR_REVOKED);
+        harness_end(&h, i);
+        CHECK_EQ(comm_get_counters(c)->revokes_refused, 0);
+        CHECK_EQ(comm_next_deadline(c) == COMM_NEVER || comm_next_deadline(c) > h.now_ns, true);
+    }
+    /* recovery works on it: agree, then shrink */
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t flag[MAX_N];
+    for (uint32_t i = 0; i < n; i++) {
+        if (live[i]) {
+            flag[i] = 1;
+            CHECK_EQ(comm_iagree(harness_node(&h, i), COMM_WORLD, &flag[i], h.now_ns,
+                                 harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, i);
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    uint32_t comm[MAX_N];
+    rebuild_all(&h, n, live, true, COMM_WORLD, comm, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    check_one_map(&h, comm, live);
+    CHECK_EQ(comm_size(harness_node(&h, 2), comm[2]), hang < n ? n - 1u : n);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* REVOKE frames that are not a member's news are counted and dropped:
+ * a sender or revoker outside the communicator, a revoker rank that is not
+ * that node, an unknown context; one from an older view is fenced. */
+static void test_revoke_refused(void)
+{
+    enum { N = 6, WORLD = 4 };
+    struct harness h;
+    harness_init(&h, N, WORLD, 1300);
+    harness_install(&h, 1, NULL, NULL);
+    struct comm *c = harness_node(&h, 0);
+    struct {
+        uint32_t source;  /* the frame's sender */
+        uint16_t context;
+        uint32_t revoker_node;
+        uint32_t revoker_rank;
+        uint64_t epoch;
+        bool refused;     /* counted in revokes_refused (else fenced) */
+    } cases[] = {
+        {4, 0, 4, 3, 1, true},  /* a spare is no member */
+        {1, 0, 3, 2, 1, true},  /* rank 2 is not node 3 */
+        {1, 0, 1, 9, 1, true},  /* no rank 9 */
+        {1, 7, 1, 1, 1, true},  /* no such context */
+        {1, 0, 1, 1, 0, false}, /* an older view: fenced */
+    };
+    uint32_t refused = 0;
+    for (uint32_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct comm_frame f;
+        memset(&f, 0, sizeof f);
+        f.kind = COMM_KIND_REVOKE;
+        f.sender_incarnation = 100u + cases[i].source;
+        f.context = cases[i].context;
+        f.source_rank = cases[i].revoker_node;
+        f.seq = cases[i].revoker_rank;
+        uint8_t payload[COMM_MAX_PAYLOAD];
+        size_t length = comm_encode(&f, payload, sizeof payload);
+        CHECK(length > 0);
+        uint32_t stale = comm_get_counters(c)->drops_stale_epoch;
+        comm_receive(c, cases[i].source, cases[i].epoch, payload, length, h.now_ns,
+                     harness_begin(&h));
+        harness_end(&h, 0);
+        refused += cases[i].refused;
+        CHECK_EQ(comm_get_counters(c)->revokes_refused, refused);
+        CHECK_EQ(comm_get_counters(c)->drops_stale_epoch, stale + (cases[i].refused ? 0u : 1u));
+        CHECK_EQ(h.revokes[0], 0);
+    }
+    uint8_t b[4] = {0};
+    uint32_t r;
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, b, 4, &r), COMM_ERR_OK);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* ---- recovery under failures: a seeded campaign ---- */
 
 enum { OP_SHRINK, OP_BLANK, OP_REBUILD, OP_AGREE, OP_COUNT };
@@ -525,6 +671,11 @@ static void campaign_run(uint64_t seed)
 
 int main(void)
 {
+    test_revoke(6, UINT32_MAX, 1200);
+    test_revoke(40, UINT32_MAX, 1201);
+    test_revoke(40, 1, 1202); /* the root's first child, an inner node */
+    test_revoke(40, 0, 1203); /* the tree's root */
+    test_revoke_refused();
     for (uint64_t seed = 1; seed <= CAMPAIGN_RUNS; seed++) {
         campaign_run(0x5eed0000u + seed);
     }
