@@ -559,11 +559,28 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     }
     c->background = false;
     c->restart = false;
+    c->strict_phase = false;
     if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
         ctx->creating = false;
     }
     c->state = COLL_FREE;
 }
+
+/* Strict mode (the default): reduce, allreduce, barrier, gather and
+ * allgather return the same outcome at every survivor: after the
+ * operation, an agree on whether it succeeded everywhere. */
+static bool strict_kind(uint8_t kind)
+{
+    return kind == COLL_BARRIER || kind == COLL_REDUCE || kind == COLL_ALLREDUCE ||
+           kind == COLL_GATHER || kind == COLL_ALLGATHER;
+}
+
+static bool goes_strict(const struct comm *ctx, const struct comm_collective *c)
+{
+    return strict_kind(c->kind) && !c->strict_phase && ctx->comms[c->comm].strict;
+}
+
+static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, bool drain);
 
 static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
 {
@@ -582,12 +599,22 @@ static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
         reverse(c->recv + shift, total - shift);
     } else if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
         error = create_comm(ctx, c, &handle);
+    } else if (c->strict_phase) {
+        if (c->strict_flag == 0) {
+            error = c->strict_error != COMM_ERR_OK ? (enum comm_error)c->strict_error
+                                                    : COMM_ERR_PROC_FAILED; /* failed elsewhere */
+        }
     } else if (coll_is_round(c->kind) || c->kind == COLL_ADOPT) {
         error = (enum comm_error)c->round_error;
         handle = c->new_comm != NULL ? *c->new_comm : COMM_NULL;
     }
-    if (!coll_is_round(c->kind) && c->kind != COLL_ADOPT && error == COMM_ERR_OK) {
-        ft_collective_done(ctx, c->comm);
+    if (goes_strict(ctx, c)) {
+        become_agree(ctx, slot, COMM_ERR_OK, false);
+        return;
+    }
+    if (((!coll_is_round(c->kind) && c->kind != COLL_ADOPT) || c->strict_phase) &&
+        error == COMM_ERR_OK) {
+        ft_collective_done(ctx, c->comm, c->strict_phase ? c->round_seq : -1);
     }
     if (!c->background) {
         ctx->requests[c->request].status.comm = handle;
@@ -602,6 +629,9 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
                  struct comm_outbox *out)
 {
     struct comm_collective *c = &ctx->colls[slot];
+    if (goes_strict(ctx, c) && error != COMM_ERR_REVOKED && error != COMM_ERR_NO_VIEW) {
+        become_agree(ctx, slot, error, true); /* others may have succeeded: agree first */
+    }
     if (!c->background && !c->restart) {
         request_complete(ctx, c->request, error, out);
     }
@@ -904,13 +934,57 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     if (a->kind == COLL_DUP || a->kind == COLL_SPLIT) {
         ctx->creating = true;
     }
+    c->strict_phase = false;
     program(ctx, c, a);
+    if (a->failed) {
+        become_agree(ctx, slot, COMM_ERR_PROC_FAILED, false);
+    }
     ctx->coll_work |= 1u << slot;
     *request = request_handle(ctx, index);
     return COMM_ERR_OK;
 }
 
 /* ---- recovery rounds ---- */
+
+static void add_round_steps(struct comm_collective *c)
+{
+    c->step_count = 0;
+    add_step(c, STEP_REDUCE, NULL, FT_OFFER_BYTES, false);
+    add_step(c, STEP_DECIDE, NULL, 0, false);
+    add_step(c, STEP_BCAST, c->scratch, FT_OFFER_BYTES, false);
+    add_step(c, STEP_APPLY, NULL, 0, false);
+    add_step(c, STEP_ADOPT_SEND, NULL, 0, false);
+}
+
+/* The strict collective's outcome agree, in the same slot and request:
+ * now (the operation finished here) or once its internal requests drained
+ * (it failed here). */
+static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, bool drain)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    struct comm_communicator *x = &ctx->comms[c->comm];
+    c->strict_phase = true;
+    c->strict_error = (uint8_t)own;
+    c->strict_flag = own == COMM_ERR_OK ? 1u : 0u;
+    c->kind = COLL_AGREE;
+    c->round_seq = x->recovery_seq++;
+    c->flag = &c->strict_flag;
+    c->new_comm = NULL;
+    c->round_error = COMM_ERR_OK;
+    c->spare_next = 0;
+    c->step = 0;
+    c->phase = 0;
+    add_round_steps(c);
+    if (drain) {
+        c->restart = true;
+        return;
+    }
+    for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+        request_release(ctx, sub_index(slot, j));
+    }
+    ft_round_setup(ctx, c, round_offer(c));
+    ctx->coll_work |= 1u << slot;
+}
 
 bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq)
 {
@@ -967,17 +1041,14 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
     if (kind == COLL_REBUILD && request != NULL) {
         ctx->creating = true; /* one creation at a time picks a context */
     }
+    c->strict_phase = false;
     if (kind == COLL_ADOPT) {
         c->parent = COMM_RANK_NONE;
         c->child_count = 0;
         add_step(c, STEP_ADOPT_WAIT, NULL, 0, false);
     } else {
         ft_round_setup(ctx, c, round_offer(c));
-        add_step(c, STEP_REDUCE, NULL, FT_OFFER_BYTES, false);
-        add_step(c, STEP_DECIDE, NULL, 0, false);
-        add_step(c, STEP_BCAST, c->scratch, FT_OFFER_BYTES, false);
-        add_step(c, STEP_APPLY, NULL, 0, false);
-        add_step(c, STEP_ADOPT_SEND, NULL, 0, false);
+        add_round_steps(c);
     }
     ctx->coll_work |= 1u << slot;
     if (request != NULL) {

@@ -556,7 +556,10 @@ static enum comm_error start_collective(struct comm *ctx, uint32_t handle,
         return e;
     }
     e = ft_collective_check(c);
-    if (e != COMM_ERR_OK) {
+    bool strict = args->kind != COLL_BCAST && args->kind != COLL_DUP && args->kind != COLL_SPLIT;
+    if (e == COMM_ERR_PROC_FAILED && c->strict && strict) {
+        args->failed = true; /* the others may still finish it: take part in its agree */
+    } else if (e != COMM_ERR_OK) {
         return e;
     }
     args->comm = (uint16_t)(c - ctx->comms);

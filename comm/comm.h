@@ -390,6 +390,10 @@ struct comm_collective {
     uint32_t spare_next;  /* root: next decision entry to tell its spare */
     uint32_t *flag;       /* agree */
     uint32_t *new_comm;   /* rebuild, adopt */
+    /* strict collectives: the operation, then an agree on its outcome */
+    bool strict_phase;    /* the agree runs (kind is now AGREE) */
+    uint8_t strict_error; /* the operation's own outcome here */
+    uint32_t strict_flag; /* 1: it succeeded here; then the agreed AND */
     uint8_t own[8];    /* split: our (color, key) as sent */
     uint64_t contexts[COMM_CONTEXT_WORDS]; /* dup, split: contexts in use, then their union */
     uint8_t scratch[CONFIG_COMM_COLL_SCRATCH];

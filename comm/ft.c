@@ -593,7 +593,7 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
     return COMM_ERR_OK;
 }
 
-void ft_collective_done(struct comm *ctx, uint16_t slot)
+void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
 {
     struct comm_communicator *done = &ctx->comms[slot];
     if (done->state == COMM_STATE_RECOVERED) {
@@ -603,7 +603,8 @@ void ft_collective_done(struct comm *ctx, uint16_t slot)
      * that made it (or was made on it) before. */
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *x = &ctx->comms[i];
-        if (x->in_use && x->decision_held &&
+        bool own = i == slot && x->decision_kind == COLL_AGREE && x->decision_seq == keep_seq;
+        if (x->in_use && x->decision_held && !own &&
             (i == slot || (x->decision_kind == COLL_REBUILD && x->produced == slot))) {
             x->decision_held = false;
             coll_stop_background(ctx, i);

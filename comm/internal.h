@@ -179,6 +179,7 @@ struct coll_args {
     uint8_t op;
     int32_t color;
     int32_t key;
+    bool failed; /* strict, on a DETECTED communicator: only the outcome agree */
 };
 enum comm_error coll_start(struct comm *ctx, const struct coll_args *args, uint64_t now_ns,
                            struct comm_outbox *out, uint32_t *request);
@@ -259,8 +260,9 @@ bool ft_adopt_message(struct comm *ctx, struct comm_collective *c, uint32_t i,
 /* A spare: the new communicator from an adoption message. */
 enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_t length,
                                uint32_t *new_comm);
-/* A collective completed on comm slot: decisions it proves known go. */
-void ft_collective_done(struct comm *ctx, uint16_t slot);
+/* A collective completed on comm slot: decisions it proves known go
+ * (except that of the strict agree round keep_seq, < 0: none). */
+void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq);
 /* A REVOKE frame from node source (fenced and decoded). */
 void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
                   uint64_t now_ns, struct comm_outbox *out);

@@ -479,6 +479,165 @@ static void test_revoke_refused(void)
     harness_free(&h);
 }
 
+/* ---- strict collectives ---- */
+
+enum { K_BARRIER, K_REDUCE, K_ALLREDUCE, K_GATHER, K_ALLGATHER, K_COUNT };
+
+static int64_t coll_send[MAX_N][MAX_N];
+static int64_t coll_recv[MAX_N][MAX_N];
+
+static enum comm_error start_kind(struct harness *h, uint32_t node, uint32_t kind, uint32_t *r)
+{
+    struct comm *c = harness_node(h, node);
+    struct comm_outbox *out = harness_begin(h);
+    enum comm_error e;
+    coll_send[node][0] = (int64_t)node + 1;
+    switch (kind) {
+    case K_BARRIER:
+        e = comm_ibarrier(c, COMM_WORLD, h->now_ns, out, r);
+        break;
+    case K_REDUCE:
+        e = comm_ireduce(c, COMM_WORLD, 0, coll_send[node], coll_recv[node], 1, COMM_INT64,
+                         COMM_SUM, h->now_ns, out, r);
+        break;
+    case K_ALLREDUCE:
+        e = comm_iallreduce(c, COMM_WORLD, coll_send[node], coll_recv[node], 1, COMM_INT64,
+                            COMM_SUM, h->now_ns, out, r);
+        break;
+    case K_GATHER:
+        e = comm_igather(c, COMM_WORLD, 0, coll_send[node], 8, coll_recv[node], h->now_ns, out, r);
+        break;
+    default:
+        e = comm_iallgather(c, COMM_WORLD, coll_send[node], 8, coll_recv[node], h->now_ns, out, r);
+        break;
+    }
+    harness_end(h, node);
+    return e;
+}
+
+static uint64_t messages_sent(struct harness *h)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        total += comm_get_counters(harness_node(h, i))->messages_sent;
+    }
+    return total;
+}
+
+static void set_strict(struct harness *h, bool strict)
+{
+    for (uint32_t i = 0; i < h->n; i++) {
+        harness_node(h, i)->comms[0].strict = strict; /* WORLD is slot 0 */
+    }
+}
+
+/* The cost of strictness when nothing fails: the operation's messages
+ * plus one agree (a reduce and a broadcast over the tree: 2 (n - 1)). */
+static void test_strict_cost(uint32_t kind)
+{
+    enum { N = 16 };
+    uint64_t cost[2];
+    for (uint32_t strict = 0; strict < 2; strict++) {
+        struct harness h;
+        harness_init(&h, N, N, 1400u + kind);
+        set_strict(&h, strict != 0);
+        harness_install(&h, 1, NULL, NULL);
+        struct harness_requests reqs;
+        harness_requests_clear(&reqs);
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t r;
+            CHECK_EQ(start_kind(&h, i, kind, &r), COMM_ERR_OK);
+            harness_requests_add(&reqs, i, r);
+        }
+        CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        for (uint32_t i = 0; i < N; i++) {
+            CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+        }
+        cost[strict] = messages_sent(&h);
+        CHECK_EQ(h.errors, 0);
+        harness_free(&h);
+    }
+    static const uint64_t plain[K_COUNT] = {2u * (N - 1u), N - 1u, 2u * (N - 1u), N - 1u,
+                                            2u * (N - 1u)};
+    CHECK_EQ(cost[0], plain[kind]);
+    CHECK_EQ(cost[1], plain[kind] + 2u * (N - 1u));
+    printf("strict cost, kind %u at %u ranks: %llu messages, %llu not strict\n", kind, N,
+           (unsigned long long)cost[1], (unsigned long long)cost[0]);
+}
+
+/* One collective with a member hanging at a chosen moment and leaving:
+ * true when the survivors' outcomes are mixed (some OK, some an error, or
+ * OK with different results). */
+static bool outcome_mixed(uint32_t kind, bool strict, uint32_t n, uint32_t victim,
+                          uint64_t hang_after_ns, uint64_t seed)
+{
+    struct harness h;
+    harness_init(&h, n, n, seed);
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    set_strict(&h, strict);
+    harness_install(&h, 1, NULL, NULL);
+    memset(coll_recv, 0, sizeof coll_recv);
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r;
+        CHECK_EQ(start_kind(&h, i, kind, &r), COMM_ERR_OK);
+        if (i != victim) {
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    harness_run_for(&h, hang_after_ns);
+    harness_hang(&h, victim);
+    harness_run_for(&h, 1000000u);
+    bool live[MAX_N];
+    for (uint32_t i = 0; i < n; i++) {
+        live[i] = true;
+    }
+    remove_nodes(&h, 2, &victim, 1, live);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    bool ok = false;
+    bool failed = false;
+    bool differ = false;
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        uint32_t node = reqs.node[i];
+        if (reqs.status[i].error == COMM_ERR_OK) {
+            ok = true;
+            /* the same result wherever there is one */
+            uint32_t first = reqs.node[0];
+            if (kind == K_ALLREDUCE || kind == K_ALLGATHER) {
+                differ = differ || memcmp(coll_recv[node], coll_recv[first],
+                                          kind == K_ALLGATHER ? 8u * n : 8u) != 0;
+            }
+        } else {
+            failed = true;
+        }
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+    return (ok && failed) || differ;
+}
+
+/* Strict collectives are never mixed; without strictness they are, for
+ * some of the same runs (so the check can see a mix). */
+static void test_strict_never_mixed(uint32_t kind)
+{
+    uint32_t mixed[2] = {0, 0};
+    for (uint32_t run = 0; run < 60; run++) {
+        struct check_rng rng;
+        check_rng_seed(&rng, 1500u + run);
+        uint32_t n = 5u + check_rng_below(&rng, 28);
+        uint32_t victim = check_rng_below(&rng, n);
+        uint64_t after = check_rng_below(&rng, 1500000u);
+        for (uint32_t strict = 0; strict < 2; strict++) {
+            mixed[strict] += outcome_mixed(kind, strict != 0, n, victim, after, 1600u + run);
+        }
+    }
+    printf("kind %u: %u of 60 runs mixed without strict, %u with\n", kind, mixed[0], mixed[1]);
+    CHECK_EQ(mixed[1], 0);
+    CHECK(mixed[0] > 0); /* the runs do hit the window */
+}
+
 /* ---- recovery under failures: a seeded campaign ---- */
 
 enum { OP_SHRINK, OP_BLANK, OP_REBUILD, OP_AGREE, OP_COUNT };
@@ -671,6 +830,10 @@ static void campaign_run(uint64_t seed)
 
 int main(void)
 {
+    for (uint32_t kind = 0; kind < K_COUNT; kind++) {
+        test_strict_cost(kind);
+        test_strict_never_mixed(kind);
+    }
     test_revoke(6, UINT32_MAX, 1200);
     test_revoke(40, UINT32_MAX, 1201);
     test_revoke(40, 1, 1202); /* the root's first child, an inner node */
