@@ -40,9 +40,12 @@ void coll_init_all(struct comm *ctx)
     ctx->creating = false;
 }
 
-static uint32_t rank_of(const struct comm_collective *c, uint32_t vrank)
+/* The communicator rank of a tree position: trees run over the ranks that
+ * are not BLANK gaps ("compact" ranks; all of them when there are none). */
+static uint32_t rank_of(const struct comm *ctx, const struct comm_collective *c, uint32_t vrank)
 {
-    return (uint32_t)(((uint64_t)vrank + c->root) % c->size);
+    uint32_t compact = (uint32_t)(((uint64_t)vrank + c->root) % c->size);
+    return group_rank_of_compact(&ctx->comms[c->comm], compact);
 }
 
 static uint32_t child_subtree(const struct comm_collective *c, uint32_t j)
@@ -84,7 +87,7 @@ static void post_recv(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t from
     r->comm = c->comm;
     r->context = sub_context(ctx, c);
     bool by_node = (r->context & COMM_CONTEXT_BY_NODE) != 0;
-    r->rank = by_node ? c->nodes[j] : rank_of(c, from_vrank);
+    r->rank = by_node ? c->nodes[j] : rank_of(ctx, c, from_vrank);
     r->tag = sub_tag(c);
     r->target = buffer;
     r->length = capacity;
@@ -102,7 +105,7 @@ static void post_send(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t to_v
     r->comm = c->comm;
     r->context = sub_context(ctx, c);
     bool by_node = (r->context & COMM_CONTEXT_BY_NODE) != 0;
-    r->rank = by_node ? c->nodes[j] : rank_of(c, to_vrank);
+    r->rank = by_node ? c->nodes[j] : rank_of(ctx, c, to_vrank);
     r->node = by_node ? c->nodes[j] : group_node(ctx, comm, r->rank);
     r->tag = sub_tag(c);
     r->source = buffer;
@@ -763,10 +766,13 @@ static uint32_t largest_child_subtree(uint32_t size)
 static enum comm_error check_args(const struct comm *ctx, const struct coll_args *a)
 {
     const struct comm_communicator *comm = &ctx->comms[a->comm];
-    uint32_t n = comm->size;
+    uint32_t n = comm->size - group_gap_count(comm);
     bool rooted = a->kind == COLL_BCAST || a->kind == COLL_REDUCE || a->kind == COLL_GATHER;
-    if (rooted && a->root >= n) {
+    if (rooted && a->root >= comm->size) {
         return COMM_ERR_RANK;
+    }
+    if (rooted && group_node(ctx, comm, a->root) == COMM_NODE_NONE) {
+        return COMM_ERR_INVALID_RANK; /* a BLANK gap */
     }
     bool at_root = comm->rank == a->root;
     switch (a->kind) {
@@ -916,8 +922,10 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     c->tag_base = (comm->collective_seq++ & 0x0fffffffu) << 4;
     c->root = a->kind == COLL_BCAST || a->kind == COLL_REDUCE || a->kind == COLL_GATHER ? a->root
                                                                                         : 0;
-    c->size = comm->size;
-    c->vrank = (uint32_t)(((uint64_t)comm->rank + c->size - c->root) % c->size);
+    c->size = comm->size - group_gap_count(comm);
+    c->root = group_compact_of_rank(comm, c->root);
+    c->vrank = (uint32_t)(((uint64_t)group_compact_of_rank(comm, comm->rank) + c->size - c->root) %
+                          c->size);
     struct membership_tree_links links;
     membership_tree_runs(c->size, CONFIG_COMM_TREE_RADIX, c->vrank, &links);
     c->parent = links.parent == MEMBERSHIP_POS_NONE ? COMM_RANK_NONE : links.parent;

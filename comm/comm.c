@@ -204,6 +204,38 @@ uint32_t group_rank(const struct comm *ctx, const struct comm_communicator *c, u
     return group_rank_of_base(c, base);
 }
 
+/* BLANK gaps: few (at most CONFIG_COMM_FT_MAX_EDITS), so scanned. */
+uint32_t group_gap_count(const struct comm_communicator *c)
+{
+    uint32_t gaps = 0;
+    for (uint32_t j = 0; j < c->edit_count; j++) {
+        gaps += c->edit_node[j] == COMM_GAP_NODE;
+    }
+    return gaps;
+}
+
+uint32_t group_rank_of_compact(const struct comm_communicator *c, uint32_t compact)
+{
+    uint32_t rank = compact;
+    for (uint32_t j = 0; j < c->edit_count; j++) { /* gaps in rank order */
+        if (c->edit_node[j] == COMM_GAP_NODE && group_rank_of_base(c, c->edit_base[j]) <= rank) {
+            rank++;
+        }
+    }
+    return rank;
+}
+
+uint32_t group_compact_of_rank(const struct comm_communicator *c, uint32_t rank)
+{
+    uint32_t compact = rank;
+    for (uint32_t j = 0; j < c->edit_count; j++) {
+        if (c->edit_node[j] == COMM_GAP_NODE && group_rank_of_base(c, c->edit_base[j]) < rank) {
+            compact--;
+        }
+    }
+    return compact;
+}
+
 uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c)
 {
     uint32_t failed = 0;

@@ -217,6 +217,10 @@ uint32_t group_rank_of_base(const struct comm_communicator *c, uint32_t base);
 uint32_t group_base_of_rank(const struct comm_communicator *c, uint32_t rank);
 uint32_t group_edit_of(const struct comm_communicator *c, uint32_t base); /* or RANK_NONE */
 uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c);
+/* Collective trees skip BLANK gaps: ranks <-> "compact" ranks (gaps out). */
+uint32_t group_gap_count(const struct comm_communicator *c);
+uint32_t group_rank_of_compact(const struct comm_communicator *c, uint32_t compact);
+uint32_t group_compact_of_rank(const struct comm_communicator *c, uint32_t rank);
 bool node_is_live(const struct comm *ctx, uint32_t node);
 /* A new communicator: the node ids first..first+size-1 in order (list
  * NULL), or the size node ids in list (native u32, any alignment); our rank

@@ -329,6 +329,54 @@ static void test_rebuild_mode(const struct rebuild_case *t)
         CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
         CHECK(memcmp(in, b, 4) == 0);
     }
+    /* collectives run over its members (a BLANK gap left out): an
+     * allreduce of node + 1, an allgather of the node ids in rank order */
+    static int64_t one[N];
+    static int64_t sum[N];
+    static int64_t ids[N][N];
+    int64_t expected = 0;
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        one[i] = (int64_t)i + 1;
+        expected += one[i];
+        struct comm *c = harness_node(&h, i);
+        CHECK_EQ(comm_iallreduce(c, comm[i], &one[i], &sum[i], 1, COMM_INT64, COMM_SUM, h.now_ns,
+                                 harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&reqs, i, r);
+        CHECK_EQ(comm_iallgather(c, comm[i], &one[i], 8, ids[i], h.now_ns, harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&reqs, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_OK);
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        CHECK_EQ(sum[i], expected);
+        uint32_t at = 0;
+        for (uint32_t rank = 0; rank < t->size; rank++) {
+            uint32_t node = comm_node_of(c3, comm[3], rank);
+            if (node != COMM_NODE_NONE) {
+                CHECK_EQ(ids[i][at], (int64_t)node + 1);
+                at++;
+            }
+        }
+    }
+    if (t->node_of_2 == COMM_NODE_NONE) {
+        CHECK_EQ(comm_ibcast(c3, comm[3], 2, b, 4, h.now_ns, harness_begin(&h), &r),
+                 COMM_ERR_INVALID_RANK); /* a gap is no root */
+        harness_end(&h, 3);
+    }
+    CHECK_EQ(comm_state_of(c3, comm[3]), COMM_STATE_OK); /* RECOVERED -> OK */
     CHECK_EQ(h.errors, 0);
     harness_free(&h);
 }
