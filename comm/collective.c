@@ -560,12 +560,13 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
         request_release(ctx, sub_index(slot, j));
     }
+    if (c->kind == COLL_DUP || c->kind == COLL_SPLIT ||
+        (c->kind == COLL_REBUILD && !c->background)) {
+        ctx->creating = false;
+    }
     c->background = false;
     c->restart = false;
     c->strict_phase = false;
-    if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
-        ctx->creating = false;
-    }
     c->state = COLL_FREE;
 }
 
@@ -615,9 +616,9 @@ static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
         become_agree(ctx, slot, COMM_ERR_OK, false);
         return;
     }
-    if (((!coll_is_round(c->kind) && c->kind != COLL_ADOPT) || c->strict_phase) &&
-        error == COMM_ERR_OK) {
-        ft_collective_done(ctx, c->comm, c->strict_phase ? c->round_seq : -1);
+    if (c->kind != COLL_ADOPT && !c->background && error == COMM_ERR_OK) {
+        /* every member took part: the decisions before it are known to all */
+        ft_collective_done(ctx, c->comm, coll_is_round(c->kind) ? c->round_seq : -1);
     }
     if (!c->background) {
         ctx->requests[c->request].status.comm = handle;
@@ -659,6 +660,14 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
             }
         }
         if (!c->restart) {
+            release_slot(ctx, slot);
+            return;
+        }
+        if (!ctx->has_view) {
+            c->restart = false; /* the view went while it drained */
+            if (!c->background) {
+                request_complete(ctx, c->request, COMM_ERR_NO_VIEW, out);
+            }
             release_slot(ctx, slot);
             return;
         }
@@ -751,6 +760,11 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
         if (c->state == COLL_RUNNING) {
             c->restart = false;
             fail(ctx, slot, error, out);
+        } else if (c->restart) {
+            c->restart = false; /* draining for a restart: it ends here instead */
+            if (!c->background) {
+                request_complete(ctx, c->request, error, out);
+            }
         }
     }
 }

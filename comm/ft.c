@@ -603,7 +603,7 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
      * that made it (or was made on it) before. */
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *x = &ctx->comms[i];
-        bool own = i == slot && x->decision_kind == COLL_AGREE && x->decision_seq == keep_seq;
+        bool own = i == slot && x->decision_seq == keep_seq;
         if (x->in_use && x->decision_held && !own &&
             (i == slot || (x->decision_kind == COLL_REBUILD && x->produced == slot))) {
             x->decision_held = false;

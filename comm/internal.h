@@ -264,8 +264,8 @@ bool ft_adopt_message(struct comm *ctx, struct comm_collective *c, uint32_t i,
 /* A spare: the new communicator from an adoption message. */
 enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_t length,
                                uint32_t *new_comm);
-/* A collective completed on comm slot: decisions it proves known go
- * (except that of the strict agree round keep_seq, < 0: none). */
+/* A collective (or round) completed on comm slot: decisions it proves
+ * known go, except that of round keep_seq on it (< 0: none). */
 void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq);
 /* A REVOKE frame from node source (fenced and decoded). */
 void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,

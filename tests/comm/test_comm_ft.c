@@ -53,6 +53,14 @@ static void set_modes(struct harness *h, uint32_t comm, enum comm_mode mode,
     }
 }
 
+/* Strictness is a config default (no call sets it per communicator). */
+static void set_strict(struct harness *h, bool strict)
+{
+    for (uint32_t i = 0; i < h->n; i++) {
+        harness_node(h, i)->comms[0].strict = strict; /* WORLD is slot 0 */
+    }
+}
+
 /* ---- modes ---- */
 
 /* What point-to-point does on a DETECTED communicator, per message mode. */
@@ -381,6 +389,130 @@ static void test_rebuild_mode(const struct rebuild_case *t)
     harness_free(&h);
 }
 
+/* A node that loses its view while its round drains for a restart ends
+ * the round with NO_VIEW (it does not start again without a view). */
+static void test_round_view_lost(void)
+{
+    enum { N = 8 };
+    struct harness h;
+    harness_init(&h, N, N, 1150);
+    h.delay_min_ns = 200000u;
+    h.delay_max_ns = 400000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+    }
+    uint32_t gone = 7;
+    remove_nodes(&h, 2, &gone, 1, live);
+    uint32_t comm[N];
+    struct harness_requests reqs;
+    rebuild_all(&h, N, live, false, COMM_WORLD, comm, &reqs);
+    harness_run_for(&h, 100000u); /* frames in flight, none delivered */
+    gone = 6;
+    remove_nodes(&h, 3, &gone, 1, live);
+    /* a member whose round drains (an offer still unacknowledged) */
+    uint32_t node = N;
+    for (uint32_t i = 0; i < N && node == N; i++) {
+        const struct comm_collective *cc = &harness_node(&h, i)->colls[0];
+        if (live[i] && cc->state == 2 && cc->restart) {
+            node = i;
+        }
+    }
+    CHECK(node < N);
+    if (node < N) {
+        comm_drop_view(harness_node(&h, node), 555, h.now_ns, harness_begin(&h));
+        harness_end(&h, node);
+        struct comm_status st;
+        CHECK(comm_test(harness_node(&h, node), reqs.handle[node], &st));
+        CHECK_EQ(st.error, COMM_ERR_NO_VIEW);
+        CHECK_EQ(harness_node(&h, node)->colls[0].state, 0); /* free again */
+    }
+    harness_free(&h);
+}
+
+/* Members that finished a rebuild serve its decision in the background
+ * only until it is known everywhere: after a failure hits the first
+ * collective on the new communicator part-way (some members finished it,
+ * which drops their record, others did not), the background rounds the
+ * others start cannot complete, and they end when the next round on the
+ * new communicator (its own rebuild) completes.  No slot stays taken. */
+static void test_background_ends(uint64_t hang_after_ns)
+{
+    enum { N = 12 };
+    struct harness h;
+    harness_init(&h, N, N, 1160u + hang_after_ns);
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    set_strict(&h, false); /* (a strict one's outcome agree would end them too) */
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+    }
+    uint32_t gone = 11;
+    remove_nodes(&h, 2, &gone, 1, live);
+    uint32_t y[N];
+    struct harness_requests reqs;
+    rebuild_all(&h, N, live, false, COMM_WORLD, y, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    /* the first allreduce on y, hit by a failure part-way */
+    static int64_t one[N];
+    static int64_t sum[N];
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (live[i]) {
+            uint32_t r;
+            one[i] = 1;
+            CHECK_EQ(comm_iallreduce(harness_node(&h, i), y[i], &one[i], &sum[i], 1, COMM_INT64,
+                                     COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, i);
+            if (i != 4) {
+                harness_requests_add(&reqs, i, r);
+            }
+        }
+    }
+    harness_run_for(&h, hang_after_ns);
+    harness_hang(&h, 4);
+    harness_run_for(&h, 500000u);
+    gone = 4;
+    remove_nodes(&h, 3, &gone, 1, live);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    /* whatever it gave (not strict: OK at some, PROC_FAILED at others), rebuild y */
+    uint32_t z[N];
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (live[i]) {
+            uint32_t r;
+            enum comm_error e;
+            /* BUSY while the failed allreduce drains its slot: retry, as an
+             * application does after completions */
+            for (uint32_t tries = 0; tries < 100; tries++) {
+                e = comm_irebuild(harness_node(&h, i), y[i], h.now_ns, harness_begin(&h), &z[i],
+                                  &r);
+                harness_end(&h, i);
+                if (e != COMM_ERR_BUSY) {
+                    break;
+                }
+                harness_run_for(&h, 1000000u);
+            }
+            CHECK_EQ(e, COMM_ERR_OK);
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    harness_run_for(&h, 100000000u);
+    for (uint32_t i = 0; i < N; i++) {
+        for (uint32_t k = 0; live[i] && k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
+            CHECK_EQ(harness_node(&h, i)->colls[k].state, 0); /* no round left behind */
+        }
+    }
+    CHECK(h.errors == 0);
+    harness_free(&h);
+}
+
 /* ---- revoke ---- */
 
 static bool all_revoked(struct harness *h, void *arg)
@@ -570,13 +702,6 @@ static uint64_t messages_sent(struct harness *h)
         total += comm_get_counters(harness_node(h, i))->messages_sent;
     }
     return total;
-}
-
-static void set_strict(struct harness *h, bool strict)
-{
-    for (uint32_t i = 0; i < h->n; i++) {
-        harness_node(h, i)->comms[0].strict = strict; /* WORLD is slot 0 */
-    }
 }
 
 /* The cost of strictness when nothing fails: the operation's messages
@@ -878,6 +1003,10 @@ static void campaign_run(uint64_t seed)
 
 int main(void)
 {
+    for (uint64_t t = 0; t < 2000000u; t += 100000u) {
+        test_background_ends(t);
+    }
+    test_round_view_lost();
     for (uint32_t kind = 0; kind < K_COUNT; kind++) {
         test_strict_cost(kind);
         test_strict_never_mixed(kind);
