@@ -40,9 +40,12 @@ void coll_init_all(struct comm *ctx)
     ctx->creating = false;
 }
 
-static uint32_t rank_of(const struct comm_collective *c, uint32_t vrank)
+/* The communicator rank of a tree position: trees run over the ranks that
+ * are not BLANK gaps ("compact" ranks; all of them when there are none). */
+static uint32_t rank_of(const struct comm *ctx, const struct comm_collective *c, uint32_t vrank)
 {
-    return (uint32_t)(((uint64_t)vrank + c->root) % c->size);
+    uint32_t compact = (uint32_t)(((uint64_t)vrank + c->root) % c->size);
+    return group_rank_of_compact(&ctx->comms[c->comm], compact);
 }
 
 static uint32_t child_subtree(const struct comm_collective *c, uint32_t j)
@@ -84,7 +87,7 @@ static void post_recv(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t from
     r->comm = c->comm;
     r->context = sub_context(ctx, c);
     bool by_node = (r->context & COMM_CONTEXT_BY_NODE) != 0;
-    r->rank = by_node ? c->nodes[j] : rank_of(c, from_vrank);
+    r->rank = by_node ? c->nodes[j] : rank_of(ctx, c, from_vrank);
     r->tag = sub_tag(c);
     r->target = buffer;
     r->length = capacity;
@@ -102,7 +105,7 @@ static void post_send(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t to_v
     r->comm = c->comm;
     r->context = sub_context(ctx, c);
     bool by_node = (r->context & COMM_CONTEXT_BY_NODE) != 0;
-    r->rank = by_node ? c->nodes[j] : rank_of(c, to_vrank);
+    r->rank = by_node ? c->nodes[j] : rank_of(ctx, c, to_vrank);
     r->node = by_node ? c->nodes[j] : group_node(ctx, comm, r->rank);
     r->tag = sub_tag(c);
     r->source = buffer;
@@ -557,13 +560,31 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
         request_release(ctx, sub_index(slot, j));
     }
-    c->background = false;
-    c->restart = false;
-    if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
+    if (c->kind == COLL_DUP || c->kind == COLL_SPLIT ||
+        (c->kind == COLL_REBUILD && !c->background)) {
         ctx->creating = false;
     }
+    c->background = false;
+    c->restart = false;
+    c->strict_phase = false;
     c->state = COLL_FREE;
 }
+
+/* Strict mode (the default): reduce, allreduce, barrier, gather and
+ * allgather return the same outcome at every survivor: after the
+ * operation, an agree on whether it succeeded everywhere. */
+static bool strict_kind(uint8_t kind)
+{
+    return kind == COLL_BARRIER || kind == COLL_REDUCE || kind == COLL_ALLREDUCE ||
+           kind == COLL_GATHER || kind == COLL_ALLGATHER;
+}
+
+static bool goes_strict(const struct comm *ctx, const struct comm_collective *c)
+{
+    return strict_kind(c->kind) && !c->strict_phase && ctx->comms[c->comm].strict;
+}
+
+static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, bool drain);
 
 static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
 {
@@ -582,12 +603,22 @@ static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
         reverse(c->recv + shift, total - shift);
     } else if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
         error = create_comm(ctx, c, &handle);
+    } else if (c->strict_phase) {
+        if (c->strict_flag == 0) {
+            error = c->strict_error != COMM_ERR_OK ? (enum comm_error)c->strict_error
+                                                    : COMM_ERR_PROC_FAILED; /* failed elsewhere */
+        }
     } else if (coll_is_round(c->kind) || c->kind == COLL_ADOPT) {
         error = (enum comm_error)c->round_error;
         handle = c->new_comm != NULL ? *c->new_comm : COMM_NULL;
     }
-    if (!coll_is_round(c->kind) && c->kind != COLL_ADOPT && error == COMM_ERR_OK) {
-        ft_collective_done(ctx, c->comm);
+    if (goes_strict(ctx, c)) {
+        become_agree(ctx, slot, COMM_ERR_OK, false);
+        return;
+    }
+    if (c->kind != COLL_ADOPT && !c->background && error == COMM_ERR_OK) {
+        /* every member took part: the decisions before it are known to all */
+        ft_collective_done(ctx, c->comm, coll_is_round(c->kind) ? c->round_seq : -1);
     }
     if (!c->background) {
         ctx->requests[c->request].status.comm = handle;
@@ -602,6 +633,9 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
                  struct comm_outbox *out)
 {
     struct comm_collective *c = &ctx->colls[slot];
+    if (goes_strict(ctx, c) && error != COMM_ERR_REVOKED && error != COMM_ERR_NO_VIEW) {
+        become_agree(ctx, slot, error, true); /* others may have succeeded: agree first */
+    }
     if (!c->background && !c->restart) {
         request_complete(ctx, c->request, error, out);
     }
@@ -626,6 +660,14 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
             }
         }
         if (!c->restart) {
+            release_slot(ctx, slot);
+            return;
+        }
+        if (!ctx->has_view) {
+            c->restart = false; /* the view went while it drained */
+            if (!c->background) {
+                request_complete(ctx, c->request, COMM_ERR_NO_VIEW, out);
+            }
             release_slot(ctx, slot);
             return;
         }
@@ -703,8 +745,9 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
         if (c->state == COLL_FREE || c->comm != comm) {
             continue;
         }
-        if (c->kind == COLL_ADOPT && error == COMM_ERR_PROC_FAILED) {
-            continue; /* a spare waits for any root */
+        if ((c->kind == COLL_ADOPT && error == COMM_ERR_PROC_FAILED) ||
+            ((coll_is_round(c->kind) || c->kind == COLL_ADOPT) && error == COMM_ERR_REVOKED)) {
+            continue; /* a spare waits for any root; recovery goes on on a revoked one */
         }
         if (coll_is_round(c->kind) && error == COMM_ERR_PROC_FAILED) {
             if (c->state == COLL_RUNNING && c->step < c->step_count &&
@@ -717,6 +760,11 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
         if (c->state == COLL_RUNNING) {
             c->restart = false;
             fail(ctx, slot, error, out);
+        } else if (c->restart) {
+            c->restart = false; /* draining for a restart: it ends here instead */
+            if (!c->background) {
+                request_complete(ctx, c->request, error, out);
+            }
         }
     }
 }
@@ -732,10 +780,13 @@ static uint32_t largest_child_subtree(uint32_t size)
 static enum comm_error check_args(const struct comm *ctx, const struct coll_args *a)
 {
     const struct comm_communicator *comm = &ctx->comms[a->comm];
-    uint32_t n = comm->size;
+    uint32_t n = comm->size - group_gap_count(comm);
     bool rooted = a->kind == COLL_BCAST || a->kind == COLL_REDUCE || a->kind == COLL_GATHER;
-    if (rooted && a->root >= n) {
+    if (rooted && a->root >= comm->size) {
         return COMM_ERR_RANK;
+    }
+    if (rooted && group_node(ctx, comm, a->root) == COMM_NODE_NONE) {
+        return COMM_ERR_INVALID_RANK; /* a BLANK gap */
     }
     bool at_root = comm->rank == a->root;
     switch (a->kind) {
@@ -885,8 +936,10 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     c->tag_base = (comm->collective_seq++ & 0x0fffffffu) << 4;
     c->root = a->kind == COLL_BCAST || a->kind == COLL_REDUCE || a->kind == COLL_GATHER ? a->root
                                                                                         : 0;
-    c->size = comm->size;
-    c->vrank = (uint32_t)(((uint64_t)comm->rank + c->size - c->root) % c->size);
+    c->size = comm->size - group_gap_count(comm);
+    c->root = group_compact_of_rank(comm, c->root);
+    c->vrank = (uint32_t)(((uint64_t)group_compact_of_rank(comm, comm->rank) + c->size - c->root) %
+                          c->size);
     struct membership_tree_links links;
     membership_tree_runs(c->size, CONFIG_COMM_TREE_RADIX, c->vrank, &links);
     c->parent = links.parent == MEMBERSHIP_POS_NONE ? COMM_RANK_NONE : links.parent;
@@ -903,7 +956,11 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     if (a->kind == COLL_DUP || a->kind == COLL_SPLIT) {
         ctx->creating = true;
     }
+    c->strict_phase = false;
     program(ctx, c, a);
+    if (a->failed) {
+        become_agree(ctx, slot, COMM_ERR_PROC_FAILED, false);
+    }
     ctx->coll_work |= 1u << slot;
     *request = request_handle(ctx, index);
     return COMM_ERR_OK;
@@ -911,11 +968,54 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
 
 /* ---- recovery rounds ---- */
 
+static void add_round_steps(struct comm_collective *c)
+{
+    c->step_count = 0;
+    add_step(c, STEP_REDUCE, NULL, FT_OFFER_BYTES, false);
+    add_step(c, STEP_DECIDE, NULL, 0, false);
+    add_step(c, STEP_BCAST, c->scratch, FT_OFFER_BYTES, false);
+    add_step(c, STEP_APPLY, NULL, 0, false);
+    add_step(c, STEP_ADOPT_SEND, NULL, 0, false);
+}
+
+/* The strict collective's outcome agree, in the same slot and request:
+ * now (the operation finished here) or once its internal requests drained
+ * (it failed here). */
+static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, bool drain)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    struct comm_communicator *x = &ctx->comms[c->comm];
+    c->strict_phase = true;
+    c->strict_error = (uint8_t)own;
+    c->strict_flag = own == COMM_ERR_OK ? 1u : 0u;
+    c->kind = COLL_AGREE;
+    c->round_seq = x->recovery_seq++;
+    c->flag = &c->strict_flag;
+    c->new_comm = NULL;
+    c->round_error = COMM_ERR_OK;
+    c->spare_next = 0;
+    c->step = 0;
+    c->phase = 0;
+    add_round_steps(c);
+    if (drain) {
+        c->restart = true;
+        return;
+    }
+    for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+        request_release(ctx, sub_index(slot, j));
+    }
+    ft_round_setup(ctx, c, round_offer(c));
+    ctx->coll_work |= 1u << slot;
+}
+
 bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq)
 {
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
         const struct comm_collective *c = &ctx->colls[slot];
-        if (c->state != COLL_FREE && c->comm == comm && c->kind == kind && c->round_seq == seq) {
+        /* one past its decision (telling spares) serves no round any more */
+        bool deciding = c->step >= c->step_count || c->steps[c->step].kind != STEP_ADOPT_SEND;
+        if (c->state != COLL_FREE && c->comm == comm && c->kind == kind && c->round_seq == seq &&
+            deciding) {
             return true;
         }
     }
@@ -963,17 +1063,14 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
     if (kind == COLL_REBUILD && request != NULL) {
         ctx->creating = true; /* one creation at a time picks a context */
     }
+    c->strict_phase = false;
     if (kind == COLL_ADOPT) {
         c->parent = COMM_RANK_NONE;
         c->child_count = 0;
         add_step(c, STEP_ADOPT_WAIT, NULL, 0, false);
     } else {
         ft_round_setup(ctx, c, round_offer(c));
-        add_step(c, STEP_REDUCE, NULL, FT_OFFER_BYTES, false);
-        add_step(c, STEP_DECIDE, NULL, 0, false);
-        add_step(c, STEP_BCAST, c->scratch, FT_OFFER_BYTES, false);
-        add_step(c, STEP_APPLY, NULL, 0, false);
-        add_step(c, STEP_ADOPT_SEND, NULL, 0, false);
+        add_round_steps(c);
     }
     ctx->coll_work |= 1u << slot;
     if (request != NULL) {

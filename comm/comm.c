@@ -204,6 +204,38 @@ uint32_t group_rank(const struct comm *ctx, const struct comm_communicator *c, u
     return group_rank_of_base(c, base);
 }
 
+/* BLANK gaps: few (at most CONFIG_COMM_FT_MAX_EDITS), so scanned. */
+uint32_t group_gap_count(const struct comm_communicator *c)
+{
+    uint32_t gaps = 0;
+    for (uint32_t j = 0; j < c->edit_count; j++) {
+        gaps += c->edit_node[j] == COMM_GAP_NODE;
+    }
+    return gaps;
+}
+
+uint32_t group_rank_of_compact(const struct comm_communicator *c, uint32_t compact)
+{
+    uint32_t rank = compact;
+    for (uint32_t j = 0; j < c->edit_count; j++) { /* gaps in rank order */
+        if (c->edit_node[j] == COMM_GAP_NODE && group_rank_of_base(c, c->edit_base[j]) <= rank) {
+            rank++;
+        }
+    }
+    return rank;
+}
+
+uint32_t group_compact_of_rank(const struct comm_communicator *c, uint32_t rank)
+{
+    uint32_t compact = rank;
+    for (uint32_t j = 0; j < c->edit_count; j++) {
+        if (c->edit_node[j] == COMM_GAP_NODE && group_rank_of_base(c, c->edit_base[j]) < rank) {
+            compact--;
+        }
+    }
+    return compact;
+}
+
 uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c)
 {
     uint32_t failed = 0;
@@ -421,6 +453,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
             ft_detected(ctx, i, epoch, now_ns, out);
         }
     }
+    ft_view_installed(ctx, now_ns, out);
     comm_finish_call(ctx, now_ns, out);
     return true;
 }
@@ -489,7 +522,11 @@ void comm_receive(struct comm *ctx, uint32_t source, uint64_t epoch, const uint8
         ctx->counters.drops_not_member++;
         return;
     }
-    peer_on_frame(ctx, source, &frame, now_ns, out);
+    if (frame.kind == COMM_KIND_REVOKE) {
+        ft_on_revoke(ctx, source, &frame, now_ns, out); /* sessionless */
+    } else {
+        peer_on_frame(ctx, source, &frame, now_ns, out);
+    }
     comm_finish_call(ctx, now_ns, out);
 }
 
@@ -502,6 +539,7 @@ void comm_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
     coll_run(ctx, now_ns, out);
     match_tick(ctx, now_ns, out);
     peer_tick(ctx, now_ns, out);
+    ft_tick(ctx, now_ns, out);
 }
 
 uint64_t comm_next_deadline(const struct comm *ctx)
@@ -514,7 +552,9 @@ uint64_t comm_next_deadline(const struct comm *ctx)
     }
     uint64_t peers = peer_deadline(ctx);
     uint64_t grants = match_deadline(ctx);
-    return peers < grants ? peers : grants;
+    uint64_t revokes = ft_deadline(ctx);
+    uint64_t first = peers < grants ? peers : grants;
+    return revokes < first ? revokes : first;
 }
 
 /* ---- communicator operations ---- */
@@ -548,7 +588,10 @@ static enum comm_error start_collective(struct comm *ctx, uint32_t handle,
         return e;
     }
     e = ft_collective_check(c);
-    if (e != COMM_ERR_OK) {
+    bool strict = args->kind != COLL_BCAST && args->kind != COLL_DUP && args->kind != COLL_SPLIT;
+    if (e == COMM_ERR_PROC_FAILED && c->strict && strict) {
+        args->failed = true; /* the others may still finish it: take part in its agree */
+    } else if (e != COMM_ERR_OK) {
         return e;
     }
     args->comm = (uint16_t)(c - ctx->comms);

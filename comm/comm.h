@@ -8,8 +8,8 @@
  * node, every table sized in config/tori_config.h (comm_context_bytes()).
  * The application owns every buffer it hands in: the core keeps pointers
  * until the request completes.  comm/DESIGN.md has the state machine, the
- * message formats, the flow-control and reliability rules, and where the
- * failure semantics (FT-MPI / ULFM modes, revoke, agree, shrink) attach.
+ * message formats, the flow-control and reliability rules, and the failure
+ * semantics (FT-MPI / ULFM modes, rebuild, shrink, agree, revoke).
  *
  * - Views: the node glue installs every view the membership installs
  *   (comm_install_view) and drops it when the node is expelled
@@ -30,6 +30,13 @@
  *   allreduce (sum, min, max of int64 and double, in a fixed combining order
  *   so that every run gives the same bits), gather, allgather; dup and
  *   split.  Each is a request advanced by frames.
+ * - Failures (issue 14): a view change that removes a member turns every
+ *   communicator holding it DETECTED; its mode says what follows (ABORT:
+ *   an event for the glue; NOP / CONT for point-to-point; BLANK, SHRINK,
+ *   REBUILD for comm_irebuild).  Rebuild, shrink and agree are one round
+ *   each over the members in the view, uniform even when members fail
+ *   during it; revoke floods a REVOKE frame; strict collectives (the
+ *   default) agree on their outcome.
  */
 #ifndef COMM_COMM_H
 #define COMM_COMM_H
@@ -85,8 +92,9 @@ enum comm_op { COMM_SUM = 0, COMM_MIN = 1, COMM_MAX = 2, COMM_BOR = 3 /* int64 o
 /*
  * Communicator states (FT-MPI's OK / DETECTED / RECOVERED / FAILED): a view
  * change that removes a member moves every communicator holding it to
- * DETECTED; losing the view moves them all to FAILED.  RECOVERED belongs to
- * the rebuild operations of the failure-semantics layer.
+ * DETECTED; losing the view moves them all to FAILED.  A rebuilt
+ * communicator starts RECOVERED and turns OK at its first completed
+ * collective.
  */
 enum comm_state { COMM_STATE_OK = 0, COMM_STATE_DETECTED, COMM_STATE_RECOVERED, COMM_STATE_FAILED };
 
@@ -338,6 +346,14 @@ struct comm_communicator {
     uint8_t decision_seq;
     uint16_t produced;      /* rebuild: the new communicator's slot */
     uint64_t decision[COMM_FT_DECISION_WORDS];
+    /* Revoke: flooded over the members' tree, each neighbour told until it
+     * answers (or leaves the view). */
+    uint32_t revoker;       /* the rank that revoked it */
+    uint8_t revoke_targets_count;
+    uint8_t revoke_acked;   /* bit per target */
+    uint8_t revoke_tries;
+    uint64_t revoke_due_ns;
+    uint32_t revoke_targets[COMM_COLL_SUBS];
 };
 
 struct comm_coll_step {
@@ -382,6 +398,10 @@ struct comm_collective {
     uint32_t spare_next;  /* root: next decision entry to tell its spare */
     uint32_t *flag;       /* agree */
     uint32_t *new_comm;   /* rebuild, adopt */
+    /* strict collectives: the operation, then an agree on its outcome */
+    bool strict_phase;    /* the agree runs (kind is now AGREE) */
+    uint8_t strict_error; /* the operation's own outcome here */
+    uint32_t strict_flag; /* 1: it succeeded here; then the agreed AND */
     uint8_t own[8];    /* split: our (color, key) as sent */
     uint64_t contexts[COMM_CONTEXT_WORDS]; /* dup, split: contexts in use, then their union */
     uint8_t scratch[CONFIG_COMM_COLL_SCRATCH];
@@ -553,8 +573,14 @@ enum comm_error comm_failed_ranks(const struct comm *ctx, uint32_t comm, uint32_
 enum comm_error comm_failure_ack(struct comm *ctx, uint32_t comm);
 enum comm_error comm_failure_get_acked(const struct comm *ctx, uint32_t comm, uint32_t *ranks,
                                        uint32_t max, uint32_t *count);
-/* Collective on the failed communicator, per its mode (SHRINK, BLANK,
- * REBUILD); *new_comm is valid once the request completes OK. */
+/* Collective on the failed communicator, per its mode (SHRINK: survivors in
+ * rank order; BLANK: same ranks, the failed ones gaps (INVALID_RANK);
+ * REBUILD: spares adopt the gaps in rank order, lowest node id first, gaps
+ * when none is left); ARG in ABORT mode.  Works on DETECTED and revoked
+ * communicators; one rebuild, dup or split in flight per node (BUSY).
+ * Every survivor gets the same new communicator (context, epoch, map), even
+ * when members fail during it.  *new_comm is valid once the request
+ * completes OK (status.comm too); the new one is RECOVERED, then OK. */
 enum comm_error comm_irebuild(struct comm *ctx, uint32_t comm, uint64_t now_ns,
                               struct comm_outbox *out, uint32_t *new_comm, uint32_t *request);
 /* The SHRINK rebuild whatever the mode (ULFM shrink). */
@@ -564,11 +590,15 @@ enum comm_error comm_ishrink(struct comm *ctx, uint32_t comm, uint64_t now_ns,
  * except rebuild, shrink, agree and failure_ack. */
 enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
                             struct comm_outbox *out);
-/* Uniform AND of *flag over the survivors. */
+/* Uniform AND of *flag over the survivors (written to *flag when done, the
+ * same at every survivor, even when members fail during it); completes
+ * PROC_FAILED everywhere when some member had failures it had not
+ * acknowledged (ULFM), OK otherwise.  Works on DETECTED and revoked
+ * communicators. */
 enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uint64_t now_ns,
                             struct comm_outbox *out, uint32_t *request);
-/* A spare: completes when a REBUILD adopted it (*new_comm, our rank = the
- * gap taken), or never. */
+/* A spare (node id >= world_size): completes when a REBUILD adopted it
+ * (*new_comm, our rank = the gap taken), or never.  ARG on a WORLD node. */
 enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out,
                             uint32_t *new_comm, uint32_t *request);
 

@@ -180,12 +180,6 @@ enum comm_error comm_failure_get_acked(const struct comm *ctx, uint32_t comm, ui
     return COMM_ERR_OK;
 }
 
-enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
-                            struct comm_outbox *out)
-{
-    (void)ctx, (void)comm, (void)now_ns, (void)out;
-    return COMM_ERR_ARG;
-}
 
 /* ---- recovery rounds (rebuild, shrink, agree) ---- */
 
@@ -201,23 +195,51 @@ bool ft_round_tag_current(const struct comm *ctx, uint32_t tag)
     return ((tag >> 4) & ROUND_EPOCH_MASK) == (uint32_t)(ctx->epoch & ROUND_EPOCH_MASK);
 }
 
-void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer)
+/* The tree over x's members in the view, in rank order, rooted at the
+ * first (every member computes the same from the same view): our links
+ * and the node ids of our children (nodes[j]) and parent (nodes[RADIX],
+ * COMM_NODE_NONE at the root).  O(size): once per round or revoke. */
+static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
+                      struct membership_tree_links *links, uint32_t *count, uint32_t *me,
+                      uint32_t *nodes)
 {
-    const struct comm_communicator *x = &ctx->comms[c->comm];
-    /* The participants: x's members in the view, in rank order, rooted at
-     * the first.  Every member computes the same from the same view. */
-    uint32_t count = 0;
-    uint32_t me = 0;
+    *count = 0;
+    *me = 0;
     for (uint32_t r = 0; r < x->size; r++) {
         if (node_is_live(ctx, group_node(ctx, x, r))) {
             if (r == x->rank) {
-                me = count;
+                *me = *count;
             }
-            count++;
+            (*count)++;
         }
     }
+    membership_tree_runs(*count, CONFIG_COMM_TREE_RADIX, *me, links);
+    nodes[CONFIG_COMM_TREE_RADIX] = COMM_NODE_NONE;
+    uint32_t index = 0;
+    for (uint32_t r = 0; r < x->size; r++) {
+        uint32_t node = group_node(ctx, x, r);
+        if (!node_is_live(ctx, node)) {
+            continue;
+        }
+        if (index == links->parent) {
+            nodes[CONFIG_COMM_TREE_RADIX] = node;
+        }
+        for (uint32_t j = 0; j < links->child_count; j++) {
+            if (index == links->children[j]) {
+                nodes[j] = node;
+            }
+        }
+        index++;
+    }
+}
+
+void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer)
+{
+    const struct comm_communicator *x = &ctx->comms[c->comm];
     struct membership_tree_links links;
-    membership_tree_runs(count, CONFIG_COMM_TREE_RADIX, me, &links);
+    uint32_t count;
+    uint32_t me;
+    live_tree(ctx, x, &links, &count, &me, c->nodes);
     c->root = 0;
     c->size = count;
     c->vrank = me;
@@ -227,22 +249,6 @@ void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer
         c->children[j] = links.children[j];
     }
     c->subtree = links.subtree_size;
-    uint32_t index = 0;
-    for (uint32_t r = 0; r < x->size; r++) {
-        uint32_t node = group_node(ctx, x, r);
-        if (!node_is_live(ctx, node)) {
-            continue;
-        }
-        if (index == c->parent) {
-            c->nodes[CONFIG_COMM_TREE_RADIX] = node;
-        }
-        for (uint32_t j = 0; j < c->child_count; j++) {
-            if (index == c->children[j]) {
-                c->nodes[j] = node;
-            }
-        }
-        index++;
-    }
     c->tag_base = ft_round_tag_base(ctx, c->round_seq);
     c->count = FT_OFFER_WORDS;
     c->send = (const uint8_t *)offer;
@@ -587,7 +593,7 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
     return COMM_ERR_OK;
 }
 
-void ft_collective_done(struct comm *ctx, uint16_t slot)
+void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
 {
     struct comm_communicator *done = &ctx->comms[slot];
     if (done->state == COMM_STATE_RECOVERED) {
@@ -597,7 +603,8 @@ void ft_collective_done(struct comm *ctx, uint16_t slot)
      * that made it (or was made on it) before. */
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *x = &ctx->comms[i];
-        if (x->in_use && x->decision_held &&
+        bool own = i == slot && x->decision_seq == keep_seq;
+        if (x->in_use && x->decision_held && !own &&
             (i == slot || (x->decision_kind == COLL_REBUILD && x->produced == slot))) {
             x->decision_held = false;
             coll_stop_background(ctx, i);
@@ -704,4 +711,166 @@ enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbo
         comm_finish_call(ctx, now_ns, out);
     }
     return e;
+}
+
+/* ---- revoke ---- */
+
+static void send_revoke(struct comm *ctx, const struct comm_communicator *c, uint32_t node,
+                        uint8_t flags, struct comm_outbox *out)
+{
+    struct comm_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = COMM_KIND_REVOKE;
+    f.flags = flags;
+    f.sender_incarnation = ctx->incarnation;
+    uint16_t slot = peer_find(ctx, node);
+    f.receiver_incarnation = slot == COMM_NONE16 ? 0u : ctx->peers[slot].incarnation;
+    f.context = c->context;
+    f.source_rank = group_node(ctx, c, c->revoker);
+    f.seq = c->revoker;
+    if (comm_outbox_put(out, node, ctx->epoch, &f)) {
+        ctx->counters.frames_sent++;
+    } else {
+        comm_count_lost_frame(ctx); /* sent again on the timer */
+    }
+}
+
+/* Tells every tree neighbour that has not answered. */
+static void revoke_flood(struct comm *ctx, struct comm_communicator *c, uint64_t now_ns,
+                         struct comm_outbox *out)
+{
+    for (uint32_t j = 0; j < c->revoke_targets_count; j++) {
+        if ((c->revoke_acked & (1u << j)) == 0) {
+            send_revoke(ctx, c, c->revoke_targets[j], 0, out);
+        }
+    }
+    c->revoke_due_ns = now_ns + peer_rto(ctx, c->revoke_tries);
+}
+
+static void revoke_retarget(struct comm *ctx, struct comm_communicator *c)
+{
+    struct membership_tree_links links;
+    uint32_t count;
+    uint32_t me;
+    uint32_t nodes[COMM_COLL_SUBS];
+    live_tree(ctx, c, &links, &count, &me, nodes);
+    c->revoke_targets_count = 0;
+    for (uint32_t j = 0; j < links.child_count; j++) {
+        c->revoke_targets[c->revoke_targets_count++] = nodes[j];
+    }
+    if (nodes[CONFIG_COMM_TREE_RADIX] != COMM_NODE_NONE) {
+        c->revoke_targets[c->revoke_targets_count++] = nodes[CONFIG_COMM_TREE_RADIX];
+    }
+    c->revoke_acked = 0;
+    c->revoke_tries = 0;
+}
+
+static void revoke_ack_from(struct comm_communicator *c, uint32_t node)
+{
+    for (uint32_t j = 0; j < c->revoke_targets_count; j++) {
+        if (c->revoke_targets[j] == node) {
+            c->revoke_acked |= (uint8_t)(1u << j);
+        }
+    }
+}
+
+/* Revokes communicator slot here (once): what is pending on it fails
+ * REVOKED (recovery rounds go on), and the news goes to the neighbours. */
+static void revoke_local(struct comm *ctx, uint16_t slot, uint32_t revoker, uint32_t told_by,
+                         uint64_t now_ns, struct comm_outbox *out)
+{
+    struct comm_communicator *c = &ctx->comms[slot];
+    if (c->revoked) {
+        return;
+    }
+    c->revoked = true;
+    c->revoker = revoker;
+    struct comm_event *e = comm_outbox_event(out, COMM_EVENT_REVOKED, now_ns);
+    if (e != NULL) {
+        e->comm = comm_handle_of(ctx, slot);
+        e->node = revoker;
+        e->epoch = ctx->epoch;
+    }
+    match_fail_posted(ctx, slot, false, COMM_ERR_REVOKED, out);
+    coll_fail_comm(ctx, slot, COMM_ERR_REVOKED, out);
+    revoke_retarget(ctx, c);
+    revoke_ack_from(c, told_by); /* it knows */
+    revoke_flood(ctx, c, now_ns, out);
+}
+
+enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                            struct comm_outbox *out)
+{
+    ctx->last_now_ns = now_ns;
+    struct comm_communicator *c;
+    enum comm_error e = recovery_usable(ctx, comm, &c);
+    if (e != COMM_ERR_OK) {
+        return e;
+    }
+    revoke_local(ctx, (uint16_t)(c - ctx->comms), c->rank, COMM_NODE_NONE, now_ns, out);
+    comm_finish_call(ctx, now_ns, out);
+    return COMM_ERR_OK;
+}
+
+void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
+                  uint64_t now_ns, struct comm_outbox *out)
+{
+    uint16_t slot = comm_by_context(ctx, (uint8_t)frame->context);
+    struct comm_communicator *c = slot == COMM_NONE16 ? NULL : &ctx->comms[slot];
+    /* Only a member may tell another, of a revoke by a member. */
+    if (c == NULL || c->rank == COMM_RANK_NONE || frame->seq >= c->size ||
+        group_node(ctx, c, frame->seq) != frame->source_rank ||
+        group_rank(ctx, c, source) == COMM_RANK_NONE) {
+        ctx->counters.revokes_refused++;
+        return;
+    }
+    if ((frame->flags & COMM_FLAG_REVOKE_ACK) != 0) {
+        revoke_ack_from(c, source);
+        return;
+    }
+    revoke_local(ctx, slot, frame->seq, source, now_ns, out);
+    revoke_ack_from(c, source);
+    send_revoke(ctx, c, source, COMM_FLAG_REVOKE_ACK, out);
+}
+
+static bool revoke_waiting(const struct comm_communicator *c)
+{
+    return c->in_use && c->revoked &&
+           c->revoke_acked != (uint8_t)((1u << c->revoke_targets_count) - 1u);
+}
+
+void ft_view_installed(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        struct comm_communicator *c = &ctx->comms[i];
+        if (c->in_use && c->revoked && c->rank != COMM_RANK_NONE) {
+            revoke_retarget(ctx, c); /* the tree changed: tell the new neighbours */
+            revoke_flood(ctx, c, now_ns, out);
+        }
+    }
+}
+
+void ft_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        struct comm_communicator *c = &ctx->comms[i];
+        if (revoke_waiting(c) && c->revoke_due_ns <= now_ns) {
+            if (c->revoke_tries < UINT8_MAX) {
+                c->revoke_tries++;
+            }
+            revoke_flood(ctx, c, now_ns, out);
+        }
+    }
+}
+
+uint64_t ft_deadline(const struct comm *ctx)
+{
+    uint64_t first = COMM_NEVER;
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        const struct comm_communicator *c = &ctx->comms[i];
+        if (revoke_waiting(c) && c->revoke_due_ns < first) {
+            first = c->revoke_due_ns;
+        }
+    }
+    return first;
 }

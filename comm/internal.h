@@ -179,6 +179,7 @@ struct coll_args {
     uint8_t op;
     int32_t color;
     int32_t key;
+    bool failed; /* strict, on a DETECTED communicator: only the outcome agree */
 };
 enum comm_error coll_start(struct comm *ctx, const struct coll_args *args, uint64_t now_ns,
                            struct comm_outbox *out, uint32_t *request);
@@ -216,6 +217,10 @@ uint32_t group_rank_of_base(const struct comm_communicator *c, uint32_t base);
 uint32_t group_base_of_rank(const struct comm_communicator *c, uint32_t rank);
 uint32_t group_edit_of(const struct comm_communicator *c, uint32_t base); /* or RANK_NONE */
 uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c);
+/* Collective trees skip BLANK gaps: ranks <-> "compact" ranks (gaps out). */
+uint32_t group_gap_count(const struct comm_communicator *c);
+uint32_t group_rank_of_compact(const struct comm_communicator *c, uint32_t compact);
+uint32_t group_compact_of_rank(const struct comm_communicator *c, uint32_t rank);
 bool node_is_live(const struct comm *ctx, uint32_t node);
 /* A new communicator: the node ids first..first+size-1 in order (list
  * NULL), or the size node ids in list (native u32, any alignment); our rank
@@ -259,7 +264,15 @@ bool ft_adopt_message(struct comm *ctx, struct comm_collective *c, uint32_t i,
 /* A spare: the new communicator from an adoption message. */
 enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_t length,
                                uint32_t *new_comm);
-/* A collective completed on comm slot: decisions it proves known go. */
-void ft_collective_done(struct comm *ctx, uint16_t slot);
+/* A collective (or round) completed on comm slot: decisions it proves
+ * known go, except that of round keep_seq on it (< 0: none). */
+void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq);
+/* A REVOKE frame from node source (fenced and decoded). */
+void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
+                  uint64_t now_ns, struct comm_outbox *out);
+/* A new view: revoked communicators tell their new tree neighbours. */
+void ft_view_installed(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+void ft_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+uint64_t ft_deadline(const struct comm *ctx);
 
 #endif /* COMM_INTERNAL_H */
