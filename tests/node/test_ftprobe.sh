@@ -21,18 +21,22 @@ OUT=$3
 PROBE=$4
 rm -rf "$OUT" && mkdir -p "$OUT"
 ARGS=(--dims 2x2x2 --board host --node-binary "$TEST_NODE" --heartbeat-ms 20
-      --detect-timeout-ms 200 --app ftprobe --iterations 200 --progress 10
-      --comm-mode shrink)
+      --detect-timeout-ms 200 --app ftprobe --comm-mode shrink)
+KILL=(--iterations 200 --progress 10 --inject 'kill 3 at iteration 100')
 case $PROBE in
-    nop|cont) ARGS+=(--app-args 0,2,300 --msg-mode "$PROBE" --inject 'kill 3 at iteration 100') ;;
-    agree) ARGS+=(--app-args 1,1,0 --msg-mode cont --inject 'kill 3 at iteration 100') ;;
+    nop|cont) ARGS+=(--app-args 0,2,300 --msg-mode "$PROBE" "${KILL[@]}") ;;
+    agree) ARGS+=(--app-args 1,1,0 --msg-mode cont "${KILL[@]}") ;;
     revoke) ARGS+=(--app-args 2,0,300 --iterations 1) ;;
     *) fail "unknown probe '$PROBE' (expected nop, cont, agree or revoke)" ;;
 esac
 timeout 100 "$EMU" "${ARGS[@]}" --out "$OUT/run" > "$OUT/run.txt" 2>&1
 status=$?
 [[ $status == 0 ]] || { tail -n 25 "$OUT/run.txt" >&2; fail "$PROBE: tori-emu exited $status"; }
-check_contains "$OUT/run.txt" "tori-emu: ftprobe: every surviving or adopting rank ok=true"
+if [[ $PROBE == revoke ]]; then
+    check_contains "$OUT/run.txt" "tori-emu: ftprobe: every node ok=true"
+else
+    check_contains "$OUT/run.txt" "tori-emu: ftprobe: every surviving or adopting rank ok=true"
+fi
 events="$OUT/run/events.jsonl"
 field() { grep -o "\"$2\":[0-9]*" <<< "$1" | cut -d: -f2; }
 live=7

@@ -68,8 +68,8 @@ MAPPED = {
     "./tori emu --dims 2x2x2 --app allreduce --iterations 200 --comm-mode blank "
     "--inject 'kill 3 at iteration 100'": (
         ["emu.ft_blank_qemu_2x2x2"],
-        "a QEMU torus with a kill; the test runs it (disabled until the core's collectives "
-        "skip a BLANK communicator's gaps)"),
+        "a QEMU torus with a kill; the test runs it and checks every surviving rank and the "
+        "comm lines"),
     "./tori emu --dims 4x4x4 --board host --ping": (
         ["emu.ping_host_4x4x4"],
         "64 processes for several seconds; the test runs the same torus with --ping"),
