@@ -39,9 +39,9 @@ uint32_t app_group_live_rank(const struct app_group *group, uint32_t index);
 bool app_failure(int error);
 
 /*
- * Rebuilds group->comm after a failure and refills the group.  False when
- * the rebuild failed (e.g. no spare left under REBUILD: its app-error
- * names the call).
+ * Rebuilds group->comm after a failure and refills the group (under
+ * REBUILD with no spare left, the failed rank stays a gap, as under
+ * BLANK).  False when the rebuild failed: its app-error names the call.
  */
 bool app_group_rebuild(struct app_group *group);
 

@@ -62,6 +62,7 @@ static struct {
     int failed_error;
     tori_comm call_comm;   /* the communicator of the call under way */
     uint32_t adopted_rank; /* a spare's rank after its adoption, else COMM_RANK_NONE */
+    uint64_t spares_until_ns; /* REBUILD: how long a rank waits for the spares to join */
 } job;
 
 static bool is_failure(int error)
@@ -609,18 +610,28 @@ int tori_adopted(struct tori_adoption *out)
     out->rank = COMM_RANK_NONE;
     if (comm_rank(core(), COMM_WORLD) != COMM_RANK_NONE)
         return result("tori_adopted", TORI_OK);
-    REFUSE_IF_ABORTED("tori_adopted");
-    uint64_t now = board_now_ns();
-    uint32_t request = COMM_REQUEST_NULL;
     uint32_t made = COMM_NULL;
-    enum comm_error error = comm_iadopt(core(), now, &job.node->comm_outbox, &made, &request);
-    flush(now);
-    if (error != COMM_ERR_OK)
-        return result("tori_adopted", error);
-    struct comm_status status;
-    int done = wait_for("tori_adopted", request, &status);
-    if (done != TORI_OK)
-        return done;
+    for (;;) {
+        /* A spare expelled while it waits (a false suspicion) rejoins as a
+         * spare and waits again: a rebuild may still pair it with a gap. */
+        while (!job.aborted && !comm_has_view(core()))
+            run_once();
+        REFUSE_IF_ABORTED("tori_adopted");
+        uint64_t now = board_now_ns();
+        uint32_t request = COMM_REQUEST_NULL;
+        enum comm_error error = comm_iadopt(core(), now, &job.node->comm_outbox, &made, &request);
+        flush(now);
+        if (error == COMM_ERR_NO_VIEW)
+            continue;
+        if (error != COMM_ERR_OK)
+            return result("tori_adopted", error);
+        struct comm_status status;
+        int done = wait_for("tori_adopted", request, &status);
+        if (done == TORI_OK)
+            break;
+        if (done != COMM_ERR_NO_VIEW)
+            return done;
+    }
     out->adopted = true;
     out->comm = made;
     out->rank = comm_rank(core(), made);
@@ -636,14 +647,32 @@ int tori_adopted(struct tori_adoption *out)
 
 /* ---- the job's life ---- */
 
-/* Waits for `start` and the initial view, then stops the poll loop so that
- * kernel_services_run starts the application outside it. */
+/*
+ * Under REBUILD a WORLD rank starts once the spares joined too (or after a
+ * grace of SPARES_GRACE detector timeouts, for a spare that never comes):
+ * the spare's join is a view change, and one that lands while the first
+ * collective's frames are in flight was seen to stall it for good.
+ */
+#define SPARES_GRACE 10u
+static bool spares_joined(uint64_t now_ns)
+{
+    const struct personality *p = job.node->personality;
+    if (job.job->comm_mode != JOB_COMM_REBUILD || personality_is_spare(p))
+        return true;
+    if (job.spares_until_ns == 0)
+        job.spares_until_ns = now_ns + SPARES_GRACE * (uint64_t)p->detect_timeout_ms * 1000000u;
+    return membership_live_count(&job.node->membership) >= personality_node_count(p) ||
+           now_ns >= job.spares_until_ns;
+}
+
+/* Waits for `start` and the initial view (and under REBUILD the spares),
+ * then stops the poll loop so that kernel_services_run starts the
+ * application outside it. */
 static unsigned job_poll(void *context, uint64_t now_ns)
 {
     (void)context;
-    (void)now_ns;
     if (job.state != JOB_WAITING || !node_membership_is_started() ||
-        !comm_has_view(core()))
+        !comm_has_view(core()) || !spares_joined(now_ns))
         return 0;
     job.state = JOB_READY;
     poll_stop();

@@ -125,7 +125,8 @@ int tori_comm_failed_ranks(tori_comm comm, uint32_t *ranks, uint32_t max, uint32
 typedef void (*tori_error_handler)(tori_comm comm, int error);
 void tori_set_error_handler(tori_error_handler handler);
 /* A spare's application (REBUILD): blocks until a rebuild adopts this
- * node (adopted true) or returns at once on a WORLD rank (false). */
+ * node (adopted true; a spare expelled meanwhile waits again once it has
+ * rejoined) or returns at once on a WORLD rank (false). */
 int tori_adopted(struct tori_adoption *out);
 
 /* ---- point-to-point (tags 0..32767; source may be TORI_ANY_SOURCE,

@@ -3,7 +3,10 @@
 # 200 iterations (progress every 10) ends as the mode promises.  VICTIMS
 # (default 3) names other ranks to kill at iteration 100: 0 (the root of
 # the view and of WORLD), or two of them ("3,5"): under shrink the
-# survivors then end on a communicator without both.
+# survivors then end on a communicator without both.  PRELUDE: faults
+# before the kills (e.g. a spare hung until it is expelled: it must rejoin
+# and still adopt the failed rank); KILL_AT: the iteration of the kills
+# (100; the job runs twice as many).
 #   abort:   every live rank reports app-abort naming the victims (and no
 #            app-result), the run exits 3 with its summary line;
 #   shrink, blank, rebuild: every surviving (and, under rebuild, the
@@ -11,7 +14,7 @@
 #            communicator check failed; under rebuild one spare reports
 #            app-adopted, its row says so, and the digest is the one of the
 #            same job without the kill.
-# usage: test_emu_ft.sh EMU OUT BOARD DIMS APP MODE [IMAGE|- [VICTIMS]]
+# usage: test_emu_ft.sh EMU OUT BOARD DIMS APP MODE [IMAGE|- [VICTIMS [PRELUDE [KILL_AT]]]]
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 OUT=$2
@@ -21,12 +24,14 @@ APP=$5
 MODE=$6
 IMAGE=${7:--}
 VICTIMS=${8:-3}
+PRELUDE=${9:-}
+KILL_AT=${10:-100}
 rm -rf "$OUT" && mkdir -p "$OUT"
-INJECT=
+INJECT=$PRELUDE
 for victim in ${VICTIMS//,/ }; do
-    INJECT+="${INJECT:+; }kill $victim at iteration 100"
+    INJECT+="${INJECT:+; }kill $victim at iteration $KILL_AT"
 done
-ARGS=(--dims "$DIMS" --board "$BOARD" --app "$APP" --iterations 200 --progress 10
+ARGS=(--dims "$DIMS" --board "$BOARD" --app "$APP" --iterations $((2 * KILL_AT)) --progress 10
       --comm-mode "$MODE" --inject "$INJECT")
 if [[ $BOARD == qemu ]]; then
     [[ -f $IMAGE ]] || { echo "SKIP: no qemu-virt image at $IMAGE"; exit 77; }
@@ -40,7 +45,7 @@ timeout 280 "$EMU" "${ARGS[@]}" --out "$OUT/run" > "$OUT/run.txt" 2>&1
 status=$?
 [[ $status != 124 ]] || fail "$MODE: the run did not end within 280 s"
 for victim in ${VICTIMS//,/ }; do
-    check_contains "$OUT/run.txt" "iteration 100 reached: kill $victim"
+    check_contains "$OUT/run.txt" "iteration $KILL_AT reached: kill $victim"
 done
 grep -q "communicator check failed" "$OUT/run.txt" && fail "$MODE: a communicator check failed"
 events="$OUT/run/events.jsonl"
@@ -63,7 +68,7 @@ else
         grep -q 'a spare that adopted a rank' "$OUT/run.txt" || fail "$MODE: no adopting row"
         # The fault-free answer: the same job without the kill (on host
         # processes: the digest is the same on every board).
-        timeout 120 "$EMU" --dims "$DIMS" --board host --app "$APP" --iterations 200 \
+        timeout 120 "$EMU" --dims "$DIMS" --board host --app "$APP" --iterations $((2 * KILL_AT)) \
             --progress 10 --comm-mode rebuild --spares 1 --out "$OUT/fault_free" \
             > "$OUT/fault_free.txt" 2>&1 || fail "$MODE: the fault-free run failed"
         want=$(grep -o 'ok=true, digest 0x[0-9a-f]*' "$OUT/fault_free.txt")
