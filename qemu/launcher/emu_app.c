@@ -56,6 +56,14 @@ static bool is_down(const struct emu_node *node)
     return !node->app_reported && !node->app_aborted && node->pid <= 0 && !node->panicked;
 }
 
+/* Down, or expelled while its application ran (a hang, a false suspicion):
+ * the others took its rank for failed and went on without it, so what its
+ * application reports afterwards is not the job's. */
+static bool is_out(const struct emu_node *node)
+{
+    return is_down(node) || node->app_expelled;
+}
+
 /* One communicator epoch has one rank map: a `comm` line is checked
  * against every other node's latest for the same communicator and epoch
  * (same size and digest, another rank).  NULL when it agrees. */
@@ -150,7 +158,7 @@ bool emu_app_check_comms(const struct emu *emu, const bool *live, char *reason,
         const struct emu_node *node = &emu->nodes[r];
         if (!live[r] || !node->app_started || !is_rank(emu, node))
             continue;
-        bool running = !node->app_reported && !is_down(node);
+        bool running = !node->app_reported && !is_out(node);
         if (world_lost && running && r < compute_nodes(emu) &&
             comm_report(node, WORLD_HANDLE) == NULL) {
             snprintf(reason, capacity, "rank %u reported no comm line for WORLD after it lost "
@@ -244,6 +252,11 @@ void emu_app_on_event(struct emu *emu, struct emu_node *node, const struct event
         snprintf(node->app_abort, sizeof node->app_abort, "comm %s, epoch %s, failed %s",
                  comm != NULL ? comm : "?", epoch != NULL ? epoch : "?",
                  failed != NULL ? failed : "?");
+    } else if (strcmp(name, "expelled") == 0) {
+        /* A spare still waiting for its adoption is no rank yet. */
+        if (node->app_started && !node->app_reported && !node->app_aborted &&
+            is_rank(emu, node))
+            node->app_expelled = true;
     } else if (strcmp(name, "app-adopted") == 0) {
         node->app_adopted = true;
     } else if (strcmp(name, "comm") == 0) {
@@ -265,7 +278,7 @@ static const char *cannot_report(const struct emu_node *node)
 /* Reported its result or its abort, or owes none. */
 static bool is_settled(const struct emu_node *node)
 {
-    return node->app_reported || node->app_aborted || is_down(node);
+    return node->app_reported || node->app_aborted || is_out(node);
 }
 
 /* "3, 5, 6" (the first few ranks lacking a result) into out. */
@@ -384,11 +397,14 @@ bool emu_app_judge(struct emu *emu)
             continue;
         const char *result = node->app_aborted    ? "abort"
                              : is_down(node)      ? "down"
+                             : node->app_expelled ? "out"
                              : !node->app_reported ? "none"
                              : node->app_ok        ? "ok"
                                                    : "FAILED";
         char note[128] = "";
-        if (node->app_aborted)
+        if (node->app_expelled)
+            snprintf(note, sizeof note, "expelled while its application ran: owes no result");
+        else if (node->app_aborted)
             snprintf(note, sizeof note, "app-abort %s", node->app_abort);
         else if (node->app_error[0] != '\0')
             snprintf(note, sizeof note, "app-error %s", node->app_error);
@@ -411,7 +427,7 @@ bool emu_app_judge(struct emu *emu)
         else
             fprintf(out, "  %4u  %-5s  %-6s  %-10s  %10s  %8s  %s\n", (unsigned)r,
                     emu_node_board_name(node->board), result, "-", "-", "-", note);
-        if (is_down(node))
+        if (is_out(node))
             continue;
         live++;
         aborted += node->app_aborted;

@@ -5,7 +5,8 @@
  * events on every compute node (app-start, app-progress, app-result,
  * app-error, starved, app-abort, app-adopted, comm), waits until every
  * rank (compute node, or spare that adopted a failed rank) reported its
- * app-result or app-abort, or is down (killed: it owes none), and judges
+ * app-result or app-abort, or is down (killed) or out (expelled while its
+ * application ran: the others went on without it), owing none, and judges
  * the run: it passes only when every live rank reported ok=true with one
  * digest; it is aborted (exit EMU_EXIT_ABORTED) when every live rank
  * reported app-abort.  Each `comm` line is checked against the others'

@@ -87,6 +87,7 @@ struct emu_node {
     unsigned app_starved;     /* starved events */
     bool app_aborted;         /* reported app-abort: the job ended (ABORT mode) */
     bool app_adopted;         /* a spare that adopted a failed rank (REBUILD) */
+    bool app_expelled;        /* expelled while its application ran: it owes no result */
     char app_abort[64];       /* from app-abort: "comm 0x100, epoch 5, failed 3" */
     /* Its latest `comm` line per communicator (the launcher checks that one
      * communicator epoch has one rank map, ranks distinct). */
