@@ -198,11 +198,25 @@ bool ft_round_tag_current(const struct comm *ctx, uint32_t tag)
 /* The tree over x's members in the view, in rank order, rooted at the
  * first (every member computes the same from the same view): our links
  * and the node ids of our children (nodes[j]) and parent (nodes[RADIX],
- * COMM_NODE_NONE at the root).  O(size): once per round or revoke. */
+ * COMM_NODE_NONE at the root).  O(size) once per round or revoke when
+ * members failed, O(log) when none did. */
 static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
                       struct membership_tree_links *links, uint32_t *count, uint32_t *me,
                       uint32_t *nodes)
 {
+    if (x->failed == 0) {
+        /* every member live (the strict agree's usual case): no scan */
+        *count = x->size;
+        *me = x->rank;
+        membership_tree_runs(*count, CONFIG_COMM_TREE_RADIX, *me, links);
+        nodes[CONFIG_COMM_TREE_RADIX] = links->parent == MEMBERSHIP_POS_NONE
+                                            ? COMM_NODE_NONE
+                                            : group_node(ctx, x, links->parent);
+        for (uint32_t j = 0; j < links->child_count; j++) {
+            nodes[j] = group_node(ctx, x, links->children[j]);
+        }
+        return;
+    }
     *count = 0;
     *me = 0;
     for (uint32_t r = 0; r < x->size; r++) {
