@@ -335,9 +335,11 @@ void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
     }
     uint64_t decision[COMM_FT_DECISION_WORDS];
     memset(decision, 0, sizeof decision);
-    decision[0] = ctx->epoch;
+    decision[0] = ctx->epoch + 1u;
     enum comm_error error = COMM_ERR_OK;
-    if (c->kind == COLL_AGREE) {
+    if (c->kind == COLL_RESULT) {
+        error = COMM_ERR_PROC_FAILED; /* no survivor had the result */
+    } else if (c->kind == COLL_AGREE) {
         if ((word(acc, FT_OFFER_FLAGS) & FT_FLAG_UNACKED) != 0) {
             error = COMM_ERR_PROC_FAILED;
         }
@@ -467,7 +469,7 @@ static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const ui
         y->in_use = false;
         return COMM_ERR_COUNT;
     }
-    settle_group(ctx, y, decision[0]);
+    settle_group(ctx, y, decision[0] - 1u);
     ctx->contexts_used[context / 64u] |= UINT64_C(1) << (context % 64u);
     ctx->comms[x_slot].produced = slot;
     *handle = comm_handle_of(ctx, slot);
@@ -492,6 +494,17 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     }
     if (c->kind == COLL_AGREE) {
         *c->flag = (uint32_t)decision[1];
+        return error;
+    }
+    if (c->kind == COLL_RESULT) {
+        if (error == COMM_ERR_OK) {
+            if (decision[2] != c->result_count) {
+                return COMM_ERR_MISMATCH;
+            }
+            for (uint32_t i = 0; i < c->result_count; i++) {
+                memcpy(c->recv + 8u * i, &decision[3u + i], 8u); /* a survivor's result */
+            }
+        }
         return error;
     }
     *c->new_comm = COMM_NULL;
@@ -573,7 +586,7 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
                  first < ctx->config.node_count && extent <= ctx->config.node_count - first &&
                  nx <= CONFIG_COMM_FT_MAX_EDITS && ne <= CONFIG_COMM_FT_MAX_EDITS &&
                  nx < extent && (modes & 0xffu) <= COMM_MODE_REBUILD &&
-                 ((modes >> 8) & 0xffu) <= COMM_MSG_CONT && (modes >> 16) <= 1u && epoch != 0 &&
+                 ((modes >> 8) & 0xffu) <= COMM_MSG_CONT && (modes >> 16) <= 1u &&
                  sorted_below(excluded, nx, extent) && sorted_below(bases, ne, extent);
     for (uint32_t j = 0; valid && j < ne; j++) {
         valid = nodes[j] < ctx->config.node_count || nodes[j] == COMM_GAP_NODE;
@@ -621,8 +634,27 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
         if (x->in_use && x->decision_held && !own &&
             (i == slot || (x->decision_kind == COLL_REBUILD && x->produced == slot))) {
             x->decision_held = false;
-            coll_stop_background(ctx, i);
         }
+        if (x->in_use && (i == slot || x->produced == slot)) {
+            /* background rounds for what is known everywhere end */
+            coll_stop_background(ctx, i, x->decision_held ? x->decision_kind : 0u,
+                                 x->decision_seq);
+        }
+    }
+}
+
+void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t seq)
+{
+    struct comm_communicator *x = &ctx->comms[c->comm];
+    uint32_t count = c->kind == COLL_ALLREDUCE ? c->count : 0u;
+    x->decision_held = true;
+    x->decision_kind = COLL_RESULT;
+    x->decision_seq = seq;
+    memset(x->decision, 0, sizeof x->decision);
+    x->decision[0] = ctx->epoch + 1u;
+    x->decision[2] = count;
+    for (uint32_t i = 0; i < count; i++) {
+        memcpy(&x->decision[3u + i], c->recv + 8u * i, 8u);
     }
 }
 
