@@ -233,7 +233,7 @@ static enum comm_error step_reduce(struct comm *ctx, uint16_t slot, uint64_t now
                 return e;
             }
             if (coll_is_round(c->kind)) {
-                ft_combine(acc, c->scratch + (c->combined + 1u) * bytes);
+                ft_combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count);
             } else {
                 combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count, c->type, c->op);
             }
@@ -995,9 +995,10 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
 static void add_round_steps(struct comm_collective *c)
 {
     c->step_count = 0;
-    add_step(c, STEP_REDUCE, NULL, FT_OFFER_BYTES, false);
+    uint32_t bytes = ft_offer_words(c) * 8u;
+    add_step(c, STEP_REDUCE, NULL, bytes, false);
     add_step(c, STEP_DECIDE, NULL, 0, false);
-    add_step(c, STEP_BCAST, c->scratch, FT_OFFER_BYTES, false);
+    add_step(c, STEP_BCAST, c->scratch, bytes, false);
     add_step(c, STEP_APPLY, NULL, 0, false);
     add_step(c, STEP_ADOPT_SEND, NULL, 0, false);
 }
@@ -1120,6 +1121,8 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
         c->child_count = 0;
         add_step(c, STEP_ADOPT_WAIT, NULL, 0, false);
     } else {
+        /* a background result round serves the result kept here */
+        c->result_count = kind == COLL_RESULT ? (uint32_t)ctx->comms[comm].decision[2] : 0u;
         ft_round_setup(ctx, c, round_offer(c));
         add_round_steps(c);
     }

@@ -264,7 +264,7 @@ void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer
     }
     c->subtree = links.subtree_size;
     c->tag_base = ft_round_tag_base(ctx, c->round_seq);
-    c->count = FT_OFFER_WORDS;
+    c->count = ft_offer_words(c);
     c->send = (const uint8_t *)offer;
     memset(offer, 0, FT_OFFER_WORDS * 8u);
     offer[FT_OFFER_FLAGS] = x->failed_log_count > x->acked ? FT_FLAG_UNACKED : 0u;
@@ -280,7 +280,15 @@ static uint64_t word(const uint8_t *le, uint32_t i)
     return le_get_u64(le + 8u * i);
 }
 
-void ft_combine(uint8_t *acc, const uint8_t *in)
+uint32_t ft_offer_words(const struct comm_collective *c)
+{
+    uint32_t entries = c->kind == COLL_REBUILD  ? CONFIG_COMM_FT_MAX_EDITS
+                       : c->kind == COLL_RESULT ? c->result_count
+                                                : 0u;
+    return FT_OFFER_DECISION + 3u + entries;
+}
+
+void ft_combine(uint8_t *acc, const uint8_t *in, uint32_t words)
 {
     le_put_u64(acc + 8u * FT_OFFER_FLAGS, word(acc, FT_OFFER_FLAGS) | word(in, FT_OFFER_FLAGS));
     le_put_u64(acc + 8u * FT_OFFER_AND, word(acc, FT_OFFER_AND) & word(in, FT_OFFER_AND));
@@ -292,7 +300,7 @@ void ft_combine(uint8_t *acc, const uint8_t *in)
      * a root decides anew only when no member holds one). */
     if (word(in, FT_OFFER_DECISION) > word(acc, FT_OFFER_DECISION)) {
         memcpy(acc + 8u * FT_OFFER_DECISION, in + 8u * FT_OFFER_DECISION,
-               COMM_FT_DECISION_WORDS * 8u);
+               (words - FT_OFFER_DECISION) * 8u);
     }
 }
 
@@ -358,7 +366,7 @@ void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
         }
     }
     decision[1] |= (uint64_t)error << 32;
-    for (uint32_t i = 0; i < COMM_FT_DECISION_WORDS; i++) {
+    for (uint32_t i = 0; i < ft_offer_words(c) - FT_OFFER_DECISION; i++) {
         le_put_u64(acc + 8u * (FT_OFFER_DECISION + i), decision[i]);
     }
 }
@@ -480,7 +488,8 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
 {
     struct comm_communicator *x = &ctx->comms[c->comm];
     uint64_t decision[COMM_FT_DECISION_WORDS];
-    for (uint32_t i = 0; i < COMM_FT_DECISION_WORDS; i++) {
+    memset(decision, 0, sizeof decision);
+    for (uint32_t i = 0; i < ft_offer_words(c) - FT_OFFER_DECISION; i++) {
         decision[i] = word(offer, FT_OFFER_DECISION + i);
     }
     bool known = x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq;

@@ -252,8 +252,12 @@ uint32_t ft_round_tag_base(const struct comm *ctx, uint8_t seq);
 /* Round set-up (and restart): the participants' tree and our offer
  * (native words at offer). */
 void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer);
-/* Combines a child's offer into ours (little-endian words). */
-void ft_combine(uint8_t *acc, const uint8_t *in);
+/* A round's offer length in words: a decision holds what its kind needs
+ * (agree: nothing beyond the result; rebuild: the changes; a strict
+ * result: its values). */
+uint32_t ft_offer_words(const struct comm_collective *c);
+/* Combines a child's offer of words into ours (little-endian words). */
+void ft_combine(uint8_t *acc, const uint8_t *in, uint32_t words);
 /* The root: keeps an offered decision or makes one (acc, LE). */
 void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc);
 /* The decision in decision (LE offer) applies here: records it, and for the
