@@ -74,7 +74,11 @@ static uint16_t sub_context(const struct comm *ctx, const struct comm_collective
 
 static uint32_t sub_tag(const struct comm_collective *c)
 {
-    return adopting(c) ? 0u : c->tag_base | c->step;
+    if (adopting(c)) {
+        return 0u;
+    }
+    /* a result round may share its number with an agree's: other steps */
+    return c->tag_base | (c->step + (c->kind == COLL_RESULT ? 8u : 0u));
 }
 
 static void post_recv(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t from_vrank,
@@ -229,7 +233,7 @@ static enum comm_error step_reduce(struct comm *ctx, uint16_t slot, uint64_t now
                 return e;
             }
             if (coll_is_round(c->kind)) {
-                ft_combine(acc, c->scratch + (c->combined + 1u) * bytes);
+                ft_combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count);
             } else {
                 combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count, c->type, c->op);
             }
@@ -571,12 +575,19 @@ static void release_slot(struct comm *ctx, uint16_t slot)
 }
 
 /* Strict mode (the default): reduce, allreduce, barrier, gather and
- * allgather return the same outcome at every survivor: after the
+ * allgather return the same outcome at every survivor.  Allreduce and
+ * barrier: each member keeps the result it returned; a view change during
+ * one turns it into a result round in which a survivor's result wins (no
+ * message more when nothing fails).  Reduce, gather, allgather: after the
  * operation, an agree on whether it succeeded everywhere. */
 static bool strict_kind(uint8_t kind)
 {
-    return kind == COLL_BARRIER || kind == COLL_REDUCE || kind == COLL_ALLREDUCE ||
-           kind == COLL_GATHER || kind == COLL_ALLGATHER;
+    return kind == COLL_REDUCE || kind == COLL_GATHER || kind == COLL_ALLGATHER;
+}
+
+static bool result_kind(uint8_t kind)
+{
+    return kind == COLL_BARRIER || kind == COLL_ALLREDUCE;
 }
 
 static bool goes_strict(const struct comm *ctx, const struct comm_collective *c)
@@ -584,7 +595,13 @@ static bool goes_strict(const struct comm *ctx, const struct comm_collective *c)
     return strict_kind(c->kind) && !c->strict_phase && ctx->comms[c->comm].strict;
 }
 
+static bool keeps_result(const struct comm *ctx, const struct comm_collective *c)
+{
+    return result_kind(c->kind) && ctx->comms[c->comm].strict;
+}
+
 static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, bool drain);
+static void become_result_round(struct comm *ctx, uint16_t slot, bool drain);
 
 static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
 {
@@ -619,6 +636,9 @@ static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
     if (c->kind != COLL_ADOPT && !c->background && error == COMM_ERR_OK) {
         /* every member took part: the decisions before it are known to all */
         ft_collective_done(ctx, c->comm, coll_is_round(c->kind) ? c->round_seq : -1);
+        if (keeps_result(ctx, c)) {
+            ft_result_done(ctx, c, (uint8_t)(c->tag_base >> 4));
+        }
     }
     if (!c->background) {
         ctx->requests[c->request].status.comm = handle;
@@ -635,6 +655,8 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
     struct comm_collective *c = &ctx->colls[slot];
     if (goes_strict(ctx, c) && error != COMM_ERR_REVOKED && error != COMM_ERR_NO_VIEW) {
         become_agree(ctx, slot, error, true); /* others may have succeeded: agree first */
+    } else if (keeps_result(ctx, c) && error == COMM_ERR_PROC_FAILED) {
+        become_result_round(ctx, slot, true); /* others may have the result */
     }
     if (!c->background && !c->restart) {
         request_complete(ctx, c->request, error, out);
@@ -958,7 +980,9 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     }
     c->strict_phase = false;
     program(ctx, c, a);
-    if (a->failed) {
+    if (a->failed && result_kind(c->kind)) {
+        become_result_round(ctx, slot, false);
+    } else if (a->failed) {
         become_agree(ctx, slot, COMM_ERR_PROC_FAILED, false);
     }
     ctx->coll_work |= 1u << slot;
@@ -971,11 +995,39 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
 static void add_round_steps(struct comm_collective *c)
 {
     c->step_count = 0;
-    add_step(c, STEP_REDUCE, NULL, FT_OFFER_BYTES, false);
+    uint32_t bytes = ft_offer_words(c) * 8u;
+    add_step(c, STEP_REDUCE, NULL, bytes, false);
     add_step(c, STEP_DECIDE, NULL, 0, false);
-    add_step(c, STEP_BCAST, c->scratch, FT_OFFER_BYTES, false);
+    add_step(c, STEP_BCAST, c->scratch, bytes, false);
     add_step(c, STEP_APPLY, NULL, 0, false);
     add_step(c, STEP_ADOPT_SEND, NULL, 0, false);
+}
+
+/* A strict allreduce's or barrier's result round, in the same slot and
+ * request, named by the operation's sequence number: now (called on a
+ * DETECTED communicator) or once its internal requests drained. */
+static void become_result_round(struct comm *ctx, uint16_t slot, bool drain)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    c->result_count = c->kind == COLL_ALLREDUCE ? c->count : 0u;
+    c->round_seq = (uint8_t)(c->tag_base >> 4);
+    c->kind = COLL_RESULT;
+    c->flag = NULL;
+    c->new_comm = NULL;
+    c->round_error = COMM_ERR_OK;
+    c->spare_next = 0;
+    c->step = 0;
+    c->phase = 0;
+    add_round_steps(c);
+    if (drain) {
+        c->restart = true;
+        return;
+    }
+    for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+        request_release(ctx, sub_index(slot, j));
+    }
+    ft_round_setup(ctx, c, round_offer(c));
+    ctx->coll_work |= 1u << slot;
 }
 
 /* The strict collective's outcome agree, in the same slot and request:
@@ -1069,6 +1121,8 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
         c->child_count = 0;
         add_step(c, STEP_ADOPT_WAIT, NULL, 0, false);
     } else {
+        /* a background result round serves the result kept here */
+        c->result_count = kind == COLL_RESULT ? (uint32_t)ctx->comms[comm].decision[2] : 0u;
         ft_round_setup(ctx, c, round_offer(c));
         add_round_steps(c);
     }
@@ -1079,11 +1133,12 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
     return COMM_ERR_OK;
 }
 
-void coll_stop_background(struct comm *ctx, uint16_t comm)
+void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq)
 {
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
         struct comm_collective *c = &ctx->colls[slot];
-        if (c->state == COLL_RUNNING && c->background && c->comm == comm) {
+        if (c->state == COLL_RUNNING && c->background && c->comm == comm &&
+            !(c->kind == kind && c->round_seq == seq)) {
             c->restart = false;
             fail(ctx, slot, COMM_ERR_OK, NULL);
         }

@@ -300,12 +300,16 @@ struct comm_record {
 
 /* A gap of a BLANK group (an edit's node). */
 #define COMM_GAP_NODE (UINT32_MAX - 1u)
-/* A rebuild or agree decision (u64 words, little-endian on the wire): the
- * epoch it was made in (0: none), the result (agree: the flag | error <<
- * 32; rebuild: the context | error << 32), the count of group changes,
- * then the changes (old rank << 32 | node: COMM_NODE_NONE removed, a gap,
- * or the spare that adopts it). */
-#define COMM_FT_DECISION_WORDS (3u + CONFIG_COMM_FT_MAX_EDITS)
+/* A decision of a round (u64 words, little-endian on the wire): the epoch
+ * it was made in plus one (0: none), the result (agree: the flag | error <<
+ * 32; rebuild: the context | error << 32; a strict allreduce or barrier:
+ * error << 32), a count (rebuild: group changes; strict: result values),
+ * then the rebuild's changes (old rank << 32 | node: COMM_NODE_NONE
+ * removed, a gap, or the spare that adopts it) or the strict result. */
+#define COMM_FT_RESULT_WORDS (CONFIG_COMM_REDUCE_MAX / 8u)
+#define COMM_FT_DECISION_WORDS                                                           \
+    (3u + (CONFIG_COMM_FT_MAX_EDITS > COMM_FT_RESULT_WORDS ? CONFIG_COMM_FT_MAX_EDITS     \
+                                                             : COMM_FT_RESULT_WORDS))
 
 struct comm_communicator {
     bool in_use;
@@ -339,7 +343,8 @@ struct comm_communicator {
     uint32_t excluded[CONFIG_COMM_FT_MAX_EDITS];
     uint32_t edit_base[CONFIG_COMM_FT_MAX_EDITS];
     uint32_t edit_node[CONFIG_COMM_FT_MAX_EDITS];
-    /* The last rebuild or agree decision this node learnt on it, kept (and
+    /* The last decision this node learnt on it (a rebuild's, an agree's, or
+     * the result of a strict allreduce or barrier it returned), kept (and
      * re-offered) until a later collective shows every member has it. */
     bool decision_held;
     uint8_t decision_kind;  /* the round's collective kind */
@@ -402,6 +407,7 @@ struct comm_collective {
     bool strict_phase;    /* the agree runs (kind is now AGREE) */
     uint8_t strict_error; /* the operation's own outcome here */
     uint32_t strict_flag; /* 1: it succeeded here; then the agreed AND */
+    uint32_t result_count; /* a strict allreduce's values, for its result round */
     uint8_t own[8];    /* split: our (color, key) as sent */
     uint64_t contexts[COMM_CONTEXT_WORDS]; /* dup, split: contexts in use, then their union */
     uint8_t scratch[CONFIG_COMM_COLL_SCRATCH];

@@ -198,11 +198,25 @@ bool ft_round_tag_current(const struct comm *ctx, uint32_t tag)
 /* The tree over x's members in the view, in rank order, rooted at the
  * first (every member computes the same from the same view): our links
  * and the node ids of our children (nodes[j]) and parent (nodes[RADIX],
- * COMM_NODE_NONE at the root).  O(size): once per round or revoke. */
+ * COMM_NODE_NONE at the root).  O(size) once per round or revoke when
+ * members failed, O(log) when none did. */
 static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
                       struct membership_tree_links *links, uint32_t *count, uint32_t *me,
                       uint32_t *nodes)
 {
+    if (x->failed == 0) {
+        /* every member live (the strict agree's usual case): no scan */
+        *count = x->size;
+        *me = x->rank;
+        membership_tree_runs(*count, CONFIG_COMM_TREE_RADIX, *me, links);
+        nodes[CONFIG_COMM_TREE_RADIX] = links->parent == MEMBERSHIP_POS_NONE
+                                            ? COMM_NODE_NONE
+                                            : group_node(ctx, x, links->parent);
+        for (uint32_t j = 0; j < links->child_count; j++) {
+            nodes[j] = group_node(ctx, x, links->children[j]);
+        }
+        return;
+    }
     *count = 0;
     *me = 0;
     for (uint32_t r = 0; r < x->size; r++) {
@@ -250,7 +264,7 @@ void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer
     }
     c->subtree = links.subtree_size;
     c->tag_base = ft_round_tag_base(ctx, c->round_seq);
-    c->count = FT_OFFER_WORDS;
+    c->count = ft_offer_words(c);
     c->send = (const uint8_t *)offer;
     memset(offer, 0, FT_OFFER_WORDS * 8u);
     offer[FT_OFFER_FLAGS] = x->failed_log_count > x->acked ? FT_FLAG_UNACKED : 0u;
@@ -266,7 +280,15 @@ static uint64_t word(const uint8_t *le, uint32_t i)
     return le_get_u64(le + 8u * i);
 }
 
-void ft_combine(uint8_t *acc, const uint8_t *in)
+uint32_t ft_offer_words(const struct comm_collective *c)
+{
+    uint32_t entries = c->kind == COLL_REBUILD  ? CONFIG_COMM_FT_MAX_EDITS
+                       : c->kind == COLL_RESULT ? c->result_count
+                                                : 0u;
+    return FT_OFFER_DECISION + 3u + entries;
+}
+
+void ft_combine(uint8_t *acc, const uint8_t *in, uint32_t words)
 {
     le_put_u64(acc + 8u * FT_OFFER_FLAGS, word(acc, FT_OFFER_FLAGS) | word(in, FT_OFFER_FLAGS));
     le_put_u64(acc + 8u * FT_OFFER_AND, word(acc, FT_OFFER_AND) & word(in, FT_OFFER_AND));
@@ -278,7 +300,7 @@ void ft_combine(uint8_t *acc, const uint8_t *in)
      * a root decides anew only when no member holds one). */
     if (word(in, FT_OFFER_DECISION) > word(acc, FT_OFFER_DECISION)) {
         memcpy(acc + 8u * FT_OFFER_DECISION, in + 8u * FT_OFFER_DECISION,
-               COMM_FT_DECISION_WORDS * 8u);
+               (words - FT_OFFER_DECISION) * 8u);
     }
 }
 
@@ -321,9 +343,11 @@ void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
     }
     uint64_t decision[COMM_FT_DECISION_WORDS];
     memset(decision, 0, sizeof decision);
-    decision[0] = ctx->epoch;
+    decision[0] = ctx->epoch + 1u;
     enum comm_error error = COMM_ERR_OK;
-    if (c->kind == COLL_AGREE) {
+    if (c->kind == COLL_RESULT) {
+        error = COMM_ERR_PROC_FAILED; /* no survivor had the result */
+    } else if (c->kind == COLL_AGREE) {
         if ((word(acc, FT_OFFER_FLAGS) & FT_FLAG_UNACKED) != 0) {
             error = COMM_ERR_PROC_FAILED;
         }
@@ -342,7 +366,7 @@ void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
         }
     }
     decision[1] |= (uint64_t)error << 32;
-    for (uint32_t i = 0; i < COMM_FT_DECISION_WORDS; i++) {
+    for (uint32_t i = 0; i < ft_offer_words(c) - FT_OFFER_DECISION; i++) {
         le_put_u64(acc + 8u * (FT_OFFER_DECISION + i), decision[i]);
     }
 }
@@ -453,7 +477,7 @@ static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const ui
         y->in_use = false;
         return COMM_ERR_COUNT;
     }
-    settle_group(ctx, y, decision[0]);
+    settle_group(ctx, y, decision[0] - 1u);
     ctx->contexts_used[context / 64u] |= UINT64_C(1) << (context % 64u);
     ctx->comms[x_slot].produced = slot;
     *handle = comm_handle_of(ctx, slot);
@@ -464,7 +488,8 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
 {
     struct comm_communicator *x = &ctx->comms[c->comm];
     uint64_t decision[COMM_FT_DECISION_WORDS];
-    for (uint32_t i = 0; i < COMM_FT_DECISION_WORDS; i++) {
+    memset(decision, 0, sizeof decision);
+    for (uint32_t i = 0; i < ft_offer_words(c) - FT_OFFER_DECISION; i++) {
         decision[i] = word(offer, FT_OFFER_DECISION + i);
     }
     bool known = x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq;
@@ -478,6 +503,17 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     }
     if (c->kind == COLL_AGREE) {
         *c->flag = (uint32_t)decision[1];
+        return error;
+    }
+    if (c->kind == COLL_RESULT) {
+        if (error == COMM_ERR_OK) {
+            if (decision[2] != c->result_count) {
+                return COMM_ERR_MISMATCH;
+            }
+            for (uint32_t i = 0; i < c->result_count; i++) {
+                memcpy(c->recv + 8u * i, &decision[3u + i], 8u); /* a survivor's result */
+            }
+        }
         return error;
     }
     *c->new_comm = COMM_NULL;
@@ -559,7 +595,7 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
                  first < ctx->config.node_count && extent <= ctx->config.node_count - first &&
                  nx <= CONFIG_COMM_FT_MAX_EDITS && ne <= CONFIG_COMM_FT_MAX_EDITS &&
                  nx < extent && (modes & 0xffu) <= COMM_MODE_REBUILD &&
-                 ((modes >> 8) & 0xffu) <= COMM_MSG_CONT && (modes >> 16) <= 1u && epoch != 0 &&
+                 ((modes >> 8) & 0xffu) <= COMM_MSG_CONT && (modes >> 16) <= 1u &&
                  sorted_below(excluded, nx, extent) && sorted_below(bases, ne, extent);
     for (uint32_t j = 0; valid && j < ne; j++) {
         valid = nodes[j] < ctx->config.node_count || nodes[j] == COMM_GAP_NODE;
@@ -607,8 +643,27 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
         if (x->in_use && x->decision_held && !own &&
             (i == slot || (x->decision_kind == COLL_REBUILD && x->produced == slot))) {
             x->decision_held = false;
-            coll_stop_background(ctx, i);
         }
+        if (x->in_use && (i == slot || x->produced == slot)) {
+            /* background rounds for what is known everywhere end */
+            coll_stop_background(ctx, i, x->decision_held ? x->decision_kind : 0u,
+                                 x->decision_seq);
+        }
+    }
+}
+
+void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t seq)
+{
+    struct comm_communicator *x = &ctx->comms[c->comm];
+    uint32_t count = c->kind == COLL_ALLREDUCE ? c->count : 0u;
+    x->decision_held = true;
+    x->decision_kind = COLL_RESULT;
+    x->decision_seq = seq;
+    memset(x->decision, 0, sizeof x->decision);
+    x->decision[0] = ctx->epoch + 1u;
+    x->decision[2] = count;
+    for (uint32_t i = 0; i < count; i++) {
+        memcpy(&x->decision[3u + i], c->recv + 8u * i, 8u);
     }
 }
 

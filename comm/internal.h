@@ -40,6 +40,7 @@ enum {
     COLL_AGREE,   /* recovery rounds: over the live members, by node id */
     COLL_REBUILD,
     COLL_ADOPT,   /* a spare waiting for a rebuild to adopt it */
+    COLL_RESULT,  /* a strict allreduce or barrier cut by a view change: its result */
 };
 enum {
     STEP_REDUCE = 1,
@@ -53,7 +54,7 @@ enum {
 
 static inline bool coll_is_round(uint8_t kind)
 {
-    return kind == COLL_AGREE || kind == COLL_REBUILD;
+    return kind == COLL_AGREE || kind == COLL_REBUILD || kind == COLL_RESULT;
 }
 
 /* Recovery rounds: offer vectors (u64 words): flags, the AND of the agree
@@ -196,8 +197,9 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
                                  uint32_t *request);
 /* The lowest context id not set in used (COMM_CONTEXT_WORDS words), or -1. */
 int coll_lowest_free_context(const uint64_t *used);
-/* Background rounds on comm stop (their decision is known everywhere). */
-void coll_stop_background(struct comm *ctx, uint16_t comm);
+/* Background rounds on comm stop (their decision is known everywhere),
+ * except the one serving (kind, seq) (kind 0: none). */
+void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
 /* Whether a round (kind, seq) on comm runs here. */
 bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
 
@@ -250,8 +252,12 @@ uint32_t ft_round_tag_base(const struct comm *ctx, uint8_t seq);
 /* Round set-up (and restart): the participants' tree and our offer
  * (native words at offer). */
 void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer);
-/* Combines a child's offer into ours (little-endian words). */
-void ft_combine(uint8_t *acc, const uint8_t *in);
+/* A round's offer length in words: a decision holds what its kind needs
+ * (agree: nothing beyond the result; rebuild: the changes; a strict
+ * result: its values). */
+uint32_t ft_offer_words(const struct comm_collective *c);
+/* Combines a child's offer of words into ours (little-endian words). */
+void ft_combine(uint8_t *acc, const uint8_t *in, uint32_t words);
 /* The root: keeps an offered decision or makes one (acc, LE). */
 void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc);
 /* The decision in decision (LE offer) applies here: records it, and for the
@@ -267,6 +273,9 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
 /* A collective (or round) completed on comm slot: decisions it proves
  * known go, except that of round keep_seq on it (< 0: none). */
 void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq);
+/* A strict allreduce or barrier finished here (result in c->recv, native):
+ * kept on its communicator for members still in it. */
+void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t seq);
 /* A REVOKE frame from node source (fenced and decoded). */
 void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
                   uint64_t now_ns, struct comm_outbox *out);
