@@ -55,6 +55,7 @@ static struct {
     uint64_t last_ran_ns;  /* the runtime last ran (inside a call) */
     uint64_t starve_ns;    /* half the detector timeout */
     bool aborted;          /* an ABORT communicator failed: every call refused */
+    bool requests_dropped; /* after the abort: the core holds no request of the job */
     tori_error_handler handler;
     bool in_handler;       /* a handler's own calls never call it again */
     bool failure_pending;  /* a failure the handler has not been told */
@@ -126,8 +127,31 @@ static void run_once(void)
     ran();
 }
 
+static void flush(uint64_t now_ns);
+
+/*
+ * Once the job aborted, the application unwinds and its buffers die with
+ * it: the requests it leaves pending must never be written again (frames
+ * of the aborted collectives still arrive; on QEMU one corrupted the
+ * stack).  The core forgets them as when this node loses its view, and
+ * follows the view again at its next poll.  Called from the application's
+ * call (never from the flush that reported the abort).
+ */
+static void drop_requests(void)
+{
+    if (job.requests_dropped)
+        return;
+    job.requests_dropped = true;
+    uint64_t now = board_now_ns();
+    comm_drop_view(&job.node->comm, membership_incarnation(&job.node->membership), now,
+                   &job.node->comm_outbox);
+    flush(now);
+}
+
 static int result(const char *call, int error)
 {
+    if (error == TORI_ERR_ABORTED)
+        drop_requests();
     if (error != TORI_OK) {
         event_begin("app-error");
         event_add_str("call", call);
