@@ -3,7 +3,9 @@
  * valid inputs each, into DIR/<target>/ (tests/fuzz/corpus in the tree):
  * frames, blocks and messages made by the project's own encoders and state
  * machine, command lines, and op sequences for the two state-machine
- * harnesses.  Deterministic: rerunning it rewrites the same files.
+ * harnesses.  Deterministic: rerunning it rewrites the same files.  Inputs
+ * that once crashed a target stay beside them as regression-* files
+ * (copied from build/fuzz/crashes/, never rewritten here).
  *
  *   build/fuzz/tests/fuzz/tori-fuzz-seeds tests/fuzz/corpus
  */
