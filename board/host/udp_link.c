@@ -73,26 +73,33 @@ static bool fail(const char **error, const char *option, const char *why)
     return false;
 }
 
+static bool fail_pcap(const char **error, const char *value, const char *why)
+{
+    snprintf(error_line, sizeof error_line, "udp: --pcap %s: %s", value, why);
+    *error = error_line;
+    return false;
+}
+
 /* One --pcap value: "x+:node0-x+.pcap".  The file starts with its header. */
 static bool parse_pcap(const char *value, uint32_t *pcap_mask, const char **error)
 {
     char name[3] = {0};
     unsigned link;
     if (strlen(value) < 4 || value[2] != ':')
-        return fail(error, value, "expected --pcap DIR:FILE");
+        return fail_pcap(error, value, "expected --pcap DIR:FILE");
     memcpy(name, value, 2);
     if (!torus_geometry_link_from_name(name, &link))
-        return fail(error, value, "unknown direction (expected x+, x-, y+ ...)");
+        return fail_pcap(error, value, "unknown direction (expected x+, x-, y+ ...)");
     if ((*pcap_mask & (1u << link)) != 0)
-        return fail(error, value, "direction captured twice");
+        return fail_pcap(error, value, "direction captured twice");
     int fd = open(value + 3, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        return fail(error, value, strerror(errno));
+        return fail_pcap(error, value, strerror(errno));
     uint8_t header[PCAP_FILE_HEADER_SIZE];
     pcap_file_header(header, CONFIG_MAX_FRAME);
     if (write(fd, header, sizeof header) != (ssize_t)sizeof header) {
         close(fd);
-        return fail(error, value, "cannot write the capture's header");
+        return fail_pcap(error, value, "cannot write the capture's header");
     }
     links[link].pcap_fd = fd;
     *pcap_mask |= 1u << link;
