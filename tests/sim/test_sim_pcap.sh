@@ -4,7 +4,9 @@
 # failed_node messages naming node 6 to each of its children, stamped in
 # virtual time and with the view epoch in the frame header as the nodes
 # put it, and each child's failure_ack of that epoch; every frame of every
-# capture decodes as tori with a good CRC-32.
+# capture decodes as tori with a good CRC-32.  With --app, the comm frames
+# decode too: node 1 opens sessions and sends DATA whose envelope names
+# its own rank.
 # usage: test_sim_pcap.sh SIM DISSECTOR OUT
 source "$(dirname "$0")/../shell_lib.sh"
 SIM=$1
@@ -54,4 +56,15 @@ epoch=$(cut -f5 "$OUT/changes.txt" | sort -u)
     || fail "the root does not get one failure_ack from each child"
 awk -F'\t' -v epoch="$epoch" '$2 != 0 || $3 != epoch { exit 1 }' "$OUT/acks.txt" \
     || fail "an ack is not to the root, of epoch $epoch"
+
+"$SIM" --dims 2x2x2 --app allreduce --iterations 2 --pcap "$OUT/app" > "$OUT/app.txt" 2>&1
+check_status 0 $? "tori-sim --app allreduce --pcap"
+decode "$OUT/app/node1.pcap" 'tori.comm.kind && tori.src == 1' tori.comm.kind \
+    | sort -un | paste -sd' ' > "$OUT/kinds.txt"
+[[ " $(cat "$OUT/kinds.txt") " == *" 1 "*" 4 "* ]] \
+    || fail "node 1 sent comm kinds $(cat "$OUT/kinds.txt"), expected open (1) and data (4) among them"
+decode "$OUT/app/node1.pcap" 'tori.comm.kind == 4 && tori.src == 1 && tori.comm.flags & 1' \
+    tori.comm.source_rank tori.checksum.status | sort -u > "$OUT/envelopes.txt"
+[[ "$(cat "$OUT/envelopes.txt")" == $'1\t1' ]] \
+    || fail "node 1's first fragments: envelopes (rank, crc) $(paste -sd' ' "$OUT/envelopes.txt"), expected 1 1"
 echo "sim.pcap: all checks passed"
