@@ -62,6 +62,9 @@ static uint8_t allowed_flags(unsigned kind)
     if (kind == COMM_KIND_CLOSE) {
         return COMM_FLAG_UNKNOWN;
     }
+    if (kind == COMM_KIND_REVOKE) {
+        return COMM_FLAG_REVOKE_ACK;
+    }
     return 0;
 }
 
@@ -100,7 +103,7 @@ static enum comm_decode_status validate_data(const struct comm_frame *f)
     if ((f->context & ~COMM_CONTEXT_KNOWN_BITS) != 0) {
         return COMM_DECODE_CONTEXT;
     }
-    if (first && (f->context & COMM_CONTEXT_COLLECTIVE) == 0 && f->tag > COMM_TAG_MAX) {
+    if (first && (f->context & COMM_CONTEXT_INTERNAL) == 0 && f->tag > COMM_TAG_MAX) {
         return COMM_DECODE_TAG;
     }
     if ((f->flags & COMM_FLAG_ACK) != 0) {
@@ -122,9 +125,13 @@ static enum comm_decode_status validate(const struct comm_frame *f)
     if ((f->flags & ~allowed_flags(kind)) != 0) {
         return COMM_DECODE_FLAGS;
     }
-    if (f->sender_incarnation == 0 ||
-        (f->receiver_incarnation == 0 && kind != COMM_KIND_OPEN)) {
+    if (f->sender_incarnation == 0 || (f->receiver_incarnation == 0 && kind != COMM_KIND_OPEN &&
+                                       kind != COMM_KIND_REVOKE)) {
         return COMM_DECODE_INCARNATION;
+    }
+    if (kind == COMM_KIND_REVOKE) {
+        /* sessionless: a revoke flooded to members we may never have met */
+        return f->context < COMM_CONTEXT_IDS ? COMM_DECODE_OK : COMM_DECODE_CONTEXT;
     }
     if (f->session == 0 || (kind == COMM_KIND_ACCEPT && f->token == 0)) {
         return COMM_DECODE_SESSION;
@@ -168,6 +175,15 @@ enum comm_decode_status comm_decode(const uint8_t *payload, size_t length,
     const uint8_t *b = payload + COMM_HEADER_SIZE;
     f.session = le_get_u32(b);
     switch (f.kind) {
+    case COMM_KIND_REVOKE:
+        f.session = 0;
+        if (le_get_u32(b) >= COMM_CONTEXT_IDS) {
+            return COMM_DECODE_CONTEXT;
+        }
+        f.context = (uint16_t)le_get_u32(b);
+        f.source_rank = le_get_u32(b + 4);
+        f.seq = le_get_u32(b + 8);
+        break;
     case COMM_KIND_ACCEPT:
         f.token = le_get_u32(b + 4);
         break;
@@ -233,6 +249,11 @@ size_t comm_encode(const struct comm_frame *frame, uint8_t *out, size_t capacity
     uint8_t *b = out + COMM_HEADER_SIZE;
     le_put_u32(b, frame->session);
     switch (frame->kind) {
+    case COMM_KIND_REVOKE:
+        le_put_u32(b, frame->context);
+        le_put_u32(b + 4, frame->source_rank);
+        le_put_u32(b + 8, frame->seq);
+        break;
     case COMM_KIND_ACCEPT:
         le_put_u32(b + 4, frame->token);
         break;

@@ -29,6 +29,10 @@
  *   CLOSED     sid                      receiver forgot the session
  *   CLOSE_REQ  sid                      receiver asks the sender to close
  *   RESET      token                    receiver knows no session with token
+ *   REVOKE     context, revoker node, revoker rank
+ *                                       the communicator of that context is
+ *                                       revoked (flag REVOKE_ACK: the answer);
+ *                                       sessionless, resent until answered
  *
  * A sid is chosen by the sender of a session, a token by its receiver:
  * (generation << 8) | table slot, never 0, never reused within a life.
@@ -83,14 +87,23 @@
 #define COMM_FLAG_RESEND 0x08u  /* DATA: first fragment of a deferred message, resent */
 #define COMM_FLAG_ACK_NOW 0x10u /* DATA: the sender waits on this ack: send it at once */
 #define COMM_FLAG_UNKNOWN 0x01u /* CLOSE: the sender had no such session */
+#define COMM_FLAG_REVOKE_ACK 0x01u /* REVOKE: the receiver has it */
 
 /* Context field: low 8 bits the communicator's context id, bit 15 the
- * collective space (internal messages of collectives). */
+ * collective space (internal messages of collectives), bit 14 the recovery
+ * space (rebuild and agree rounds: the source rank field carries the
+ * sender's node id, the tag the round's epoch), bit 13 the adoption space
+ * (a rebuild's root telling a spare its new communicator; context id 0). */
 #define COMM_CONTEXT_IDS 256u
 #define COMM_CONTEXT_COLLECTIVE 0x8000u
-#define COMM_CONTEXT_KNOWN_BITS (COMM_CONTEXT_COLLECTIVE | (COMM_CONTEXT_IDS - 1u))
+#define COMM_CONTEXT_RECOVERY 0x4000u
+#define COMM_CONTEXT_ADOPT 0x2000u
+/* Spaces whose envelope names the sender by node id, not by rank. */
+#define COMM_CONTEXT_BY_NODE (COMM_CONTEXT_RECOVERY | COMM_CONTEXT_ADOPT)
+#define COMM_CONTEXT_INTERNAL (COMM_CONTEXT_COLLECTIVE | COMM_CONTEXT_BY_NODE)
+#define COMM_CONTEXT_KNOWN_BITS (COMM_CONTEXT_INTERNAL | (COMM_CONTEXT_IDS - 1u))
 
-/* Application tags are 0..COMM_TAG_MAX; collectives use the whole u32. */
+/* Application tags are 0..COMM_TAG_MAX; internal spaces use the whole u32. */
 #define COMM_TAG_MAX INT32_MAX
 
 #define COMM_KINDS(X)                                                                    \
@@ -104,7 +117,8 @@
     X(CLOSE, 8, "close", 8)                                                              \
     X(CLOSED, 9, "closed", 4)                                                            \
     X(CLOSE_REQ, 10, "close_req", 4)                                                     \
-    X(RESET, 11, "reset", 4)
+    X(RESET, 11, "reset", 4)                                                             \
+    X(REVOKE, 12, "revoke", 12)
 
 enum comm_kind {
 #define COMM_KIND_ENUM(name, value, text, body) COMM_KIND_##name = value,
@@ -149,14 +163,14 @@ struct comm_frame {
     uint32_t receiver_incarnation;
     uint32_t session; /* sid; the token in DATA and RESET */
     uint32_t token;   /* ACCEPT */
-    uint32_t seq;     /* DATA, WAIT, GRANT; CLOSE: final; ACK: cum */
+    uint32_t seq;     /* DATA, WAIT, GRANT; CLOSE: final; ACK: cum; REVOKE: revoker rank */
     uint32_t mask;    /* ACK */
     uint32_t deferred; /* ACK */
     /* DATA */
     uint32_t offset;
     uint32_t total;
-    uint16_t context;
-    uint32_t source_rank;
+    uint16_t context;      /* DATA, REVOKE */
+    uint32_t source_rank;  /* DATA; REVOKE: the revoker's node */
     uint32_t tag;
     uint32_t resend_of;
     uint32_t ack_sid;

@@ -40,9 +40,12 @@ void coll_init_all(struct comm *ctx)
     ctx->creating = false;
 }
 
-static uint32_t rank_of(const struct comm_collective *c, uint32_t vrank)
+/* The communicator rank of a tree position: trees run over the ranks that
+ * are not BLANK gaps ("compact" ranks; all of them when there are none). */
+static uint32_t rank_of(const struct comm *ctx, const struct comm_collective *c, uint32_t vrank)
 {
-    return (uint32_t)(((uint64_t)vrank + c->root) % c->size);
+    uint32_t compact = (uint32_t)(((uint64_t)vrank + c->root) % c->size);
+    return group_rank_of_compact(&ctx->comms[c->comm], compact);
 }
 
 static uint32_t child_subtree(const struct comm_collective *c, uint32_t j)
@@ -53,6 +56,31 @@ static uint32_t child_subtree(const struct comm_collective *c, uint32_t j)
 
 /* ---- internal requests ---- */
 
+/* Adoption messages (to and from spares) go in the adoption space; rounds
+ * address members by node id in the recovery space. */
+static bool adopting(const struct comm_collective *c)
+{
+    return c->kind == COLL_ADOPT || c->steps[c->step].kind == STEP_ADOPT_SEND;
+}
+
+static uint16_t sub_context(const struct comm *ctx, const struct comm_collective *c)
+{
+    if (adopting(c)) {
+        return COMM_CONTEXT_ADOPT;
+    }
+    return (uint16_t)(ctx->comms[c->comm].context |
+                      (coll_is_round(c->kind) ? COMM_CONTEXT_RECOVERY : COMM_CONTEXT_COLLECTIVE));
+}
+
+static uint32_t sub_tag(const struct comm_collective *c)
+{
+    if (adopting(c)) {
+        return 0u;
+    }
+    /* a result round may share its number with an agree's: other steps */
+    return c->tag_base | (c->step + (c->kind == COLL_RESULT ? 8u : 0u));
+}
+
 static void post_recv(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t from_vrank,
                       uint8_t *buffer, uint32_t capacity, uint64_t now_ns,
                       struct comm_outbox *out)
@@ -61,9 +89,10 @@ static void post_recv(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t from
     uint16_t index = request_alloc(ctx, sub_index(slot, j), COMM_REQ_RECV, (uint8_t)(slot + 1u));
     struct comm_request *r = &ctx->requests[index];
     r->comm = c->comm;
-    r->context = (uint16_t)(ctx->comms[c->comm].context | COMM_CONTEXT_COLLECTIVE);
-    r->rank = rank_of(c, from_vrank);
-    r->tag = c->tag_base | c->step;
+    r->context = sub_context(ctx, c);
+    bool by_node = (r->context & COMM_CONTEXT_BY_NODE) != 0;
+    r->rank = by_node ? c->nodes[j] : rank_of(ctx, c, from_vrank);
+    r->tag = sub_tag(c);
     r->target = buffer;
     r->length = capacity;
     match_post(ctx, index, now_ns, out);
@@ -78,10 +107,11 @@ static void post_send(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t to_v
     uint16_t index = request_alloc(ctx, sub_index(slot, j), COMM_REQ_SEND, (uint8_t)(slot + 1u));
     struct comm_request *r = &ctx->requests[index];
     r->comm = c->comm;
-    r->context = (uint16_t)(comm->context | COMM_CONTEXT_COLLECTIVE);
-    r->rank = rank_of(c, to_vrank);
-    r->node = group_node(ctx, comm, r->rank);
-    r->tag = c->tag_base | c->step;
+    r->context = sub_context(ctx, c);
+    bool by_node = (r->context & COMM_CONTEXT_BY_NODE) != 0;
+    r->rank = by_node ? c->nodes[j] : rank_of(ctx, c, to_vrank);
+    r->node = by_node ? c->nodes[j] : group_node(ctx, comm, r->rank);
+    r->tag = sub_tag(c);
     r->source = buffer;
     r->length = length;
     r->frames_total = COMM_FRAMES_FOR(length);
@@ -202,7 +232,11 @@ static enum comm_error step_reduce(struct comm *ctx, uint16_t slot, uint64_t now
             if (e != COMM_ERR_OK) {
                 return e;
             }
-            combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count, c->type, c->op);
+            if (coll_is_round(c->kind)) {
+                ft_combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count);
+            } else {
+                combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count, c->type, c->op);
+            }
             request_release(ctx, index);
             c->combined++;
         }
@@ -329,6 +363,78 @@ static enum comm_error step_gather(struct comm *ctx, uint16_t slot,
     return e;
 }
 
+/* ---- recovery rounds and adoption ---- */
+
+#define FT_OFFER_BYTES (FT_OFFER_WORDS * 8u)
+
+static uint64_t *round_offer(struct comm_collective *c)
+{
+    return (uint64_t *)(void *)(c->scratch + (CONFIG_COMM_TREE_RADIX + 1u) * FT_OFFER_BYTES);
+}
+
+static uint8_t *adopt_message(struct comm_collective *c)
+{
+    return c->scratch + (CONFIG_COMM_TREE_RADIX + 2u) * FT_OFFER_BYTES;
+}
+
+/* The rebuild's root tells each spare of the decision its communicator,
+ * one after another (the parent's internal request is free at the root). */
+static enum comm_error step_adopt_send(struct comm *ctx, uint16_t slot, uint64_t now_ns,
+                                       struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    if (c->parent != COMM_RANK_NONE || c->kind != COLL_REBUILD) {
+        return COMM_ERR_OK;
+    }
+    uint16_t index = sub_index(slot, PARENT_SUB);
+    for (;;) {
+        if (c->phase == 1) {
+            if (!request_done(ctx, index)) {
+                return COMM_ERR_PENDING;
+            }
+            request_release(ctx, index); /* a spare that left: nobody to tell */
+            c->phase = 0;
+        }
+        uint32_t node;
+        while (c->spare_next < CONFIG_COMM_FT_MAX_EDITS &&
+               !ft_adopt_message(ctx, c, c->spare_next, adopt_message(c), &node)) {
+            c->spare_next++;
+        }
+        if (c->spare_next >= CONFIG_COMM_FT_MAX_EDITS) {
+            return COMM_ERR_OK;
+        }
+        c->spare_next++;
+        c->nodes[PARENT_SUB] = node;
+        post_send(ctx, slot, PARENT_SUB, 0, adopt_message(c), FT_ADOPT_WORDS * 4u, now_ns, out);
+        c->phase = 1;
+    }
+}
+
+static enum comm_error step_adopt_wait(struct comm *ctx, uint16_t slot, uint64_t now_ns,
+                                       struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    uint16_t index = sub_index(slot, PARENT_SUB);
+    if (c->phase == 0) {
+        c->nodes[PARENT_SUB] = COMM_ANY_SOURCE;
+        post_recv(ctx, slot, PARENT_SUB, 0, c->scratch, FT_ADOPT_WORDS * 4u, now_ns, out);
+        c->phase = 1;
+    }
+    if (!request_done(ctx, index)) {
+        return COMM_ERR_PENDING;
+    }
+    enum comm_error e = sub_error(ctx, index, FT_ADOPT_WORDS * 4u);
+    request_release(ctx, index);
+    if (e == COMM_ERR_OK) {
+        e = ft_adopt_apply(ctx, c->scratch, FT_ADOPT_WORDS * 4u, c->new_comm);
+    }
+    if (e != COMM_ERR_OK) {
+        c->phase = 0; /* not for us after all: wait for the next */
+        return COMM_ERR_PENDING;
+    }
+    return COMM_ERR_OK;
+}
+
 /* ---- the end of a collective ---- */
 
 static void reverse(uint8_t *bytes, uint32_t length)
@@ -386,7 +492,7 @@ static void sort_keys(uint8_t *bytes, uint32_t count)
     }
 }
 
-static int lowest_free_context(const uint64_t *used)
+int coll_lowest_free_context(const uint64_t *used)
 {
     for (uint32_t w = 0; w < COMM_CONTEXT_WORDS; w++) {
         if (used[w] != UINT64_MAX) {
@@ -402,7 +508,7 @@ static enum comm_error create_comm(struct comm *ctx, struct comm_collective *c,
 {
     *handle = COMM_NULL;
     const struct comm_communicator *parent = &ctx->comms[c->comm];
-    int context = lowest_free_context(c->contexts);
+    int context = coll_lowest_free_context(c->contexts);
     if (context < 0) {
         return COMM_ERR_BUSY;
     }
@@ -458,11 +564,44 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
         request_release(ctx, sub_index(slot, j));
     }
-    if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
+    if (c->kind == COLL_DUP || c->kind == COLL_SPLIT ||
+        (c->kind == COLL_REBUILD && !c->background)) {
         ctx->creating = false;
     }
+    c->background = false;
+    c->restart = false;
+    c->strict_phase = false;
     c->state = COLL_FREE;
 }
+
+/* Strict mode (the default): reduce, allreduce, barrier, gather and
+ * allgather return the same outcome at every survivor.  Allreduce and
+ * barrier: each member keeps the result it returned; a view change during
+ * one turns it into a result round in which a survivor's result wins (no
+ * message more when nothing fails).  Reduce, gather, allgather: after the
+ * operation, an agree on whether it succeeded everywhere. */
+static bool strict_kind(uint8_t kind)
+{
+    return kind == COLL_REDUCE || kind == COLL_GATHER || kind == COLL_ALLGATHER;
+}
+
+static bool result_kind(uint8_t kind)
+{
+    return kind == COLL_BARRIER || kind == COLL_ALLREDUCE;
+}
+
+static bool goes_strict(const struct comm *ctx, const struct comm_collective *c)
+{
+    return strict_kind(c->kind) && !c->strict_phase && ctx->comms[c->comm].strict;
+}
+
+static bool keeps_result(const struct comm *ctx, const struct comm_collective *c)
+{
+    return result_kind(c->kind) && ctx->comms[c->comm].strict;
+}
+
+static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, bool drain);
+static void become_result_round(struct comm *ctx, uint16_t slot, bool drain);
 
 static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
 {
@@ -481,9 +620,30 @@ static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
         reverse(c->recv + shift, total - shift);
     } else if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
         error = create_comm(ctx, c, &handle);
+    } else if (c->strict_phase) {
+        if (c->strict_flag == 0) {
+            error = c->strict_error != COMM_ERR_OK ? (enum comm_error)c->strict_error
+                                                    : COMM_ERR_PROC_FAILED; /* failed elsewhere */
+        }
+    } else if (coll_is_round(c->kind) || c->kind == COLL_ADOPT) {
+        error = (enum comm_error)c->round_error;
+        handle = c->new_comm != NULL ? *c->new_comm : COMM_NULL;
     }
-    ctx->requests[c->request].status.comm = handle;
-    request_complete(ctx, c->request, error, out);
+    if (goes_strict(ctx, c)) {
+        become_agree(ctx, slot, COMM_ERR_OK, false);
+        return;
+    }
+    if (c->kind != COLL_ADOPT && !c->background && error == COMM_ERR_OK) {
+        /* every member took part: the decisions before it are known to all */
+        ft_collective_done(ctx, c->comm, coll_is_round(c->kind) ? c->round_seq : -1);
+        if (keeps_result(ctx, c)) {
+            ft_result_done(ctx, c, (uint8_t)(c->tag_base >> 4));
+        }
+    }
+    if (!c->background) {
+        ctx->requests[c->request].status.comm = handle;
+        request_complete(ctx, c->request, error, out);
+    }
     release_slot(ctx, slot);
 }
 
@@ -493,7 +653,14 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
                  struct comm_outbox *out)
 {
     struct comm_collective *c = &ctx->colls[slot];
-    request_complete(ctx, c->request, error, out);
+    if (goes_strict(ctx, c) && error != COMM_ERR_REVOKED && error != COMM_ERR_NO_VIEW) {
+        become_agree(ctx, slot, error, true); /* others may have succeeded: agree first */
+    } else if (keeps_result(ctx, c) && error == COMM_ERR_PROC_FAILED) {
+        become_result_round(ctx, slot, true); /* others may have the result */
+    }
+    if (!c->background && !c->restart) {
+        request_complete(ctx, c->request, error, out);
+    }
     c->state = COLL_DRAINING;
     for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
         uint16_t index = sub_index(slot, j);
@@ -514,8 +681,28 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
                 return;
             }
         }
-        release_slot(ctx, slot);
-        return;
+        if (!c->restart) {
+            release_slot(ctx, slot);
+            return;
+        }
+        if (!ctx->has_view) {
+            c->restart = false; /* the view went while it drained */
+            if (!c->background) {
+                request_complete(ctx, c->request, COMM_ERR_NO_VIEW, out);
+            }
+            release_slot(ctx, slot);
+            return;
+        }
+        /* a recovery round again, in the view that interrupted it */
+        for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+            request_release(ctx, sub_index(slot, j));
+        }
+        c->restart = false;
+        c->state = COLL_RUNNING;
+        c->step = 0;
+        c->phase = 0;
+        c->spare_next = 0;
+        ft_round_setup(ctx, c, round_offer(c));
     }
     if (c->state != COLL_RUNNING) {
         return;
@@ -523,12 +710,32 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
     while (c->step < c->step_count) {
         const struct comm_coll_step *st = &c->steps[c->step];
         enum comm_error e;
-        if (st->kind == STEP_REDUCE) {
+        switch (st->kind) {
+        case STEP_REDUCE:
             e = step_reduce(ctx, slot, now_ns, out);
-        } else if (st->kind == STEP_BCAST) {
+            break;
+        case STEP_BCAST:
             e = step_bcast(ctx, slot, st, now_ns, out);
-        } else {
+            break;
+        case STEP_GATHER:
             e = step_gather(ctx, slot, st, now_ns, out);
+            break;
+        case STEP_DECIDE:
+            if (c->parent == COMM_RANK_NONE) {
+                ft_decide(ctx, c, c->scratch);
+            }
+            e = COMM_ERR_OK;
+            break;
+        case STEP_APPLY:
+            c->round_error = (uint8_t)ft_apply(ctx, c, c->scratch);
+            e = COMM_ERR_OK;
+            break;
+        case STEP_ADOPT_SEND:
+            e = step_adopt_send(ctx, slot, now_ns, out);
+            break;
+        default:
+            e = step_adopt_wait(ctx, slot, now_ns, out);
+            break;
         }
         if (e == COMM_ERR_PENDING) {
             return;
@@ -557,8 +764,29 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
 {
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
         struct comm_collective *c = &ctx->colls[slot];
-        if (c->state == COLL_RUNNING && c->comm == comm) {
+        if (c->state == COLL_FREE || c->comm != comm) {
+            continue;
+        }
+        if ((c->kind == COLL_ADOPT && error == COMM_ERR_PROC_FAILED) ||
+            ((coll_is_round(c->kind) || c->kind == COLL_ADOPT) && error == COMM_ERR_REVOKED)) {
+            continue; /* a spare waits for any root; recovery goes on on a revoked one */
+        }
+        if (coll_is_round(c->kind) && error == COMM_ERR_PROC_FAILED) {
+            if (c->state == COLL_RUNNING && c->step < c->step_count &&
+                c->steps[c->step].kind != STEP_ADOPT_SEND) {
+                c->restart = true; /* the view changed under it: again in the new one */
+                fail(ctx, slot, error, out);
+            }
+            continue;
+        }
+        if (c->state == COLL_RUNNING) {
+            c->restart = false;
             fail(ctx, slot, error, out);
+        } else if (c->restart) {
+            c->restart = false; /* draining for a restart: it ends here instead */
+            if (!c->background) {
+                request_complete(ctx, c->request, error, out);
+            }
         }
     }
 }
@@ -574,10 +802,13 @@ static uint32_t largest_child_subtree(uint32_t size)
 static enum comm_error check_args(const struct comm *ctx, const struct coll_args *a)
 {
     const struct comm_communicator *comm = &ctx->comms[a->comm];
-    uint32_t n = comm->size;
+    uint32_t n = comm->size - group_gap_count(comm);
     bool rooted = a->kind == COLL_BCAST || a->kind == COLL_REDUCE || a->kind == COLL_GATHER;
-    if (rooted && a->root >= n) {
+    if (rooted && a->root >= comm->size) {
         return COMM_ERR_RANK;
+    }
+    if (rooted && group_node(ctx, comm, a->root) == COMM_NODE_NONE) {
+        return COMM_ERR_INVALID_RANK; /* a BLANK gap */
     }
     bool at_root = comm->rank == a->root;
     switch (a->kind) {
@@ -727,8 +958,10 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     c->tag_base = (comm->collective_seq++ & 0x0fffffffu) << 4;
     c->root = a->kind == COLL_BCAST || a->kind == COLL_REDUCE || a->kind == COLL_GATHER ? a->root
                                                                                         : 0;
-    c->size = comm->size;
-    c->vrank = (uint32_t)(((uint64_t)comm->rank + c->size - c->root) % c->size);
+    c->size = comm->size - group_gap_count(comm);
+    c->root = group_compact_of_rank(comm, c->root);
+    c->vrank = (uint32_t)(((uint64_t)group_compact_of_rank(comm, comm->rank) + c->size - c->root) %
+                          c->size);
     struct membership_tree_links links;
     membership_tree_runs(c->size, CONFIG_COMM_TREE_RADIX, c->vrank, &links);
     c->parent = links.parent == MEMBERSHIP_POS_NONE ? COMM_RANK_NONE : links.parent;
@@ -745,8 +978,169 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     if (a->kind == COLL_DUP || a->kind == COLL_SPLIT) {
         ctx->creating = true;
     }
+    c->strict_phase = false;
     program(ctx, c, a);
+    if (a->failed && result_kind(c->kind)) {
+        become_result_round(ctx, slot, false);
+    } else if (a->failed) {
+        become_agree(ctx, slot, COMM_ERR_PROC_FAILED, false);
+    }
     ctx->coll_work |= 1u << slot;
     *request = request_handle(ctx, index);
     return COMM_ERR_OK;
+}
+
+/* ---- recovery rounds ---- */
+
+static void add_round_steps(struct comm_collective *c)
+{
+    c->step_count = 0;
+    uint32_t bytes = ft_offer_words(c) * 8u;
+    add_step(c, STEP_REDUCE, NULL, bytes, false);
+    add_step(c, STEP_DECIDE, NULL, 0, false);
+    add_step(c, STEP_BCAST, c->scratch, bytes, false);
+    add_step(c, STEP_APPLY, NULL, 0, false);
+    add_step(c, STEP_ADOPT_SEND, NULL, 0, false);
+}
+
+/* A strict allreduce's or barrier's result round, in the same slot and
+ * request, named by the operation's sequence number: now (called on a
+ * DETECTED communicator) or once its internal requests drained. */
+static void become_result_round(struct comm *ctx, uint16_t slot, bool drain)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    c->result_count = c->kind == COLL_ALLREDUCE ? c->count : 0u;
+    c->round_seq = (uint8_t)(c->tag_base >> 4);
+    c->kind = COLL_RESULT;
+    c->flag = NULL;
+    c->new_comm = NULL;
+    c->round_error = COMM_ERR_OK;
+    c->spare_next = 0;
+    c->step = 0;
+    c->phase = 0;
+    add_round_steps(c);
+    if (drain) {
+        c->restart = true;
+        return;
+    }
+    for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+        request_release(ctx, sub_index(slot, j));
+    }
+    ft_round_setup(ctx, c, round_offer(c));
+    ctx->coll_work |= 1u << slot;
+}
+
+/* The strict collective's outcome agree, in the same slot and request:
+ * now (the operation finished here) or once its internal requests drained
+ * (it failed here). */
+static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, bool drain)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    struct comm_communicator *x = &ctx->comms[c->comm];
+    c->strict_phase = true;
+    c->strict_error = (uint8_t)own;
+    c->strict_flag = own == COMM_ERR_OK ? 1u : 0u;
+    c->kind = COLL_AGREE;
+    c->round_seq = x->recovery_seq++;
+    c->flag = &c->strict_flag;
+    c->new_comm = NULL;
+    c->round_error = COMM_ERR_OK;
+    c->spare_next = 0;
+    c->step = 0;
+    c->phase = 0;
+    add_round_steps(c);
+    if (drain) {
+        c->restart = true;
+        return;
+    }
+    for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+        request_release(ctx, sub_index(slot, j));
+    }
+    ft_round_setup(ctx, c, round_offer(c));
+    ctx->coll_work |= 1u << slot;
+}
+
+bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq)
+{
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
+        const struct comm_collective *c = &ctx->colls[slot];
+        /* one past its decision (telling spares) serves no round any more */
+        bool deciding = c->step >= c->step_count || c->steps[c->step].kind != STEP_ADOPT_SEND;
+        if (c->state != COLL_FREE && c->comm == comm && c->kind == kind && c->round_seq == seq &&
+            deciding) {
+            return true;
+        }
+    }
+    return false;
+}
+
+enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
+                                 uint8_t rebuild_mode, uint32_t *flag, uint32_t *new_comm,
+                                 uint32_t *request)
+{
+    uint16_t slot = COMM_NONE16;
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COLLECTIVES; i++) {
+        if (ctx->colls[i].state == COLL_FREE) {
+            slot = i;
+            break;
+        }
+    }
+    if (slot == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    uint16_t index = COMM_NONE16;
+    if (request != NULL) {
+        index = request_alloc_app(ctx, COMM_REQ_COLLECTIVE);
+        if (index == COMM_NONE16) {
+            return COMM_ERR_BUSY;
+        }
+        ctx->requests[index].comm = comm;
+    }
+    struct comm_collective *c = &ctx->colls[slot];
+    c->state = COLL_RUNNING;
+    c->kind = kind;
+    c->background = request == NULL;
+    c->restart = false;
+    c->comm = comm;
+    c->request = index;
+    c->round_seq = seq;
+    c->rebuild_mode = rebuild_mode;
+    c->round_error = COMM_ERR_OK;
+    c->flag = flag;
+    c->new_comm = new_comm;
+    c->step = 0;
+    c->phase = 0;
+    c->step_count = 0;
+    c->spare_next = 0;
+    if (kind == COLL_REBUILD && request != NULL) {
+        ctx->creating = true; /* one creation at a time picks a context */
+    }
+    c->strict_phase = false;
+    if (kind == COLL_ADOPT) {
+        c->parent = COMM_RANK_NONE;
+        c->child_count = 0;
+        add_step(c, STEP_ADOPT_WAIT, NULL, 0, false);
+    } else {
+        /* a background result round serves the result kept here */
+        c->result_count = kind == COLL_RESULT ? (uint32_t)ctx->comms[comm].decision[2] : 0u;
+        ft_round_setup(ctx, c, round_offer(c));
+        add_round_steps(c);
+    }
+    ctx->coll_work |= 1u << slot;
+    if (request != NULL) {
+        *request = request_handle(ctx, index);
+    }
+    return COMM_ERR_OK;
+}
+
+void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq)
+{
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
+        struct comm_collective *c = &ctx->colls[slot];
+        if (c->state == COLL_RUNNING && c->background && c->comm == comm &&
+            !(c->kind == kind && c->round_seq == seq)) {
+            c->restart = false;
+            fail(ctx, slot, COMM_ERR_OK, NULL);
+        }
+    }
 }

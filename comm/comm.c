@@ -48,6 +48,9 @@ void comm_config_defaults(struct comm_config *config)
     config->rto_max_ns = 100000000u;
     config->ack_delay_ns = 200000u;
     config->suspect_ns = 500000000u;
+    config->comm_mode = COMM_MODE_ABORT;
+    config->msg_mode = COMM_MSG_NOP;
+    config->strict_collectives = true;
 }
 
 size_t comm_context_bytes(void)
@@ -82,7 +85,7 @@ struct comm_communicator *comm_slot_of(struct comm *ctx, uint32_t handle)
     return slot < 0 ? NULL : &ctx->comms[slot];
 }
 
-static const struct comm_communicator *comm_const_slot(const struct comm *ctx, uint32_t handle)
+const struct comm_communicator *comm_const_slot(const struct comm *ctx, uint32_t handle)
 {
     int slot = slot_index(ctx, handle);
     return slot < 0 ? NULL : &ctx->comms[slot];
@@ -98,12 +101,70 @@ uint16_t comm_by_context(const struct comm *ctx, uint8_t context)
     return COMM_NONE16;
 }
 
+/* Base ranks removed before rank r's: the j with excluded[j] - j <= r
+ * (non-decreasing in j), by binary search. */
+uint32_t group_base_of_rank(const struct comm_communicator *c, uint32_t rank)
+{
+    uint32_t lo = 0;
+    uint32_t hi = c->excluded_count;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2u;
+        if (c->excluded[mid] - mid <= rank) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return rank + lo;
+}
+
+/* Index of the first entry >= value in a sorted list of count. */
+static uint32_t lower_bound(const uint32_t *list, uint32_t count, uint32_t value)
+{
+    uint32_t lo = 0;
+    uint32_t hi = count;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2u;
+        if (list[mid] < value) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+uint32_t group_rank_of_base(const struct comm_communicator *c, uint32_t base)
+{
+    uint32_t j = lower_bound(c->excluded, c->excluded_count, base);
+    if (j < c->excluded_count && c->excluded[j] == base) {
+        return COMM_RANK_NONE;
+    }
+    return base - j;
+}
+
+uint32_t group_edit_of(const struct comm_communicator *c, uint32_t base)
+{
+    uint32_t j = lower_bound(c->edit_base, c->edit_count, base);
+    return j < c->edit_count && c->edit_base[j] == base ? j : COMM_RANK_NONE;
+}
+
+uint32_t group_base_node(const struct comm *ctx, const struct comm_communicator *c,
+                         uint32_t base)
+{
+    return c->group == GROUP_LIST ? ctx->map[c->first + base] : c->first + base;
+}
+
 uint32_t group_node(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank)
 {
-    if (c->group == GROUP_LIST) {
-        return ctx->map[c->first + rank];
+    uint32_t base = c->excluded_count == 0 ? rank : group_base_of_rank(c, rank);
+    if (c->edit_count != 0) {
+        uint32_t j = group_edit_of(c, base);
+        if (j != COMM_RANK_NONE) {
+            return c->edit_node[j] == COMM_GAP_NODE ? COMM_NODE_NONE : c->edit_node[j];
+        }
     }
-    return c->first + rank;
+    return group_base_node(ctx, c, base);
 }
 
 static uint32_t position_of(const struct comm *ctx, uint32_t node)
@@ -117,21 +178,65 @@ bool node_is_live(const struct comm *ctx, uint32_t node)
            membership_view_is_live(&ctx->live, position_of(ctx, node));
 }
 
-static bool group_contains(const struct comm *ctx, const struct comm_communicator *c,
-                           uint32_t node)
+uint32_t group_rank(const struct comm *ctx, const struct comm_communicator *c, uint32_t node)
 {
-    if (c->group == GROUP_RANGE) {
-        return node >= c->first && node - c->first < c->size;
-    }
-    for (uint32_t r = 0; r < c->size; r++) {
-        if (ctx->map[c->first + r] == node) {
-            return true;
+    for (uint32_t j = 0; j < c->edit_count; j++) {
+        if (c->edit_node[j] == node) {
+            return group_rank_of_base(c, c->edit_base[j]); /* an adopting spare */
         }
     }
-    return false;
+    uint32_t base = COMM_RANK_NONE;
+    if (c->group == GROUP_RANGE) {
+        if (node >= c->first && node - c->first < c->extent) {
+            base = node - c->first;
+        }
+    } else {
+        for (uint32_t b = 0; b < c->extent; b++) {
+            if (ctx->map[c->first + b] == node) {
+                base = b;
+                break;
+            }
+        }
+    }
+    if (base == COMM_RANK_NONE || group_edit_of(c, base) != COMM_RANK_NONE) {
+        return COMM_RANK_NONE; /* not in the base, or its place was taken */
+    }
+    return group_rank_of_base(c, base);
 }
 
-static uint32_t count_failed(const struct comm *ctx, const struct comm_communicator *c)
+/* BLANK gaps: few (at most CONFIG_COMM_FT_MAX_EDITS), so scanned. */
+uint32_t group_gap_count(const struct comm_communicator *c)
+{
+    uint32_t gaps = 0;
+    for (uint32_t j = 0; j < c->edit_count; j++) {
+        gaps += c->edit_node[j] == COMM_GAP_NODE;
+    }
+    return gaps;
+}
+
+uint32_t group_rank_of_compact(const struct comm_communicator *c, uint32_t compact)
+{
+    uint32_t rank = compact;
+    for (uint32_t j = 0; j < c->edit_count; j++) { /* gaps in rank order */
+        if (c->edit_node[j] == COMM_GAP_NODE && group_rank_of_base(c, c->edit_base[j]) <= rank) {
+            rank++;
+        }
+    }
+    return rank;
+}
+
+uint32_t group_compact_of_rank(const struct comm_communicator *c, uint32_t rank)
+{
+    uint32_t compact = rank;
+    for (uint32_t j = 0; j < c->edit_count; j++) {
+        if (c->edit_node[j] == COMM_GAP_NODE && group_rank_of_base(c, c->edit_base[j]) < rank) {
+            compact--;
+        }
+    }
+    return compact;
+}
+
+uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c)
 {
     uint32_t failed = 0;
     for (uint32_t r = 0; r < c->size; r++) {
@@ -151,8 +256,8 @@ static uint32_t map_alloc(const struct comm *ctx, uint32_t size)
         for (uint32_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
             const struct comm_communicator *c = &ctx->comms[i];
             if (c->in_use && c->group == GROUP_LIST && c->first < start + size &&
-                start < c->first + c->size) {
-                start = c->first + c->size;
+                start < c->first + c->extent) {
+                start = c->first + c->extent;
                 moved = true;
             }
         }
@@ -208,11 +313,13 @@ uint16_t comm_create(struct comm *ctx, uint8_t context, const uint8_t *list, uin
     c->generation = generation == 0 ? 1u : generation;
     c->in_use = true;
     c->context = context;
+    c->extent = size;
     c->size = size;
     c->rank = rank;
     c->collective_seq = 0;
     c->epoch = ctx->epoch;
-    c->failed = count_failed(ctx, c);
+    ft_comm_init(ctx, c);
+    c->failed = group_count_failed(ctx, c);
     c->state = c->failed > 0 ? COMM_STATE_DETECTED : COMM_STATE_OK;
     return slot;
 }
@@ -256,7 +363,9 @@ enum comm_init_status comm_init(struct comm *ctx, const struct comm_config *conf
     world->generation = 1;
     world->group = GROUP_RANGE;
     world->first = 0;
+    world->extent = config->world_size;
     world->size = config->world_size;
+    ft_comm_init(ctx, world);
     world->rank = config->node_id < config->world_size ? config->node_id : COMM_RANK_NONE;
     world->context = 0;
     world->state = COMM_STATE_OK;
@@ -272,13 +381,15 @@ static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *ou
     match_fail_node(ctx, node, COMM_ERR_PROC_FAILED, true, out);
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *c = &ctx->comms[i];
-        if (!c->in_use || !group_contains(ctx, c, node)) {
+        uint32_t rank = c->in_use ? group_rank(ctx, c, node) : COMM_RANK_NONE;
+        if (rank == COMM_RANK_NONE) {
             continue;
         }
         c->failed++;
         if (c->state == COMM_STATE_OK || c->state == COMM_STATE_RECOVERED) {
             c->state = COMM_STATE_DETECTED;
         }
+        ft_member_failed(ctx, i, rank, out);
         coll_fail_comm(ctx, i, COMM_ERR_PROC_FAILED, out);
     }
 }
@@ -323,7 +434,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
             struct comm_communicator *c = &ctx->comms[i];
             if (c->in_use) {
                 c->epoch = epoch;
-                c->failed = count_failed(ctx, c);
+                c->failed = group_count_failed(ctx, c);
                 if (c->failed > 0 && c->state == COMM_STATE_OK) {
                     c->state = COMM_STATE_DETECTED;
                 }
@@ -331,7 +442,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
         }
     }
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
-        const struct comm_communicator *c = &ctx->comms[i];
+        struct comm_communicator *c = &ctx->comms[i];
         if (c->in_use && c->failed > failed_before[i]) {
             struct comm_event *e = comm_outbox_event(out, COMM_EVENT_DETECTED, now_ns);
             if (e != NULL) {
@@ -339,8 +450,10 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
                 e->count = c->failed;
                 e->epoch = epoch;
             }
+            ft_detected(ctx, i, epoch, now_ns, out);
         }
     }
+    ft_view_installed(ctx, now_ns, out);
     comm_finish_call(ctx, now_ns, out);
     return true;
 }
@@ -409,7 +522,11 @@ void comm_receive(struct comm *ctx, uint32_t source, uint64_t epoch, const uint8
         ctx->counters.drops_not_member++;
         return;
     }
-    peer_on_frame(ctx, source, &frame, now_ns, out);
+    if (frame.kind == COMM_KIND_REVOKE) {
+        ft_on_revoke(ctx, source, &frame, now_ns, out); /* sessionless */
+    } else {
+        peer_on_frame(ctx, source, &frame, now_ns, out);
+    }
     comm_finish_call(ctx, now_ns, out);
 }
 
@@ -422,6 +539,7 @@ void comm_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
     coll_run(ctx, now_ns, out);
     match_tick(ctx, now_ns, out);
     peer_tick(ctx, now_ns, out);
+    ft_tick(ctx, now_ns, out);
 }
 
 uint64_t comm_next_deadline(const struct comm *ctx)
@@ -434,7 +552,9 @@ uint64_t comm_next_deadline(const struct comm *ctx)
     }
     uint64_t peers = peer_deadline(ctx);
     uint64_t grants = match_deadline(ctx);
-    return peers < grants ? peers : grants;
+    uint64_t revokes = ft_deadline(ctx);
+    uint64_t first = peers < grants ? peers : grants;
+    return revokes < first ? revokes : first;
 }
 
 /* ---- communicator operations ---- */
@@ -467,8 +587,12 @@ static enum comm_error start_collective(struct comm *ctx, uint32_t handle,
     if (e != COMM_ERR_OK) {
         return e;
     }
-    if (c->state == COMM_STATE_DETECTED) {
-        return COMM_ERR_PROC_FAILED; /* until the failure layer rebuilds it */
+    e = ft_collective_check(c);
+    bool strict = args->kind != COLL_BCAST && args->kind != COLL_DUP && args->kind != COLL_SPLIT;
+    if (e == COMM_ERR_PROC_FAILED && c->strict && strict) {
+        args->failed = true; /* the others may still finish it: take part in its agree */
+    } else if (e != COMM_ERR_OK) {
+        return e;
     }
     args->comm = (uint16_t)(c - ctx->comms);
     e = coll_start(ctx, args, now_ns, out, request);
@@ -548,6 +672,10 @@ enum comm_error comm_isend(struct comm *ctx, uint32_t comm, uint32_t dest, int32
     if (length > 0 && buffer == NULL) {
         return COMM_ERR_ARG;
     }
+    e = ft_p2p_check(ctx, c, dest, true);
+    if (e != COMM_ERR_OK) {
+        return e;
+    }
     uint32_t node = group_node(ctx, c, dest);
     if (!node_is_live(ctx, node)) {
         return COMM_ERR_PROC_FAILED;
@@ -597,6 +725,10 @@ enum comm_error comm_irecv(struct comm *ctx, uint32_t comm, uint32_t source, int
     }
     if (capacity > 0 && buffer == NULL) {
         return COMM_ERR_ARG;
+    }
+    e = ft_p2p_check(ctx, c, source, false);
+    if (e != COMM_ERR_OK) {
+        return e;
     }
     if (source != COMM_ANY_SOURCE && !node_is_live(ctx, group_node(ctx, c, source))) {
         return COMM_ERR_PROC_FAILED;

@@ -8,8 +8,8 @@
  * node, every table sized in config/tori_config.h (comm_context_bytes()).
  * The application owns every buffer it hands in: the core keeps pointers
  * until the request completes.  comm/DESIGN.md has the state machine, the
- * message formats, the flow-control and reliability rules, and where the
- * failure semantics (FT-MPI / ULFM modes, revoke, agree, shrink) attach.
+ * message formats, the flow-control and reliability rules, and the failure
+ * semantics (FT-MPI / ULFM modes, rebuild, shrink, agree, revoke).
  *
  * - Views: the node glue installs every view the membership installs
  *   (comm_install_view) and drops it when the node is expelled
@@ -30,6 +30,13 @@
  *   allreduce (sum, min, max of int64 and double, in a fixed combining order
  *   so that every run gives the same bits), gather, allgather; dup and
  *   split.  Each is a request advanced by frames.
+ * - Failures (issue 14): a view change that removes a member turns every
+ *   communicator holding it DETECTED; its mode says what follows (ABORT:
+ *   an event for the glue; NOP / CONT for point-to-point; BLANK, SHRINK,
+ *   REBUILD for comm_irebuild).  Rebuild, shrink and agree are one round
+ *   each over the members in the view, uniform even when members fail
+ *   during it; revoke floods a REVOKE frame; strict collectives (the
+ *   default) agree on their outcome.
  */
 #ifndef COMM_COMM_H
 #define COMM_COMM_H
@@ -68,7 +75,9 @@
     X(MISMATCH, "collective arguments differ between ranks")                             \
     X(PROC_FAILED, "a peer left the view or restarted")                                  \
     X(NO_VIEW, "this node holds no view")                                                \
-    X(NOT_MEMBER, "this node is not in the communicator")
+    X(NOT_MEMBER, "this node is not in the communicator")                              \
+    X(REVOKED, "the communicator was revoked")                                           \
+    X(INVALID_RANK, "the rank is a gap of a BLANK communicator")
 
 enum comm_error {
 #define COMM_ERROR_ENUM(name, text) COMM_ERR_##name,
@@ -83,14 +92,22 @@ enum comm_op { COMM_SUM = 0, COMM_MIN = 1, COMM_MAX = 2, COMM_BOR = 3 /* int64 o
 /*
  * Communicator states (FT-MPI's OK / DETECTED / RECOVERED / FAILED): a view
  * change that removes a member moves every communicator holding it to
- * DETECTED; losing the view moves them all to FAILED.  RECOVERED belongs to
- * the rebuild operations of the failure-semantics layer.
+ * DETECTED; losing the view moves them all to FAILED.  A rebuilt
+ * communicator starts RECOVERED and turns OK at its first completed
+ * collective.
  */
 enum comm_state { COMM_STATE_OK = 0, COMM_STATE_DETECTED, COMM_STATE_RECOVERED, COMM_STATE_FAILED };
 
 /* Per-rank states: FAILED = out of the view; UNAVAILABLE = suspected by us,
  * not (yet) removed. */
 enum comm_rank_state { COMM_RANK_OK = 0, COMM_RANK_UNAVAILABLE, COMM_RANK_FAILED };
+
+/* What a communicator becomes when a member fails (issue 14; numbered as
+ * kernel/job.h's enum job_comm_mode). */
+enum comm_mode { COMM_MODE_ABORT = 0, COMM_MODE_BLANK, COMM_MODE_SHRINK, COMM_MODE_REBUILD };
+/* Point-to-point on a DETECTED communicator: NOP fails every call until
+ * rebuilt; CONT fails only calls naming a failed rank. */
+enum comm_msg_mode { COMM_MSG_NOP = 0, COMM_MSG_CONT };
 
 struct comm_config {
     uint32_t node_id;
@@ -101,6 +118,12 @@ struct comm_config {
     uint64_t rto_max_ns;  /* retransmission backoff cap */
     uint64_t ack_delay_ns; /* an ack waits this long for a frame to ride on */
     uint64_t suspect_ns;  /* a peer silent this long while we wait on it: suspect */
+    /* Defaults every new communicator takes (WORLD too): enum comm_mode,
+     * enum comm_msg_mode, and whether reduce-like collectives are strict
+     * (same result or an error at every survivor). */
+    uint8_t comm_mode;
+    uint8_t msg_mode;
+    bool strict_collectives;
 };
 
 enum comm_init_status {
@@ -154,6 +177,8 @@ struct comm_counters {
     uint32_t suspicions;
     uint32_t peer_restarts;
     uint32_t control_frames_lost;    /* did not fit the outbox */
+    uint32_t adoptions_refused;      /* adoption messages malformed or not for us */
+    uint32_t revokes_refused;        /* REVOKE frames for no communicator of ours */
 };
 
 /* ---- the state (read through the functions below, not directly) ---- */
@@ -165,7 +190,7 @@ struct comm_counters {
 /* Internal requests of one collective: one per child and one for the parent. */
 #define COMM_COLL_SUBS (CONFIG_COMM_TREE_RADIX + 1)
 #define COMM_REQUEST_SLOTS (CONFIG_COMM_MAX_REQUESTS + CONFIG_COMM_MAX_COLLECTIVES * COMM_COLL_SUBS)
-#define COMM_COLL_STEPS 4
+#define COMM_COLL_STEPS 5
 
 _Static_assert(COMM_REQUEST_SLOTS < COMM_NONE16, "request index must fit 16 bits");
 
@@ -273,18 +298,67 @@ struct comm_record {
     uint32_t seq;     /* waiting: the seq its first fragment was deferred at */
 };
 
+/* A gap of a BLANK group (an edit's node). */
+#define COMM_GAP_NODE (UINT32_MAX - 1u)
+/* A decision of a round (u64 words, little-endian on the wire): the epoch
+ * it was made in plus one (0: none), the result (agree: the flag | error <<
+ * 32; rebuild: the context | error << 32; a strict allreduce or barrier:
+ * error << 32), a count (rebuild: group changes; strict: result values),
+ * then the rebuild's changes (old rank << 32 | node: COMM_NODE_NONE
+ * removed, a gap, or the spare that adopts it) or the strict result. */
+#define COMM_FT_RESULT_WORDS (CONFIG_COMM_REDUCE_MAX / 8u)
+#define COMM_FT_DECISION_WORDS                                                           \
+    (3u + (CONFIG_COMM_FT_MAX_EDITS > COMM_FT_RESULT_WORDS ? CONFIG_COMM_FT_MAX_EDITS     \
+                                                             : COMM_FT_RESULT_WORDS))
+
 struct comm_communicator {
     bool in_use;
     uint8_t state;      /* enum comm_state */
     uint8_t context;    /* context id (wire) */
-    uint8_t group;      /* range of node ids, or a list in the map pool */
+    uint8_t group;      /* base: range of node ids, or a list in the map pool */
     uint16_t generation;
     uint32_t first;     /* range: first node id; list: offset in the map pool */
-    uint32_t size;
+    uint32_t extent;    /* base ranks 0..extent-1 */
+    uint32_t size;      /* extent - excluded_count */
     uint32_t rank;      /* ours, COMM_RANK_NONE outside */
-    uint32_t failed;    /* members out of the current view */
+    uint32_t failed;    /* members out of the current view (gaps included) */
     uint32_t collective_seq;
     uint64_t epoch;     /* the view it was made in (rebuilds give a new one) */
+    /* failure semantics (issue 14) */
+    uint8_t mode;       /* enum comm_mode */
+    uint8_t msg_mode;   /* enum comm_msg_mode */
+    bool strict;        /* strict collectives */
+    bool revoked;
+    bool abort_told;    /* COMM_EVENT_ABORT sent (once) */
+    uint8_t recovery_seq; /* rebuilds and agreements so far (they name their rounds) */
+    uint64_t failure_epoch; /* view that removed the last member that failed */
+    uint32_t acked;     /* failed_log entries acknowledged (ULFM failure_ack) */
+    uint32_t failed_log_count; /* members seen failing, in order (the log may be full) */
+    uint32_t failed_log[CONFIG_COMM_FT_MAX_EDITS]; /* their ranks */
+    /* Group edits over the base (sorted by base rank): base ranks removed
+     * (SHRINK: ranks after them move down), and base ranks that are gaps
+     * (COMM_GAP_NODE) or adopted by a spare (its node id). */
+    uint16_t excluded_count;
+    uint16_t edit_count;
+    uint32_t excluded[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t edit_base[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t edit_node[CONFIG_COMM_FT_MAX_EDITS];
+    /* The last decision this node learnt on it (a rebuild's, an agree's, or
+     * the result of a strict allreduce or barrier it returned), kept (and
+     * re-offered) until a later collective shows every member has it. */
+    bool decision_held;
+    uint8_t decision_kind;  /* the round's collective kind */
+    uint8_t decision_seq;
+    uint16_t produced;      /* rebuild: the new communicator's slot */
+    uint64_t decision[COMM_FT_DECISION_WORDS];
+    /* Revoke: flooded over the members' tree, each neighbour told until it
+     * answers (or leaves the view). */
+    uint32_t revoker;       /* the rank that revoked it */
+    uint8_t revoke_targets_count;
+    uint8_t revoke_acked;   /* bit per target */
+    uint8_t revoke_tries;
+    uint64_t revoke_due_ns;
+    uint32_t revoke_targets[COMM_COLL_SUBS];
 };
 
 struct comm_coll_step {
@@ -319,6 +393,21 @@ struct comm_collective {
     uint8_t *recv;
     struct comm_coll_step steps[COMM_COLL_STEPS];
     int32_t color;     /* split */
+    /* recovery rounds (rebuild, agree) and adoption */
+    bool background;   /* serving others' round: no application request */
+    bool restart;      /* draining, then again in the new view */
+    uint8_t round_seq; /* the communicator's recovery number */
+    uint8_t rebuild_mode; /* enum comm_mode the rebuild applies */
+    uint8_t round_error;  /* the decision's error for the application */
+    uint32_t nodes[COMM_COLL_SUBS]; /* node of each child and of the parent */
+    uint32_t spare_next;  /* root: next decision entry to tell its spare */
+    uint32_t *flag;       /* agree */
+    uint32_t *new_comm;   /* rebuild, adopt */
+    /* strict collectives: the operation, then an agree on its outcome */
+    bool strict_phase;    /* the agree runs (kind is now AGREE) */
+    uint8_t strict_error; /* the operation's own outcome here */
+    uint32_t strict_flag; /* 1: it succeeded here; then the agreed AND */
+    uint32_t result_count; /* a strict allreduce's values, for its result round */
     uint8_t own[8];    /* split: our (color, key) as sent */
     uint64_t contexts[COMM_CONTEXT_WORDS]; /* dup, split: contexts in use, then their union */
     uint8_t scratch[CONFIG_COMM_COLL_SCRATCH];
@@ -474,6 +563,50 @@ enum comm_error comm_igather(struct comm *ctx, uint32_t comm, uint32_t root, con
 enum comm_error comm_iallgather(struct comm *ctx, uint32_t comm, const void *send,
                                 uint32_t block, void *recv, uint64_t now_ns,
                                 struct comm_outbox *out, uint32_t *request);
+
+/* ---- failure semantics (issue 14: FT-MPI modes, ULFM operations) ---- */
+
+/* Local: the communicator's modes from now on. */
+enum comm_error comm_set_mode(struct comm *ctx, uint32_t comm, enum comm_mode mode,
+                              enum comm_msg_mode msg_mode);
+/* The detail call: ranks of comm out of the view (FAILED), in rank order
+ * (at most max written, *count = all of them), and the epoch of the view
+ * that removed the last. */
+enum comm_error comm_failed_ranks(const struct comm *ctx, uint32_t comm, uint32_t *ranks,
+                                  uint32_t max, uint32_t *count, uint64_t *epoch);
+/* ULFM: acknowledge every failure seen so far (ANY_SOURCE receives work
+ * again), and list the acknowledged ranks. */
+enum comm_error comm_failure_ack(struct comm *ctx, uint32_t comm);
+enum comm_error comm_failure_get_acked(const struct comm *ctx, uint32_t comm, uint32_t *ranks,
+                                       uint32_t max, uint32_t *count);
+/* Collective on the failed communicator, per its mode (SHRINK: survivors in
+ * rank order; BLANK: same ranks, the failed ones gaps (INVALID_RANK);
+ * REBUILD: spares adopt the gaps in rank order, lowest node id first, gaps
+ * when none is left); ARG in ABORT mode.  Works on DETECTED and revoked
+ * communicators; one rebuild, dup or split in flight per node (BUSY).
+ * Every survivor gets the same new communicator (context, epoch, map), even
+ * when members fail during it.  *new_comm is valid once the request
+ * completes OK (status.comm too); the new one is RECOVERED, then OK. */
+enum comm_error comm_irebuild(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                              struct comm_outbox *out, uint32_t *new_comm, uint32_t *request);
+/* The SHRINK rebuild whatever the mode (ULFM shrink). */
+enum comm_error comm_ishrink(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                             struct comm_outbox *out, uint32_t *new_comm, uint32_t *request);
+/* Every pending and future operation on comm, everywhere, fails REVOKED
+ * except rebuild, shrink, agree and failure_ack. */
+enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                            struct comm_outbox *out);
+/* Uniform AND of *flag over the survivors (written to *flag when done, the
+ * same at every survivor, even when members fail during it); completes
+ * PROC_FAILED everywhere when some member had failures it had not
+ * acknowledged (ULFM), OK otherwise.  Works on DETECTED and revoked
+ * communicators. */
+enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uint64_t now_ns,
+                            struct comm_outbox *out, uint32_t *request);
+/* A spare (node id >= world_size): completes when a REBUILD adopted it
+ * (*new_comm, our rank = the gap taken), or never.  ARG on a WORLD node. */
+enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out,
+                            uint32_t *new_comm, uint32_t *request);
 
 /* ---- queries ---- */
 

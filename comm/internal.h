@@ -37,8 +37,41 @@ enum {
     COLL_ALLGATHER,
     COLL_DUP,
     COLL_SPLIT,
+    COLL_AGREE,   /* recovery rounds: over the live members, by node id */
+    COLL_REBUILD,
+    COLL_ADOPT,   /* a spare waiting for a rebuild to adopt it */
+    COLL_RESULT,  /* a strict allreduce or barrier cut by a view change: its result */
 };
-enum { STEP_REDUCE = 1, STEP_BCAST, STEP_GATHER };
+enum {
+    STEP_REDUCE = 1,
+    STEP_BCAST,
+    STEP_GATHER,
+    STEP_DECIDE,     /* the round's root: keep an offered decision or make one */
+    STEP_APPLY,      /* every member: the decision's result */
+    STEP_ADOPT_SEND, /* the rebuild's root: tell each adopted spare */
+    STEP_ADOPT_WAIT, /* a spare: wait for a root to tell it */
+};
+
+static inline bool coll_is_round(uint8_t kind)
+{
+    return kind == COLL_AGREE || kind == COLL_REBUILD || kind == COLL_RESULT;
+}
+
+/* Recovery rounds: offer vectors (u64 words): flags, the AND of the agree
+ * flags, the contexts in use (OR), then a decision. */
+#define FT_OFFER_FLAGS 0u
+#define FT_OFFER_AND 1u
+#define FT_OFFER_CONTEXTS 2u
+#define FT_OFFER_DECISION (FT_OFFER_CONTEXTS + COMM_CONTEXT_WORDS)
+#define FT_OFFER_WORDS (FT_OFFER_DECISION + COMM_FT_DECISION_WORDS)
+#define FT_FLAG_UNACKED 1u /* a member has failures it did not acknowledge */
+/* Adoption messages (u32 words): context, first, extent, excluded count,
+ * edit count, modes, epoch (2 words), then the lists. */
+#define FT_ADOPT_FIXED 8u
+#define FT_ADOPT_WORDS (FT_ADOPT_FIXED + 3u * CONFIG_COMM_FT_MAX_EDITS)
+_Static_assert((CONFIG_COMM_TREE_RADIX + 2) * FT_OFFER_WORDS * 8 + FT_ADOPT_WORDS * 4 <=
+                   CONFIG_COMM_COLL_SCRATCH,
+               "a recovery round's offers must fit CONFIG_COMM_COLL_SCRATCH");
 
 /* Placement of a first fragment (match_place). */
 enum { PLACE_WAIT = 0, PLACE_REQUEST, PLACE_RECORD, PLACE_DISCARD, PLACE_DEFER };
@@ -124,6 +157,10 @@ bool match_cancel(struct comm *ctx, uint16_t request);
  * receives fail); posted receives naming it fail too if receives_naming_it. */
 void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
                      bool receives_naming_it, struct comm_outbox *out);
+/* The application's posted receives on communicator slot comm (only the
+ * ANY_SOURCE ones if any_source_only) fail with error. */
+void match_fail_posted(struct comm *ctx, uint16_t comm, bool any_source_only,
+                       enum comm_error error, struct comm_outbox *out);
 /* Forget every record; posted receives fail with error. */
 void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
 /* GRANTs that were not followed by their message go again. */
@@ -143,20 +180,49 @@ struct coll_args {
     uint8_t op;
     int32_t color;
     int32_t key;
+    bool failed; /* strict, on a DETECTED communicator: only the outcome agree */
 };
 enum comm_error coll_start(struct comm *ctx, const struct coll_args *args, uint64_t now_ns,
                            struct comm_outbox *out, uint32_t *request);
 /* Advances every flagged collective (ctx->coll_work). */
 void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
-/* The communicator lost members or its node the view: its collectives fail. */
+/* The communicator lost members or its node the view: its collectives fail
+ * (recovery rounds start again in the new view, unless the view is gone). */
 void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
                     struct comm_outbox *out);
+/* A recovery round (AGREE, REBUILD) on comm, or a spare's ADOPT; request
+ * NULL: a background round serving the decision this node holds. */
+enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
+                                 uint8_t rebuild_mode, uint32_t *flag, uint32_t *new_comm,
+                                 uint32_t *request);
+/* The lowest context id not set in used (COMM_CONTEXT_WORDS words), or -1. */
+int coll_lowest_free_context(const uint64_t *used);
+/* Background rounds on comm stop (their decision is known everywhere),
+ * except the one serving (kind, seq) (kind 0: none). */
+void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
+/* Whether a round (kind, seq) on comm runs here. */
+bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
 
 /* ---- comm.c ---- */
 struct comm_communicator *comm_slot_of(struct comm *ctx, uint32_t handle);
+const struct comm_communicator *comm_const_slot(const struct comm *ctx, uint32_t handle);
 uint32_t comm_handle_of(const struct comm *ctx, uint16_t slot);
 uint16_t comm_by_context(const struct comm *ctx, uint8_t context);
+/* Groups: a base (range or map) of extent base ranks, minus the excluded
+ * base ranks, with edits (gaps, adopting spares); O(log edits) each way
+ * (a map base: node -> rank scans the map). */
 uint32_t group_node(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank);
+uint32_t group_rank(const struct comm *ctx, const struct comm_communicator *c, uint32_t node);
+uint32_t group_base_node(const struct comm *ctx, const struct comm_communicator *c,
+                         uint32_t base);
+uint32_t group_rank_of_base(const struct comm_communicator *c, uint32_t base);
+uint32_t group_base_of_rank(const struct comm_communicator *c, uint32_t rank);
+uint32_t group_edit_of(const struct comm_communicator *c, uint32_t base); /* or RANK_NONE */
+uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c);
+/* Collective trees skip BLANK gaps: ranks <-> "compact" ranks (gaps out). */
+uint32_t group_gap_count(const struct comm_communicator *c);
+uint32_t group_rank_of_compact(const struct comm_communicator *c, uint32_t compact);
+uint32_t group_compact_of_rank(const struct comm_communicator *c, uint32_t rank);
 bool node_is_live(const struct comm *ctx, uint32_t node);
 /* A new communicator: the node ids first..first+size-1 in order (list
  * NULL), or the size node ids in list (native u32, any alignment); our rank
@@ -165,5 +231,57 @@ uint16_t comm_create(struct comm *ctx, uint8_t context, const uint8_t *list, uin
                      uint32_t size);
 void comm_finish_call(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
 void comm_count_lost_frame(struct comm *ctx);
+
+/* ---- ft.c (failure semantics) ---- */
+/* A new communicator's failure state: the modes from the config. */
+void ft_comm_init(const struct comm *ctx, struct comm_communicator *c);
+/* The view removed member rank of communicator slot (before the epoch moves). */
+void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct comm_outbox *out);
+/* Communicator slot lost members in view epoch (after the DETECTED event). */
+void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_ns,
+                 struct comm_outbox *out);
+/* Point-to-point on c naming rank (COMM_ANY_SOURCE for a receive from
+ * anyone): OK or the failure-semantics error. */
+enum comm_error ft_p2p_check(const struct comm *ctx, const struct comm_communicator *c,
+                             uint32_t rank, bool send);
+/* Collectives on c: OK or the error (REVOKED, PROC_FAILED). */
+enum comm_error ft_collective_check(const struct comm_communicator *c);
+/* A recovery message's tag names a round of the current view. */
+bool ft_round_tag_current(const struct comm *ctx, uint32_t tag);
+uint32_t ft_round_tag_base(const struct comm *ctx, uint8_t seq);
+/* Round set-up (and restart): the participants' tree and our offer
+ * (native words at offer). */
+void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer);
+/* A round's offer length in words: a decision holds what its kind needs
+ * (agree: nothing beyond the result; rebuild: the changes; a strict
+ * result: its values). */
+uint32_t ft_offer_words(const struct comm_collective *c);
+/* Combines a child's offer of words into ours (little-endian words). */
+void ft_combine(uint8_t *acc, const uint8_t *in, uint32_t words);
+/* The root: keeps an offered decision or makes one (acc, LE). */
+void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc);
+/* The decision in decision (LE offer) applies here: records it, and for the
+ * application's round writes the result; error for the application. */
+enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint8_t *offer);
+/* The rebuild's root: the adoption message for decision entry i (false:
+ * no spare there), built at message; its spare in *node. */
+bool ft_adopt_message(struct comm *ctx, struct comm_collective *c, uint32_t i,
+                      uint8_t *message, uint32_t *node);
+/* A spare: the new communicator from an adoption message. */
+enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_t length,
+                               uint32_t *new_comm);
+/* A collective (or round) completed on comm slot: decisions it proves
+ * known go, except that of round keep_seq on it (< 0: none). */
+void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq);
+/* A strict allreduce or barrier finished here (result in c->recv, native):
+ * kept on its communicator for members still in it. */
+void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t seq);
+/* A REVOKE frame from node source (fenced and decoded). */
+void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
+                  uint64_t now_ns, struct comm_outbox *out);
+/* A new view: revoked communicators tell their new tree neighbours. */
+void ft_view_installed(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+void ft_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+uint64_t ft_deadline(const struct comm *ctx);
 
 #endif /* COMM_INTERNAL_H */

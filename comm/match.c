@@ -234,6 +234,9 @@ static bool request_matches(const struct comm_request *r, uint16_t context, uint
 static bool record_source_valid(const struct comm *ctx, const struct comm_request *r,
                                 const struct comm_record *rec)
 {
+    if ((rec->context & COMM_CONTEXT_BY_NODE) != 0) {
+        return rec->source_rank == rec->node;
+    }
     const struct comm_communicator *c = &ctx->comms[r->comm];
     return rec->source_rank < c->size && group_node(ctx, c, rec->source_rank) == rec->node;
 }
@@ -427,7 +430,15 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
     uint32_t node = ctx->peers[slot].node;
     /* The envelope must name the sender, when we know the communicator. */
     uint16_t cslot = comm_by_context(ctx, (uint8_t)(f->context & 0xffu));
-    if (cslot != COMM_NONE16) {
+    if ((f->context & COMM_CONTEXT_BY_NODE) != 0) {
+        /* A recovery round's message of an older epoch (resent after the
+         * view changed) can match nothing any more. */
+        if (f->source_rank != node ||
+            ((f->context & COMM_CONTEXT_RECOVERY) != 0 && !ft_round_tag_current(ctx, f->tag))) {
+            ctx->counters.discarded_messages++;
+            return PLACE_DISCARD;
+        }
+    } else if (cslot != COMM_NONE16) {
         const struct comm_communicator *c = &ctx->comms[cslot];
         if (f->source_rank >= c->size || group_node(ctx, c, f->source_rank) != node) {
             ctx->counters.discarded_messages++;
@@ -534,6 +545,20 @@ bool match_cancel(struct comm *ctx, uint16_t request)
     return queue_remove(ctx, &ctx->posted_head, &ctx->posted_tail, request);
 }
 
+void match_fail_posted(struct comm *ctx, uint16_t comm, bool any_source_only,
+                       enum comm_error error, struct comm_outbox *out)
+{
+    for (uint16_t i = ctx->posted_head; i != COMM_NONE16;) {
+        struct comm_request *r = &ctx->requests[i];
+        uint16_t next = r->next;
+        if (r->owner == 0 && r->comm == comm && (!any_source_only || r->rank == COMM_ANY_SOURCE)) {
+            queue_remove(ctx, &ctx->posted_head, &ctx->posted_tail, i);
+            request_complete(ctx, i, error, out);
+        }
+        i = next;
+    }
+}
+
 void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
                      bool receives_naming_it, struct comm_outbox *out)
 {
@@ -554,8 +579,10 @@ void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
     for (uint16_t i = receives_naming_it ? ctx->posted_head : COMM_NONE16; i != COMM_NONE16;) {
         struct comm_request *r = &ctx->requests[i];
         uint16_t next = r->next;
-        if (r->rank != COMM_ANY_SOURCE &&
-            group_node(ctx, &ctx->comms[r->comm], r->rank) == node) {
+        uint32_t from = r->rank == COMM_ANY_SOURCE || (r->context & COMM_CONTEXT_BY_NODE) != 0
+                            ? r->rank
+                            : group_node(ctx, &ctx->comms[r->comm], r->rank);
+        if (r->rank != COMM_ANY_SOURCE && from == node) {
             queue_remove(ctx, &ctx->posted_head, &ctx->posted_tail, i);
             request_complete(ctx, i, error, out);
         }

@@ -81,6 +81,10 @@ const char *comm_event_name(uint8_t type)
         return "comm-detected";
     case COMM_EVENT_PEER_RESTARTED:
         return "comm-peer-restarted";
+    case COMM_EVENT_ABORT:
+        return "comm-abort";
+    case COMM_EVENT_REVOKED:
+        return "comm-revoked";
     default:
         return "?";
     }

@@ -31,13 +31,18 @@ enum comm_event_type {
     /* A peer came back with another incarnation: what was pending with its
      * old life failed. */
     COMM_EVENT_PEER_RESTARTED,
+    /* A communicator in ABORT mode turned DETECTED (comm, epoch): the node
+     * glue ends the job (app-abort).  Once per communicator. */
+    COMM_EVENT_ABORT,
+    /* A communicator was revoked (comm; node: the revoking rank). */
+    COMM_EVENT_REVOKED,
 };
 
 struct comm_event {
     uint8_t type; /* enum comm_event_type */
     uint64_t t_ns;
-    uint32_t node;   /* SUSPECT, PEER_RESTARTED */
-    uint32_t comm;   /* DETECTED: the handle */
+    uint32_t node;   /* SUSPECT, PEER_RESTARTED; REVOKED: the revoking rank */
+    uint32_t comm;   /* DETECTED, ABORT, REVOKED: the handle */
     uint32_t count;  /* DETECTED: members out of the view */
     uint64_t epoch;  /* the view epoch when it happened */
 };

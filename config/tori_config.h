@@ -128,6 +128,14 @@
 #define CONFIG_COMM_MAP_ENTRIES 4096
 #endif
 
+/* Failure semantics (issue 14): the group edits one communicator can hold
+ * (ranks a SHRINK removed, BLANK gaps, spares a REBUILD adopted).  A
+ * rebuilt group is its base (a range of node ids or a rank map) plus these
+ * sorted lists, so even a 65,536-rank WORLD rebuilt costs no map. */
+#ifndef CONFIG_COMM_FT_MAX_EDITS
+#define CONFIG_COMM_FT_MAX_EDITS 32
+#endif
+
 /* Frames one call into the comm core may write (struct comm_outbox). */
 #ifndef CONFIG_COMM_OUTBOX_FRAMES
 #define CONFIG_COMM_OUTBOX_FRAMES 32
@@ -218,6 +226,8 @@ _Static_assert(CONFIG_COMM_REDUCE_MAX >= 64 && (CONFIG_COMM_REDUCE_MAX % 8) == 0
                "fit CONFIG_COMM_COLL_SCRATCH");
 _Static_assert(CONFIG_COMM_MAP_ENTRIES >= 16 && CONFIG_COMM_MAP_ENTRIES <= (1 << 22),
                "CONFIG_COMM_MAP_ENTRIES must be 16..2^22");
+_Static_assert(CONFIG_COMM_FT_MAX_EDITS >= 1 && CONFIG_COMM_FT_MAX_EDITS <= 64,
+               "CONFIG_COMM_FT_MAX_EDITS must be 1..64 (a rebuild's decision carries them)");
 _Static_assert(CONFIG_COMM_OUTBOX_FRAMES >= 4 && CONFIG_COMM_OUTBOX_FRAMES <= 1024,
                "CONFIG_COMM_OUTBOX_FRAMES must be 4..1024");
 

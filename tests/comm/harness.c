@@ -37,6 +37,8 @@ void harness_init(struct harness *h, uint32_t n, uint32_t world, uint64_t seed)
     h->hung = checked_calloc(n, sizeof *h->hung);
     h->suspects = checked_calloc(n, sizeof *h->suspects);
     h->detected = checked_calloc(n, sizeof *h->detected);
+    h->aborts = checked_calloc(n, sizeof *h->aborts);
+    h->revokes = checked_calloc(n, sizeof *h->revokes);
     h->suspected_node = checked_calloc(n, sizeof *h->suspected_node);
     h->heap_capacity = 1024;
     h->heap = checked_calloc(h->heap_capacity, sizeof *h->heap);
@@ -71,6 +73,8 @@ void harness_free(struct harness *h)
     free(h->hung);
     free(h->suspects);
     free(h->detected);
+    free(h->aborts);
+    free(h->revokes);
     free(h->suspected_node);
     free(h->heap);
     free(h->held);
@@ -195,6 +199,10 @@ void harness_end(struct harness *h, uint32_t node)
             h->suspected_node[node] = out->events[i].node;
         } else if (out->events[i].type == COMM_EVENT_DETECTED) {
             h->detected[node]++;
+        } else if (out->events[i].type == COMM_EVENT_ABORT) {
+            h->aborts[node]++;
+        } else if (out->events[i].type == COMM_EVENT_REVOKED) {
+            h->revokes[node]++;
         }
     }
     comm_outbox_clear(out);

@@ -53,6 +53,8 @@ struct harness {
     uint64_t duplicated;
     uint32_t *suspects;        /* SUSPECT events per node */
     uint32_t *detected;        /* DETECTED events per node */
+    uint32_t *aborts;          /* ABORT events per node */
+    uint32_t *revokes;         /* REVOKED events per node */
     uint32_t *suspected_node;  /* last node each node suspected */
     uint32_t errors;           /* the harness's own failures: tests check it is 0 */
 };

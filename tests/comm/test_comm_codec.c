@@ -45,6 +45,14 @@ static void random_frame(struct check_rng *rng, unsigned kind, struct comm_frame
         f->seq = (uint32_t)check_rng_next(rng);
         f->flags = check_rng_percent(rng, 50) ? COMM_FLAG_UNKNOWN : 0;
         break;
+    case COMM_KIND_REVOKE:
+        f->session = 0; /* sessionless */
+        f->receiver_incarnation = check_rng_percent(rng, 50) ? 0u : f->receiver_incarnation;
+        f->context = (uint16_t)check_rng_below(rng, COMM_CONTEXT_IDS);
+        f->source_rank = (uint32_t)check_rng_next(rng);
+        f->seq = (uint32_t)check_rng_next(rng);
+        f->flags = check_rng_percent(rng, 50) ? COMM_FLAG_REVOKE_ACK : 0;
+        break;
     case COMM_KIND_DATA: {
         static const uint32_t totals[] = {0, 1, COMM_FRAGMENT_BYTES - 1, COMM_FRAGMENT_BYTES,
                                           COMM_FRAGMENT_BYTES + 1, 65536, CONFIG_COMM_MAX_MESSAGE};
@@ -204,6 +212,12 @@ static void test_rejections(void)
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 1, COMM_KIND_LIMIT, 0), COMM_DECODE_KIND);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 1, 255, 0), COMM_DECODE_KIND);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 2, 1, 0), COMM_DECODE_FLAGS);
+    /* REVOKE: a context beyond the 256 ids, an unknown flag, a short body */
+    CHECK_EQ(decode_edited(COMM_KIND_REVOKE, 0, 0, NO_EDIT, 0, 0), COMM_DECODE_OK);
+    CHECK_EQ(decode_edited(COMM_KIND_REVOKE, 0, 0, COMM_HEADER_SIZE + 1, 1, 0),
+             COMM_DECODE_CONTEXT);
+    CHECK_EQ(decode_edited(COMM_KIND_REVOKE, 0, 0, 2, 2, 0), COMM_DECODE_FLAGS);
+    CHECK_EQ(decode_edited(COMM_KIND_REVOKE, 0, 0, NO_EDIT, 0, -1), COMM_DECODE_SHORT);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, 2, 0x21, 0), COMM_DECODE_FLAGS);
     CHECK_EQ(decode_edited(COMM_KIND_CLOSE, 0, 0, 2, 0x02, 0), COMM_DECODE_FLAGS);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 3, 1, 0), COMM_DECODE_RESERVED);

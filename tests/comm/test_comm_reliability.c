@@ -38,6 +38,18 @@ static enum comm_error irecv(struct harness *h, uint32_t node, uint32_t source, 
     return e;
 }
 
+/* WORLD in CONT mode, collectives not strict, at every node: live pairs
+ * go on after a failure and a collective on the DETECTED communicator
+ * fails at once (a strict one waits for the others' outcome agree). */
+static void world_cont(struct harness *h)
+{
+    for (uint32_t i = 0; i < h->n; i++) {
+        CHECK_EQ(comm_set_mode(harness_node(h, i), COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT),
+                 COMM_ERR_OK);
+        harness_node(h, i)->comms[0].strict = false; /* WORLD is slot 0 */
+    }
+}
+
 static const struct comm_counters *counters(struct harness *h, uint32_t node)
 {
     return comm_get_counters(harness_node(h, node));
@@ -477,15 +489,17 @@ static void test_suspicion(void)
 }
 
 /*
- * A view that removes rank 2: its send in flight and the receive naming it
- * fail with PROC_FAILED, WORLD turns DETECTED (one event per node), an
- * any-source receive stays pending, a message it completed before stays
+ * A view that removes rank 2 (WORLD in CONT mode): its send in flight and
+ * the receive naming it fail with PROC_FAILED, WORLD turns DETECTED (one
+ * event per node), an any-source receive fails too (ULFM) and new ones do
+ * until the failure is acknowledged, a message it completed before stays
  * deliverable, and new operations naming it fail at once.
  */
 static void test_member_left(void)
 {
     struct harness h;
     harness_init(&h, 3, 3, 73);
+    world_cont(&h);
     harness_install(&h, 1, NULL, NULL);
     static uint8_t big[50000];
     uint8_t early[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -511,7 +525,11 @@ static void test_member_left(void)
     CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
     CHECK(comm_test(harness_node(&h, 0), from_2, &s));
     CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
-    CHECK(!comm_test(harness_node(&h, 0), any, NULL));
+    CHECK(comm_test(harness_node(&h, 0), any, &s));
+    CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
+    CHECK_EQ(irecv(&h, 0, COMM_ANY_SOURCE, 0, b, sizeof b, &any), COMM_ERR_PROC_FAILED);
+    CHECK_EQ(comm_failure_ack(harness_node(&h, 0), COMM_WORLD), COMM_ERR_OK);
+    CHECK_EQ(irecv(&h, 0, COMM_ANY_SOURCE, 0, b, sizeof b, &any), COMM_ERR_OK);
     CHECK_EQ(comm_state_of(harness_node(&h, 0), COMM_WORLD), COMM_STATE_DETECTED);
     CHECK_EQ(comm_state_of(harness_node(&h, 1), COMM_WORLD), COMM_STATE_DETECTED);
     CHECK_EQ(h.detected[0], 1);
@@ -546,7 +564,8 @@ static void test_member_left(void)
  * Fencing: node 3 hangs with frames queued to node 0 (and node 1 has
  * frames queued to node 3); the others install a view without it; node 3
  * resumes in its old view and its frames, first and resent, reach node 0:
- * counted as stale, never delivered (an any-source receive stays pending).
+ * counted as stale, never delivered (an any-source receive posted after the
+ * failure was acknowledged stays pending).
  * Node 3 is then expelled (comm_drop_view, a new incarnation) and let back
  * in: frames from before, addressed to its old life, are counted and
  * dropped there too.
@@ -555,6 +574,7 @@ static void test_hung_then_resumed(void)
 {
     struct harness h;
     harness_init(&h, 4, 4, 79);
+    world_cont(&h);
     harness_install(&h, 1, NULL, NULL);
     uint8_t payload[16] = {0x33};
     uint8_t in[16];
@@ -573,6 +593,10 @@ static void test_hung_then_resumed(void)
     struct comm_status s;
     CHECK(comm_test(harness_node(&h, 1), to_3, &s));
     CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
+    CHECK(comm_test(harness_node(&h, 0), any, &s));
+    CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
+    CHECK_EQ(comm_failure_ack(harness_node(&h, 0), COMM_WORLD), COMM_ERR_OK);
+    CHECK_EQ(irecv(&h, 0, COMM_ANY_SOURCE, COMM_ANY_TAG, in, sizeof in, &any), COMM_ERR_OK);
     /* It resumes, still in view 1, and keeps resending for a while. */
     harness_resume(&h, 3);
     harness_run_for(&h, 300000000u);
@@ -689,6 +713,7 @@ static void test_view_layout(void)
     enum { N = 8, GONE = 6 };
     struct harness h;
     harness_init(&h, N, N, 103);
+    world_cont(&h);
     struct membership_layout layout;
     uint32_t sizes[3] = {2, 2, 2};
     bool mesh[CONFIG_MAX_DIMS] = {false};
@@ -780,7 +805,9 @@ static void test_garbage(void)
     for (uint32_t i = 0; i < 200000; i++) {
         struct comm_frame f;
         memset(&f, 0, sizeof f);
-        f.kind = (uint8_t)(1 + check_rng_below(&rng, COMM_KIND_LIMIT - 1));
+        /* the session kinds (a member's REVOKE is legitimate news: its
+         * refusals are tested in test_comm_ft) */
+        f.kind = (uint8_t)(1 + check_rng_below(&rng, COMM_KIND_REVOKE - 1));
         f.flags = (uint8_t)check_rng_below(&rng, 16);
         f.sender_incarnation = check_rng_percent(&rng, 80) ? sender_incarnation
                                                            : (uint32_t)check_rng_next(&rng) | 1u;

@@ -1,0 +1,931 @@
+/*
+ * The failure semantics of issue 14 (comm/DESIGN.md, "Failure semantics"):
+ * modes, the detail call, failure acknowledgment, rebuild and shrink,
+ * revoke, agree, adoption of spares.
+ */
+#include "comm/internal.h"
+
+#include <string.h>
+
+#include "lib/le.h"
+#include "membership/tree.h"
+
+/* ---- modes and state ---- */
+
+void ft_comm_init(const struct comm *ctx, struct comm_communicator *c)
+{
+    c->mode = ctx->config.comm_mode;
+    c->msg_mode = ctx->config.msg_mode;
+    c->strict = ctx->config.strict_collectives;
+    c->revoked = false;
+    c->abort_told = false;
+    c->recovery_seq = 0;
+    c->failure_epoch = 0;
+    c->acked = 0;
+    c->failed_log_count = 0;
+    c->excluded_count = 0;
+    c->edit_count = 0;
+    c->decision_held = false;
+}
+
+void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct comm_outbox *out)
+{
+    struct comm_communicator *c = &ctx->comms[slot];
+    if (c->failed_log_count < CONFIG_COMM_FT_MAX_EDITS) {
+        c->failed_log[c->failed_log_count] = rank;
+    }
+    c->failed_log_count++;
+    /* ULFM: a receive from anyone could have been meant to match the failed
+     * rank's message: it fails until the failure is acknowledged. */
+    match_fail_posted(ctx, slot, true, COMM_ERR_PROC_FAILED, out);
+}
+
+void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_ns,
+                 struct comm_outbox *out)
+{
+    struct comm_communicator *c = &ctx->comms[slot];
+    c->failure_epoch = epoch;
+    if (c->mode == COMM_MODE_ABORT && !c->abort_told && c->rank != COMM_RANK_NONE) {
+        struct comm_event *e = comm_outbox_event(out, COMM_EVENT_ABORT, now_ns);
+        if (e != NULL) {
+            e->comm = comm_handle_of(ctx, slot);
+            e->count = c->failed;
+            e->epoch = epoch;
+            c->abort_told = true; /* once per communicator (a lost event is told again) */
+        }
+    }
+    /* Members still in a round this node has finished may need its decision
+     * again: serve it in the new view. */
+    if (c->decision_held && c->rank != COMM_RANK_NONE &&
+        !coll_round_running(ctx, slot, c->decision_kind, c->decision_seq)) {
+        (void)coll_start_round(ctx, slot, c->decision_kind, c->decision_seq, COMM_MODE_SHRINK,
+                               NULL, NULL, NULL); /* no slot free: not served */
+    }
+}
+
+enum comm_error ft_p2p_check(const struct comm *ctx, const struct comm_communicator *c,
+                             uint32_t rank, bool send)
+{
+    (void)send;
+    if (c->revoked) {
+        return COMM_ERR_REVOKED;
+    }
+    if (rank != COMM_ANY_SOURCE && group_node(ctx, c, rank) == COMM_NODE_NONE) {
+        return COMM_ERR_INVALID_RANK; /* a BLANK gap */
+    }
+    if (c->state == COMM_STATE_DETECTED && c->msg_mode == COMM_MSG_NOP) {
+        return COMM_ERR_PROC_FAILED; /* NOP: nothing until rebuilt */
+    }
+    if (rank == COMM_ANY_SOURCE && c->failed_log_count > c->acked) {
+        return COMM_ERR_PROC_FAILED; /* ULFM: until failure_ack */
+    }
+    return COMM_ERR_OK;
+}
+
+enum comm_error ft_collective_check(const struct comm_communicator *c)
+{
+    if (c->revoked) {
+        return COMM_ERR_REVOKED;
+    }
+    if (c->state == COMM_STATE_DETECTED) {
+        return COMM_ERR_PROC_FAILED; /* until rebuilt */
+    }
+    return COMM_ERR_OK;
+}
+
+/* ---- the application's calls ---- */
+
+enum comm_error comm_set_mode(struct comm *ctx, uint32_t comm, enum comm_mode mode,
+                              enum comm_msg_mode msg_mode)
+{
+    struct comm_communicator *c = comm_slot_of(ctx, comm);
+    if (c == NULL) {
+        return COMM_ERR_COMM;
+    }
+    if ((unsigned)mode > COMM_MODE_REBUILD || (unsigned)msg_mode > COMM_MSG_CONT) {
+        return COMM_ERR_ARG;
+    }
+    c->mode = (uint8_t)mode;
+    c->msg_mode = (uint8_t)msg_mode;
+    return COMM_ERR_OK;
+}
+
+/* Insertion sort of a short list (at most CONFIG_COMM_FT_MAX_EDITS). */
+static void sort_short(uint32_t *list, uint32_t count)
+{
+    for (uint32_t i = 1; i < count; i++) {
+        uint32_t v = list[i];
+        uint32_t j = i;
+        for (; j > 0 && list[j - 1u] > v; j--) {
+            list[j] = list[j - 1u];
+        }
+        list[j] = v;
+    }
+}
+
+enum comm_error comm_failed_ranks(const struct comm *ctx, uint32_t comm, uint32_t *ranks,
+                                  uint32_t max, uint32_t *count, uint64_t *epoch)
+{
+    const struct comm_communicator *c = comm_const_slot(ctx, comm);
+    if (c == NULL) {
+        return COMM_ERR_COMM;
+    }
+    if ((max > 0 && ranks == NULL) || count == NULL) {
+        return COMM_ERR_ARG;
+    }
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < c->size; r++) {
+        if (!node_is_live(ctx, group_node(ctx, c, r))) {
+            if (n < max) {
+                ranks[n] = r;
+            }
+            n++;
+        }
+    }
+    *count = n;
+    if (epoch != NULL) {
+        *epoch = c->failure_epoch;
+    }
+    return COMM_ERR_OK;
+}
+
+enum comm_error comm_failure_ack(struct comm *ctx, uint32_t comm)
+{
+    struct comm_communicator *c = comm_slot_of(ctx, comm);
+    if (c == NULL) {
+        return COMM_ERR_COMM;
+    }
+    c->acked = c->failed_log_count;
+    return COMM_ERR_OK;
+}
+
+enum comm_error comm_failure_get_acked(const struct comm *ctx, uint32_t comm, uint32_t *ranks,
+                                       uint32_t max, uint32_t *count)
+{
+    const struct comm_communicator *c = comm_const_slot(ctx, comm);
+    if (c == NULL) {
+        return COMM_ERR_COMM;
+    }
+    if ((max > 0 && ranks == NULL) || count == NULL) {
+        return COMM_ERR_ARG;
+    }
+    uint32_t logged = c->acked < CONFIG_COMM_FT_MAX_EDITS ? c->acked : CONFIG_COMM_FT_MAX_EDITS;
+    uint32_t sorted[CONFIG_COMM_FT_MAX_EDITS];
+    memcpy(sorted, c->failed_log, logged * sizeof sorted[0]);
+    sort_short(sorted, logged);
+    for (uint32_t i = 0; i < logged && i < max; i++) {
+        ranks[i] = sorted[i];
+    }
+    *count = c->acked; /* beyond the log's room: counted, not listed */
+    return COMM_ERR_OK;
+}
+
+
+/* ---- recovery rounds (rebuild, shrink, agree) ---- */
+
+#define ROUND_EPOCH_MASK 0xfffffu
+
+uint32_t ft_round_tag_base(const struct comm *ctx, uint8_t seq)
+{
+    return ((uint32_t)seq << 24) | ((uint32_t)(ctx->epoch & ROUND_EPOCH_MASK) << 4);
+}
+
+bool ft_round_tag_current(const struct comm *ctx, uint32_t tag)
+{
+    return ((tag >> 4) & ROUND_EPOCH_MASK) == (uint32_t)(ctx->epoch & ROUND_EPOCH_MASK);
+}
+
+/* The tree over x's members in the view, in rank order, rooted at the
+ * first (every member computes the same from the same view): our links
+ * and the node ids of our children (nodes[j]) and parent (nodes[RADIX],
+ * COMM_NODE_NONE at the root).  O(size) once per round or revoke when
+ * members failed, O(log) when none did. */
+static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
+                      struct membership_tree_links *links, uint32_t *count, uint32_t *me,
+                      uint32_t *nodes)
+{
+    if (x->failed == 0) {
+        /* every member live (the strict agree's usual case): no scan */
+        *count = x->size;
+        *me = x->rank;
+        membership_tree_runs(*count, CONFIG_COMM_TREE_RADIX, *me, links);
+        nodes[CONFIG_COMM_TREE_RADIX] = links->parent == MEMBERSHIP_POS_NONE
+                                            ? COMM_NODE_NONE
+                                            : group_node(ctx, x, links->parent);
+        for (uint32_t j = 0; j < links->child_count; j++) {
+            nodes[j] = group_node(ctx, x, links->children[j]);
+        }
+        return;
+    }
+    *count = 0;
+    *me = 0;
+    for (uint32_t r = 0; r < x->size; r++) {
+        if (node_is_live(ctx, group_node(ctx, x, r))) {
+            if (r == x->rank) {
+                *me = *count;
+            }
+            (*count)++;
+        }
+    }
+    membership_tree_runs(*count, CONFIG_COMM_TREE_RADIX, *me, links);
+    nodes[CONFIG_COMM_TREE_RADIX] = COMM_NODE_NONE;
+    uint32_t index = 0;
+    for (uint32_t r = 0; r < x->size; r++) {
+        uint32_t node = group_node(ctx, x, r);
+        if (!node_is_live(ctx, node)) {
+            continue;
+        }
+        if (index == links->parent) {
+            nodes[CONFIG_COMM_TREE_RADIX] = node;
+        }
+        for (uint32_t j = 0; j < links->child_count; j++) {
+            if (index == links->children[j]) {
+                nodes[j] = node;
+            }
+        }
+        index++;
+    }
+}
+
+void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer)
+{
+    const struct comm_communicator *x = &ctx->comms[c->comm];
+    struct membership_tree_links links;
+    uint32_t count;
+    uint32_t me;
+    live_tree(ctx, x, &links, &count, &me, c->nodes);
+    c->root = 0;
+    c->size = count;
+    c->vrank = me;
+    c->parent = links.parent == MEMBERSHIP_POS_NONE ? COMM_RANK_NONE : links.parent;
+    c->child_count = links.child_count;
+    for (uint32_t j = 0; j < links.child_count; j++) {
+        c->children[j] = links.children[j];
+    }
+    c->subtree = links.subtree_size;
+    c->tag_base = ft_round_tag_base(ctx, c->round_seq);
+    c->count = ft_offer_words(c);
+    c->send = (const uint8_t *)offer;
+    memset(offer, 0, FT_OFFER_WORDS * 8u);
+    offer[FT_OFFER_FLAGS] = x->failed_log_count > x->acked ? FT_FLAG_UNACKED : 0u;
+    offer[FT_OFFER_AND] = c->flag != NULL && c->kind == COLL_AGREE ? *c->flag : UINT64_MAX;
+    memcpy(&offer[FT_OFFER_CONTEXTS], ctx->contexts_used, sizeof ctx->contexts_used);
+    if (x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq) {
+        memcpy(&offer[FT_OFFER_DECISION], x->decision, sizeof x->decision); /* re-offered */
+    }
+}
+
+static uint64_t word(const uint8_t *le, uint32_t i)
+{
+    return le_get_u64(le + 8u * i);
+}
+
+uint32_t ft_offer_words(const struct comm_collective *c)
+{
+    uint32_t entries = c->kind == COLL_REBUILD  ? CONFIG_COMM_FT_MAX_EDITS
+                       : c->kind == COLL_RESULT ? c->result_count
+                                                : 0u;
+    return FT_OFFER_DECISION + 3u + entries;
+}
+
+void ft_combine(uint8_t *acc, const uint8_t *in, uint32_t words)
+{
+    le_put_u64(acc + 8u * FT_OFFER_FLAGS, word(acc, FT_OFFER_FLAGS) | word(in, FT_OFFER_FLAGS));
+    le_put_u64(acc + 8u * FT_OFFER_AND, word(acc, FT_OFFER_AND) & word(in, FT_OFFER_AND));
+    for (uint32_t w = 0; w < COMM_CONTEXT_WORDS; w++) {
+        uint32_t i = FT_OFFER_CONTEXTS + w;
+        le_put_u64(acc + 8u * i, word(acc, i) | word(in, i));
+    }
+    /* A decision offered wins; of two, the later (there is only ever one:
+     * a root decides anew only when no member holds one). */
+    if (word(in, FT_OFFER_DECISION) > word(acc, FT_OFFER_DECISION)) {
+        memcpy(acc + 8u * FT_OFFER_DECISION, in + 8u * FT_OFFER_DECISION,
+               (words - FT_OFFER_DECISION) * 8u);
+    }
+}
+
+/* The rebuild's group changes: x's members out of the view, in rank order,
+ * each removed (SHRINK), a gap (BLANK) or adopted by the next live spare not
+ * in x, lowest node id first (REBUILD; gaps when none is left, or x's base
+ * is a map a spare could not be told). */
+static enum comm_error rebuild_changes(const struct comm *ctx, const struct comm_communicator *x,
+                                       uint8_t mode, uint64_t *decision)
+{
+    uint32_t count = 0;
+    uint32_t spare = ctx->config.world_size;
+    for (uint32_t r = 0; r < x->size; r++) {
+        if (node_is_live(ctx, group_node(ctx, x, r))) {
+            continue;
+        }
+        if (count == CONFIG_COMM_FT_MAX_EDITS) {
+            return COMM_ERR_COUNT;
+        }
+        uint32_t node = mode == COMM_MODE_SHRINK ? COMM_NODE_NONE : COMM_GAP_NODE;
+        if (mode == COMM_MODE_REBUILD && x->group == GROUP_RANGE) {
+            while (spare < ctx->config.node_count &&
+                   (!node_is_live(ctx, spare) || group_rank(ctx, x, spare) != COMM_RANK_NONE)) {
+                spare++;
+            }
+            if (spare < ctx->config.node_count) {
+                node = spare++;
+            }
+        }
+        decision[3u + count++] = ((uint64_t)r << 32) | node;
+    }
+    decision[2] = count;
+    return COMM_ERR_OK;
+}
+
+void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
+{
+    if (word(acc, FT_OFFER_DECISION) != 0) {
+        return; /* a member learnt a decision before the view changed: keep it */
+    }
+    uint64_t decision[COMM_FT_DECISION_WORDS];
+    memset(decision, 0, sizeof decision);
+    decision[0] = ctx->epoch + 1u;
+    enum comm_error error = COMM_ERR_OK;
+    if (c->kind == COLL_RESULT) {
+        error = COMM_ERR_PROC_FAILED; /* no survivor had the result */
+    } else if (c->kind == COLL_AGREE) {
+        if ((word(acc, FT_OFFER_FLAGS) & FT_FLAG_UNACKED) != 0) {
+            error = COMM_ERR_PROC_FAILED;
+        }
+        decision[1] = (uint32_t)word(acc, FT_OFFER_AND);
+    } else {
+        uint64_t used[COMM_CONTEXT_WORDS];
+        for (uint32_t w = 0; w < COMM_CONTEXT_WORDS; w++) {
+            used[w] = word(acc, FT_OFFER_CONTEXTS + w);
+        }
+        int context = coll_lowest_free_context(used);
+        if (context < 0) {
+            error = COMM_ERR_BUSY;
+        } else {
+            decision[1] = (uint32_t)context;
+            error = rebuild_changes(ctx, &ctx->comms[c->comm], c->rebuild_mode, decision);
+        }
+    }
+    decision[1] |= (uint64_t)error << 32;
+    for (uint32_t i = 0; i < ft_offer_words(c) - FT_OFFER_DECISION; i++) {
+        le_put_u64(acc + 8u * (FT_OFFER_DECISION + i), decision[i]);
+    }
+}
+
+/* Inserts value into a sorted list (no duplicates); false when full. */
+static bool sorted_insert(uint32_t *list, uint16_t *count, uint32_t value)
+{
+    uint32_t i = 0;
+    while (i < *count && list[i] < value) {
+        i++;
+    }
+    if (i < *count && list[i] == value) {
+        return true;
+    }
+    if (*count >= CONFIG_COMM_FT_MAX_EDITS) {
+        return false;
+    }
+    memmove(&list[i + 1u], &list[i], (*count - i) * sizeof list[0]);
+    list[i] = value;
+    (*count)++;
+    return true;
+}
+
+static void edit_remove(struct comm_communicator *y, uint32_t base)
+{
+    uint32_t j = group_edit_of(y, base);
+    if (j == COMM_RANK_NONE) {
+        return;
+    }
+    uint32_t tail = y->edit_count - j - 1u;
+    memmove(&y->edit_base[j], &y->edit_base[j + 1u], tail * sizeof y->edit_base[0]);
+    memmove(&y->edit_node[j], &y->edit_node[j + 1u], tail * sizeof y->edit_node[0]);
+    y->edit_count--;
+}
+
+static bool edit_set(struct comm_communicator *y, uint32_t base, uint32_t node)
+{
+    edit_remove(y, base);
+    if (y->edit_count >= CONFIG_COMM_FT_MAX_EDITS) {
+        return false;
+    }
+    uint32_t j = 0;
+    while (j < y->edit_count && y->edit_base[j] < base) {
+        j++;
+    }
+    uint32_t tail = y->edit_count - j;
+    memmove(&y->edit_base[j + 1u], &y->edit_base[j], tail * sizeof y->edit_base[0]);
+    memmove(&y->edit_node[j + 1u], &y->edit_node[j], tail * sizeof y->edit_node[0]);
+    y->edit_base[j] = base;
+    y->edit_node[j] = node;
+    y->edit_count++;
+    return true;
+}
+
+/* A rebuilt (or adopted) communicator's own state, once its group is set. */
+static void settle_group(struct comm *ctx, struct comm_communicator *y, uint64_t epoch)
+{
+    y->size = y->extent - y->excluded_count;
+    y->rank = group_rank(ctx, y, ctx->config.node_id);
+    y->epoch = epoch;
+    y->failed = group_count_failed(ctx, y);
+    uint32_t gaps = 0;
+    for (uint32_t j = 0; j < y->edit_count; j++) {
+        gaps += y->edit_node[j] == COMM_GAP_NODE;
+    }
+    /* gaps are the BLANK group's shape, not failures of it */
+    y->state = y->failed > gaps ? COMM_STATE_DETECTED : COMM_STATE_RECOVERED;
+}
+
+/* The rebuilt communicator of x from the decision: x's group with its
+ * changes, the decided context. */
+static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const uint64_t *decision,
+                                     uint32_t *handle)
+{
+    const struct comm_communicator *x = &ctx->comms[x_slot];
+    uint8_t context = (uint8_t)decision[1];
+    if ((ctx->contexts_used[context / 64u] >> (context % 64u)) & 1u) {
+        return COMM_ERR_BUSY; /* cannot happen: the context was free at every member */
+    }
+    const uint8_t *list = x->group == GROUP_LIST ? (const uint8_t *)&ctx->map[x->first] : NULL;
+    uint16_t slot = comm_create(ctx, context, list, x->first, x->extent);
+    if (slot == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    x = &ctx->comms[x_slot];
+    struct comm_communicator *y = &ctx->comms[slot];
+    y->mode = x->mode;
+    y->msg_mode = x->msg_mode;
+    y->strict = x->strict;
+    y->excluded_count = x->excluded_count;
+    y->edit_count = x->edit_count;
+    memcpy(y->excluded, x->excluded, sizeof y->excluded);
+    memcpy(y->edit_base, x->edit_base, sizeof y->edit_base);
+    memcpy(y->edit_node, x->edit_node, sizeof y->edit_node);
+    bool fits = true;
+    for (uint32_t i = 0; i < decision[2] && fits; i++) {
+        uint32_t rank = (uint32_t)(decision[3u + i] >> 32);
+        uint32_t node = (uint32_t)decision[3u + i];
+        uint32_t base = group_base_of_rank(x, rank);
+        if (node == COMM_NODE_NONE) {
+            edit_remove(y, base);
+            fits = sorted_insert(y->excluded, &y->excluded_count, base);
+        } else {
+            fits = edit_set(y, base, node);
+        }
+    }
+    if (!fits) {
+        y->in_use = false;
+        return COMM_ERR_COUNT;
+    }
+    settle_group(ctx, y, decision[0] - 1u);
+    ctx->contexts_used[context / 64u] |= UINT64_C(1) << (context % 64u);
+    ctx->comms[x_slot].produced = slot;
+    *handle = comm_handle_of(ctx, slot);
+    return COMM_ERR_OK;
+}
+
+enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint8_t *offer)
+{
+    struct comm_communicator *x = &ctx->comms[c->comm];
+    uint64_t decision[COMM_FT_DECISION_WORDS];
+    memset(decision, 0, sizeof decision);
+    for (uint32_t i = 0; i < ft_offer_words(c) - FT_OFFER_DECISION; i++) {
+        decision[i] = word(offer, FT_OFFER_DECISION + i);
+    }
+    bool known = x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq;
+    x->decision_held = true;
+    x->decision_kind = c->kind;
+    x->decision_seq = c->round_seq;
+    memcpy(x->decision, decision, sizeof decision);
+    enum comm_error error = (enum comm_error)(uint32_t)(decision[1] >> 32);
+    if (c->background || known) {
+        return error; /* applied when first learnt */
+    }
+    if (c->kind == COLL_AGREE) {
+        *c->flag = (uint32_t)decision[1];
+        return error;
+    }
+    if (c->kind == COLL_RESULT) {
+        if (error == COMM_ERR_OK) {
+            if (decision[2] != c->result_count) {
+                return COMM_ERR_MISMATCH;
+            }
+            for (uint32_t i = 0; i < c->result_count; i++) {
+                memcpy(c->recv + 8u * i, &decision[3u + i], 8u); /* a survivor's result */
+            }
+        }
+        return error;
+    }
+    *c->new_comm = COMM_NULL;
+    if (error != COMM_ERR_OK) {
+        return error;
+    }
+    return build_rebuilt(ctx, c->comm, decision, c->new_comm);
+}
+
+bool ft_adopt_message(struct comm *ctx, struct comm_collective *c, uint32_t i, uint8_t *message,
+                      uint32_t *node)
+{
+    const struct comm_communicator *x = &ctx->comms[c->comm];
+    if (!x->decision_held || i >= x->decision[2] ||
+        (uint32_t)(x->decision[1] >> 32) != COMM_ERR_OK) {
+        return false;
+    }
+    uint32_t spare = (uint32_t)x->decision[3u + i];
+    const struct comm_communicator *y = &ctx->comms[x->produced];
+    if (spare >= COMM_GAP_NODE || !y->in_use || y->context != (uint8_t)x->decision[1]) {
+        return false;
+    }
+    memset(message, 0, FT_ADOPT_WORDS * 4u);
+    uint32_t fixed[FT_ADOPT_FIXED] = {
+        y->context,        y->first,      y->extent,
+        y->excluded_count, y->edit_count, (uint32_t)y->mode | (uint32_t)y->msg_mode << 8 |
+                                              (uint32_t)y->strict << 16,
+        (uint32_t)y->epoch, (uint32_t)(y->epoch >> 32),
+    };
+    for (uint32_t w = 0; w < FT_ADOPT_FIXED; w++) {
+        le_put_u32(message + 4u * w, fixed[w]);
+    }
+    uint8_t *lists = message + 4u * FT_ADOPT_FIXED;
+    for (uint32_t j = 0; j < CONFIG_COMM_FT_MAX_EDITS; j++) {
+        le_put_u32(lists + 4u * j, j < y->excluded_count ? y->excluded[j] : 0u);
+        le_put_u32(lists + 4u * (CONFIG_COMM_FT_MAX_EDITS + j),
+                   j < y->edit_count ? y->edit_base[j] : 0u);
+        le_put_u32(lists + 4u * (2u * CONFIG_COMM_FT_MAX_EDITS + j),
+                   j < y->edit_count ? y->edit_node[j] : 0u);
+    }
+    *node = spare;
+    return true;
+}
+
+/* Strictly increasing, each below limit. */
+static bool sorted_below(const uint32_t *list, uint32_t count, uint32_t limit)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        if (list[i] >= limit || (i > 0 && list[i] <= list[i - 1u])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_t length,
+                               uint32_t *new_comm)
+{
+    if (length != FT_ADOPT_WORDS * 4u) {
+        ctx->counters.adoptions_refused++;
+        return COMM_ERR_ARG;
+    }
+    uint32_t f[FT_ADOPT_FIXED];
+    for (uint32_t w = 0; w < FT_ADOPT_FIXED; w++) {
+        f[w] = le_get_u32(message + 4u * w);
+    }
+    uint32_t excluded[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t bases[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t nodes[CONFIG_COMM_FT_MAX_EDITS];
+    const uint8_t *lists = message + 4u * FT_ADOPT_FIXED;
+    for (uint32_t j = 0; j < CONFIG_COMM_FT_MAX_EDITS; j++) {
+        excluded[j] = le_get_u32(lists + 4u * j);
+        bases[j] = le_get_u32(lists + 4u * (CONFIG_COMM_FT_MAX_EDITS + j));
+        nodes[j] = le_get_u32(lists + 4u * (2u * CONFIG_COMM_FT_MAX_EDITS + j));
+    }
+    uint32_t context = f[0], first = f[1], extent = f[2], nx = f[3], ne = f[4], modes = f[5];
+    uint64_t epoch = (uint64_t)f[6] | (uint64_t)f[7] << 32;
+    bool valid = context < COMM_CONTEXT_IDS && context != 0 && extent > 0 &&
+                 first < ctx->config.node_count && extent <= ctx->config.node_count - first &&
+                 nx <= CONFIG_COMM_FT_MAX_EDITS && ne <= CONFIG_COMM_FT_MAX_EDITS &&
+                 nx < extent && (modes & 0xffu) <= COMM_MODE_REBUILD &&
+                 ((modes >> 8) & 0xffu) <= COMM_MSG_CONT && (modes >> 16) <= 1u &&
+                 sorted_below(excluded, nx, extent) && sorted_below(bases, ne, extent);
+    for (uint32_t j = 0; valid && j < ne; j++) {
+        valid = nodes[j] < ctx->config.node_count || nodes[j] == COMM_GAP_NODE;
+    }
+    if (!valid || ((ctx->contexts_used[context / 64u] >> (context % 64u)) & 1u) != 0) {
+        ctx->counters.adoptions_refused++;
+        return COMM_ERR_ARG;
+    }
+    uint16_t slot = comm_create(ctx, (uint8_t)context, NULL, first, extent);
+    if (slot == COMM_NONE16) {
+        ctx->counters.adoptions_refused++;
+        return COMM_ERR_BUSY;
+    }
+    struct comm_communicator *y = &ctx->comms[slot];
+    y->mode = (uint8_t)modes;
+    y->msg_mode = (uint8_t)(modes >> 8);
+    y->strict = (modes >> 16) != 0;
+    y->excluded_count = (uint16_t)nx;
+    y->edit_count = (uint16_t)ne;
+    memcpy(y->excluded, excluded, sizeof excluded);
+    memcpy(y->edit_base, bases, sizeof bases);
+    memcpy(y->edit_node, nodes, sizeof nodes);
+    settle_group(ctx, y, epoch);
+    if (y->rank == COMM_RANK_NONE) {
+        y->in_use = false; /* not adopted by it */
+        ctx->counters.adoptions_refused++;
+        return COMM_ERR_NOT_MEMBER;
+    }
+    ctx->contexts_used[context / 64u] |= UINT64_C(1) << (context % 64u);
+    *new_comm = comm_handle_of(ctx, slot);
+    return COMM_ERR_OK;
+}
+
+void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
+{
+    struct comm_communicator *done = &ctx->comms[slot];
+    if (done->state == COMM_STATE_RECOVERED) {
+        done->state = COMM_STATE_OK;
+    }
+    /* Every member of the communicator took part: each had the decision
+     * that made it (or was made on it) before. */
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        struct comm_communicator *x = &ctx->comms[i];
+        bool own = i == slot && x->decision_seq == keep_seq;
+        if (x->in_use && x->decision_held && !own &&
+            (i == slot || (x->decision_kind == COLL_REBUILD && x->produced == slot))) {
+            x->decision_held = false;
+        }
+        if (x->in_use && (i == slot || x->produced == slot)) {
+            /* background rounds for what is known everywhere end */
+            coll_stop_background(ctx, i, x->decision_held ? x->decision_kind : 0u,
+                                 x->decision_seq);
+        }
+    }
+}
+
+void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t seq)
+{
+    struct comm_communicator *x = &ctx->comms[c->comm];
+    uint32_t count = c->kind == COLL_ALLREDUCE ? c->count : 0u;
+    x->decision_held = true;
+    x->decision_kind = COLL_RESULT;
+    x->decision_seq = seq;
+    memset(x->decision, 0, sizeof x->decision);
+    x->decision[0] = ctx->epoch + 1u;
+    x->decision[2] = count;
+    for (uint32_t i = 0; i < count; i++) {
+        memcpy(&x->decision[3u + i], c->recv + 8u * i, 8u);
+    }
+}
+
+/* Checks shared by the recovery operations: they work on DETECTED and
+ * revoked communicators. */
+static enum comm_error recovery_usable(struct comm *ctx, uint32_t comm,
+                                       struct comm_communicator **out)
+{
+    struct comm_communicator *c = comm_slot_of(ctx, comm);
+    *out = c;
+    if (c == NULL) {
+        return COMM_ERR_COMM;
+    }
+    if (!ctx->has_view || c->state == COMM_STATE_FAILED) {
+        return COMM_ERR_NO_VIEW;
+    }
+    if (c->rank == COMM_RANK_NONE) {
+        return COMM_ERR_NOT_MEMBER;
+    }
+    return COMM_ERR_OK;
+}
+
+static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mode,
+                                     uint64_t now_ns, struct comm_outbox *out,
+                                     uint32_t *new_comm, uint32_t *request)
+{
+    *request = COMM_REQUEST_NULL;
+    ctx->last_now_ns = now_ns;
+    struct comm_communicator *c;
+    enum comm_error e = recovery_usable(ctx, comm, &c);
+    if (e != COMM_ERR_OK) {
+        return e;
+    }
+    if (new_comm == NULL || mode == COMM_MODE_ABORT) {
+        return COMM_ERR_ARG; /* ABORT: the job ends, nothing is rebuilt */
+    }
+    if (ctx->creating) {
+        return COMM_ERR_BUSY;
+    }
+    *new_comm = COMM_NULL;
+    uint16_t slot = (uint16_t)(c - ctx->comms);
+    e = coll_start_round(ctx, slot, COLL_REBUILD, c->recovery_seq, mode, NULL, new_comm, request);
+    if (e == COMM_ERR_OK) {
+        c->recovery_seq++;
+        comm_finish_call(ctx, now_ns, out);
+    }
+    return e;
+}
+
+enum comm_error comm_irebuild(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                              struct comm_outbox *out, uint32_t *new_comm, uint32_t *request)
+{
+    const struct comm_communicator *c = comm_const_slot(ctx, comm);
+    return start_rebuild(ctx, comm, c == NULL ? COMM_MODE_SHRINK : c->mode, now_ns, out, new_comm,
+                         request);
+}
+
+enum comm_error comm_ishrink(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                             struct comm_outbox *out, uint32_t *new_comm, uint32_t *request)
+{
+    return start_rebuild(ctx, comm, COMM_MODE_SHRINK, now_ns, out, new_comm, request);
+}
+
+enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uint64_t now_ns,
+                            struct comm_outbox *out, uint32_t *request)
+{
+    *request = COMM_REQUEST_NULL;
+    ctx->last_now_ns = now_ns;
+    struct comm_communicator *c;
+    enum comm_error e = recovery_usable(ctx, comm, &c);
+    if (e != COMM_ERR_OK) {
+        return e;
+    }
+    if (flag == NULL) {
+        return COMM_ERR_ARG;
+    }
+    uint16_t slot = (uint16_t)(c - ctx->comms);
+    e = coll_start_round(ctx, slot, COLL_AGREE, c->recovery_seq, 0, flag, NULL, request);
+    if (e == COMM_ERR_OK) {
+        c->recovery_seq++;
+        comm_finish_call(ctx, now_ns, out);
+    }
+    return e;
+}
+
+enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out,
+                            uint32_t *new_comm, uint32_t *request)
+{
+    *request = COMM_REQUEST_NULL;
+    ctx->last_now_ns = now_ns;
+    if (new_comm == NULL || ctx->config.node_id < ctx->config.world_size) {
+        return COMM_ERR_ARG; /* only a spare is adopted */
+    }
+    if (!ctx->has_view) {
+        return COMM_ERR_NO_VIEW;
+    }
+    *new_comm = COMM_NULL;
+    enum comm_error e = coll_start_round(ctx, 0, COLL_ADOPT, 0, 0, NULL, new_comm, request);
+    if (e == COMM_ERR_OK) {
+        comm_finish_call(ctx, now_ns, out);
+    }
+    return e;
+}
+
+/* ---- revoke ---- */
+
+static void send_revoke(struct comm *ctx, const struct comm_communicator *c, uint32_t node,
+                        uint8_t flags, struct comm_outbox *out)
+{
+    struct comm_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = COMM_KIND_REVOKE;
+    f.flags = flags;
+    f.sender_incarnation = ctx->incarnation;
+    uint16_t slot = peer_find(ctx, node);
+    f.receiver_incarnation = slot == COMM_NONE16 ? 0u : ctx->peers[slot].incarnation;
+    f.context = c->context;
+    f.source_rank = group_node(ctx, c, c->revoker);
+    f.seq = c->revoker;
+    if (comm_outbox_put(out, node, ctx->epoch, &f)) {
+        ctx->counters.frames_sent++;
+    } else {
+        comm_count_lost_frame(ctx); /* sent again on the timer */
+    }
+}
+
+/* Tells every tree neighbour that has not answered. */
+static void revoke_flood(struct comm *ctx, struct comm_communicator *c, uint64_t now_ns,
+                         struct comm_outbox *out)
+{
+    for (uint32_t j = 0; j < c->revoke_targets_count; j++) {
+        if ((c->revoke_acked & (1u << j)) == 0) {
+            send_revoke(ctx, c, c->revoke_targets[j], 0, out);
+        }
+    }
+    c->revoke_due_ns = now_ns + peer_rto(ctx, c->revoke_tries);
+}
+
+static void revoke_retarget(struct comm *ctx, struct comm_communicator *c)
+{
+    struct membership_tree_links links;
+    uint32_t count;
+    uint32_t me;
+    uint32_t nodes[COMM_COLL_SUBS];
+    live_tree(ctx, c, &links, &count, &me, nodes);
+    c->revoke_targets_count = 0;
+    for (uint32_t j = 0; j < links.child_count; j++) {
+        c->revoke_targets[c->revoke_targets_count++] = nodes[j];
+    }
+    if (nodes[CONFIG_COMM_TREE_RADIX] != COMM_NODE_NONE) {
+        c->revoke_targets[c->revoke_targets_count++] = nodes[CONFIG_COMM_TREE_RADIX];
+    }
+    c->revoke_acked = 0;
+    c->revoke_tries = 0;
+}
+
+static void revoke_ack_from(struct comm_communicator *c, uint32_t node)
+{
+    for (uint32_t j = 0; j < c->revoke_targets_count; j++) {
+        if (c->revoke_targets[j] == node) {
+            c->revoke_acked |= (uint8_t)(1u << j);
+        }
+    }
+}
+
+/* Revokes communicator slot here (once): what is pending on it fails
+ * REVOKED (recovery rounds go on), and the news goes to the neighbours. */
+static void revoke_local(struct comm *ctx, uint16_t slot, uint32_t revoker, uint32_t told_by,
+                         uint64_t now_ns, struct comm_outbox *out)
+{
+    struct comm_communicator *c = &ctx->comms[slot];
+    if (c->revoked) {
+        return;
+    }
+    c->revoked = true;
+    c->revoker = revoker;
+    struct comm_event *e = comm_outbox_event(out, COMM_EVENT_REVOKED, now_ns);
+    if (e != NULL) {
+        e->comm = comm_handle_of(ctx, slot);
+        e->node = revoker;
+        e->epoch = ctx->epoch;
+    }
+    match_fail_posted(ctx, slot, false, COMM_ERR_REVOKED, out);
+    coll_fail_comm(ctx, slot, COMM_ERR_REVOKED, out);
+    revoke_retarget(ctx, c);
+    revoke_ack_from(c, told_by); /* it knows */
+    revoke_flood(ctx, c, now_ns, out);
+}
+
+enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
+                            struct comm_outbox *out)
+{
+    ctx->last_now_ns = now_ns;
+    struct comm_communicator *c;
+    enum comm_error e = recovery_usable(ctx, comm, &c);
+    if (e != COMM_ERR_OK) {
+        return e;
+    }
+    revoke_local(ctx, (uint16_t)(c - ctx->comms), c->rank, COMM_NODE_NONE, now_ns, out);
+    comm_finish_call(ctx, now_ns, out);
+    return COMM_ERR_OK;
+}
+
+void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
+                  uint64_t now_ns, struct comm_outbox *out)
+{
+    uint16_t slot = comm_by_context(ctx, (uint8_t)frame->context);
+    struct comm_communicator *c = slot == COMM_NONE16 ? NULL : &ctx->comms[slot];
+    /* Only a member may tell another, of a revoke by a member. */
+    if (c == NULL || c->rank == COMM_RANK_NONE || frame->seq >= c->size ||
+        group_node(ctx, c, frame->seq) != frame->source_rank ||
+        group_rank(ctx, c, source) == COMM_RANK_NONE) {
+        ctx->counters.revokes_refused++;
+        return;
+    }
+    if ((frame->flags & COMM_FLAG_REVOKE_ACK) != 0) {
+        revoke_ack_from(c, source);
+        return;
+    }
+    revoke_local(ctx, slot, frame->seq, source, now_ns, out);
+    revoke_ack_from(c, source);
+    send_revoke(ctx, c, source, COMM_FLAG_REVOKE_ACK, out);
+}
+
+static bool revoke_waiting(const struct comm_communicator *c)
+{
+    return c->in_use && c->revoked &&
+           c->revoke_acked != (uint8_t)((1u << c->revoke_targets_count) - 1u);
+}
+
+void ft_view_installed(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        struct comm_communicator *c = &ctx->comms[i];
+        if (c->in_use && c->revoked && c->rank != COMM_RANK_NONE) {
+            revoke_retarget(ctx, c); /* the tree changed: tell the new neighbours */
+            revoke_flood(ctx, c, now_ns, out);
+        }
+    }
+}
+
+void ft_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        struct comm_communicator *c = &ctx->comms[i];
+        if (revoke_waiting(c) && c->revoke_due_ns <= now_ns) {
+            if (c->revoke_tries < UINT8_MAX) {
+                c->revoke_tries++;
+            }
+            revoke_flood(ctx, c, now_ns, out);
+        }
+    }
+}
+
+uint64_t ft_deadline(const struct comm *ctx)
+{
+    uint64_t first = COMM_NEVER;
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        const struct comm_communicator *c = &ctx->comms[i];
+        if (revoke_waiting(c) && c->revoke_due_ns < first) {
+            first = c->revoke_due_ns;
+        }
+    }
+    return first;
+}

@@ -1,0 +1,1037 @@
+/*
+ * The failure semantics of issue 14 on the test network: communicator
+ * modes (ABORT's event, NOP versus CONT for point-to-point on a DETECTED
+ * communicator, ANY_SOURCE until failure_ack), the detail call and failure
+ * acknowledgment.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "tests/check.h"
+#include "tests/comm/harness.h"
+
+#define LIMIT_NS 60000000000ull
+#define MAX_N 64
+#define CAMPAIGN_RUNS 300u
+
+static enum comm_error isend(struct harness *h, uint32_t node, uint32_t comm, uint32_t dest,
+                             const void *b, uint32_t n, uint32_t *r)
+{
+    enum comm_error e =
+        comm_isend(harness_node(h, node), comm, dest, 0, b, n, h->now_ns, harness_begin(h), r);
+    harness_end(h, node);
+    return e;
+}
+
+static enum comm_error irecv(struct harness *h, uint32_t node, uint32_t comm, uint32_t source,
+                             void *b, uint32_t n, uint32_t *r)
+{
+    enum comm_error e = comm_irecv(harness_node(h, node), comm, source, 0, b, n, h->now_ns,
+                                   harness_begin(h), r);
+    harness_end(h, node);
+    return e;
+}
+
+/* Installs view epoch with the nodes of gone[] (count of them) out, at
+ * every node still in. */
+static void remove_nodes(struct harness *h, uint64_t epoch, const uint32_t *gone, uint32_t count,
+                         bool *live)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        live[gone[i]] = false;
+    }
+    harness_install(h, epoch, live, live);
+}
+
+static void set_modes(struct harness *h, uint32_t comm, enum comm_mode mode,
+                      enum comm_msg_mode msg)
+{
+    for (uint32_t i = 0; i < h->n; i++) {
+        CHECK_EQ(comm_set_mode(harness_node(h, i), comm, mode, msg), COMM_ERR_OK);
+    }
+}
+
+/* Strictness is a config default (no call sets it per communicator). */
+static void set_strict(struct harness *h, bool strict)
+{
+    for (uint32_t i = 0; i < h->n; i++) {
+        harness_node(h, i)->comms[0].strict = strict; /* WORLD is slot 0 */
+    }
+}
+
+/* ---- modes ---- */
+
+/* What point-to-point does on a DETECTED communicator, per message mode. */
+struct p2p_case {
+    enum comm_msg_mode msg;
+    enum comm_error live_send;   /* 0 -> 1, both live */
+    enum comm_error dead_send;   /* 0 -> 3, out of the view */
+    enum comm_error any_before;  /* ANY_SOURCE before failure_ack */
+    enum comm_error any_after;   /* ANY_SOURCE after it */
+};
+
+static const struct p2p_case p2p_cases[] = {
+    {COMM_MSG_NOP, COMM_ERR_PROC_FAILED, COMM_ERR_PROC_FAILED, COMM_ERR_PROC_FAILED,
+     COMM_ERR_PROC_FAILED},
+    {COMM_MSG_CONT, COMM_ERR_OK, COMM_ERR_PROC_FAILED, COMM_ERR_PROC_FAILED, COMM_ERR_OK},
+};
+
+static void test_p2p_modes(const struct p2p_case *t)
+{
+    enum { N = 4 };
+    struct harness h;
+    harness_init(&h, N, N, 1000u + t->msg);
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, t->msg);
+    harness_install(&h, 1, NULL, NULL);
+    uint8_t out[4] = {9, 8, 7, 6};
+    uint8_t in[4] = {0};
+    uint32_t pending_any;
+    CHECK_EQ(irecv(&h, 2, COMM_WORLD, COMM_ANY_SOURCE, in, 4, &pending_any), COMM_ERR_OK);
+    bool live[N] = {true, true, true, true};
+    uint32_t gone = 3;
+    remove_nodes(&h, 2, &gone, 1, live);
+    /* the pending ANY_SOURCE receive failed with the failure (ULFM) */
+    struct comm_status s;
+    CHECK(comm_test(harness_node(&h, 2), pending_any, &s));
+    CHECK_EQ(s.error, COMM_ERR_PROC_FAILED);
+    uint32_t r;
+    uint32_t rr;
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 3, out, 4, &r), t->dead_send);
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, COMM_ANY_SOURCE, in, 4, &rr), t->any_before);
+    CHECK_EQ(comm_failure_ack(harness_node(&h, 1), COMM_WORLD), COMM_ERR_OK);
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, COMM_ANY_SOURCE, in, 4, &rr), t->any_after);
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, out, 4, &r), t->live_send);
+    if (t->live_send == COMM_ERR_OK) {
+        /* live pairs exchange during recovery under CONT */
+        struct harness_requests reqs;
+        harness_requests_clear(&reqs);
+        harness_requests_add(&reqs, 0, r);
+        harness_requests_add(&reqs, 1, rr);
+        CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        CHECK_EQ(reqs.status[1].error, COMM_ERR_OK);
+        CHECK_EQ(reqs.status[1].source, 0);
+        CHECK(memcmp(in, out, 4) == 0);
+    }
+    CHECK_EQ(h.aborts[0], 0); /* SHRINK mode: no abort */
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* ABORT (the default): the view change that makes a communicator DETECTED
+ * tells the node glue once per communicator, at every member. */
+static void test_abort_event(void)
+{
+    enum { N = 5 };
+    struct harness h;
+    harness_init(&h, N, N, 1010);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N] = {true, true, true, true, true};
+    uint32_t gone = 4;
+    remove_nodes(&h, 2, &gone, 1, live);
+    for (uint32_t i = 0; i < N - 1; i++) {
+        CHECK_EQ(h.aborts[i], 1);
+        CHECK_EQ(comm_state_of(harness_node(&h, i), COMM_WORLD), COMM_STATE_DETECTED);
+    }
+    gone = 3;
+    remove_nodes(&h, 3, &gone, 1, live);
+    for (uint32_t i = 0; i < N - 2; i++) {
+        CHECK_EQ(h.aborts[i], 1); /* once per communicator */
+        CHECK_EQ(h.detected[i], 2);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* The detail call and failure acknowledgment. */
+static void test_failed_ranks_and_ack(void)
+{
+    enum { N = 6 };
+    struct harness h;
+    harness_init(&h, N, N, 1020);
+    set_modes(&h, COMM_WORLD, COMM_MODE_BLANK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+    }
+    struct comm *c = harness_node(&h, 0);
+    uint32_t ranks[8];
+    uint32_t count = 99;
+    uint64_t epoch = 99;
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, ranks, 8, &count, &epoch), COMM_ERR_OK);
+    CHECK_EQ(count, 0);
+    uint32_t gone = 3;
+    remove_nodes(&h, 2, &gone, 1, live);
+    gone = 1;
+    remove_nodes(&h, 5, &gone, 1, live);
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, ranks, 8, &count, &epoch), COMM_ERR_OK);
+    CHECK_EQ(count, 2);
+    CHECK_EQ(ranks[0], 1);
+    CHECK_EQ(ranks[1], 3);
+    CHECK_EQ(epoch, 5);
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, ranks, 1, &count, &epoch), COMM_ERR_OK);
+    CHECK_EQ(count, 2); /* all counted, one listed */
+    CHECK_EQ(comm_failure_get_acked(c, COMM_WORLD, ranks, 8, &count), COMM_ERR_OK);
+    CHECK_EQ(count, 0);
+    CHECK_EQ(comm_failure_ack(c, COMM_WORLD), COMM_ERR_OK);
+    CHECK_EQ(comm_failure_get_acked(c, COMM_WORLD, ranks, 8, &count), COMM_ERR_OK);
+    CHECK_EQ(count, 2);
+    CHECK_EQ(ranks[0], 1);
+    CHECK_EQ(ranks[1], 3);
+    gone = 4;
+    remove_nodes(&h, 6, &gone, 1, live);
+    CHECK_EQ(comm_failure_get_acked(c, COMM_WORLD, ranks, 8, &count), COMM_ERR_OK);
+    CHECK_EQ(count, 2); /* the new failure is not acknowledged yet */
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, ranks, 8, &count, &epoch), COMM_ERR_OK);
+    CHECK_EQ(count, 3);
+    CHECK_EQ(epoch, 6);
+    /* bad arguments */
+    CHECK_EQ(comm_failed_ranks(c, 0x7777u, ranks, 8, &count, &epoch), COMM_ERR_COMM);
+    CHECK_EQ(comm_failed_ranks(c, COMM_WORLD, NULL, 8, &count, &epoch), COMM_ERR_ARG);
+    CHECK_EQ(comm_set_mode(c, COMM_WORLD, (enum comm_mode)9, COMM_MSG_NOP), COMM_ERR_ARG);
+    CHECK_EQ(comm_set_mode(c, COMM_WORLD, COMM_MODE_BLANK, (enum comm_msg_mode)2), COMM_ERR_ARG);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* ---- rebuild ---- */
+
+/* A communicator's shape as a node sees it: epoch, size and a digest of
+ * its rank map (FNV-1a over the node ids). */
+struct shape {
+    uint64_t epoch;
+    uint32_t size;
+    uint64_t digest;
+};
+
+static struct shape shape_of(struct comm *c, uint32_t comm)
+{
+    struct shape s = {comm_epoch_of(c, comm), comm_size(c, comm), 1469598103934665603ull};
+    for (uint32_t r = 0; r < s.size; r++) {
+        s.digest = (s.digest ^ comm_node_of(c, comm, r)) * 1099511628211ull;
+    }
+    return s;
+}
+
+/* Every node in `in` holds comm[node]: one shape, no node twice, each
+ * member's rank maps back to itself. */
+static void check_one_map(struct harness *h, const uint32_t *comm, const bool *in)
+{
+    bool have = false;
+    struct shape first = {0, 0, 0};
+    for (uint32_t i = 0; i < h->n; i++) {
+        if (!in[i]) {
+            continue;
+        }
+        struct comm *c = harness_node(h, i);
+        struct shape s = shape_of(c, comm[i]);
+        if (!have) {
+            first = s;
+            have = true;
+        }
+        CHECK_EQ(s.epoch, first.epoch);
+        CHECK_EQ(s.size, first.size);
+        CHECK_EQ(s.digest, first.digest);
+        uint32_t rank = comm_rank(c, comm[i]);
+        CHECK(rank < s.size);
+        CHECK_EQ(comm_node_of(c, comm[i], rank), i);
+        for (uint32_t r = 0; r < s.size; r++) {
+            for (uint32_t q = r + 1u; q < s.size; q++) {
+                uint32_t a = comm_node_of(c, comm[i], r);
+                if (a != COMM_NODE_NONE && a == comm_node_of(c, comm[i], q)) {
+                    CHECK(false); /* a node twice */
+                }
+            }
+        }
+    }
+}
+
+/* Starts the rebuild (or shrink) of comm at every live world node and
+ * adoption at every live spare; waits. */
+static bool rebuild_all(struct harness *h, uint32_t world, const bool *live, bool shrink,
+                        uint32_t comm, uint32_t *new_comm, struct harness_requests *reqs)
+{
+    harness_requests_clear(reqs);
+    for (uint32_t i = 0; i < h->n; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        uint32_t r;
+        enum comm_error e;
+        struct comm *c = harness_node(h, i);
+        if (i >= world) {
+            e = comm_iadopt(c, h->now_ns, harness_begin(h), &new_comm[i], &r);
+        } else if (shrink) {
+            e = comm_ishrink(c, comm, h->now_ns, harness_begin(h), &new_comm[i], &r);
+        } else {
+            e = comm_irebuild(c, comm, h->now_ns, harness_begin(h), &new_comm[i], &r);
+        }
+        harness_end(h, i);
+        CHECK_EQ(e, COMM_ERR_OK);
+        harness_requests_add(reqs, i, r);
+    }
+    return true;
+}
+
+struct rebuild_case {
+    enum comm_mode mode;
+    uint32_t size;       /* of the new communicator */
+    uint32_t rank_of_3;  /* node 3's rank in it */
+    uint32_t node_of_2;  /* who holds rank 2 (COMM_NODE_NONE: a gap) */
+};
+
+/* 7 world nodes and a spare (7); node 2 fails. */
+static const struct rebuild_case rebuild_cases[] = {
+    {COMM_MODE_SHRINK, 6, 2, 3},
+    {COMM_MODE_BLANK, 7, 3, COMM_NODE_NONE},
+    {COMM_MODE_REBUILD, 7, 3, 7},
+};
+
+static void test_rebuild_mode(const struct rebuild_case *t)
+{
+    enum { N = 8, WORLD = 7 };
+    struct harness h;
+    harness_init(&h, N, WORLD, 1100u + t->mode);
+    h.loss_percent = 5;
+    h.delay_max_ns = 300000u;
+    set_modes(&h, COMM_WORLD, t->mode, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+    }
+    uint32_t gone = 2;
+    remove_nodes(&h, 2, &gone, 1, live);
+    bool adopting = t->mode == COMM_MODE_REBUILD;
+    live[WORLD] = adopting; /* the spare takes part only when it is adopted */
+    uint32_t comm[N];
+    struct harness_requests reqs;
+    rebuild_all(&h, WORLD, live, false, COMM_WORLD, comm, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+        CHECK_EQ(reqs.status[i].comm, comm[reqs.node[i]]);
+    }
+    check_one_map(&h, comm, live);
+    struct comm *c3 = harness_node(&h, 3);
+    CHECK_EQ(comm_size(c3, comm[3]), t->size);
+    CHECK_EQ(comm_rank(c3, comm[3]), t->rank_of_3);
+    CHECK_EQ(comm_node_of(c3, comm[3], 2), t->node_of_2);
+    CHECK_EQ(comm_state_of(c3, comm[3]), COMM_STATE_RECOVERED);
+    uint8_t b[4] = {1, 2, 3, 4};
+    uint32_t r;
+    if (t->node_of_2 == COMM_NODE_NONE) {
+        CHECK_EQ(isend(&h, 3, comm[3], 2, b, 4, &r), COMM_ERR_INVALID_RANK);
+        CHECK_EQ(irecv(&h, 3, comm[3], 2, b, 4, &r), COMM_ERR_INVALID_RANK);
+    } else {
+        /* the new communicator works: rank 2 talks to rank 0 */
+        uint8_t in[4] = {0};
+        uint32_t holder = t->node_of_2;
+        harness_requests_clear(&reqs);
+        CHECK_EQ(isend(&h, holder, comm[holder], 0, b, 4, &r), COMM_ERR_OK);
+        harness_requests_add(&reqs, holder, r);
+        CHECK_EQ(irecv(&h, 0, comm[0], 2, in, 4, &r), COMM_ERR_OK);
+        harness_requests_add(&reqs, 0, r);
+        CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        CHECK(memcmp(in, b, 4) == 0);
+    }
+    /* collectives run over its members (a BLANK gap left out): an
+     * allreduce of node + 1, an allgather of the node ids in rank order */
+    static int64_t one[N];
+    static int64_t sum[N];
+    static int64_t ids[N][N];
+    int64_t expected = 0;
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        one[i] = (int64_t)i + 1;
+        expected += one[i];
+        struct comm *c = harness_node(&h, i);
+        CHECK_EQ(comm_iallreduce(c, comm[i], &one[i], &sum[i], 1, COMM_INT64, COMM_SUM, h.now_ns,
+                                 harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&reqs, i, r);
+        CHECK_EQ(comm_iallgather(c, comm[i], &one[i], 8, ids[i], h.now_ns, harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&reqs, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_OK);
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        CHECK_EQ(sum[i], expected);
+        uint32_t at = 0;
+        for (uint32_t rank = 0; rank < t->size; rank++) {
+            uint32_t node = comm_node_of(c3, comm[3], rank);
+            if (node != COMM_NODE_NONE) {
+                CHECK_EQ(ids[i][at], (int64_t)node + 1);
+                at++;
+            }
+        }
+    }
+    if (t->node_of_2 == COMM_NODE_NONE) {
+        CHECK_EQ(comm_ibcast(c3, comm[3], 2, b, 4, h.now_ns, harness_begin(&h), &r),
+                 COMM_ERR_INVALID_RANK); /* a gap is no root */
+        harness_end(&h, 3);
+    }
+    CHECK_EQ(comm_state_of(c3, comm[3]), COMM_STATE_OK); /* RECOVERED -> OK */
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* A node that loses its view while its round drains for a restart ends
+ * the round with NO_VIEW (it does not start again without a view). */
+static void test_round_view_lost(void)
+{
+    enum { N = 8 };
+    struct harness h;
+    harness_init(&h, N, N, 1150);
+    h.delay_min_ns = 200000u;
+    h.delay_max_ns = 400000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+    }
+    uint32_t gone = 7;
+    remove_nodes(&h, 2, &gone, 1, live);
+    uint32_t comm[N];
+    struct harness_requests reqs;
+    rebuild_all(&h, N, live, false, COMM_WORLD, comm, &reqs);
+    harness_run_for(&h, 100000u); /* frames in flight, none delivered */
+    gone = 6;
+    remove_nodes(&h, 3, &gone, 1, live);
+    /* a member whose round drains (an offer still unacknowledged) */
+    uint32_t node = N;
+    for (uint32_t i = 0; i < N && node == N; i++) {
+        const struct comm_collective *cc = &harness_node(&h, i)->colls[0];
+        if (live[i] && cc->state == 2 && cc->restart) {
+            node = i;
+        }
+    }
+    CHECK(node < N);
+    if (node < N) {
+        comm_drop_view(harness_node(&h, node), 555, h.now_ns, harness_begin(&h));
+        harness_end(&h, node);
+        struct comm_status st;
+        CHECK(comm_test(harness_node(&h, node), reqs.handle[node], &st));
+        CHECK_EQ(st.error, COMM_ERR_NO_VIEW);
+        CHECK_EQ(harness_node(&h, node)->colls[0].state, 0); /* free again */
+    }
+    harness_free(&h);
+}
+
+/* Members that finished a rebuild serve its decision in the background
+ * only until it is known everywhere: after a failure hits the first
+ * collective on the new communicator part-way (some members finished it,
+ * which drops their record, others did not), the background rounds the
+ * others start cannot complete, and they end when the next round on the
+ * new communicator (its own rebuild) completes.  No slot stays taken. */
+static void test_background_ends(uint64_t hang_after_ns)
+{
+    enum { N = 12 };
+    struct harness h;
+    harness_init(&h, N, N, 1160u + hang_after_ns);
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    set_strict(&h, false); /* (a strict one's outcome agree would end them too) */
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+    }
+    uint32_t gone = 11;
+    remove_nodes(&h, 2, &gone, 1, live);
+    uint32_t y[N];
+    struct harness_requests reqs;
+    rebuild_all(&h, N, live, false, COMM_WORLD, y, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    /* the first allreduce on y, hit by a failure part-way */
+    static int64_t one[N];
+    static int64_t sum[N];
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (live[i]) {
+            uint32_t r;
+            one[i] = 1;
+            CHECK_EQ(comm_iallreduce(harness_node(&h, i), y[i], &one[i], &sum[i], 1, COMM_INT64,
+                                     COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, i);
+            if (i != 4) {
+                harness_requests_add(&reqs, i, r);
+            }
+        }
+    }
+    harness_run_for(&h, hang_after_ns);
+    harness_hang(&h, 4);
+    harness_run_for(&h, 500000u);
+    gone = 4;
+    remove_nodes(&h, 3, &gone, 1, live);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    /* whatever it gave (not strict: OK at some, PROC_FAILED at others), rebuild y */
+    uint32_t z[N];
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (live[i]) {
+            uint32_t r;
+            enum comm_error e;
+            /* BUSY while the failed allreduce drains its slot: retry, as an
+             * application does after completions */
+            for (uint32_t tries = 0; tries < 100; tries++) {
+                e = comm_irebuild(harness_node(&h, i), y[i], h.now_ns, harness_begin(&h), &z[i],
+                                  &r);
+                harness_end(&h, i);
+                if (e != COMM_ERR_BUSY) {
+                    break;
+                }
+                harness_run_for(&h, 1000000u);
+            }
+            CHECK_EQ(e, COMM_ERR_OK);
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    harness_run_for(&h, 100000000u);
+    for (uint32_t i = 0; i < N; i++) {
+        for (uint32_t k = 0; live[i] && k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
+            CHECK_EQ(harness_node(&h, i)->colls[k].state, 0); /* no round left behind */
+        }
+    }
+    CHECK(h.errors == 0);
+    harness_free(&h);
+}
+
+/* ---- revoke ---- */
+
+static bool all_revoked(struct harness *h, void *arg)
+{
+    const bool *live = arg;
+    for (uint32_t i = 0; i < h->n; i++) {
+        if (live[i] && h->revokes[i] == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * A rank blocked on a receive from a live peer is woken (REVOKED) when
+ * another rank revokes; the revoke floods to every member once, over a
+ * lossy network and through a member that hangs and leaves the view on
+ * the way; afterwards every operation fails REVOKED but recovery (agree,
+ * shrink) works on the revoked communicator.
+ */
+static void test_revoke(uint32_t n, uint32_t hang, uint64_t seed)
+{
+    struct harness h;
+    harness_init(&h, n, n, seed);
+    h.loss_percent = 10;
+    h.delay_max_ns = 300000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[MAX_N];
+    for (uint32_t i = 0; i < n; i++) {
+        live[i] = true;
+    }
+    uint8_t b[4];
+    uint32_t blocked;
+    uint32_t waiter = n - 1u;
+    CHECK_EQ(irecv(&h, waiter, COMM_WORLD, 3, b, 4, &blocked), COMM_ERR_OK); /* 3 stays */
+    harness_run_for(&h, 5000000u);
+    CHECK(!comm_test(harness_node(&h, waiter), blocked, NULL));
+    if (hang < n) {
+        harness_hang(&h, hang);
+    }
+    CHECK_EQ(comm_revoke(harness_node(&h, 2), COMM_WORLD, h.now_ns, harness_begin(&h)),
+             COMM_ERR_OK);
+    harness_end(&h, 2);
+    if (hang < n) {
+        harness_run_for(&h, 3000000u);
+        remove_nodes(&h, 2, &hang, 1, live);
+    }
+    CHECK(harness_run(&h, all_revoked, live, LIMIT_NS));
+    struct comm_status st;
+    CHECK(comm_test(harness_node(&h, waiter), blocked, &st));
+    CHECK_EQ(st.error, COMM_ERR_REVOKED);
+    harness_run_for(&h, 200000000u); /* retransmissions settle */
+    uint32_t r;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        CHECK_EQ(h.revokes[i], 1); /* once, however often it was told */
+        struct comm *c = harness_node(&h, i);
+        CHECK_EQ(isend(&h, i, COMM_WORLD, 0, b, 4, &r), COMM_ERR_REVOKED);
+        CHECK_EQ(irecv(&h, i, COMM_WORLD, 0, b, 4, &r), COMM_ERR_REVOKED);
+        CHECK_EQ(comm_ibarrier(c, COMM_WORLD, h.now_ns, harness_begin(&h), &r), COMM_ERR_REVOKED);
+        harness_end(&h, i);
+        CHECK_EQ(comm_get_counters(c)->revokes_refused, 0);
+        CHECK_EQ(comm_next_deadline(c) == COMM_NEVER || comm_next_deadline(c) > h.now_ns, true);
+    }
+    /* recovery works on it: agree, then shrink */
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t flag[MAX_N];
+    for (uint32_t i = 0; i < n; i++) {
+        if (live[i]) {
+            flag[i] = 1;
+            CHECK_EQ(comm_iagree(harness_node(&h, i), COMM_WORLD, &flag[i], h.now_ns,
+                                 harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, i);
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    uint32_t comm[MAX_N];
+    rebuild_all(&h, n, live, true, COMM_WORLD, comm, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    check_one_map(&h, comm, live);
+    CHECK_EQ(comm_size(harness_node(&h, 2), comm[2]), hang < n ? n - 1u : n);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* REVOKE frames that are not a member's news are counted and dropped:
+ * a sender or revoker outside the communicator, a revoker rank that is not
+ * that node, an unknown context; one from an older view is fenced. */
+static void test_revoke_refused(void)
+{
+    enum { N = 6, WORLD = 4 };
+    struct harness h;
+    harness_init(&h, N, WORLD, 1300);
+    harness_install(&h, 1, NULL, NULL);
+    struct comm *c = harness_node(&h, 0);
+    struct {
+        uint32_t source;  /* the frame's sender */
+        uint16_t context;
+        uint32_t revoker_node;
+        uint32_t revoker_rank;
+        uint64_t epoch;
+        bool refused;     /* counted in revokes_refused (else fenced) */
+    } cases[] = {
+        {4, 0, 4, 3, 1, true},  /* a spare is no member */
+        {1, 0, 3, 2, 1, true},  /* rank 2 is not node 3 */
+        {1, 0, 1, 9, 1, true},  /* no rank 9 */
+        {1, 7, 1, 1, 1, true},  /* no such context */
+        {1, 0, 1, 1, 0, false}, /* an older view: fenced */
+    };
+    uint32_t refused = 0;
+    for (uint32_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct comm_frame f;
+        memset(&f, 0, sizeof f);
+        f.kind = COMM_KIND_REVOKE;
+        f.sender_incarnation = 100u + cases[i].source;
+        f.context = cases[i].context;
+        f.source_rank = cases[i].revoker_node;
+        f.seq = cases[i].revoker_rank;
+        uint8_t payload[COMM_MAX_PAYLOAD];
+        size_t length = comm_encode(&f, payload, sizeof payload);
+        CHECK(length > 0);
+        uint32_t stale = comm_get_counters(c)->drops_stale_epoch;
+        comm_receive(c, cases[i].source, cases[i].epoch, payload, length, h.now_ns,
+                     harness_begin(&h));
+        harness_end(&h, 0);
+        refused += cases[i].refused;
+        CHECK_EQ(comm_get_counters(c)->revokes_refused, refused);
+        CHECK_EQ(comm_get_counters(c)->drops_stale_epoch, stale + (cases[i].refused ? 0u : 1u));
+        CHECK_EQ(h.revokes[0], 0);
+    }
+    uint8_t b[4] = {0};
+    uint32_t r;
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, b, 4, &r), COMM_ERR_OK);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* ---- strict collectives ---- */
+
+enum { K_BARRIER, K_REDUCE, K_ALLREDUCE, K_GATHER, K_ALLGATHER, K_COUNT };
+
+static int64_t coll_send[MAX_N][MAX_N];
+static int64_t coll_recv[MAX_N][MAX_N];
+
+static enum comm_error start_kind(struct harness *h, uint32_t node, uint32_t kind, uint32_t *r)
+{
+    struct comm *c = harness_node(h, node);
+    struct comm_outbox *out = harness_begin(h);
+    enum comm_error e;
+    coll_send[node][0] = (int64_t)node + 1;
+    switch (kind) {
+    case K_BARRIER:
+        e = comm_ibarrier(c, COMM_WORLD, h->now_ns, out, r);
+        break;
+    case K_REDUCE:
+        e = comm_ireduce(c, COMM_WORLD, 0, coll_send[node], coll_recv[node], 1, COMM_INT64,
+                         COMM_SUM, h->now_ns, out, r);
+        break;
+    case K_ALLREDUCE:
+        e = comm_iallreduce(c, COMM_WORLD, coll_send[node], coll_recv[node], 1, COMM_INT64,
+                            COMM_SUM, h->now_ns, out, r);
+        break;
+    case K_GATHER:
+        e = comm_igather(c, COMM_WORLD, 0, coll_send[node], 8, coll_recv[node], h->now_ns, out, r);
+        break;
+    default:
+        e = comm_iallgather(c, COMM_WORLD, coll_send[node], 8, coll_recv[node], h->now_ns, out, r);
+        break;
+    }
+    harness_end(h, node);
+    return e;
+}
+
+static uint64_t messages_sent(struct harness *h)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        total += comm_get_counters(harness_node(h, i))->messages_sent;
+    }
+    return total;
+}
+
+/* The cost of strictness when nothing fails: none for barrier and
+ * allreduce (a result round runs only after a failure); one agree for
+ * reduce, gather, allgather (a reduce and a broadcast: 2 (n - 1)). */
+static void test_strict_cost(uint32_t kind)
+{
+    enum { N = 16 };
+    uint64_t cost[2];
+    for (uint32_t strict = 0; strict < 2; strict++) {
+        struct harness h;
+        harness_init(&h, N, N, 1400u + kind);
+        set_strict(&h, strict != 0);
+        harness_install(&h, 1, NULL, NULL);
+        struct harness_requests reqs;
+        harness_requests_clear(&reqs);
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t r;
+            CHECK_EQ(start_kind(&h, i, kind, &r), COMM_ERR_OK);
+            harness_requests_add(&reqs, i, r);
+        }
+        CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        for (uint32_t i = 0; i < N; i++) {
+            CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+        }
+        cost[strict] = messages_sent(&h);
+        CHECK_EQ(h.errors, 0);
+        harness_free(&h);
+    }
+    static const uint64_t plain[K_COUNT] = {2u * (N - 1u), N - 1u, 2u * (N - 1u), N - 1u,
+                                            2u * (N - 1u)};
+    CHECK_EQ(cost[0], plain[kind]);
+    bool free_of_cost = kind == K_BARRIER || kind == K_ALLREDUCE;
+    CHECK_EQ(cost[1], plain[kind] + (free_of_cost ? 0u : 2u * (N - 1u)));
+    printf("strict cost, kind %u at %u ranks: %llu messages, %llu not strict\n", kind, N,
+           (unsigned long long)cost[1], (unsigned long long)cost[0]);
+}
+
+/* One collective with a member hanging at a chosen moment and leaving:
+ * true when the survivors' outcomes are mixed (some OK, some an error, or
+ * OK with different results). */
+static bool outcome_mixed(uint32_t kind, bool strict, uint32_t n, uint32_t victim,
+                          uint64_t hang_after_ns, uint64_t seed)
+{
+    struct harness h;
+    harness_init(&h, n, n, seed);
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    set_strict(&h, strict);
+    harness_install(&h, 1, NULL, NULL);
+    memset(coll_recv, 0, sizeof coll_recv);
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r;
+        CHECK_EQ(start_kind(&h, i, kind, &r), COMM_ERR_OK);
+        if (i != victim) {
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    harness_run_for(&h, hang_after_ns);
+    harness_hang(&h, victim);
+    harness_run_for(&h, 1000000u);
+    bool live[MAX_N];
+    for (uint32_t i = 0; i < n; i++) {
+        live[i] = true;
+    }
+    remove_nodes(&h, 2, &victim, 1, live);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    bool ok = false;
+    bool failed = false;
+    bool differ = false;
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        uint32_t node = reqs.node[i];
+        if (reqs.status[i].error == COMM_ERR_OK) {
+            ok = true;
+            /* the same result wherever there is one */
+            uint32_t first = reqs.node[0];
+            if (kind == K_ALLREDUCE || kind == K_ALLGATHER) {
+                differ = differ || memcmp(coll_recv[node], coll_recv[first],
+                                          kind == K_ALLGATHER ? 8u * n : 8u) != 0;
+            }
+        } else {
+            failed = true;
+        }
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+    return (ok && failed) || differ;
+}
+
+/* Strict collectives are never mixed; without strictness they are, for
+ * some of the same runs (so the check can see a mix). */
+static void test_strict_never_mixed(uint32_t kind)
+{
+    uint32_t mixed[2] = {0, 0};
+    for (uint32_t run = 0; run < 60; run++) {
+        struct check_rng rng;
+        check_rng_seed(&rng, 1500u + run);
+        uint32_t n = 5u + check_rng_below(&rng, 28);
+        uint32_t victim = check_rng_below(&rng, n);
+        uint64_t after = check_rng_below(&rng, 1500000u);
+        for (uint32_t strict = 0; strict < 2; strict++) {
+            mixed[strict] += outcome_mixed(kind, strict != 0, n, victim, after, 1600u + run);
+        }
+    }
+    printf("kind %u: %u of 60 runs mixed without strict, %u with\n", kind, mixed[0], mixed[1]);
+    CHECK_EQ(mixed[1], 0);
+    CHECK(mixed[0] > 0); /* the runs do hit the window */
+}
+
+/* ---- recovery under failures: a seeded campaign ---- */
+
+enum { OP_SHRINK, OP_BLANK, OP_REBUILD, OP_AGREE, OP_COUNT };
+
+/* Picks count distinct live world nodes (rank-0-first when root: the
+ * round's root is the lowest live rank). */
+static uint32_t pick_victims(struct check_rng *rng, const bool *live, uint32_t world, bool root,
+                             uint32_t count, uint32_t *victims)
+{
+    uint32_t got = 0;
+    if (root) {
+        for (uint32_t i = 0; i < world && got < count; i++) {
+            if (live[i]) {
+                victims[got++] = i;
+                break;
+            }
+        }
+    }
+    for (uint32_t tries = 0; got < count && tries < 1000u; tries++) {
+        uint32_t v = check_rng_below(rng, world);
+        bool dup = false;
+        for (uint32_t k = 0; k < got; k++) {
+            dup = dup || victims[k] == v;
+        }
+        if (live[v] && !dup) {
+            victims[got++] = v;
+        }
+    }
+    return got;
+}
+
+/*
+ * One run: n nodes (spares beyond world), failures before the operation
+ * (so the communicator is DETECTED), then during it (hung, then removed
+ * in one view change: one or two nodes, sometimes the round's root),
+ * sometimes again during the restarted round.  Every survivor must finish;
+ * rebuilds give one map (epoch, size, digest) and no node twice; agree
+ * gives one value and one error everywhere, 0 when a survivor offered 0.
+ */
+static uint32_t campaign_rebuilds;
+static uint32_t campaign_restarted;
+
+static void campaign_run(uint64_t seed)
+{
+    struct check_rng rng;
+    check_rng_seed(&rng, seed);
+    uint32_t n = 8u + check_rng_below(&rng, MAX_N - 8u + 1u);
+    uint32_t spares = check_rng_below(&rng, 3);
+    uint32_t world = n - spares;
+    uint32_t op = check_rng_below(&rng, OP_COUNT);
+    static const enum comm_mode modes[OP_COUNT] = {COMM_MODE_SHRINK, COMM_MODE_BLANK,
+                                                   COMM_MODE_REBUILD, COMM_MODE_BLANK};
+    struct harness h;
+    harness_init(&h, n, world, seed);
+    h.loss_percent = check_rng_below(&rng, 8);
+    h.duplicate_percent = check_rng_below(&rng, 3);
+    h.delay_max_ns = 100000u + check_rng_below(&rng, 400000u);
+    set_modes(&h, COMM_WORLD, modes[op], COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[MAX_N];
+    for (uint32_t i = 0; i < n; i++) {
+        live[i] = true;
+    }
+    uint64_t epoch = 1;
+    uint32_t victims[2];
+    uint32_t before = pick_victims(&rng, live, world, check_rng_percent(&rng, 20),
+                                   1u + check_rng_below(&rng, 2), victims);
+    remove_nodes(&h, ++epoch, victims, before, live);
+    /* the operation */
+    uint32_t comm[MAX_N];
+    uint32_t flag[MAX_N];
+    bool any_zero = false;
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    bool started[MAX_N] = {false};
+    for (uint32_t i = 0; i < n; i++) {
+        if (!live[i] || (i >= world && op != OP_REBUILD)) {
+            continue;
+        }
+        uint32_t r;
+        enum comm_error e;
+        struct comm *c = harness_node(&h, i);
+        if (i >= world) {
+            e = comm_iadopt(c, h.now_ns, harness_begin(&h), &comm[i], &r);
+        } else if (op == OP_AGREE) {
+            flag[i] = check_rng_percent(&rng, 85) ? 1u : 0u;
+            any_zero = any_zero || flag[i] == 0;
+            e = comm_iagree(c, COMM_WORLD, &flag[i], h.now_ns, harness_begin(&h), &r);
+        } else {
+            e = comm_irebuild(c, COMM_WORLD, h.now_ns, harness_begin(&h), &comm[i], &r);
+        }
+        harness_end(&h, i);
+        CHECK_EQ(e, COMM_ERR_OK);
+        started[i] = true;
+        harness_requests_add(&reqs, i, r);
+    }
+    /* failures during it: one or two rounds of crashes */
+    uint32_t rounds = check_rng_below(&rng, 3);
+    for (uint32_t k = 0; k < rounds; k++) {
+        harness_run_for(&h, check_rng_below(&rng, 3000000u));
+        uint32_t count = pick_victims(&rng, live, world, check_rng_percent(&rng, 40),
+                                      1u + check_rng_below(&rng, 2), victims);
+        for (uint32_t v = 0; v < count; v++) {
+            harness_hang(&h, victims[v]);
+        }
+        harness_run_for(&h, check_rng_below(&rng, 2000000u));
+        remove_nodes(&h, ++epoch, victims, count, live);
+    }
+    /* every survivor of the world finishes; spares only if adopted */
+    struct harness_requests world_reqs;
+    harness_requests_clear(&world_reqs);
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        if (live[reqs.node[i]] && reqs.node[i] < world) {
+            harness_requests_add(&world_reqs, reqs.node[i], reqs.handle[i]);
+        }
+    }
+    if (!harness_requests_wait(&h, &world_reqs, LIMIT_NS)) {
+        printf("campaign seed %llu: a survivor never finished (n %u, op %u)\n",
+               (unsigned long long)seed, n, op);
+        for (uint32_t i = 0; i < world_reqs.count; i++) {
+            if (world_reqs.done[i]) {
+                continue;
+            }
+            const struct comm *c = harness_node(&h, world_reqs.node[i]);
+            for (uint32_t k = 0; k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
+                const struct comm_collective *cc = &c->colls[k];
+                printf("  node %u coll %u: state %u kind %u bg %d step %u phase %u size %u vrank %u"
+                       " parent %u (node %u) children %u\n",
+                       world_reqs.node[i], k, cc->state, cc->kind, cc->background, cc->step,
+                       cc->phase, cc->size, cc->vrank, cc->parent,
+                       cc->nodes[CONFIG_COMM_TREE_RADIX], cc->child_count);
+            }
+        }
+        CHECK(false);
+        harness_free(&h);
+        return;
+    }
+    enum comm_error first_error = world_reqs.status[0].error;
+    uint32_t first_flag = flag[world_reqs.node[0]];
+    bool in[MAX_N] = {false};
+    for (uint32_t i = 0; i < world_reqs.count; i++) {
+        uint32_t node = world_reqs.node[i];
+        CHECK_EQ(world_reqs.status[i].error, first_error); /* uniform */
+        if (op == OP_AGREE) {
+            CHECK_EQ(flag[node], first_flag);
+        } else {
+            CHECK_EQ(world_reqs.status[i].error, COMM_ERR_OK);
+            in[node] = true;
+        }
+    }
+    if (op == OP_AGREE) {
+        CHECK_EQ(first_error, COMM_ERR_PROC_FAILED); /* failures not acknowledged */
+        if (any_zero) {
+            bool survivor_zero = false;
+            for (uint32_t i = 0; i < world; i++) {
+                survivor_zero = survivor_zero || (live[i] && started[i] && flag[i] == 0);
+            }
+            if (survivor_zero) {
+                CHECK_EQ(first_flag, 0);
+            }
+        }
+    } else if (first_error == COMM_ERR_OK) {
+        /* adopted spares finish too and hold the same map */
+        struct comm *c0 = harness_node(&h, world_reqs.node[0]);
+        uint32_t size = comm_size(c0, comm[world_reqs.node[0]]);
+        harness_requests_clear(&world_reqs);
+        for (uint32_t r = 0; r < size; r++) {
+            uint32_t node = comm_node_of(c0, comm[world_reqs.node[0]], r);
+            if (node != COMM_NODE_NONE && node >= world && live[node]) {
+                for (uint32_t i = 0; i < reqs.count; i++) {
+                    if (reqs.node[i] == node) {
+                        harness_requests_add(&world_reqs, node, reqs.handle[i]);
+                    }
+                }
+                in[node] = true;
+            }
+        }
+        CHECK(harness_requests_wait(&h, &world_reqs, LIMIT_NS));
+        for (uint32_t i = 0; i < world_reqs.count; i++) {
+            CHECK_EQ(world_reqs.status[i].error, COMM_ERR_OK);
+        }
+        check_one_map(&h, comm, in);
+        uint64_t made_in = comm_epoch_of(c0, comm[world_reqs.node[0]]);
+        campaign_rebuilds++;
+        campaign_restarted += made_in > 2u; /* decided in a view after the round began */
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+int main(void)
+{
+    for (uint64_t t = 0; t < 2000000u; t += 100000u) {
+        test_background_ends(t);
+    }
+    test_round_view_lost();
+    for (uint32_t kind = 0; kind < K_COUNT; kind++) {
+        test_strict_cost(kind);
+        test_strict_never_mixed(kind);
+    }
+    test_revoke(6, UINT32_MAX, 1200);
+    test_revoke(40, UINT32_MAX, 1201);
+    test_revoke(40, 1, 1202); /* the root's first child, an inner node */
+    test_revoke(40, 0, 1203); /* the tree's root */
+    test_revoke_refused();
+    for (uint64_t seed = 1; seed <= CAMPAIGN_RUNS; seed++) {
+        campaign_run(0x5eed0000u + seed);
+    }
+    /* the campaign means something only if rounds were interrupted */
+    printf("campaign: %u rebuilds, %u decided in a later view\n", campaign_rebuilds,
+           campaign_restarted);
+    CHECK(campaign_restarted > campaign_rebuilds / 4u);
+    for (uint32_t i = 0; i < sizeof rebuild_cases / sizeof rebuild_cases[0]; i++) {
+        test_rebuild_mode(&rebuild_cases[i]);
+    }
+    for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
+        test_p2p_modes(&p2p_cases[i]);
+    }
+    test_abort_event();
+    test_failed_ranks_and_ack();
+    return check_report("comm.ft");
+}
