@@ -27,6 +27,39 @@ void allreduce_expected(uint32_t size, uint32_t i, int64_t arg0, struct allreduc
     want->half = (double)(n * (n + 1) / 2);
 }
 
+static bool is_gap(uint32_t rank, const uint32_t *gaps, uint32_t gap_count)
+{
+    for (uint32_t k = 0; k < gap_count; k++)
+        if (gaps[k] == rank)
+            return true;
+    return false;
+}
+
+void allreduce_expected_without(uint32_t size, uint32_t i, int64_t arg0, const uint32_t *gaps,
+                                uint32_t gap_count, struct allreduce_values *want)
+{
+    allreduce_expected(size, i, arg0, want);
+    if (gap_count == 0)
+        return;
+    for (uint32_t k = 0; k < gap_count; k++) {
+        struct allreduce_values lost;
+        allreduce_inputs(gaps[k], size, i, arg0, &lost);
+        want->sums[0] -= lost.sums[0];
+        want->sums[1] -= lost.sums[1];
+        want->half -= lost.half; /* small integers: exact in a double */
+    }
+    /* The largest (r + i) % n over the live r: the value v comes from
+     * r = (v - i) mod n. */
+    want->max = -1;
+    for (uint32_t v = size; v-- > 0;) {
+        uint32_t r = (v + size - i % size) % size;
+        if (!is_gap(r, gaps, gap_count)) {
+            want->max = v;
+            break;
+        }
+    }
+}
+
 bool allreduce_equal(const struct allreduce_values *a, const struct allreduce_values *b)
 {
     return a->sums[0] == b->sums[0] && a->sums[1] == b->sums[1] && a->max == b->max &&

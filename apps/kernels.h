@@ -31,6 +31,10 @@ void allreduce_inputs(uint32_t rank, uint32_t size, uint32_t i, int64_t arg0,
                       struct allreduce_values *in);
 /* The totals iteration i must give on every rank. */
 void allreduce_expected(uint32_t size, uint32_t i, int64_t arg0, struct allreduce_values *want);
+/* The totals over the live ranks of a communicator of `size` with gaps
+ * (ascending failed ranks: a BLANK communicator after a failure). */
+void allreduce_expected_without(uint32_t size, uint32_t i, int64_t arg0, const uint32_t *gaps,
+                                uint32_t gap_count, struct allreduce_values *want);
 bool allreduce_equal(const struct allreduce_values *a, const struct allreduce_values *b);
 /* Adds one iteration's totals to the digest (the sums, then the max). */
 uint32_t allreduce_digest_update(uint32_t digest, const struct allreduce_values *totals);

@@ -14,10 +14,18 @@
  * most STENCIL_REFERENCE_POINTS points, recomputes it serially and compares
  * block by block; the digest (the CRC-32 of the checksums in rank order)
  * and the verdict are broadcast, so every rank reports the same.
+ *
+ * After a failure (issue 14) it rebuilds its communicator per the job's
+ * mode and starts again from iteration 0 on the new group's live ranks
+ * (until checkpoints come with issue 15): under SHRINK a grid over the
+ * survivors (a line of ranks when their count is no multiple of the
+ * torus's plane), under BLANK over the live ranks in order, under REBUILD
+ * the fault-free grid, an adopting spare computing the failed rank's block.
  */
 #include <stddef.h>
 
 #include "apps/kernels.h"
+#include "apps/recovery.h"
 #include "config/tori_config.h"
 #include "node/tori.h"
 
@@ -34,7 +42,8 @@ static uint64_t checksums[STENCIL_MAX_RANKS];
 
 /* Sends the six faces and fills the six halos.  A face sent towards +dim
  * arrives as the neighbour's -dim halo: its tag names the side it fills. */
-static int exchange_halos(const struct stencil_shape *g, int64_t *grid)
+static int exchange_halos(const struct app_group *group, const struct stencil_shape *g,
+                          int64_t *grid)
 {
     uint32_t face_bytes = g->edge * g->edge * 8u;
     tori_request requests[12];
@@ -43,8 +52,9 @@ static int exchange_halos(const struct stencil_shape *g, int64_t *grid)
         unsigned dir = face % 2;
         /* Our halo on side `face` comes from the neighbour that way, which
          * sends its opposite face. */
-        int error = tori_irecv(TORI_COMM_WORLD, stencil_neighbour(g, dim, dir), (int32_t)face,
-                               face_in[face], face_bytes, &requests[face]);
+        uint32_t from = app_group_live_rank(group, stencil_neighbour(g, dim, dir));
+        int error = tori_irecv(group->comm, from, (int32_t)face, face_in[face], face_bytes,
+                               &requests[face]);
         if (error != TORI_OK)
             return error;
     }
@@ -53,9 +63,9 @@ static int exchange_halos(const struct stencil_shape *g, int64_t *grid)
         unsigned dir = face % 2;
         stencil_move_face(grid, g->edge, face, face_out[face], false);
         /* Our + face fills the + neighbour's - halo (face 2 dim + 1). */
-        int error = tori_isend(TORI_COMM_WORLD, stencil_neighbour(g, dim, dir),
-                               (int32_t)(face ^ 1u), face_out[face], face_bytes,
-                               &requests[6 + face]);
+        uint32_t to = app_group_live_rank(group, stencil_neighbour(g, dim, dir));
+        int error = tori_isend(group->comm, to, (int32_t)(face ^ 1u), face_out[face],
+                               face_bytes, &requests[6 + face]);
         if (error != TORI_OK)
             return error;
     }
@@ -84,63 +94,85 @@ static bool check_reference(const struct stencil_shape *g, uint32_t iterations, 
     return stencil_reference_matches(g, reference[current], checksums, size);
 }
 
-struct tori_result tori_app_stencil(const struct tori_args *args)
+/* One run from iteration 0 on the group's live ranks: TORI_OK with the
+ * outcome filled, or the error of the call that failed. */
+static int run(const struct app_group *group, const struct tori_args *args, uint32_t edge,
+               int64_t check_every, struct tori_result *outcome)
 {
-    struct tori_result outcome = {false, 0, 0};
-    uint32_t rank = 0;
-    uint32_t size = 0;
-    if (tori_rank(TORI_COMM_WORLD, &rank) != TORI_OK ||
-        tori_size(TORI_COMM_WORLD, &size) != TORI_OK)
-        return outcome;
-    int64_t edge_arg = args->arg[0] == 0 ? STENCIL_DEFAULT_EDGE : args->arg[0];
-    int64_t check_every = args->arg[1] == 0 ? STENCIL_DEFAULT_CHECK_EVERY : args->arg[1];
-    if (edge_arg < 1 || edge_arg > STENCIL_MAX_EDGE || check_every < 1 ||
-        size > STENCIL_MAX_RANKS) {
-        static const char *const keys[] = {"edge", "check_every", "size"};
-        int64_t values[3] = {edge_arg, check_every, size};
-        tori_report("app-bad-arguments", keys, values, 3); /* edge 1..MAX, check >= 1 */
-        return outcome;
-    }
     struct tori_torus torus;
     tori_torus_shape(&torus);
     struct stencil_shape g;
-    stencil_shape_grid(rank, size, (uint32_t)edge_arg, torus.size[0], torus.size[1], &g);
+    stencil_shape_grid(group->index, group->live, edge, torus.size[0], torus.size[1], &g);
     int64_t local_sum = stencil_init_block(&g, cells[0]);
     int64_t total = 0;
-    if (tori_allreduce(TORI_COMM_WORLD, &local_sum, &total, 1, TORI_INT64, TORI_SUM) != TORI_OK)
-        return outcome;
+    int error = tori_allreduce(group->comm, &local_sum, &total, 1, TORI_INT64, TORI_SUM);
+    if (error != TORI_OK)
+        return error;
     bool ok = true;
     unsigned current = 0;
     for (uint32_t i = 1; i <= args->iterations; i++) {
-        if (exchange_halos(&g, cells[current]) != TORI_OK)
-            return outcome;
+        error = exchange_halos(group, &g, cells[current]);
+        if (error != TORI_OK)
+            return error;
         int64_t residual = stencil_relax(g.edge, cells[current], cells[current ^ 1u]);
         current ^= 1u;
         if (i % (uint64_t)check_every == 0 || i == args->iterations) {
             int64_t mine[2] = {stencil_block_sum(g.edge, cells[current]), residual};
             int64_t sums[2];
-            if (tori_allreduce(TORI_COMM_WORLD, mine, sums, 2, TORI_INT64, TORI_SUM) != TORI_OK)
-                return outcome;
+            error = tori_allreduce(group->comm, mine, sums, 2, TORI_INT64, TORI_SUM);
+            if (error != TORI_OK)
+                return error;
             ok = ok && sums[0] == total; /* diffusion conserves the sum exactly */
         }
-        outcome.iterations = i;
+        outcome->iterations = i;
         tori_iteration_done(i);
     }
     uint64_t mine = stencil_block_checksum(g.edge, cells[current]);
-    if (tori_gather(TORI_COMM_WORLD, 0, &mine, sizeof mine, checksums) != TORI_OK)
-        return outcome;
-    /* verdict[0]: 1 when rank 0's checks passed; verdict[1]: the digest. */
+    /* Gathered at the first live rank, in rank order (gaps' slots unused). */
+    uint32_t root = app_group_live_rank(group, 0);
+    error = tori_gather(group->comm, root, &mine, sizeof mine, checksums);
+    if (error != TORI_OK)
+        return error;
+    /* verdict[0]: 1 when the root's checks passed; verdict[1]: the digest. */
     uint64_t verdict[2] = {1, 0};
-    if (rank == 0) {
-        uint32_t points = size * g.edge * g.edge * g.edge;
+    if (group->rank == root) {
+        for (uint32_t k = 0; k < group->live; k++) /* the live ranks' checksums, packed */
+            checksums[k] = checksums[app_group_live_rank(group, k)];
+        uint32_t points = group->live * g.edge * g.edge * g.edge;
         bool matches = points > STENCIL_REFERENCE_POINTS ||
-                       check_reference(&g, args->iterations, size);
+                       check_reference(&g, args->iterations, group->live);
         verdict[0] = matches ? 1 : 0;
-        verdict[1] = stencil_digest(checksums, size);
+        verdict[1] = stencil_digest(checksums, group->live);
     }
-    if (tori_bcast(TORI_COMM_WORLD, 0, verdict, sizeof verdict) != TORI_OK)
+    error = tori_bcast(group->comm, root, verdict, sizeof verdict);
+    if (error != TORI_OK)
+        return error;
+    outcome->ok = ok && verdict[0] == 1;
+    outcome->digest = verdict[1];
+    return TORI_OK;
+}
+
+struct tori_result tori_app_stencil(const struct tori_args *args)
+{
+    struct tori_result outcome = {false, 0, 0};
+    struct app_group group;
+    if (!app_group_start(&group))
         return outcome;
-    outcome.ok = ok && verdict[0] == 1;
-    outcome.digest = verdict[1];
-    return outcome;
+    int64_t edge_arg = args->arg[0] == 0 ? STENCIL_DEFAULT_EDGE : args->arg[0];
+    int64_t check_every = args->arg[1] == 0 ? STENCIL_DEFAULT_CHECK_EVERY : args->arg[1];
+    if (edge_arg < 1 || edge_arg > STENCIL_MAX_EDGE || check_every < 1 ||
+        group.size > STENCIL_MAX_RANKS) {
+        static const char *const keys[] = {"edge", "check_every", "size"};
+        int64_t values[3] = {edge_arg, check_every, group.size};
+        tori_report("app-bad-arguments", keys, values, 3); /* edge 1..MAX, check >= 1 */
+        return outcome;
+    }
+    for (;;) {
+        int error = run(&group, args, (uint32_t)edge_arg, check_every, &outcome);
+        if (error == TORI_OK)
+            return outcome;
+        outcome.ok = false;
+        if (!app_failure(error) || !app_group_rebuild(&group))
+            return outcome;
+    }
 }

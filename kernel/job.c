@@ -28,7 +28,7 @@ enum job_offset {
 _Static_assert(OFFSET_CRC + 4 == JOB_SIZE, "the CRC ends the job block");
 
 static const char *const app_names[JOB_APP_LAST + 1] = {
-    NULL, "allreduce", "stencil", "pingpong", "greedy", "stale",
+    NULL, "allreduce", "stencil", "pingpong", "greedy", "stale", "ftprobe",
 };
 static const char *const comm_mode_names[] = {"abort", "blank", "shrink", "rebuild"};
 static const char *const message_mode_names[] = {"nop", "cont"};
@@ -54,6 +54,22 @@ const char *job_comm_mode_name(uint8_t mode)
 const char *job_message_mode_name(uint8_t mode)
 {
     return mode <= JOB_MESSAGE_CONT ? message_mode_names[mode] : NULL;
+}
+
+uint8_t job_comm_mode_from_name(const char *name)
+{
+    uint8_t mode = 0;
+    while (mode <= JOB_COMM_REBUILD && strcmp(name, comm_mode_names[mode]) != 0)
+        mode++;
+    return mode;
+}
+
+uint8_t job_message_mode_from_name(const char *name)
+{
+    uint8_t mode = 0;
+    while (mode <= JOB_MESSAGE_CONT && strcmp(name, message_mode_names[mode]) != 0)
+        mode++;
+    return mode;
 }
 
 bool job_has_key(const struct job *job)
@@ -83,22 +99,18 @@ bool job_validate(const struct job *job, struct personality_error *error)
 {
     if (job->app < 1 || job->app > JOB_APP_LAST)
         return fail(error, "app", job->app,
-                    "1 (allreduce), 2 (stencil), 3 (pingpong), 4 (greedy) or 5 (stale); 4, 5: tests");
+                    "1 (allreduce), 2 (stencil), 3 (pingpong), 4 (greedy), 5 (stale) or "
+                    "6 (ftprobe); 4-6: tests");
     if (job->iterations < 1)
         return fail(error, "iterations", job->iterations, "at least 1");
     if (job->progress_interval > job->iterations)
         return fail(error, "progress_interval", job->progress_interval,
                     "0 (no app-progress) or at most the iterations");
-    if (job->comm_mode != JOB_COMM_ABORT)
+    if (job->comm_mode > JOB_COMM_REBUILD)
         return fail(error, "comm_mode", job->comm_mode,
-                    job->comm_mode <= JOB_COMM_REBUILD
-                        ? "0 (abort): blank, shrink and rebuild come with issue 14"
-                        : "0 (abort); 1..3 (blank, shrink, rebuild) come with issue 14");
-    if (job->message_mode != JOB_MESSAGE_NOP)
-        return fail(error, "message_mode", job->message_mode,
-                    job->message_mode == JOB_MESSAGE_CONT
-                        ? "0 (nop): cont comes with issue 14"
-                        : "0 (nop); 1 (cont) comes with issue 14");
+                    "0 (abort), 1 (blank), 2 (shrink) or 3 (rebuild)");
+    if (job->message_mode > JOB_MESSAGE_CONT)
+        return fail(error, "message_mode", job->message_mode, "0 (nop) or 1 (cont)");
     if (job->routing_mode != JOB_ROUTING_DEFAULT)
         return fail(error, "routing_mode", job->routing_mode,
                     "0 (the network's own): other routing modes come with issue 16");

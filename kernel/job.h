@@ -20,10 +20,12 @@
  *   20  4    checkpoint_interval
  *   24  4    seed_count
  *
- * Fields of features later issues bring (communicator and message modes:
- * issue 14; recovery policy, checkpoints: issue 15; seed nodes, routing:
- * issue 16; job key: issue 20) are defined now and accept only their "off"
- * value, with an error that says so.  The job key is never printed.
+ * comm_mode and message_mode are WORLD's failure and message modes (issue
+ * 14; every communicator the application creates takes them too).  Fields
+ * of features later issues bring (recovery policy, checkpoints: issue 15;
+ * seed nodes, routing: issue 16; job key: issue 20) are defined now and
+ * accept only their "off" value, with an error that says so.  The job key
+ * is never printed.
  */
 #ifndef KERNEL_JOB_H
 #define KERNEL_JOB_H
@@ -52,12 +54,17 @@ enum job_app {
     JOB_APP_PINGPONG = 3,
     JOB_APP_GREEDY = 4, /* a test application (tests/ only): computes, never yields */
     JOB_APP_STALE = 5,  /* a test application (tests/ only): a hung rank's stale sends */
+    JOB_APP_FTPROBE = 6, /* a test application (tests/ only): failure semantics probes */
 };
-#define JOB_APP_LAST JOB_APP_STALE
+#define JOB_APP_LAST JOB_APP_FTPROBE
 
-/* Communicator failure modes (FT-MPI); only ABORT until issue 14. */
+/* Communicator failure modes (FT-MPI; the numbers are comm/comm.h's enum
+ * comm_mode): ABORT ends the job on a failure, BLANK leaves gaps, SHRINK
+ * renumbers the survivors, REBUILD lets a spare adopt the failed rank. */
 enum job_comm_mode { JOB_COMM_ABORT = 0, JOB_COMM_BLANK, JOB_COMM_SHRINK, JOB_COMM_REBUILD };
-/* Message modes (FT-MPI); only NOP until issue 14. */
+/* Message modes (FT-MPI; comm/comm.h's enum comm_msg_mode): NOP fails every
+ * call on a failed communicator until it is rebuilt, CONT only the calls
+ * naming a failed rank. */
 enum job_message_mode { JOB_MESSAGE_NOP = 0, JOB_MESSAGE_CONT };
 /* Routing modes; only the network's own (dimension order) until issue 16. */
 enum job_routing_mode { JOB_ROUTING_DEFAULT = 0 };
@@ -101,6 +108,9 @@ const char *job_app_name(uint8_t app);
 uint8_t job_app_from_name(const char *name);
 const char *job_comm_mode_name(uint8_t mode);
 const char *job_message_mode_name(uint8_t mode);
+/* Back from a name: a value job_*_name gives NULL for when it is none. */
+uint8_t job_comm_mode_from_name(const char *name);
+uint8_t job_message_mode_from_name(const char *name);
 
 /* True when the job key is set (it is never printed, only this). */
 bool job_has_key(const struct job *job);

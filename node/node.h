@@ -63,6 +63,11 @@ void node_job_init(struct node *node);
 const struct tori_args *node_job_begin(uint8_t *app);
 void node_job_end(const struct tori_result *outcome);
 void node_job_missing(uint8_t app);
+/* The comm core reported a communicator DETECTED (abort false) or an ABORT
+ * communicator failed (abort true): reported as a `comm` line; the job
+ * ends (`app-abort`) under ABORT, else the application's handler is told
+ * in its next call. */
+void node_job_comm_failed(uint32_t comm, bool abort);
 /* Runs the shipped application `app` (node/shipped_apps.c, which links
  * apps/): false when it is not one of them. */
 bool node_run_shipped_app(uint8_t app, const struct tori_args *args,

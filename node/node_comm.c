@@ -9,6 +9,7 @@
 #include "board/board.h"
 #include "kernel/console_command.h"
 #include "kernel/event.h"
+#include "kernel/main.h"
 #include "kernel/panic.h"
 #include "kernel/poll.h"
 #include "kernel/timer.h"
@@ -33,10 +34,17 @@ void node_comm_flush(struct node *node, uint64_t now_ns)
         if (e->type == COMM_EVENT_DETECTED) {
             event_add_hex("comm", e->comm);
             event_add_u64("failed", e->count);
+        } else if (e->type == COMM_EVENT_ABORT) {
+            event_add_hex("comm", e->comm);
+        } else if (e->type == COMM_EVENT_REVOKED) {
+            event_add_hex("comm", e->comm);
+            event_add_u64("by", e->node);
         } else {
             event_add_u64("peer", e->node);
         }
         event_end();
+        if (e->type == COMM_EVENT_DETECTED || e->type == COMM_EVENT_ABORT)
+            node_job_comm_failed(e->comm, e->type == COMM_EVENT_ABORT);
     }
     bool overflow = out->dropped_frames != 0 || out->dropped_events != 0;
     if (overflow) {
@@ -184,6 +192,11 @@ void node_comm_init(struct node *node)
     uint64_t link_rto_ns = (uint64_t)p->link_rto_ms * 1000000u;
     if (2u * link_rto_ns > config.rto_ns)
         config.rto_ns = 2u * link_rto_ns < config.rto_max_ns ? 2u * link_rto_ns : config.rto_max_ns;
+    const struct job *job = kernel_job();
+    if (job != NULL) { /* every communicator's modes: the job's */
+        config.comm_mode = job->comm_mode;
+        config.msg_mode = job->message_mode;
+    }
     enum comm_init_status status = comm_init(&node->comm, &config);
     if (status != COMM_INIT_OK)
         kernel_panic(comm_init_status_text(status));

@@ -10,6 +10,9 @@
 #include "kernel/event.h"
 #include "kernel/main.h"
 #include "kernel/poll.h"
+#include "lib/crc32.h"
+#include "lib/format.h"
+#include "lib/le.h"
 #include "node/node.h"
 
 _Static_assert(TORI_OK == COMM_ERR_OK, "tori errors are comm errors");
@@ -23,6 +26,21 @@ _Static_assert((int)TORI_INT64 == (int)COMM_INT64 && (int)TORI_DOUBLE == (int)CO
                    (int)TORI_MAX == (int)COMM_MAX,
                "tori types and operations are comm's");
 _Static_assert(TORI_APP_ARGS == JOB_APP_ARGS, "one argument per job argument");
+_Static_assert(TORI_ERR_PROC_FAILED == COMM_ERR_PROC_FAILED && TORI_ERR_REVOKED == COMM_ERR_REVOKED &&
+                   TORI_ERR_INVALID_RANK == COMM_ERR_INVALID_RANK &&
+                   TORI_ERR_ABORTED >= COMM_ERROR_COUNT,
+               "tori failure errors are comm errors; ABORTED is the node's own");
+_Static_assert((int)TORI_MODE_ABORT == (int)COMM_MODE_ABORT &&
+                   (int)TORI_MODE_BLANK == (int)COMM_MODE_BLANK &&
+                   (int)TORI_MODE_SHRINK == (int)COMM_MODE_SHRINK &&
+                   (int)TORI_MODE_REBUILD == (int)COMM_MODE_REBUILD &&
+                   (int)TORI_MSG_NOP == (int)COMM_MSG_NOP && (int)TORI_MSG_CONT == (int)COMM_MSG_CONT &&
+                   (int)COMM_MODE_REBUILD == (int)JOB_COMM_REBUILD &&
+                   (int)COMM_MSG_CONT == (int)JOB_MESSAGE_CONT,
+               "tori modes are comm modes are job modes");
+_Static_assert((int)TORI_STATE_DETECTED == (int)COMM_STATE_DETECTED &&
+                   (int)TORI_STATE_FAILED == (int)COMM_STATE_FAILED,
+               "tori communicator states are comm's");
 _Static_assert(TORI_MAX_DIMS >= CONFIG_MAX_DIMS, "the torus shape holds every dimension");
 
 enum job_state { JOB_NONE = 0, JOB_WAITING, JOB_READY, JOB_RUNNING, JOB_DONE };
@@ -36,7 +54,43 @@ static struct {
     uint64_t started_ns;
     uint64_t last_ran_ns;  /* the runtime last ran (inside a call) */
     uint64_t starve_ns;    /* half the detector timeout */
+    bool aborted;          /* an ABORT communicator failed: every call refused */
+    bool requests_dropped; /* after the abort: the core holds no request of the job */
+    tori_error_handler handler;
+    bool in_handler;       /* a handler's own calls never call it again */
+    bool failure_pending;  /* a failure the handler has not been told */
+    tori_comm failed_comm;
+    int failed_error;
+    tori_comm call_comm;   /* the communicator of the call under way */
+    uint32_t adopted_rank; /* a spare's rank after its adoption, else COMM_RANK_NONE */
+    uint64_t spares_until_ns; /* REBUILD: how long a rank waits for the spares to join */
 } job;
+
+static bool is_failure(int error)
+{
+    return error == TORI_ERR_PROC_FAILED || error == TORI_ERR_REVOKED ||
+           error == TORI_ERR_INVALID_RANK;
+}
+
+/* The application's handler, from inside its own call. */
+static void deliver_failure(void)
+{
+    if (!job.failure_pending || job.handler == NULL || job.in_handler ||
+        job.state != JOB_RUNNING)
+        return;
+    job.failure_pending = false;
+    job.in_handler = true;
+    /* cert: indirect call, targets are the handlers given to tori_set_error_handler */
+    job.handler(job.failed_comm, job.failed_error);
+    job.in_handler = false;
+}
+
+static void note_failure(tori_comm comm, int error)
+{
+    job.failure_pending = true;
+    job.failed_comm = comm;
+    job.failed_error = error;
+}
 
 /* ---- the runtime inside calls ---- */
 
@@ -52,6 +106,14 @@ static void enter(const char *call)
         event_add_str("call", call);
         event_end();
     }
+    deliver_failure();
+}
+
+/* enter() for a call on comm: a failure it returns names comm. */
+static void enter_on(const char *call, tori_comm comm)
+{
+    job.call_comm = comm;
+    enter(call);
 }
 
 static void ran(void)
@@ -65,17 +127,51 @@ static void run_once(void)
     ran();
 }
 
+static void flush(uint64_t now_ns);
+
+/*
+ * Once the job aborted, the application unwinds and its buffers die with
+ * it: the requests it leaves pending must never be written again (frames
+ * of the aborted collectives still arrive; on QEMU one corrupted the
+ * stack).  The core forgets them as when this node loses its view, and
+ * follows the view again at its next poll.  Called from the application's
+ * call (never from the flush that reported the abort).
+ */
+static void drop_requests(void)
+{
+    if (job.requests_dropped)
+        return;
+    job.requests_dropped = true;
+    uint64_t now = board_now_ns();
+    comm_drop_view(&job.node->comm, membership_incarnation(&job.node->membership), now,
+                   &job.node->comm_outbox);
+    flush(now);
+}
+
 static int result(const char *call, int error)
 {
+    if (error == TORI_ERR_ABORTED)
+        drop_requests();
     if (error != TORI_OK) {
         event_begin("app-error");
         event_add_str("call", call);
-        event_add_text("error", comm_error_text((enum comm_error)error));
+        event_add_text("error", tori_error_text(error));
         event_end();
     }
     ran();
+    if (is_failure(error)) {
+        note_failure(job.call_comm, error);
+        deliver_failure();
+    }
     return error;
 }
+
+/* After the job was aborted every communication call is refused. */
+#define REFUSE_IF_ABORTED(call)                                                          \
+    do {                                                                                 \
+        if (job.aborted)                                                                 \
+            return result(call, TORI_ERR_ABORTED);                                       \
+    } while (0)
 
 static struct comm *core(void)
 {
@@ -90,8 +186,14 @@ static void flush(uint64_t now_ns)
 
 static int wait_for(const char *call, uint32_t request, struct comm_status *status)
 {
-    while (!comm_test(core(), request, status))
+    bool done = false;
+    while (!job.aborted && !(done = comm_test(core(), request, status)))
         run_once();
+    if (job.aborted) {
+        if (!done)
+            status->error = (uint8_t)COMM_ERR_PROC_FAILED; /* the request is abandoned */
+        return result(call, TORI_ERR_ABORTED);
+    }
     return result(call, (int)status->error);
 }
 
@@ -125,6 +227,8 @@ uint64_t tori_view_epoch(void)
 
 const char *tori_error_text(int error)
 {
+    if (error == TORI_ERR_ABORTED)
+        return "the job was aborted (a communicator in abort mode lost a rank)";
     return comm_error_text((enum comm_error)error);
 }
 
@@ -167,7 +271,8 @@ int tori_size(tori_comm comm, uint32_t *size)
 
 int tori_comm_dup(tori_comm comm, tori_comm *out)
 {
-    enter("tori_comm_dup");
+    enter_on("tori_comm_dup", comm);
+    REFUSE_IF_ABORTED("tori_comm_dup");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     struct comm_status status;
@@ -183,7 +288,8 @@ int tori_comm_dup(tori_comm comm, tori_comm *out)
 
 int tori_comm_split(tori_comm comm, int32_t color, int32_t key, tori_comm *out)
 {
-    enter("tori_comm_split");
+    enter_on("tori_comm_split", comm);
+    REFUSE_IF_ABORTED("tori_comm_split");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     struct comm_status status;
@@ -203,7 +309,8 @@ int tori_comm_split(tori_comm comm, int32_t color, int32_t key, tori_comm *out)
 int tori_isend(tori_comm comm, uint32_t dest, int32_t tag, const void *buffer,
                uint32_t length, tori_request *request)
 {
-    enter("tori_isend");
+    enter_on("tori_isend", comm);
+    REFUSE_IF_ABORTED("tori_isend");
     uint64_t now = board_now_ns();
     enum comm_error error = comm_isend(core(), comm, dest, tag, buffer, length, now,
                                        &job.node->comm_outbox, request);
@@ -214,7 +321,8 @@ int tori_isend(tori_comm comm, uint32_t dest, int32_t tag, const void *buffer,
 int tori_irecv(tori_comm comm, uint32_t source, int32_t tag, void *buffer, uint32_t capacity,
                tori_request *request)
 {
-    enter("tori_irecv");
+    enter_on("tori_irecv", comm);
+    REFUSE_IF_ABORTED("tori_irecv");
     uint64_t now = board_now_ns();
     enum comm_error error = comm_irecv(core(), comm, source, tag, buffer, capacity, now,
                                        &job.node->comm_outbox, request);
@@ -235,6 +343,7 @@ static void fill_status(const struct comm_status *from, struct tori_status *to)
 int tori_test(tori_request *request, bool *done, struct tori_status *status)
 {
     enter("tori_test");
+    REFUSE_IF_ABORTED("tori_test");
     run_once();
     struct comm_status got;
     *done = comm_test(core(), *request, &got);
@@ -248,6 +357,7 @@ int tori_test(tori_request *request, bool *done, struct tori_status *status)
 int tori_wait(tori_request *request, struct tori_status *status)
 {
     enter("tori_wait");
+    REFUSE_IF_ABORTED("tori_wait");
     struct comm_status got;
     int error = wait_for("tori_wait", *request, &got);
     *request = TORI_REQUEST_NULL;
@@ -284,7 +394,8 @@ static int finish_collective(const char *call, enum comm_error error, uint32_t r
 
 int tori_barrier(tori_comm comm)
 {
-    enter("tori_barrier");
+    enter_on("tori_barrier", comm);
+    REFUSE_IF_ABORTED("tori_barrier");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     enum comm_error error = comm_ibarrier(core(), comm, now, &job.node->comm_outbox, &request);
@@ -293,7 +404,8 @@ int tori_barrier(tori_comm comm)
 
 int tori_bcast(tori_comm comm, uint32_t root, void *buffer, uint32_t length)
 {
-    enter("tori_bcast");
+    enter_on("tori_bcast", comm);
+    REFUSE_IF_ABORTED("tori_bcast");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     enum comm_error error =
@@ -304,7 +416,8 @@ int tori_bcast(tori_comm comm, uint32_t root, void *buffer, uint32_t length)
 int tori_reduce(tori_comm comm, uint32_t root, const void *send, void *recv, uint32_t count,
                 enum tori_type type, enum tori_op op)
 {
-    enter("tori_reduce");
+    enter_on("tori_reduce", comm);
+    REFUSE_IF_ABORTED("tori_reduce");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     enum comm_error error =
@@ -316,7 +429,8 @@ int tori_reduce(tori_comm comm, uint32_t root, const void *send, void *recv, uin
 int tori_allreduce(tori_comm comm, const void *send, void *recv, uint32_t count,
                    enum tori_type type, enum tori_op op)
 {
-    enter("tori_allreduce");
+    enter_on("tori_allreduce", comm);
+    REFUSE_IF_ABORTED("tori_allreduce");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     enum comm_error error =
@@ -327,7 +441,8 @@ int tori_allreduce(tori_comm comm, const void *send, void *recv, uint32_t count,
 
 int tori_gather(tori_comm comm, uint32_t root, const void *send, uint32_t block, void *recv)
 {
-    enter("tori_gather");
+    enter_on("tori_gather", comm);
+    REFUSE_IF_ABORTED("tori_gather");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     enum comm_error error = comm_igather(core(), comm, root, send, block, recv, now,
@@ -337,7 +452,8 @@ int tori_gather(tori_comm comm, uint32_t root, const void *send, uint32_t block,
 
 int tori_allgather(tori_comm comm, const void *send, uint32_t block, void *recv)
 {
-    enter("tori_allgather");
+    enter_on("tori_allgather", comm);
+    REFUSE_IF_ABORTED("tori_allgather");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     enum comm_error error = comm_iallgather(core(), comm, send, block, recv, now,
@@ -345,16 +461,242 @@ int tori_allgather(tori_comm comm, const void *send, uint32_t block, void *recv)
     return finish_collective("tori_allgather", error, request, now);
 }
 
+/* ---- failures ---- */
+
+/* `comm`: a communicator as this rank sees it (handle, epoch, size, rank
+ * and the CRC-32 of its node ids in rank order), so that the launcher can
+ * check that every live rank holds one rank map per communicator epoch. */
+static void report_comm(tori_comm comm)
+{
+    uint32_t rank = comm_rank(core(), comm);
+    uint32_t size = comm_size(core(), comm);
+    if (size == 0 || rank == COMM_RANK_NONE)
+        return;
+    uint32_t digest = 0;
+    for (uint32_t r = 0; r < size; r++) {
+        uint8_t id[4];
+        le_put_u32(id, comm_node_of(core(), comm, r));
+        digest = crc32_update(digest, id, sizeof id);
+    }
+    event_begin("comm");
+    event_add_hex("comm", comm);
+    event_add_u64("epoch", comm_epoch_of(core(), comm));
+    event_add_u64("size", size);
+    event_add_u64("rank", rank);
+    event_add_hex("digest", digest);
+    static const char *const state_names[] = {"ok", "detected", "recovered", "failed"};
+    enum comm_state state = comm_state_of(core(), comm);
+    event_add_str("state", (unsigned)state <= COMM_STATE_FAILED ? state_names[state] : "?");
+    event_end();
+}
+
+/* "3,5" (at most FAILED_LISTED ranks, then "...") into text. */
+#define FAILED_LISTED 16
+static void list_failed(tori_comm comm, char *text, unsigned capacity, uint64_t *epoch)
+{
+    uint32_t ranks[FAILED_LISTED];
+    uint32_t count = 0;
+    if (comm_failed_ranks(core(), comm, ranks, FAILED_LISTED, &count, epoch) != COMM_ERR_OK) {
+        count = 0; /* a communicator that is gone: nothing to name */
+        *epoch = comm_view_epoch(core());
+    }
+    unsigned used = 0;
+    text[0] = '\0';
+    for (uint32_t i = 0; i < count && i < FAILED_LISTED && used + 22 < capacity; i++) {
+        if (i > 0)
+            text[used++] = ',';
+        used += format_u64(text + used, ranks[i]);
+        text[used] = '\0';
+    }
+    if (count > FAILED_LISTED && used + 5 < capacity) {
+        for (unsigned i = 0; i < 4; i++)
+            text[used++] = ",..."[i];
+        text[used] = '\0';
+    }
+    if (used == 0 && capacity > 1)
+        text[0] = '-', text[1] = '\0';
+}
+
+void node_job_comm_failed(tori_comm comm, bool abort)
+{
+    if (job.state != JOB_RUNNING || job.aborted)
+        return;
+    if (!abort) { /* DETECTED: an ABORT event follows it when comm's mode says so */
+        report_comm(comm);
+        note_failure(comm, TORI_ERR_PROC_FAILED);
+        return;
+    }
+    job.aborted = true;
+    char failed[FAILED_LISTED * 11 + 24];
+    uint64_t epoch = 0;
+    list_failed(comm, failed, sizeof failed, &epoch);
+    event_begin("app-abort");
+    event_add_hex("comm", comm);
+    event_add_u64("epoch", epoch);
+    event_add_str("failed", failed);
+    event_end();
+}
+
+int tori_comm_set_mode(tori_comm comm, enum tori_comm_mode mode, enum tori_msg_mode msg_mode)
+{
+    enter_on("tori_comm_set_mode", comm);
+    enum comm_error error =
+        comm_set_mode(core(), comm, (enum comm_mode)mode, (enum comm_msg_mode)msg_mode);
+    return result("tori_comm_set_mode", error);
+}
+
+enum tori_comm_state tori_comm_state(tori_comm comm)
+{
+    enter_on("tori_comm_state", comm);
+    ran();
+    return (enum tori_comm_state)comm_state_of(core(), comm);
+}
+
+/* A rebuild or a shrink: started, waited for, and the new map reported. */
+static int remake(const char *call, tori_comm comm, bool shrink, tori_comm *out)
+{
+    enter_on(call, comm);
+    REFUSE_IF_ABORTED(call);
+    uint64_t now = board_now_ns();
+    uint32_t request = COMM_REQUEST_NULL;
+    uint32_t made = COMM_NULL;
+    enum comm_error error =
+        shrink ? comm_ishrink(core(), comm, now, &job.node->comm_outbox, &made, &request)
+               : comm_irebuild(core(), comm, now, &job.node->comm_outbox, &made, &request);
+    flush(now);
+    *out = TORI_COMM_NULL;
+    if (error != COMM_ERR_OK)
+        return result(call, error);
+    struct comm_status status;
+    int done = wait_for(call, request, &status);
+    if (done == TORI_OK) {
+        *out = made;
+        report_comm(made);
+    }
+    return done;
+}
+
+int tori_comm_rebuild(tori_comm comm, tori_comm *out)
+{
+    return remake("tori_comm_rebuild", comm, false, out);
+}
+
+int tori_comm_shrink(tori_comm comm, tori_comm *out)
+{
+    return remake("tori_comm_shrink", comm, true, out);
+}
+
+int tori_comm_revoke(tori_comm comm)
+{
+    enter_on("tori_comm_revoke", comm);
+    REFUSE_IF_ABORTED("tori_comm_revoke");
+    uint64_t now = board_now_ns();
+    enum comm_error error = comm_revoke(core(), comm, now, &job.node->comm_outbox);
+    flush(now);
+    return result("tori_comm_revoke", error);
+}
+
+int tori_comm_agree(tori_comm comm, uint32_t *flag)
+{
+    enter_on("tori_comm_agree", comm);
+    REFUSE_IF_ABORTED("tori_comm_agree");
+    uint64_t now = board_now_ns();
+    uint32_t request = COMM_REQUEST_NULL;
+    enum comm_error error =
+        comm_iagree(core(), comm, flag, now, &job.node->comm_outbox, &request);
+    return finish_collective("tori_comm_agree", error, request, now);
+}
+
+int tori_comm_failure_ack(tori_comm comm)
+{
+    enter_on("tori_comm_failure_ack", comm);
+    return result("tori_comm_failure_ack", comm_failure_ack(core(), comm));
+}
+
+int tori_comm_failed_ranks(tori_comm comm, uint32_t *ranks, uint32_t max, uint32_t *count,
+                           uint64_t *epoch)
+{
+    enter_on("tori_comm_failed_ranks", comm);
+    return result("tori_comm_failed_ranks",
+                  comm_failed_ranks(core(), comm, ranks, max, count, epoch));
+}
+
+void tori_set_error_handler(tori_error_handler handler)
+{
+    job.handler = handler;
+}
+
+int tori_adopted(struct tori_adoption *out)
+{
+    enter_on("tori_adopted", TORI_COMM_NULL);
+    out->adopted = false;
+    out->comm = TORI_COMM_NULL;
+    out->rank = COMM_RANK_NONE;
+    if (comm_rank(core(), COMM_WORLD) != COMM_RANK_NONE)
+        return result("tori_adopted", TORI_OK);
+    uint32_t made = COMM_NULL;
+    for (;;) {
+        /* A spare expelled while it waits (a false suspicion) rejoins as a
+         * spare and waits again: a rebuild may still pair it with a gap. */
+        while (!job.aborted && !comm_has_view(core()))
+            run_once();
+        REFUSE_IF_ABORTED("tori_adopted");
+        uint64_t now = board_now_ns();
+        uint32_t request = COMM_REQUEST_NULL;
+        enum comm_error error = comm_iadopt(core(), now, &job.node->comm_outbox, &made, &request);
+        flush(now);
+        if (error == COMM_ERR_NO_VIEW)
+            continue;
+        if (error != COMM_ERR_OK)
+            return result("tori_adopted", error);
+        struct comm_status status;
+        int done = wait_for("tori_adopted", request, &status);
+        if (done == TORI_OK)
+            break;
+        if (done != COMM_ERR_NO_VIEW)
+            return done;
+    }
+    out->adopted = true;
+    out->comm = made;
+    out->rank = comm_rank(core(), made);
+    job.adopted_rank = out->rank;
+    event_begin("app-adopted");
+    event_add_hex("comm", made);
+    event_add_u64("rank", out->rank);
+    event_add_u64("epoch", comm_epoch_of(core(), made));
+    event_end();
+    report_comm(made);
+    return TORI_OK;
+}
+
 /* ---- the job's life ---- */
 
-/* Waits for `start` and the initial view, then stops the poll loop so that
- * kernel_services_run starts the application outside it. */
+/*
+ * Under REBUILD a WORLD rank starts once the spares joined too (or after a
+ * grace of SPARES_GRACE detector timeouts, for a spare that never comes):
+ * the spare's join is a view change, and one that lands while the first
+ * collective's frames are in flight was seen to stall it for good.
+ */
+#define SPARES_GRACE 10u
+static bool spares_joined(uint64_t now_ns)
+{
+    const struct personality *p = job.node->personality;
+    if (job.job->comm_mode != JOB_COMM_REBUILD || personality_is_spare(p))
+        return true;
+    if (job.spares_until_ns == 0)
+        job.spares_until_ns = now_ns + SPARES_GRACE * (uint64_t)p->detect_timeout_ms * 1000000u;
+    return membership_live_count(&job.node->membership) >= personality_node_count(p) ||
+           now_ns >= job.spares_until_ns;
+}
+
+/* Waits for `start` and the initial view (and under REBUILD the spares),
+ * then stops the poll loop so that kernel_services_run starts the
+ * application outside it. */
 static unsigned job_poll(void *context, uint64_t now_ns)
 {
     (void)context;
-    (void)now_ns;
     if (job.state != JOB_WAITING || !node_membership_is_started() ||
-        !comm_has_view(core()))
+        !comm_has_view(core()) || !spares_joined(now_ns))
         return 0;
     job.state = JOB_READY;
     poll_stop();
@@ -366,11 +708,15 @@ void node_job_init(struct node *node)
     job.node = node;
     job.job = kernel_job();
     const struct personality *p = node->personality;
-    /* Spares run nothing; so does a restarted node, whose ranks went on
-     * without it (rejoining a running job comes with the next issues). */
-    if (job.job == NULL || personality_is_spare(p) || p->boot_incarnation > 1)
+    /* Spares run nothing but under REBUILD, where their application waits
+     * to adopt a failed rank (tori_adopted); a restarted node runs nothing,
+     * its ranks went on without it (rejoining a running job comes with the
+     * next issues). */
+    if (job.job == NULL || p->boot_incarnation > 1 ||
+        (personality_is_spare(p) && job.job->comm_mode != JOB_COMM_REBUILD))
         return;
     job.state = JOB_WAITING;
+    job.adopted_rank = COMM_RANK_NONE;
     job.args.iterations = job.job->iterations;
     for (unsigned i = 0; i < JOB_APP_ARGS; i++)
         job.args.arg[i] = job.job->app_arg[i];
@@ -388,9 +734,12 @@ const struct tori_args *node_job_begin(uint8_t *app)
     job.last_ran_ns = job.started_ns;
     event_begin("app-start");
     event_add_str("app", job_app_name(job.job->app));
-    event_add_u64("rank", comm_rank(core(), COMM_WORLD));
+    uint32_t rank = comm_rank(core(), COMM_WORLD);
+    event_add_i64("rank", rank == COMM_RANK_NONE ? -1 : (int64_t)rank); /* -1: a spare */
     event_add_u64("size", comm_size(core(), COMM_WORLD));
     event_add_u64("iterations", job.args.iterations);
+    event_add_str("comm_mode", job_comm_mode_name(job.job->comm_mode));
+    event_add_str("msg_mode", job_message_mode_name(job.job->message_mode));
     event_end();
     return &job.args;
 }
@@ -399,12 +748,17 @@ void node_job_end(const struct tori_result *outcome)
 {
     enter("(return)");
     job.state = JOB_DONE;
+    if (job.aborted)
+        return; /* its app-abort was the job's end */
     event_begin("app-result");
     event_add_str("app", job_app_name(job.job->app));
     event_add_str("ok", outcome->ok ? "true" : "false");
     event_add_hex("digest", outcome->digest);
     event_add_u64("iterations", outcome->iterations);
-    event_add_u64("rank", comm_rank(core(), COMM_WORLD));
+    bool adopted = job.adopted_rank != COMM_RANK_NONE;
+    event_add_u64("rank", adopted ? job.adopted_rank : comm_rank(core(), COMM_WORLD));
+    if (adopted)
+        event_add_str("adopted", "true");
     event_add_u64("elapsed_ns", board_now_ns() - job.started_ns);
     event_end();
 }

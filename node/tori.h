@@ -24,6 +24,12 @@
 #include <stdint.h>
 
 #define TORI_OK 0
+/* The failure errors (comm/comm.h's enum comm_error, checked in tori.c),
+ * and the job's end: every call after an ABORT communicator failed. */
+#define TORI_ERR_PROC_FAILED 11
+#define TORI_ERR_REVOKED 14
+#define TORI_ERR_INVALID_RANK 15
+#define TORI_ERR_ABORTED 64
 #define TORI_COMM_WORLD 0x100u        /* comm/comm.h COMM_WORLD */
 #define TORI_COMM_NULL 0u             /* split with TORI_UNDEFINED */
 #define TORI_UNDEFINED (-1)
@@ -77,6 +83,51 @@ int tori_comm_dup(tori_comm comm, tori_comm *out);
 /* Collective: the ranks of each color, ordered by (key, rank); color
  * TORI_UNDEFINED gives TORI_COMM_NULL. */
 int tori_comm_split(tori_comm comm, int32_t color, int32_t key, tori_comm *out);
+
+/* ---- failures (issue 14: FT-MPI modes, ULFM operations) ----
+ * A view change that removes a member turns every communicator holding it
+ * DETECTED.  Then, per the communicator's mode (the job's --comm-mode by
+ * default): ABORT ends the job (app-abort on every node; every call
+ * returns TORI_ERR_ABORTED); BLANK, SHRINK and REBUILD return
+ * TORI_ERR_PROC_FAILED (NOP: from every call until the rebuild; CONT: from
+ * calls naming a failed rank) and the application rebuilds. */
+enum tori_comm_mode { TORI_MODE_ABORT = 0, TORI_MODE_BLANK, TORI_MODE_SHRINK, TORI_MODE_REBUILD };
+enum tori_msg_mode { TORI_MSG_NOP = 0, TORI_MSG_CONT };
+enum tori_comm_state { TORI_STATE_OK = 0, TORI_STATE_DETECTED, TORI_STATE_RECOVERED,
+                       TORI_STATE_FAILED };
+
+/* What a spare's application starts as (REBUILD). */
+struct tori_adoption {
+    bool adopted;     /* false: a WORLD rank, not a spare */
+    tori_comm comm;   /* the rebuilt communicator it joined */
+    uint32_t rank;    /* the failed rank it took */
+};
+
+int tori_comm_set_mode(tori_comm comm, enum tori_comm_mode mode, enum tori_msg_mode msg_mode);
+enum tori_comm_state tori_comm_state(tori_comm comm);
+/* Collective on a failed communicator: the new one per its mode. */
+int tori_comm_rebuild(tori_comm comm, tori_comm *out);
+/* Collective: the survivors, contiguous, whatever the mode (ULFM shrink). */
+int tori_comm_shrink(tori_comm comm, tori_comm *out);
+/* Every pending and future operation on comm, on every rank, fails with
+ * TORI_ERR_REVOKED but rebuild, shrink, agree and failure_ack. */
+int tori_comm_revoke(tori_comm comm);
+/* Collective: the AND of *flag over the survivors, the same on each. */
+int tori_comm_agree(tori_comm comm, uint32_t *flag);
+int tori_comm_failure_ack(tori_comm comm);
+/* The failed ranks in rank order (at most max; *count: all) and the epoch
+ * of the view that removed the last. */
+int tori_comm_failed_ranks(tori_comm comm, uint32_t *ranks, uint32_t max, uint32_t *count,
+                           uint64_t *epoch);
+/* The handler runs inside the application's next call after a failure
+ * (never from the runtime's poll loop), or inside the call that failed;
+ * NULL: errors are only returned. */
+typedef void (*tori_error_handler)(tori_comm comm, int error);
+void tori_set_error_handler(tori_error_handler handler);
+/* A spare's application (REBUILD): blocks until a rebuild adopts this
+ * node (adopted true; a spare expelled meanwhile waits again once it has
+ * rejoined) or returns at once on a WORLD rank (false). */
+int tori_adopted(struct tori_adoption *out);
 
 /* ---- point-to-point (tags 0..32767; source may be TORI_ANY_SOURCE,
  * tag TORI_ANY_TAG) ---- */

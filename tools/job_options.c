@@ -56,6 +56,18 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
                                "0 (none) or a count up to --iterations");
         job->progress_interval = (uint32_t)value;
     }
+    if (options->comm_mode != NULL) {
+        job->comm_mode = job_comm_mode_from_name(options->comm_mode);
+        if (job_comm_mode_name(job->comm_mode) == NULL)
+            return cli_invalid(error, capacity, "--comm-mode", options->comm_mode,
+                               JOB_OPTIONS_COMM_MODES);
+    }
+    if (options->msg_mode != NULL) {
+        job->message_mode = job_message_mode_from_name(options->msg_mode);
+        if (job_message_mode_name(job->message_mode) == NULL)
+            return cli_invalid(error, capacity, "--msg-mode", options->msg_mode,
+                               JOB_OPTIONS_MSG_MODES);
+    }
     if (options->app_args != NULL && !job_options_parse_args(options->app_args, job, error,
                                                              capacity))
         return false;

@@ -1,7 +1,8 @@
 /*
  * The job block's command-line options, shared by every tool that writes
  * one (tori-personality --job-out, tori-emu --app): --app NAME,
- * --iterations N, --progress K and --app-args a,b,... turned into a
+ * --iterations N, --progress K, --app-args a,b,..., --comm-mode
+ * abort|blank|shrink|rebuild and --msg-mode nop|cont turned into a
  * validated struct job (kernel/job.h), so that both accept and refuse the
  * same values with the same one-line errors.  Encoding stays job_encode's.
  */
@@ -17,16 +18,20 @@
 /* What the command line said: NULL for an option not given. */
 struct job_options {
     const char *app, *iterations, *progress, *app_args;
+    const char *comm_mode, *msg_mode; /* WORLD's failure and message modes */
     uint32_t default_iterations; /* when --iterations is not given (>= 1) */
     uint32_t max_iterations;     /* the tool's bound (>= default_iterations) */
 };
 
 /* The application names a job may give, for messages. */
-#define JOB_OPTIONS_APPS "allreduce, stencil, pingpong, greedy or stale"
+#define JOB_OPTIONS_APPS "allreduce, stencil, pingpong, greedy, stale or ftprobe"
+#define JOB_OPTIONS_COMM_MODES "abort, blank, shrink or rebuild"
+#define JOB_OPTIONS_MSG_MODES "nop or cont"
 
 /*
  * Fills *job from the options (job_set_defaults first); without --progress
- * there is no app-progress.  False with a one-line error, "--iterations '0'
+ * there is no app-progress; without --comm-mode / --msg-mode the modes are
+ * abort and nop (MPI's default).  False with a one-line error, "--iterations '0'
  * is invalid (expected a count in 1..4294967295)", in error.
  */
 bool job_options_build(const struct job_options *options, struct job *job, char *error,

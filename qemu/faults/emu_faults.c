@@ -186,7 +186,7 @@ bool emu_faults_prepare(struct emu *emu)
         fprintf(stderr, TOOL ": out of memory\n");
         return false;
     }
-    uint32_t members = n - o->spares;
+    uint32_t members = n - o->idle_spares;
     for (uint32_t r = 0; r < n; r++) {
         f->qemu[r] = emu->nodes[r].board == EMU_BOARD_QEMU;
         f->expected[r] = r < members;
@@ -195,8 +195,11 @@ bool emu_faults_prepare(struct emu *emu)
     f->model.layout = o->tree_layout == PERSONALITY_TREE_TORUS ? MEMBERSHIP_LAYOUT_TORUS
                                                                 : MEMBERSHIP_LAYOUT_RADIX;
     f->model.radix = o->radix;
-    f->model.initial_members = members;
-    if (!emu_inject_world_init(&f->world, &emu->geometry, o->spares, f->qemu)) {
+    /* The first view holds the compute nodes; spares join after it (under
+     * --comm-mode rebuild at once, started with the others), so a view's
+     * digest counts them as joined, never as initial members. */
+    f->model.initial_members = n - o->spares;
+    if (!emu_inject_world_init(&f->world, &emu->geometry, o->idle_spares, f->qemu)) {
         fprintf(stderr, TOOL ": out of memory\n");
         return false;
     }
@@ -209,7 +212,7 @@ bool emu_faults_prepare(struct emu *emu)
     }
     if (text != NULL) {
         if (!emu_inject_parse(text, &emu->geometry, &f->script, error, sizeof error) ||
-            !emu_inject_check(&f->script, &emu->geometry, o->spares, f->qemu, error,
+            !emu_inject_check(&f->script, &emu->geometry, o->idle_spares, f->qemu, error,
                               sizeof error)) {
             fprintf(stderr, TOOL ": %s: %s\n",
                     o->inject_option != NULL ? o->inject_option : "--inject", error);
@@ -246,13 +249,13 @@ bool emu_faults_prepare(struct emu *emu)
                             "--board qemu or mixed, or other kinds)\n");
             return false;
         }
-        if (f->chaos_spec.kinds == CHAOS_KIND(FAULT_JOIN) && o->spares == 0) {
+        if (f->chaos_spec.kinds == CHAOS_KIND(FAULT_JOIN) && o->idle_spares == 0) {
             fprintf(stderr, TOOL ": --chaos: kinds=join needs spares (expected --spares K)\n");
             return false;
         }
         /* The campaign's clock is the job's: it starts at 0 with the job. */
         uint64_t hold = 10u * (uint64_t)o->detect_timeout_ms * NS_PER_MS;
-        if (!emu_chaos_init(&f->chaos, &f->chaos_spec, &emu->geometry, o->spares, f->qemu, 0,
+        if (!emu_chaos_init(&f->chaos, &f->chaos_spec, &emu->geometry, o->idle_spares, f->qemu, 0,
                             hold < NS_PER_S ? NS_PER_S : hold, error, sizeof error)) {
             fprintf(stderr, TOOL ": --chaos: %s\n", error);
             return false;
@@ -490,6 +493,13 @@ static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
         /* Agreement reached only at the settle timeout still counts; the
          * record and the line say it was never quiet. */
         emu_agree_evaluate(f->answers, emu->count, f->expected, &check.tree, &check.agreement);
+        /* A job's communicators agree too (issue 14). */
+        char why[200];
+        if (check.agreement.passed && emu->options->app_set &&
+            !emu_app_check_comms(emu, f->expected, why, sizeof why)) {
+            check.agreement.passed = false;
+            snprintf(check.agreement.reason, sizeof check.agreement.reason, "%s", why);
+        }
     }
     check.ocp_ns = emu_results_group_ocp_ns(&f->results, check.agreement.epoch, &check.ocp_samples);
     ts_model_predict(&check.tree.model, f->results.one_hop_ns, check.ocp_ns);

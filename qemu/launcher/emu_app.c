@@ -42,9 +42,183 @@ static uint32_t compute_nodes(const struct emu *emu)
     return emu->count - emu->options->spares;
 }
 
+/* Whose app-result the job waits for: every compute node, and every spare
+ * that adopted a failed rank. */
+static bool is_rank(const struct emu *emu, const struct emu_node *node)
+{
+    return node->rank < compute_nodes(emu) || node->app_adopted;
+}
+
+/* A node killed (or exited) before its result: under issue 14's modes the
+ * others go on without it (or abort), so it owes no result. */
+static bool is_down(const struct emu_node *node)
+{
+    return !node->app_reported && !node->app_aborted && node->pid <= 0 && !node->panicked;
+}
+
+/* Down, or expelled while its application ran (a hang, a false suspicion):
+ * the others took its rank for failed and went on without it, so what its
+ * application reports afterwards is not the job's. */
+static bool is_out(const struct emu_node *node)
+{
+    return is_down(node) || node->app_expelled;
+}
+
+/* One communicator epoch has one rank map: a `comm` line is checked
+ * against every other node's latest for the same communicator and epoch
+ * (same size and digest, another rank).  NULL when it agrees. */
+static const char *comm_disagrees(const struct emu *emu, const struct emu_node *node,
+                                  const struct emu_comm_report *mine, uint32_t *other)
+{
+    for (uint32_t r = 0; r < emu->count; r++) {
+        const struct emu_node *peer = &emu->nodes[r];
+        if (peer == node)
+            continue;
+        for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS; i++) {
+            const struct emu_comm_report *theirs = &peer->comm[i];
+            if (!theirs->valid || strcmp(theirs->comm, mine->comm) != 0 ||
+                theirs->epoch != mine->epoch)
+                continue;
+            *other = r;
+            if (theirs->size != mine->size)
+                return "another size";
+            if (strcmp(theirs->digest, mine->digest) != 0)
+                return "another rank map";
+            if (theirs->rank == mine->rank)
+                return "the same rank";
+        }
+    }
+    return NULL;
+}
+
+/* node's line for the communicator named handle, NULL when none. */
+static const struct emu_comm_report *comm_report(const struct emu_node *node, const char *handle)
+{
+    for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS; i++)
+        if (node->comm[i].valid && strcmp(node->comm[i].comm, handle) == 0)
+            return &node->comm[i];
+    return NULL;
+}
+
+#define WORLD_HANDLE "0x100" /* node/tori.h TORI_COMM_WORLD, as comm lines write it */
+
+/* One communicator (handle) over the live ranks: see emu_app_check_comms. */
+static bool comm_consistent(const struct emu *emu, const bool *live, const char *handle,
+                            char *reason, size_t capacity)
+{
+    const struct emu_comm_report *first = NULL;
+    uint64_t newest = 0;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        const struct emu_comm_report *c = live[r] ? comm_report(&emu->nodes[r], handle) : NULL;
+        if (c != NULL && (first == NULL || c->epoch > newest))
+            newest = c->epoch, first = c;
+    }
+    if (first == NULL)
+        return true;
+    uint32_t holders = 0, first_node = 0;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        const struct emu_comm_report *c = live[r] ? comm_report(&emu->nodes[r], handle) : NULL;
+        if (c == NULL || c->epoch != newest)
+            continue;
+        if (c->size != first->size || strcmp(c->digest, first->digest) != 0) {
+            snprintf(reason, capacity, "communicator %s epoch %llu: node %u holds size %u, "
+                     "map %s; node %u size %u, map %s", handle, (unsigned long long)newest,
+                     (unsigned)r, (unsigned)c->size, c->digest, (unsigned)first_node,
+                     (unsigned)first->size, first->digest);
+            return false;
+        }
+        for (uint32_t q = 0; q < r; q++) {
+            const struct emu_comm_report *o = live[q] ? comm_report(&emu->nodes[q], handle) : NULL;
+            if (o != NULL && o->epoch == newest && o->rank == c->rank) {
+                snprintf(reason, capacity, "communicator %s epoch %llu: nodes %u and %u are "
+                         "both rank %u", handle, (unsigned long long)newest, (unsigned)q,
+                         (unsigned)r, (unsigned)c->rank);
+                return false;
+            }
+        }
+        if (holders++ == 0)
+            first_node = r;
+    }
+    if (holders > first->size) {
+        snprintf(reason, capacity, "communicator %s epoch %llu: %u live ranks hold it, its "
+                 "size is %u", handle, (unsigned long long)newest, (unsigned)holders,
+                 (unsigned)first->size);
+        return false;
+    }
+    return true;
+}
+
+bool emu_app_check_comms(const struct emu *emu, const bool *live, char *reason,
+                         size_t capacity)
+{
+    bool world_lost = false;
+    for (uint32_t r = 0; r < compute_nodes(emu); r++)
+        world_lost |= !live[r];
+    for (uint32_t r = 0; r < emu->count; r++) {
+        const struct emu_node *node = &emu->nodes[r];
+        if (!live[r] || !node->app_started || !is_rank(emu, node))
+            continue;
+        bool running = !node->app_reported && !is_out(node);
+        if (world_lost && running && r < compute_nodes(emu) &&
+            comm_report(node, WORLD_HANDLE) == NULL) {
+            snprintf(reason, capacity, "rank %u reported no comm line for WORLD after it lost "
+                     "a member", (unsigned)r);
+            return false;
+        }
+        for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS; i++)
+            if (node->comm[i].valid &&
+                !comm_consistent(emu, live, node->comm[i].comm, reason, capacity))
+                return false;
+    }
+    return true;
+}
+
+static void on_comm_line(struct emu *emu, struct emu_node *node, const struct event_line *line)
+{
+    struct emu_comm_report report = {.valid = true};
+    uint64_t size = 0, rank = 0;
+    const char *digest = event_line_get(line, "digest");
+    const char *handle = event_line_get(line, "comm");
+    if (handle == NULL || digest == NULL || strlen(handle) >= sizeof report.comm ||
+        strlen(digest) >= sizeof report.digest ||
+        !event_line_get_u64(line, "epoch", &report.epoch) ||
+        !event_line_get_u64(line, "size", &size) || !event_line_get_u64(line, "rank", &rank) ||
+        size > UINT32_MAX || rank >= size)
+        return; /* a line this launcher cannot read */
+    snprintf(report.comm, sizeof report.comm, "%s", handle);
+    snprintf(report.digest, sizeof report.digest, "%s", digest);
+    report.size = (uint32_t)size;
+    report.rank = (uint32_t)rank;
+    /* Its communicator's slot, else a free one, else the oldest epoch's but
+     * WORLD's (the check after a fault asks every rank for it). */
+    unsigned slot = EMU_NODE_COMM_REPORTS;
+    for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS && slot == EMU_NODE_COMM_REPORTS; i++)
+        if (node->comm[i].valid && strcmp(node->comm[i].comm, report.comm) == 0)
+            slot = i;
+    for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS && slot == EMU_NODE_COMM_REPORTS; i++)
+        if (!node->comm[i].valid)
+            slot = i;
+    bool full = slot == EMU_NODE_COMM_REPORTS;
+    for (unsigned i = 0; i < EMU_NODE_COMM_REPORTS && full; i++)
+        if (strcmp(node->comm[i].comm, WORLD_HANDLE) != 0 &&
+            (slot == EMU_NODE_COMM_REPORTS || node->comm[i].epoch < node->comm[slot].epoch))
+            slot = i;
+    node->comm[slot] = report;
+    uint32_t other = 0;
+    const char *why = comm_disagrees(emu, node, &report, &other);
+    if (why != NULL && !emu->comm_failed) {
+        emu_complain(emu, "communicator check failed: node %u holds communicator %s epoch "
+                          "%llu with %s as node %u (size %u, rank %u, digest %s)",
+                     (unsigned)node->rank, report.comm, (unsigned long long)report.epoch, why,
+                     (unsigned)other, (unsigned)report.size, (unsigned)report.rank,
+                     report.digest);
+        emu->comm_failed = true;
+        emu->failed = true;
+    }
+}
+
 void emu_app_on_event(struct emu *emu, struct emu_node *node, const struct event_line *line)
 {
-    (void)emu;
     const char *name = line->name;
     uint64_t value = 0;
     if (strcmp(name, "app-start") == 0) {
@@ -70,19 +244,41 @@ void emu_app_on_event(struct emu *emu, struct emu_node *node, const struct event
         }
     } else if (strcmp(name, "starved") == 0) {
         node->app_starved++;
+    } else if (strcmp(name, "app-abort") == 0) {
+        const char *comm = event_line_get(line, "comm");
+        const char *epoch = event_line_get(line, "epoch");
+        const char *failed = event_line_get(line, "failed");
+        node->app_aborted = true;
+        snprintf(node->app_abort, sizeof node->app_abort, "comm %s, epoch %s, failed %s",
+                 comm != NULL ? comm : "?", epoch != NULL ? epoch : "?",
+                 failed != NULL ? failed : "?");
+    } else if (strcmp(name, "expelled") == 0) {
+        /* A spare still waiting for its adoption is no rank yet. */
+        if (node->app_started && !node->app_reported && !node->app_aborted &&
+            is_rank(emu, node))
+            node->app_expelled = true;
+    } else if (strcmp(name, "app-adopted") == 0) {
+        node->app_adopted = true;
+    } else if (strcmp(name, "comm") == 0) {
+        on_comm_line(emu, node, line);
     }
 }
 
-/* Why node can no longer report its app-result (NULL: it still can). */
+/* Why node can no longer report its app-result (NULL: it still can, or
+ * it owes none: it aborted, or it was killed and the others go on). */
 static const char *cannot_report(const struct emu_node *node)
 {
-    if (node->app_reported)
+    if (node->app_reported || node->app_aborted)
         return NULL;
     if (node->panicked)
         return "panicked";
-    if (node->pid <= 0)
-        return "is down (killed or exited)";
     return NULL;
+}
+
+/* Reported its result or its abort, or owes none. */
+static bool is_settled(const struct emu_node *node)
+{
+    return node->app_reported || node->app_aborted || is_out(node);
 }
 
 /* "3, 5, 6" (the first few ranks lacking a result) into out. */
@@ -91,8 +287,8 @@ static unsigned missing_ranks(const struct emu *emu, char *out, size_t capacity)
     unsigned missing = 0;
     size_t used = 0;
     out[0] = '\0';
-    for (uint32_t r = 0; r < compute_nodes(emu); r++) {
-        if (emu->nodes[r].app_reported)
+    for (uint32_t r = 0; r < emu->count; r++) {
+        if (!is_rank(emu, &emu->nodes[r]) || is_settled(&emu->nodes[r]))
             continue;
         if (missing < 8 && used < capacity)
             used += (size_t)snprintf(out + used, capacity - used, "%s%u",
@@ -108,23 +304,28 @@ bool emu_app_job_over(const struct emu *emu)
 {
     if (!emu->job_started)
         return false;
-    uint32_t reported = 0;
-    for (uint32_t r = 0; r < compute_nodes(emu); r++) {
-        if (cannot_report(&emu->nodes[r]) != NULL)
+    bool settled = true;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        const struct emu_node *node = &emu->nodes[r];
+        if (!is_rank(emu, node))
+            continue;
+        if (cannot_report(node) != NULL)
             return true;
-        reported += emu->nodes[r].app_reported;
+        settled = settled && is_settled(node);
     }
-    return reported == compute_nodes(emu) || emu_job_ns(emu) >= emu_app_timeout_ns(emu);
+    return settled || emu_job_ns(emu) >= emu_app_timeout_ns(emu);
 }
 
 bool emu_app_over(struct emu *emu)
 {
     if (!emu_app_job_over(emu))
         return false;
-    uint32_t reported = 0;
-    for (uint32_t r = 0; r < compute_nodes(emu); r++) {
+    bool settled = true;
+    for (uint32_t r = 0; r < emu->count; r++) {
         struct emu_node *node = &emu->nodes[r];
-        reported += node->app_reported;
+        if (!is_rank(emu, node))
+            continue;
+        settled = settled && is_settled(node);
         const char *why = cannot_report(node);
         if (why != NULL) {
             if (!emu->app_judged)
@@ -135,7 +336,7 @@ bool emu_app_over(struct emu *emu)
             return true;
         }
     }
-    if (reported == compute_nodes(emu))
+    if (settled)
         return true;
     if (emu_job_ns(emu) >= emu_app_timeout_ns(emu)) {
         char ranks[96];
@@ -158,22 +359,54 @@ void emu_app_wait(struct emu *emu)
         emu_step(emu, 200);
 }
 
+/* The aborted job's verdict: every live rank reported app-abort. */
+static bool judge_abort(struct emu *emu, const char *app, uint32_t aborted, uint32_t live)
+{
+    const char *detail = "";
+    for (uint32_t r = 0; r < emu->count && detail[0] == '\0'; r++)
+        if (emu->nodes[r].app_aborted)
+            detail = emu->nodes[r].app_abort;
+    if (aborted == live) {
+        fprintf(emu->human, "tori-emu: %s: aborted: every live rank (%u) reported app-abort "
+                            "(%s)\n", app, (unsigned)live, detail);
+        fflush(emu->human);
+        emu->app_aborted = true;
+        return true;
+    }
+    emu_complain(emu, "%s failed: %u of %u live ranks reported app-abort (%s), the others "
+                      "did not", app, (unsigned)aborted, (unsigned)live, detail);
+    return false;
+}
+
 bool emu_app_judge(struct emu *emu)
 {
     FILE *out = emu->human;
     const char *app = job_app_name(emu->options->app_job.app);
     emu_progress_end(emu);
-    fprintf(out, "tori-emu: %s: %u iterations on %u compute nodes\n", app,
-            (unsigned)emu->options->app_job.iterations, (unsigned)compute_nodes(emu));
+    fprintf(out, "tori-emu: %s: %u iterations on %u compute nodes (%s, %s)\n", app,
+            (unsigned)emu->options->app_job.iterations, (unsigned)compute_nodes(emu),
+            job_comm_mode_name(emu->options->app_job.comm_mode),
+            job_message_mode_name(emu->options->app_job.message_mode));
     fprintf(out, "  node  board  result  digest      iterations  time (s)  note\n");
     const char *digest = NULL;
-    uint32_t ok = 0, reported = 0;
+    uint32_t ok = 0, reported = 0, live = 0, aborted = 0;
     bool same = true;
-    for (uint32_t r = 0; r < compute_nodes(emu); r++) {
+    for (uint32_t r = 0; r < emu->count; r++) {
         const struct emu_node *node = &emu->nodes[r];
-        const char *result = !node->app_reported ? "none" : node->app_ok ? "ok" : "FAILED";
+        if (!is_rank(emu, node))
+            continue;
+        const char *result = node->app_aborted    ? "abort"
+                             : is_down(node)      ? "down"
+                             : node->app_expelled ? "out"
+                             : !node->app_reported ? "none"
+                             : node->app_ok        ? "ok"
+                                                   : "FAILED";
         char note[128] = "";
-        if (node->app_error[0] != '\0')
+        if (node->app_expelled)
+            snprintf(note, sizeof note, "expelled while its application ran: owes no result");
+        else if (node->app_aborted)
+            snprintf(note, sizeof note, "app-abort %s", node->app_abort);
+        else if (node->app_error[0] != '\0')
             snprintf(note, sizeof note, "app-error %s", node->app_error);
         else if (node->app_starved > 0)
             snprintf(note, sizeof note, "starved %u time%s", node->app_starved,
@@ -181,6 +414,11 @@ bool emu_app_judge(struct emu *emu)
         else if (!node->app_reported)
             snprintf(note, sizeof note, "last progress: iteration %u",
                      (unsigned)node->app_iteration);
+        if (node->app_adopted) {
+            size_t used = strlen(note);
+            snprintf(note + used, sizeof note - used, "%sa spare that adopted a rank",
+                     used > 0 ? "; " : "");
+        }
         if (node->app_reported)
             fprintf(out, "  %4u  %-5s  %-6s  %-10s  %10llu  %8.3f  %s\n", (unsigned)r,
                     emu_node_board_name(node->board), result, node->app_digest,
@@ -189,6 +427,10 @@ bool emu_app_judge(struct emu *emu)
         else
             fprintf(out, "  %4u  %-5s  %-6s  %-10s  %10s  %8s  %s\n", (unsigned)r,
                     emu_node_board_name(node->board), result, "-", "-", "-", note);
+        if (is_out(node))
+            continue;
+        live++;
+        aborted += node->app_aborted;
         if (!node->app_reported)
             continue;
         reported++;
@@ -198,15 +440,21 @@ bool emu_app_judge(struct emu *emu)
         else if (strcmp(digest, node->app_digest) != 0)
             same = false;
     }
-    bool passed = reported == compute_nodes(emu) && ok == reported && same;
+    if (aborted > 0)
+        return judge_abort(emu, app, aborted, live);
+    bool passed = live > 0 && reported == live && ok == reported && same;
     if (passed)
-        fprintf(out, "tori-emu: %s: every node ok=true, digest %s\n", app, digest);
+        fprintf(out, "tori-emu: %s: every %s ok=true, digest %s\n", app,
+                live < compute_nodes(emu) || emu->options->spares > 0
+                    ? "surviving or adopting rank"
+                    : "node",
+                digest);
     fflush(out);
     if (passed)
         return true;
-    if (reported < compute_nodes(emu))
-        emu_complain(emu, "%s failed: %u of %u compute nodes reported an app-result", app,
-                     (unsigned)reported, (unsigned)compute_nodes(emu));
+    if (reported < live)
+        emu_complain(emu, "%s failed: %u of %u live ranks reported an app-result", app,
+                     (unsigned)reported, (unsigned)live);
     else if (ok < reported)
         emu_complain(emu, "%s failed: %u of %u nodes reported ok=false", app,
                      (unsigned)(reported - ok), (unsigned)reported);

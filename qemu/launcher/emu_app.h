@@ -3,15 +3,18 @@
  * (<out>/job.bin, job_encode of the options' job), every node loads it, and
  * the application starts on `start`.  This part follows the application's
  * events on every compute node (app-start, app-progress, app-result,
- * app-error, starved), waits until every compute node reported its
- * app-result, and judges the run: it passes only when every compute node
- * reported ok=true with one digest.
+ * app-error, starved, app-abort, app-adopted, comm), waits until every
+ * rank (compute node, or spare that adopted a failed rank) reported its
+ * app-result or app-abort, or is down (killed) or out (expelled while its
+ * application ran: the others went on without it), owing none, and judges
+ * the run: it passes only when every live rank reported ok=true with one
+ * digest; it is aborted (exit EMU_EXIT_ABORTED) when every live rank
+ * reported app-abort.  Each `comm` line is checked against the others'
+ * for the same communicator and epoch (one rank map, ranks distinct).
  *
- * The wait ends early, with a one-line reason, when a compute node can no
- * longer report: it panicked or exited (a kill fault: until issue 14 the
- * survivors' collectives cannot complete without it); and at the app
- * timeout (--app-timeout, else 30 s + (20 ms + 2 ms per node) per
- * iteration), naming the nodes that did not report.
+ * The wait ends early, with a one-line reason, when a rank panicked; and
+ * at the app timeout (--app-timeout, else 30 s + (20 ms + 2 ms per node)
+ * per iteration), naming the ranks that did not report.
  */
 #ifndef QEMU_LAUNCHER_EMU_APP_H
 #define QEMU_LAUNCHER_EMU_APP_H
@@ -46,6 +49,18 @@ bool emu_app_job_over(const struct emu *emu);
  * one-line reason (said once).
  */
 bool emu_app_over(struct emu *emu);
+
+/*
+ * The communicators' part of the agreement check after a fault (live: the
+ * expected member set, one entry per node).  Once a WORLD rank is out of
+ * it, every live rank whose application still runs must hold a `comm` line
+ * for WORLD (each reports one when a view change removes a member); and for
+ * each communicator, the live ranks' lines of its newest epoch carry one
+ * size and one rank map, no rank twice and no more ranks than its size.
+ * False with a one-line reason.
+ */
+bool emu_app_check_comms(const struct emu *emu, const bool *live, char *reason,
+                         size_t capacity);
 
 /* Turns the loop until emu_app_over (or the run stops). */
 void emu_app_wait(struct emu *emu);

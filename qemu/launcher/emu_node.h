@@ -31,6 +31,9 @@ enum emu_node_state {
     EMU_NODE_READY,   /* printed event=ready since its last start */
 };
 
+/* Communicators whose latest `comm` line a node keeps. */
+#define EMU_NODE_COMM_REPORTS 4
+
 /* Console bytes kept while a line is incomplete (longer lines are cut). */
 #define EMU_NODE_CONSOLE_MAX (2 * EVENT_LINE_MAX)
 
@@ -82,6 +85,18 @@ struct emu_node {
     char app_digest[24];      /* from app-result, as written ("0x...") */
     char app_error[96];       /* the first app-error: "call: error" */
     unsigned app_starved;     /* starved events */
+    bool app_aborted;         /* reported app-abort: the job ended (ABORT mode) */
+    bool app_adopted;         /* a spare that adopted a failed rank (REBUILD) */
+    bool app_expelled;        /* expelled while its application ran: it owes no result */
+    char app_abort[64];       /* from app-abort: "comm 0x100, epoch 5, failed 3" */
+    /* Its latest `comm` line per communicator (the launcher checks that one
+     * communicator epoch has one rank map, ranks distinct). */
+    struct emu_comm_report {
+        bool valid;
+        char comm[20], digest[20]; /* hex, as the node writes them */
+        uint32_t size, rank;
+        uint64_t epoch;
+    } comm[EMU_NODE_COMM_REPORTS];
 
     /* Counters. */
     unsigned events, malformed;

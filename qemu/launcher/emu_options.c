@@ -34,7 +34,9 @@ void emu_options_usage(FILE *out)
         "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
         "  --partition primary|every-side  who goes on after a partition (primary)\n"
         "  --spares K           the last K ranks are spares: not started until a\n"
-        "                       fault script joins them (join N)\n"
+        "                       fault script joins them (join N); under --comm-mode\n"
+        "                       rebuild they start as members and wait to adopt a\n"
+        "                       failed rank\n"
         "  --duration D         run D after every node is ready (e.g. 500ms, 1.5s, 2m;\n"
         "                       0: stop at once); default: until --ping is done, or\n"
         "                       until Ctrl-C\n"
@@ -54,6 +56,18 @@ void emu_options_usage(FILE *out)
         "  --node-binary FILE   host node program (the build's tori-node)\n"
         "  --qemu PROGRAM       QEMU to run (qemu-system-arm)\n"
         "  --job FILE           job block for every node (tori-personality --job-out)\n"
+        "  --app NAME           run a job: allreduce, stencil or pingpong on every\n"
+        "                       compute node; exit 0 only when every surviving or\n"
+        "                       adopting rank reports ok=true with one digest\n"
+        "  --iterations N       its iterations (" STR(EMU_APP_DEFAULT_ITERATIONS) ")\n"
+        "  --progress K         app-progress every K iterations (a tenth)\n"
+        "  --app-args a,b,c     up to 4 application arguments\n"
+        "  --app-timeout D      how long the job may take (30s + per iteration)\n"
+        "  --comm-mode MODE     what WORLD does when a rank fails: abort (the job\n"
+        "                       ends: exit 3), blank (gaps), shrink (survivors\n"
+        "                       renumbered) or rebuild (a spare adopts the rank)\n"
+        "  --msg-mode nop|cont  after a failure every call fails until the rebuild\n"
+        "                       (nop), or only calls naming a failed rank (cont)\n"
         "  --verbose            print each instance's command line, and every\n"
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
@@ -96,7 +110,8 @@ void emu_options_usage(FILE *out)
         "                       view change and the table\n"
         "\n"
         "Exit status: 0 success, 1 a node failed (not ready, panic, exit, ping) or an\n"
-        "agreement check failed, 2 bad options or setup, 130/143 interrupted.\n",
+        "agreement check failed, 2 bad options or setup, 3 the job was aborted\n"
+        "(--comm-mode abort: every node reported app-abort), 130/143 interrupted.\n",
         out);
 }
 
@@ -113,7 +128,7 @@ struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu, *job;
-    const char *app, *iterations, *progress, *app_args, *app_timeout;
+    const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential;
@@ -144,6 +159,8 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--progress", &raw->progress, NULL},
         {"--app-args", &raw->app_args, NULL},
         {"--app-timeout", &raw->app_timeout, NULL},
+        {"--comm-mode", &raw->comm_mode, NULL},
+        {"--msg-mode", &raw->msg_mode, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
@@ -182,6 +199,8 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                             : raw->progress != NULL    ? "--progress"
                             : raw->app_args != NULL    ? "--app-args"
                             : raw->app_timeout != NULL ? "--app-timeout"
+                            : raw->comm_mode != NULL   ? "--comm-mode"
+                            : raw->msg_mode != NULL    ? "--msg-mode"
                                                        : NULL;
         if (stray != NULL)
             snprintf(error, capacity, "%s needs --app (expected --app NAME)", stray);
@@ -194,10 +213,18 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                   "an --app run ends when every node reported)", clash);
         return false;
     }
-    const struct job_options wanted = {raw->app, raw->iterations, raw->progress, raw->app_args,
-                                       EMU_APP_DEFAULT_ITERATIONS, EMU_APP_MAX_ITERATIONS};
+    const struct job_options wanted = {raw->app,
+                                       raw->iterations,
+                                       raw->progress,
+                                       raw->app_args,
+                                       raw->comm_mode,
+                                       raw->msg_mode,
+                                       EMU_APP_DEFAULT_ITERATIONS,
+                                       EMU_APP_MAX_ITERATIONS};
     if (!job_options_build(&wanted, &o->app_job, error, capacity))
         return false;
+    if (o->app_job.comm_mode == JOB_COMM_REBUILD)
+        o->idle_spares = 0; /* they join at once and wait to adopt a failed rank */
     o->app_progress_set = raw->progress != NULL;
     if (!o->app_progress_set) {
         uint32_t tenth = o->app_job.iterations / 10;
@@ -366,6 +393,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
             return EMU_OPTIONS_ERROR;
         }
         o->spares = (uint32_t)value;
+        o->idle_spares = o->spares;
     }
     if (raw.duration != NULL) {
         if (!parse_duration_option("--duration", raw.duration, true, &o->duration_ns,

@@ -23,6 +23,9 @@ struct emu_options {
     uint8_t radix;
     uint8_t tree_layout;      /* PERSONALITY_TREE_* */
     uint32_t spares;          /* the last ranks are spares */
+    uint32_t idle_spares;     /* spares not started until a `join`: all of them
+                               * but under --comm-mode rebuild, where they start
+                               * with the others and wait to adopt a rank */
     uint16_t heartbeat_ms;     /* personality detector and link timings */
     uint16_t detect_timeout_ms;
     uint16_t link_rto_ms;

@@ -148,10 +148,10 @@ static void show_progress(struct emu *emu, uint32_t started, bool force)
     emu->progress_open = emu->progress_tty;
 }
 
-/* Every node but the spares: they wait for a `join` (fault runs). */
+/* Every node but the idle spares: they wait for a `join` (fault runs). */
 static uint32_t first_nodes(const struct emu *emu)
 {
-    return emu->count - emu->options->spares;
+    return emu->count - emu->options->idle_spares;
 }
 
 static bool start_all(struct emu *emu)
@@ -209,9 +209,12 @@ static bool wait_ready(struct emu *emu)
     emu_progress_end(emu);
     fprintf(emu->human, TOOL ": all %u nodes ready after %.2f s", (unsigned)first_nodes(emu),
             (double)emu->all_ready_ns / 1e9);
-    if (emu->options->spares > 0)
-        fprintf(emu->human, " (%u spare%s not started)", (unsigned)emu->options->spares,
-                emu->options->spares == 1 ? "" : "s");
+    if (emu->options->idle_spares > 0)
+        fprintf(emu->human, " (%u spare%s not started)", (unsigned)emu->options->idle_spares,
+                emu->options->idle_spares == 1 ? "" : "s");
+    else if (emu->options->spares > 0)
+        fprintf(emu->human, " (%u of them spare%s, waiting to adopt a failed rank)",
+                (unsigned)emu->options->spares, emu->options->spares == 1 ? "" : "s");
     fputc('\n', emu->human);
     fflush(emu->human);
     return true;
@@ -401,6 +404,7 @@ int emu_run(const struct emu_options *options, const struct emu_hooks *hooks)
                      failed_checks == 1 ? "" : "s");
     int status = emu.interrupted != 0                ? 128 + emu.interrupted
                  : emu.failed || failed_checks > 0 ? 1
+                 : emu.app_aborted                 ? EMU_EXIT_ABORTED
                                                    : 0;
     emu_setup_release(&emu);
     return status;

@@ -94,6 +94,8 @@ struct emu {
     int interrupted;       /* the signal that asked us to stop, or 0 */
     bool failed;           /* a node failed: exit status 1 */
     bool app_judged;       /* the job's failure has been told (once per run) */
+    bool comm_failed;      /* a communicator check failed (told once) */
+    bool app_aborted;      /* every live rank reported app-abort: exit EMU_EXIT_ABORTED */
 
     uint64_t event_lines, malformed_lines, plain_lines;
     struct emu_event_count event_counts[EMU_EVENT_KINDS];
@@ -108,6 +110,9 @@ struct emu {
     emu_event_observer observer; /* NULL: none */
     void *observer_context;
 };
+
+/* The exit status of a run whose job was aborted (--comm-mode abort). */
+#define EMU_EXIT_ABORTED 3
 
 /* Runs the torus the options describe (hooks may be NULL); returns the exit status. */
 int emu_run(const struct emu_options *options, const struct emu_hooks *hooks);

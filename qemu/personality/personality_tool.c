@@ -53,10 +53,14 @@ static void usage(FILE *out)
             "\n"
             "The job block (kernel/job.h), the same for every node of a job:\n"
             "  --job-out FILE        write it (with --app and the options below only)\n"
-            "  --app NAME            allreduce, stencil, pingpong; greedy, stale (tests)\n"
+            "  --app NAME            allreduce, stencil, pingpong; greedy, stale, ftprobe (tests)\n"
             "  --iterations N        iterations, 1..4294967295 (1)\n"
             "  --progress K          an app-progress event every K iterations (0: none)\n"
             "  --app-args a,b,c      up to 4 signed 64-bit application arguments (0)\n"
+            "  --comm-mode MODE      abort|blank|shrink|rebuild: what WORLD does when a\n"
+            "                        rank fails (abort: the job ends)\n"
+            "  --msg-mode MODE       nop|cont: after a failure every call fails until\n"
+            "                        the rebuild (nop), or only those naming a failed rank\n"
             "  --dump-job FILE       decode a job block and print its fields\n",
             (unsigned)defaults.tree_radix, (unsigned)defaults.boot_incarnation,
             (unsigned)defaults.heartbeat_ms, (unsigned)defaults.detect_timeout_ms,
@@ -416,11 +420,12 @@ static int dump_job(const char *path)
 static int job_main(int argc, char **argv)
 {
     const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
-    const char *progress = NULL, *app_args = NULL;
+    const char *progress = NULL, *app_args = NULL, *comm_mode = NULL, *msg_mode = NULL;
     const struct cli_option options[] = {
         {"--job-out", &output, NULL},   {"--dump-job", &dump_path, NULL},
         {"--app", &app, NULL},          {"--iterations", &iterations, NULL},
         {"--progress", &progress, NULL}, {"--app-args", &app_args, NULL},
+        {"--comm-mode", &comm_mode, NULL}, {"--msg-mode", &msg_mode, NULL},
     };
     char error[200];
     switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
@@ -430,17 +435,18 @@ static int job_main(int argc, char **argv)
         return 0;
     case CLI_SCAN_ERROR:
         fail("%s (the job block takes only --job-out, --app, --iterations, --progress, "
-             "--app-args; or --dump-job alone)", error);
+             "--app-args, --comm-mode, --msg-mode; or --dump-job alone)", error);
     case CLI_SCAN_OK:
         break;
     }
     if (dump_path != NULL) {
         if (output != NULL || app != NULL || iterations != NULL || progress != NULL ||
-            app_args != NULL)
+            app_args != NULL || comm_mode != NULL || msg_mode != NULL)
             fail("--dump-job takes no other options (expected --dump-job FILE alone)");
         return dump_job(dump_path);
     }
-    const struct job_options wanted = {app, iterations, progress, app_args, 1, UINT32_MAX};
+    const struct job_options wanted = {app,       iterations, progress, app_args,
+                                       comm_mode, msg_mode,   1,        UINT32_MAX};
     struct job job;
     if (!job_options_build(&wanted, &job, error, sizeof error))
         fail("%s", error);

@@ -177,21 +177,28 @@ static void test_out_of_range_fields(void)
     job = valid_job(); job.progress_interval = job.iterations;
     CHECK(strcmp(field_of_encoded(&job), "(accepted)") == 0);
 
-    /* The next issues' fields: defined, and only their "off" value passes. */
-    for (uint8_t mode = JOB_COMM_BLANK; mode <= JOB_COMM_REBUILD + 1; mode++) {
+    /* The modes of issue 14: every defined value passes, the next does not. */
+    for (uint8_t mode = JOB_COMM_ABORT; mode <= JOB_COMM_REBUILD; mode++) {
         job = valid_job(); job.comm_mode = mode;
-        CHECK(strcmp(field_of_encoded(&job), "comm_mode") == 0);
+        CHECK(strcmp(field_of_encoded(&job), "(accepted)") == 0);
     }
-    job = valid_job(); job.comm_mode = JOB_COMM_SHRINK;
+    job = valid_job(); job.comm_mode = JOB_COMM_REBUILD + 1;
+    CHECK(strcmp(field_of_encoded(&job), "comm_mode") == 0);
     line_of_encoded(&job, line, sizeof line);
-    CHECK(strcmp(line, "job: comm_mode=2 is invalid, expected 0 (abort): blank, shrink "
-                       "and rebuild come with issue 14") == 0);
+    CHECK(strcmp(line, "job: comm_mode=4 is invalid, expected 0 (abort), 1 (blank), "
+                       "2 (shrink) or 3 (rebuild)") == 0);
     job = valid_job(); job.message_mode = JOB_MESSAGE_CONT;
-    CHECK(strcmp(field_of_encoded(&job), "message_mode") == 0);
-    line_of_encoded(&job, line, sizeof line);
-    CHECK_CONTAINS(line, "cont comes with issue 14");
+    CHECK(strcmp(field_of_encoded(&job), "(accepted)") == 0);
     job = valid_job(); job.message_mode = 7;
     CHECK(strcmp(field_of_encoded(&job), "message_mode") == 0);
+    line_of_encoded(&job, line, sizeof line);
+    CHECK_CONTAINS(line, "expected 0 (nop) or 1 (cont)");
+    for (uint8_t mode = 0; mode <= JOB_COMM_REBUILD; mode++)
+        CHECK(job_comm_mode_from_name(job_comm_mode_name(mode)) == mode);
+    CHECK(job_comm_mode_name(job_comm_mode_from_name("respawn")) == NULL);
+    CHECK(job_message_mode_from_name("cont") == JOB_MESSAGE_CONT);
+    CHECK(job_message_mode_name(job_message_mode_from_name("Nop")) == NULL);
+    /* The next issues' fields: defined, and only their "off" value passes. */
     job = valid_job(); job.routing_mode = 1;
     CHECK(strcmp(field_of_encoded(&job), "routing_mode") == 0);
     job = valid_job(); job.checkpoint_interval = 10;

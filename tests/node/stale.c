@@ -13,8 +13,10 @@
  * a view older than the receiver's current one is a stale delivery.  A
  * survivor reports `app-stale` (messages delivered from the sender, stale
  * deliveries, the last iteration delivered, its view epoch at the end);
- * ok: every token right, no stale delivery, no failed call.  The digest is
- * the CRC-32 of the iterations done, the same on every survivor.
+ * ok: every token right, no stale delivery, no failed call but the one
+ * receive the sender's expulsion fails (the job runs in CONT mode: issue
+ * 14; the survivors acknowledge it and post the receive again).  The
+ * digest is the CRC-32 of the iterations done, the same on every survivor.
  */
 #include <string.h>
 
@@ -114,7 +116,17 @@ static struct tori_result run_survivor(const struct tori_args *args, uint32_t ra
         bool done = true;
         while (outcome.ok && done) {
             struct tori_status status;
-            if (tori_test(&pending, &done, &status) != TORI_OK)
+            int error = tori_test(&pending, &done, &status);
+            if (error == TORI_ERR_PROC_FAILED) {
+                /* The sender's expulsion (issue 14, CONT): a receive from
+                 * any source fails until the failure is acknowledged. */
+                if (tori_comm_failure_ack(TORI_COMM_WORLD) != TORI_OK ||
+                    tori_irecv(TORI_COMM_WORLD, TORI_ANY_SOURCE, STALE_TAG, &got, sizeof got,
+                               &pending) != TORI_OK)
+                    outcome.ok = false;
+                continue;
+            }
+            if (error != TORI_OK)
                 outcome.ok = false;
             if (!done || !outcome.ok)
                 break;

@@ -24,6 +24,10 @@ done
 "$TOOL" --job-out "$OUT/default.bin" --app allreduce && "$TOOL" --dump-job "$OUT/default.bin" \
     > "$OUT/default.txt" || fail "default job"
 grep -qx "iterations=1" "$OUT/default.txt" || fail "default iterations is not 1"
+"$TOOL" --job-out "$OUT/modes.bin" --app allreduce --comm-mode rebuild --msg-mode cont &&
+    "$TOOL" --dump-job "$OUT/modes.bin" > "$OUT/modes.txt" || fail "a job with modes"
+grep -qx "comm_mode=rebuild" "$OUT/modes.txt" && grep -qx "message_mode=cont" "$OUT/modes.txt" ||
+    { cat "$OUT/modes.txt"; fail "the modes are not in the block"; }
 
 bad() { check_refused "$OUT" tori-personality "$TOOL" "$@"; }
 bad "--app is missing" --job-out "$OUT/x"
@@ -36,6 +40,10 @@ bad "--app-args '1,2,3,4,5' is invalid (expected at most 4" --job-out "$OUT/x" -
     --app-args 1,2,3,4,5
 bad "--app-args '99999999999999999999' is invalid" --job-out "$OUT/x" --app allreduce \
     --app-args 99999999999999999999
+bad "--comm-mode 'respawn' is invalid (expected abort, blank, shrink or rebuild)" \
+    --job-out "$OUT/x" --app allreduce --comm-mode respawn
+bad "--msg-mode 'CONT' is invalid (expected nop or cont)" --job-out "$OUT/x" --app allreduce \
+    --msg-mode CONT
 bad "unknown option '--node'" --job-out "$OUT/x" --app allreduce --node 3
 bad "--dump-job takes no other options" --dump-job "$OUT/job.bin" --app allreduce
 [[ ! -e "$OUT/x" ]] || fail "a refused command wrote its output"

@@ -1,12 +1,13 @@
 /*
  * The services module (kernel/services.h) of the host node's test build
  * (tori-node-test): the node's own services and shipped applications, plus
- * the test applications (greedy, stale).  Linked in place of node/services.c; the
+ * the test applications (greedy, stale, ftprobe).  Linked in place of node/services.c; the
  * product images never hold it.
  */
 #include "kernel/job.h"
 #include "kernel/services.h"
 #include "node/node.h"
+#include "tests/node/ftprobe.h"
 #include "tests/node/greedy.h"
 #include "tests/node/stale.h"
 
@@ -26,6 +27,8 @@ void kernel_services_run(void)
         outcome = tori_test_app_greedy(args);
     } else if (app == JOB_APP_STALE) {
         outcome = tori_test_app_stale(args);
+    } else if (app == JOB_APP_FTPROBE) {
+        outcome = tori_test_app_ftprobe(args);
     } else if (!node_run_shipped_app(app, args, &outcome)) {
         node_job_missing(app);
         return;

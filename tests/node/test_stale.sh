@@ -20,8 +20,10 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 HUNG=5
 ITERATIONS=200
 PACE_MS=10
+# CONT: the survivors' ring goes on when node 5 is expelled (BLANK: no
+# rebuild is asked for; ABORT, the default, would end the job).
 "$TOOL" --job-out "$OUT/stale.bin" --app stale --iterations "$ITERATIONS" \
-    --app-args "$HUNG,$PACE_MS" || fail "stale job"
+    --app-args "$HUNG,$PACE_MS" --comm-mode blank --msg-mode cont || fail "stale job"
 
 # Expelled after the 200 ms detector timeout, resumed at 1.5 s, while the
 # survivors' iterations (10 to 20 ms each) go on; the run lasts until 6 s

@@ -2,9 +2,10 @@
 # Faults timed by the application's progress, on a 2x2x2 host torus with
 # the CI detector timings: "hang 3 at iteration 20 for 100ms" (shorter than
 # the detector timeout) leaves the job alive: it ends ok, the fault table
-# and faults.jsonl show iteration 20.  "kill 3 at iteration 20" ends the run,
-# in bounded time, non-zero with the one-line reason; the faults still to
-# come are reported as not fired.
+# and faults.jsonl show iteration 20.  "kill 3 at iteration 20" under the
+# default --comm-mode abort aborts the job: every live rank reports
+# app-abort naming rank 3, the run ends in bounded time with the aborted
+# exit status 3; the faults still to come are reported as not fired.
 # usage: test_emu_app_faults.sh EMU OUT
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
@@ -30,11 +31,14 @@ timeout 120 "$EMU" "${JOB[@]}" --inject 'kill 3 at iteration 20; hang 5 at itera
 status=$?
 elapsed=$(( $(date +%s) - start ))
 [[ $status != 124 ]] || fail "kill: the run did not end within 120 s"
-check_status 1 $status "a kill at iteration 20"
+check_status 3 $status "a kill at iteration 20 (aborted)"
 (( elapsed < 60 )) || fail "kill: the run took $elapsed s (expected it to end with the job)"
 check_contains "$OUT/kill.txt" "iteration 20 reached: kill 3"
 check_contains "$OUT/kill.txt" \
-    "tori-emu: node 3 is down (killed or exited) before its app-result: the job cannot complete"
+    "tori-emu: allreduce: aborted: every live rank (7) reported app-abort (comm 0x100, epoch"
+[[ $(grep -c '^ *[0-9]* *host *abort .*failed 3$' "$OUT/kill.txt") == 7 ]] ||
+    fail "kill: not every live rank's row shows its app-abort naming rank 3"
+grep -q '^ *3 *host *down ' "$OUT/kill.txt" || fail "kill: node 3 is not shown down"
 grep -q '^ *1 .* kill 3 (iteration 20) ' "$OUT/kill.txt" || fail "kill: no table row at iteration 20"
 check_contains "$OUT/kill.txt" "the job is over: 2 scheduled faults not fired"
 grep -q 'hang 5 at iteration 40 for 1s *not fired' "$OUT/kill.txt" || fail "kill: hang 5 not listed"

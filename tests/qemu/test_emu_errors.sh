@@ -89,7 +89,7 @@ refused "--chaos: kinds=join needs spares (expected --spares K)" \
     --dims 2x2 --board host --chaos 'kinds=join'
 refused "--sequential needs --inject" --dims 2x2 --board host --sequential
 # Job runs (--app): the job block's options, checked as tori-personality checks them.
-refused "--app 'fft' is invalid (expected allreduce, stencil, pingpong, greedy or stale)" \
+refused "--app 'fft' is invalid (expected allreduce, stencil, pingpong, greedy, stale or ftprobe)" \
     --dims 2x2 --board host --app fft
 refused "--iterations '0' is invalid (expected a count in 1..1000000)" \
     --dims 2x2 --board host --app allreduce --iterations 0
@@ -106,6 +106,13 @@ refused "--app-timeout 'soon' is invalid" --dims 2x2 --board host --app allreduc
 refused "--iterations needs --app (expected --app NAME)" --dims 2x2 --board host \
     --iterations 5
 refused "--app-args needs --app (expected --app NAME)" --dims 2x2 --board host --app-args 1
+refused "--comm-mode needs --app (expected --app NAME)" --dims 2x2 --board host \
+    --comm-mode shrink
+refused "--msg-mode needs --app (expected --app NAME)" --dims 2x2 --board host --msg-mode cont
+refused "--comm-mode 'shrunk' is invalid (expected abort, blank, shrink or rebuild)" \
+    --dims 2x2 --board host --app allreduce --comm-mode shrunk
+refused "--msg-mode 'x' is invalid (expected nop or cont)" --dims 2x2 --board host \
+    --app allreduce --msg-mode x
 refused "--app and --job cannot be combined" --dims 2x2 --board host --app stencil \
     --job "$OUT/job.bin"
 refused "--app and --ping cannot be combined" --dims 2x2 --board host --app stencil --ping

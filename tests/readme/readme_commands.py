@@ -50,6 +50,26 @@ MAPPED = {
     "./tori emu --dims 2x2x2 --board mixed --app allreduce --iterations 20": (
         ["emu.app_qemu_2x2x2", "node.apps_qemu_2x2x2"],
         "another mixed job; the tests run allreduce and stencil on QEMU and mixed tori"),
+    "./tori emu --dims 2x2x2 --app allreduce --iterations 200 --comm-mode abort "
+    "--inject 'kill 3 at iteration 100'": (
+        ["emu.ft_abort_qemu_2x2x2"],
+        "exits 3 by design (the job is aborted); the test runs it and checks the status and "
+        "every app-abort"),
+    "./tori emu --dims 2x2x2 --app allreduce --iterations 200 --comm-mode rebuild --spares 1 "
+    "--inject 'kill 3 at iteration 100'": (
+        ["emu.ft_rebuild_qemu_2x2x2"],
+        "a QEMU torus with a kill; the test runs it and checks every surviving and adopting "
+        "rank, the adoption and the fault-free digest"),
+    "./tori emu --dims 2x2x2 --app allreduce --iterations 200 --comm-mode shrink "
+    "--inject 'kill 3 at iteration 100'": (
+        ["emu.ft_shrink_qemu_2x2x2"],
+        "a QEMU torus with a kill; the test runs it and checks every surviving rank and the "
+        "comm lines"),
+    "./tori emu --dims 2x2x2 --app allreduce --iterations 200 --comm-mode blank "
+    "--inject 'kill 3 at iteration 100'": (
+        ["emu.ft_blank_qemu_2x2x2"],
+        "a QEMU torus with a kill; the test runs it and checks every surviving rank and the "
+        "comm lines"),
     "./tori emu --dims 4x4x4 --board host --ping": (
         ["emu.ping_host_4x4x4"],
         "64 processes for several seconds; the test runs the same torus with --ping"),

@@ -10,7 +10,7 @@ Cases (one per CTest test, see tests/board/qemu-virt/CMakeLists.txt):
   bad-crc           CRC field corrupted: the exact crc32 halt message
   bad-radix         tree_radix=3 with a valid CRC: the exact field message
   bad-dims          dims=7 with a valid CRC: the exact field message
-  bad-job           a valid personality and a job block with comm_mode=2
+  bad-job           a valid personality and a job block with comm_mode=4
                     and a valid CRC: the exact field message of the job
   reset             QMP system_reset: the node boots again with the same
                     personality (the loader re-applies it) and, counting
@@ -169,7 +169,7 @@ def run_case(args, work_dir, started):
             job = bytearray(f.read())
         if len(job) != JOB_SIZE:
             raise TestFailure(f"tori-personality wrote a {len(job)}-byte job, expected 128")
-        job[JOB_OFFSET_COMM_MODE] = 2
+        job[JOB_OFFSET_COMM_MODE] = 4
         struct.pack_into("<I", job, JOB_OFFSET_CRC, zlib.crc32(bytes(job[:JOB_OFFSET_CRC])))
         with open(job_path, "wb") as f:
             f.write(job)
@@ -177,8 +177,8 @@ def run_case(args, work_dir, started):
                                                      job=job_path), work_dir)
         started.append(node)
         # The personality was read first: the panic line names the node.
-        harness.expect_halt(node, "5", "job: comm_mode=2 is invalid, expected 0 (abort): "
-                            "blank, shrink and rebuild come with issue 14", args.timeout,
+        harness.expect_halt(node, "5", "job: comm_mode=4 is invalid, expected 0 (abort), "
+                            "1 (blank), 2 (shrink) or 3 (rebuild)", args.timeout,
                             cause="the bad job block")
     elif case == "reset":
         path, _ = write_personality(args.personality_tool, work_dir)

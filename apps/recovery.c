@@ -1,0 +1,65 @@
+/* The shipped applications' recovery after a failure (see recovery.h). */
+#include "apps/recovery.h"
+
+/* rebuilt: only a rebuilt communicator can have gaps (BLANK). */
+static bool fill(struct app_group *group, bool rebuilt)
+{
+    if (tori_rank(group->comm, &group->rank) != TORI_OK ||
+        tori_size(group->comm, &group->size) != TORI_OK)
+        return false;
+    uint64_t epoch = 0;
+    uint32_t count = 0;
+    group->gap_count = 0;
+    /* Gaps exist only in a rebuilt BLANK communicator: elsewhere the
+     * detail call lists none. */
+    if (rebuilt && tori_comm_failed_ranks(group->comm, group->gaps, APP_RECOVERY_MAX_GAPS, &count,
+                               &epoch) == TORI_OK) {
+        if (count > APP_RECOVERY_MAX_GAPS)
+            return false;
+        group->gap_count = count;
+    }
+    group->live = group->size - group->gap_count;
+    group->index = group->rank;
+    for (uint32_t i = 0; i < group->gap_count; i++)
+        if (group->gaps[i] < group->rank)
+            group->index--;
+    return true;
+}
+
+bool app_group_start(struct app_group *group)
+{
+    struct tori_adoption adoption;
+    if (tori_adopted(&adoption) != TORI_OK)
+        return false;
+    group->comm = adoption.adopted ? adoption.comm : TORI_COMM_WORLD;
+    group->adopted = adoption.adopted;
+    return fill(group, adoption.adopted);
+}
+
+uint32_t app_group_live_rank(const struct app_group *group, uint32_t index)
+{
+    uint32_t rank = index;
+    for (uint32_t i = 0; i < group->gap_count && group->gaps[i] <= rank; i++)
+        rank++;
+    return rank;
+}
+
+bool app_failure(int error)
+{
+    return error == TORI_ERR_PROC_FAILED || error == TORI_ERR_REVOKED ||
+           error == TORI_ERR_INVALID_RANK;
+}
+
+bool app_group_rebuild(struct app_group *group)
+{
+    tori_comm rebuilt = TORI_COMM_NULL;
+    if (tori_comm_rebuild(group->comm, &rebuilt) != TORI_OK)
+        return false;
+    group->comm = rebuilt;
+    return fill(group, true);
+}
+
+int app_recovery_resume(const struct app_group *group, int64_t *values, uint32_t count)
+{
+    return tori_allreduce(group->comm, values, values, count, TORI_INT64, TORI_MAX);
+}

@@ -1,0 +1,55 @@
+/*
+ * What the shipped applications do when a rank fails (issue 14), over
+ * node/tori.h: the communicator they compute on (WORLD at first), its live
+ * ranks, and the rebuild after a failure per the job's mode (the
+ * communicator's: SHRINK renumbers the survivors, BLANK keeps the numbers
+ * with gaps, REBUILD has a spare adopt each failed rank).  Afterwards every
+ * member agrees on where to resume (app_recovery_resume), the adopting
+ * spare included.
+ */
+#ifndef APPS_RECOVERY_H
+#define APPS_RECOVERY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "node/tori.h"
+
+#define APP_RECOVERY_MAX_GAPS 64
+
+struct app_group {
+    tori_comm comm;
+    uint32_t rank, size;  /* in comm */
+    uint32_t gaps[APP_RECOVERY_MAX_GAPS]; /* BLANK: failed ranks, ascending */
+    uint32_t gap_count;
+    uint32_t live;        /* size - gap_count */
+    uint32_t index;       /* this rank's place among the live ranks */
+    bool adopted;         /* this node is a spare that took a failed rank */
+};
+
+/* The group to start on: WORLD, or a spare's adopted communicator (it
+ * blocks until a rebuild adopts it).  False after an error. */
+bool app_group_start(struct app_group *group);
+
+/* The live rank of place index (0..live-1). */
+uint32_t app_group_live_rank(const struct app_group *group, uint32_t index);
+
+/* True when error is a failure the job's mode lets the application go on
+ * after (not an abort, not a programming error). */
+bool app_failure(int error);
+
+/*
+ * Rebuilds group->comm after a failure and refills the group (under
+ * REBUILD with no spare left, the failed rank stays a gap, as under
+ * BLANK).  False when the rebuild failed: its app-error names the call.
+ */
+bool app_group_rebuild(struct app_group *group);
+
+/*
+ * After a (re)start on group: every member's values[0..count) combined by
+ * MAX, so that survivors hand their resume point (iteration, digest, ...)
+ * to an adopting spare, which offers zeros.
+ */
+int app_recovery_resume(const struct app_group *group, int64_t *values, uint32_t count);
+
+#endif /* APPS_RECOVERY_H */

@@ -1,0 +1,243 @@
+/*
+ * ftprobe: a test application (never in a product image) that probes issue
+ * 14's failure semantics where the shipped applications cannot show them.
+ * arg[0] picks the probe; arg[1] is the pace, ms per iteration.
+ *
+ * FTPROBE_PAIRS (0): ranks 2k and 2k+1 exchange one message each way per
+ * iteration until WORLD turns DETECTED (the test kills a rank); then, for a
+ * recovery window of arg[2] ms, each live pair goes on trying to exchange,
+ * before every survivor rebuilds WORLD and checks one allreduce on the new
+ * communicator.  It reports `app-ftprobe` with the exchanges completed in
+ * the window (none under NOP: every call fails until the rebuild; some
+ * under CONT between live pairs), the calls refused in it, and how often
+ * the error handler ran and with which error.
+ *
+ * FTPROBE_AGREE (1): one agree per iteration; in every third iteration one
+ * rank (it cycles) offers 0, the others 1.  A failure during a call makes
+ * it return PROC_FAILED (then the rank acknowledges it and goes on).  The
+ * digest is the CRC-32 of every value agreed: one digest over the survivors
+ * shows agree is uniform (the value is; api14 promises no uniform error).
+ * ok: a value that is certain is right (0 when its offerer is still live,
+ * 1 when nobody offered 0).
+ *
+ * FTPROBE_REVOKE (2): every rank but the last blocks in a receive from a
+ * live peer that never sends (a ring of them); the last rank revokes WORLD
+ * after arg[2] ms.  Every blocked receive must fail with REVOKED; then all
+ * shrink WORLD and check one allreduce on the result.
+ *
+ * ok also needs the new communicator's allreduce (pairs, revoke) to count
+ * every member of it; the digest is then the CRC-32 of its size.
+ */
+#include "tests/node/ftprobe.h"
+
+#include "lib/crc32.h"
+#include "node/tori.h"
+
+enum { FTPROBE_PAIRS = 0, FTPROBE_AGREE = 1, FTPROBE_REVOKE = 2 };
+
+#define PAIR_TAG 1
+#define RING_TAG 2
+#define EXCHANGE_LATE (-1) /* the deadline passed before the exchange completed */
+#define EXCHANGE_LEFT (-2) /* comm turned DETECTED while it waited (see exchange) */
+#define NO_DEADLINE UINT64_MAX
+
+static struct {
+    int64_t calls;
+    int64_t error;
+} handled;
+
+static void count_failure(tori_comm comm, int error)
+{
+    (void)comm;
+    handled.calls++;
+    handled.error = error;
+}
+
+/* Lets the node run until ms have passed since began_ns. */
+static void pace(uint64_t began_ns, int64_t ms)
+{
+    while (tori_now_ns() - began_ns < (uint64_t)ms * 1000000u)
+        tori_progress();
+}
+
+/*
+ * One message each way with partner on comm (the iteration); *got: what
+ * came.  A request still pending at the deadline, or when comm turns
+ * DETECTED and stop_on_failure is set, is abandoned (its late completion
+ * only writes the static buffer again): a partner that went into recovery
+ * first may never send the message it waits for.
+ */
+static int exchange(tori_comm comm, uint32_t partner, uint32_t iteration, uint64_t deadline_ns,
+                    bool stop_on_failure, uint32_t *got)
+{
+    static uint32_t sent, received;
+    tori_request send = TORI_REQUEST_NULL, recv = TORI_REQUEST_NULL;
+    sent = iteration;
+    int error = tori_irecv(comm, partner, PAIR_TAG, &received, sizeof received, &recv);
+    if (error == TORI_OK)
+        error = tori_isend(comm, partner, PAIR_TAG, &sent, sizeof sent, &send);
+    while (error == TORI_OK &&
+           (send != TORI_REQUEST_NULL || recv != TORI_REQUEST_NULL)) {
+        if (tori_now_ns() >= deadline_ns)
+            return EXCHANGE_LATE;
+        if (stop_on_failure && tori_comm_state(comm) != TORI_STATE_OK)
+            return EXCHANGE_LEFT;
+        bool done = false;
+        if (send != TORI_REQUEST_NULL)
+            error = tori_test(&send, &done, NULL);
+        if (error == TORI_OK && recv != TORI_REQUEST_NULL)
+            error = tori_test(&recv, &done, NULL);
+    }
+    *got = received;
+    return error;
+}
+
+/* An allreduce of 1 over comm counts its members: true when it does. */
+static bool counts_members(tori_comm comm, uint64_t *digest)
+{
+    uint32_t size = 0;
+    int64_t one = 1, total = 0;
+    if (tori_size(comm, &size) != TORI_OK ||
+        tori_allreduce(comm, &one, &total, 1, TORI_INT64, TORI_SUM) != TORI_OK)
+        return false;
+    *digest = crc32_update(0, &size, sizeof size);
+    return total == (int64_t)size;
+}
+
+static struct tori_result run_pairs(const struct tori_args *args, uint32_t rank, uint32_t size)
+{
+    struct tori_result outcome = {true, 0, 0};
+    tori_set_error_handler(count_failure);
+    uint32_t partner = rank ^ 1u;
+    bool paired = partner < size;
+    bool failed = false;
+    for (uint32_t i = 1; i <= args->iterations && !failed; i++) {
+        uint64_t began = tori_now_ns();
+        failed = tori_comm_state(TORI_COMM_WORLD) != TORI_STATE_OK;
+        uint32_t got = 0;
+        if (!failed && paired) {
+            int error = exchange(TORI_COMM_WORLD, partner, i, NO_DEADLINE, true, &got);
+            /* 0: the partner's first message of its recovery window. */
+            failed = error != TORI_OK || got == 0;
+            outcome.ok = outcome.ok && (failed || got == i);
+        }
+        if (failed)
+            break;
+        outcome.iterations = i;
+        tori_iteration_done(i);
+        pace(began, args->arg[1]);
+    }
+    /* The recovery window: what live pairs can still exchange. */
+    int64_t exchanged = 0, refused = 0;
+    uint64_t window_end = tori_now_ns() + (uint64_t)args->arg[2] * 1000000u;
+    while (failed && tori_now_ns() < window_end) {
+        uint64_t began = tori_now_ns();
+        uint32_t got = 0;
+        int error = paired ? exchange(TORI_COMM_WORLD, partner, 0, window_end, false, &got)
+                           : EXCHANGE_LATE;
+        if (error == TORI_OK) {
+            exchanged++;
+        } else if (error != EXCHANGE_LATE) {
+            refused++;
+            pace(began, 1);
+        } else {
+            pace(began, 1);
+        }
+    }
+    tori_comm rebuilt = TORI_COMM_NULL;
+    bool recovered = failed && tori_comm_rebuild(TORI_COMM_WORLD, &rebuilt) == TORI_OK &&
+                     counts_members(rebuilt, &outcome.digest);
+    static const char *const keys[] = {"exchanged", "refused", "handler_calls", "handler_error"};
+    const int64_t values[] = {exchanged, refused, handled.calls, handled.error};
+    tori_report("app-ftprobe", keys, values, 4);
+    outcome.ok = outcome.ok && recovered;
+    return outcome;
+}
+
+static struct tori_result run_agree(const struct tori_args *args, uint32_t rank, uint32_t size)
+{
+    struct tori_result outcome = {true, 0, 0};
+    int64_t zeros = 0, proc_failed = 0;
+    for (uint32_t i = 1; i <= args->iterations; i++) {
+        uint64_t began = tori_now_ns();
+        uint32_t offerer = i % 3 == 0 ? (i / 3) % size : UINT32_MAX; /* who offers 0 */
+        uint32_t flag = rank == offerer ? 0 : 1;
+        int error = tori_comm_agree(TORI_COMM_WORLD, &flag);
+        if (error == TORI_ERR_PROC_FAILED) {
+            proc_failed++;
+            if (tori_comm_failure_ack(TORI_COMM_WORLD) != TORI_OK)
+                outcome.ok = false;
+        } else if (error != TORI_OK) {
+            outcome.ok = false;
+            break;
+        }
+        /* Certain: 1 when nobody offered 0; 0 when the offerer is still
+         * live (it took part).  A failed offerer's 0 may or may not count. */
+        uint32_t failed_ranks[8];
+        uint32_t failed_count = 0;
+        uint64_t epoch = 0;
+        bool offerer_failed = false;
+        if (offerer != UINT32_MAX &&
+            tori_comm_failed_ranks(TORI_COMM_WORLD, failed_ranks, 8, &failed_count, &epoch) ==
+                TORI_OK)
+            for (uint32_t f = 0; f < failed_count && f < 8; f++)
+                offerer_failed |= failed_ranks[f] == offerer;
+        if ((offerer == UINT32_MAX && flag != 1) ||
+            (offerer != UINT32_MAX && !offerer_failed && flag != 0))
+            outcome.ok = false;
+        zeros += flag == 0;
+        outcome.digest = crc32_update((uint32_t)outcome.digest, &flag, sizeof flag);
+        outcome.iterations = i;
+        tori_iteration_done(i);
+        pace(began, args->arg[1]);
+    }
+    static const char *const keys[] = {"zeros", "proc_failed"};
+    const int64_t values[] = {zeros, proc_failed};
+    tori_report("app-ftprobe", keys, values, 2);
+    return outcome;
+}
+
+static struct tori_result run_revoke(const struct tori_args *args, uint32_t rank, uint32_t size)
+{
+    struct tori_result outcome = {false, 0, 0};
+    int64_t revoked = 0;
+    if (rank + 1 == size) {
+        pace(tori_now_ns(), args->arg[2]);
+        revoked = tori_comm_revoke(TORI_COMM_WORLD) == TORI_OK;
+    } else {
+        /* A ring of receives that no one sends: each waits on a live peer. */
+        uint32_t from = (rank + 1) % (size - 1);
+        uint64_t nothing = 0;
+        revoked = tori_recv(TORI_COMM_WORLD, from, RING_TAG, &nothing, sizeof nothing, NULL) ==
+                  TORI_ERR_REVOKED;
+    }
+    tori_comm shrunk = TORI_COMM_NULL;
+    bool recovered = tori_comm_shrink(TORI_COMM_WORLD, &shrunk) == TORI_OK &&
+                     counts_members(shrunk, &outcome.digest);
+    static const char *const keys[] = {"revoked"};
+    const int64_t values[] = {revoked};
+    tori_report("app-ftprobe", keys, values, 1);
+    outcome.ok = revoked == 1 && recovered;
+    outcome.iterations = args->iterations;
+    return outcome;
+}
+
+struct tori_result tori_test_app_ftprobe(const struct tori_args *args)
+{
+    struct tori_result failed = {false, 0, 0};
+    uint32_t rank = 0, size = 0;
+    if (tori_rank(TORI_COMM_WORLD, &rank) != TORI_OK ||
+        tori_size(TORI_COMM_WORLD, &size) != TORI_OK || size < 2 || args->arg[1] < 0 ||
+        args->arg[2] < 0)
+        return failed;
+    switch (args->arg[0]) {
+    case FTPROBE_PAIRS:
+        return run_pairs(args, rank, size);
+    case FTPROBE_AGREE:
+        return run_agree(args, rank, size);
+    case FTPROBE_REVOKE:
+        return run_revoke(args, rank, size);
+    default:
+        return failed;
+    }
+}

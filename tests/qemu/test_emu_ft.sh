@@ -1,0 +1,87 @@
+#!/bin/bash
+# Issue 14's failure modes end to end: `kill 3 at iteration 100` on a job of
+# 200 iterations (progress every 10) ends as the mode promises.  VICTIMS
+# (default 3) names other ranks to kill at iteration 100: 0 (the root of
+# the view and of WORLD), or two of them ("3,5"): under shrink the
+# survivors then end on a communicator without both.  PRELUDE: faults
+# before the kills (e.g. a spare hung until it is expelled: it must rejoin
+# and still adopt the failed rank); KILL_AT: the iteration of the kills
+# (100; the job runs twice as many).
+#   abort:   every live rank reports app-abort naming the victims (and no
+#            app-result), the run exits 3 with its summary line;
+#   shrink, blank, rebuild: every surviving (and, under rebuild, the
+#            adopting) rank reports ok=true with one digest, exit 0, no
+#            communicator check failed; under rebuild one spare reports
+#            app-adopted, its row says so, and the digest is the one of the
+#            same job without the kill.
+# usage: test_emu_ft.sh EMU OUT BOARD DIMS APP MODE [IMAGE|- [VICTIMS [PRELUDE [KILL_AT]]]]
+source "$(dirname "$0")/../shell_lib.sh"
+EMU=$1
+OUT=$2
+BOARD=$3
+DIMS=$4
+APP=$5
+MODE=$6
+IMAGE=${7:--}
+VICTIMS=${8:-3}
+PRELUDE=${9:-}
+KILL_AT=${10:-100}
+rm -rf "$OUT" && mkdir -p "$OUT"
+INJECT=$PRELUDE
+for victim in ${VICTIMS//,/ }; do
+    INJECT+="${INJECT:+; }kill $victim at iteration $KILL_AT"
+done
+ARGS=(--dims "$DIMS" --board "$BOARD" --app "$APP" --iterations $((2 * KILL_AT)) --progress 10
+      --comm-mode "$MODE" --inject "$INJECT")
+if [[ $BOARD == qemu ]]; then
+    [[ -f $IMAGE ]] || { echo "SKIP: no qemu-virt image at $IMAGE"; exit 77; }
+    ARGS+=(--image "$IMAGE")
+else
+    ARGS+=(--heartbeat-ms 20 --detect-timeout-ms 200)
+fi
+[[ $MODE == rebuild ]] && ARGS+=(--spares 1)
+
+timeout 280 "$EMU" "${ARGS[@]}" --out "$OUT/run" > "$OUT/run.txt" 2>&1
+status=$?
+[[ $status != 124 ]] || fail "$MODE: the run did not end within 280 s"
+for victim in ${VICTIMS//,/ }; do
+    check_contains "$OUT/run.txt" "iteration $KILL_AT reached: kill $victim"
+done
+grep -q "communicator check failed" "$OUT/run.txt" && fail "$MODE: a communicator check failed"
+events="$OUT/run/events.jsonl"
+if [[ $MODE == abort ]]; then
+    check_status 3 $status "$MODE: the aborted exit status"
+    live=$(( $(grep -c '^ *[0-9]\+  \(host\|qemu\) ' "$OUT/run.txt") - 1 ))
+    check_contains "$OUT/run.txt" \
+        "tori-emu: $APP: aborted: every live rank ($live) reported app-abort (comm 0x100, epoch"
+    [[ $(grep -c "\"event\":\"app-abort\".*\"failed\":\"\\?$VICTIMS\"\\?[,}]" "$events") == "$live" ]] ||
+        fail "$MODE: not $live app-abort lines naming rank(s) $VICTIMS"
+    grep -q '"event":"app-result"' "$events" && fail "$MODE: an app-result after the abort"
+else
+    check_status 0 $status "$MODE: every surviving rank ok"
+    check_contains "$OUT/run.txt" "tori-emu: $APP: every surviving or adopting rank ok=true"
+    grep -q '"event":"comm".*"comm":"0x100".*"state":"detected"' "$events" ||
+        fail "$MODE: no comm line for WORLD after the view change"
+    if [[ $MODE == rebuild ]]; then
+        [[ $(grep -c '"event":"app-adopted"' "$events") == 1 ]] ||
+            fail "$MODE: not one app-adopted line"
+        grep -q 'a spare that adopted a rank' "$OUT/run.txt" || fail "$MODE: no adopting row"
+        # The fault-free answer: the same job without the kill (on host
+        # processes: the digest is the same on every board).
+        timeout 120 "$EMU" --dims "$DIMS" --board host --app "$APP" --iterations $((2 * KILL_AT)) \
+            --progress 10 --comm-mode rebuild --spares 1 --out "$OUT/fault_free" \
+            > "$OUT/fault_free.txt" 2>&1 || fail "$MODE: the fault-free run failed"
+        want=$(grep -o 'ok=true, digest 0x[0-9a-f]*' "$OUT/fault_free.txt")
+        [[ -n $want ]] && grep -qF "$want" "$OUT/run.txt" ||
+            fail "$MODE: not the fault-free answer (${want:-none})"
+    fi
+fi
+if [[ $VICTIMS == *,* && $MODE == shrink ]]; then
+    # Both crashes are in the communicator the survivors end on (one view
+    # change or two: a crash noticed later lands during the recovery).
+    count=$(tr ',' '\n' <<< "$VICTIMS" | wc -l)
+    size=$(grep -o '"event":"app-start".*"size":[0-9]*' "$events" | head -n 1 | grep -o '[0-9]*$')
+    grep -q "\"event\":\"comm\".*\"size\":$((size - count)),.*\"state\":\"\(ok\|recovered\)\"" "$events" ||
+        fail "$MODE: no rebuilt communicator of $((size - count)) ranks"
+fi
+echo "emu.ft $BOARD $DIMS $APP $MODE (kill $VICTIMS): all checks passed"
