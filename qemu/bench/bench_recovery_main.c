@@ -39,7 +39,7 @@
 #define MODES_MAX 3u
 #define OUT_MAX 400
 #define KILLED_NODE 3u       /* issue 14's `kill 3 at iteration N` */
-#define SIM_KILL_NS 1000000u /* the simulator's crash: kill 77 at 1ms */
+#define SIM_KILL_NS 1000000u /* the simulator's crash: kill 3 at 1ms */
 
 static void usage(FILE *out)
 {
@@ -122,6 +122,12 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
         uint32_t size[CONFIG_MAX_DIMS];
         if (!cli_parse_dims("--sim-dims", o->sim_dims, &dims, size, error, capacity))
             return false;
+        uint64_t nodes = 1;
+        for (unsigned d = 0; d < dims; d++)
+            nodes *= size[d];
+        if (nodes <= KILLED_NODE)
+            return cli_invalid(error, capacity, "--sim-dims", o->sim_dims,
+                               "a torus of at least 4 nodes, or 'none'");
     }
     return true;
 }
@@ -361,7 +367,7 @@ int main(int argc, char **argv)
     bench_recovery_sim_clear(&crash, SIM_KILL_NS);
     bench_recovery_sim_clear(&job, 0);
     if (sim_wanted) {
-        char *crash_args[] = {"--inject", "kill 77 at 1ms", NULL};
+        char *crash_args[] = {"--inject", "kill 3 at 1ms", NULL};
         char *job_args[] = {"--app", "allreduce", "--iterations", "2", NULL};
         if (!run_sim(&o, base, "sim-crash", crash_args, &crash, human) ||
             !run_sim(&o, base, "sim-allreduce", job_args, &job, human) || !crash.detected ||

@@ -108,6 +108,10 @@ MAPPED = {
     "./tori bench faults": (
         ["emu.bench_faults_small"],
         "a timing benchmark (many tori); the test runs it at a tiny size"),
+    "./tori bench recovery": (
+        ["emu.bench_recovery_host"],
+        "a timing benchmark (QEMU and host tori, 65,536 simulated ranks); the test runs it "
+        "on a host 2x2x2 torus and the simulator at 4x4x4"),
     "./tori cert": (
         ["cert.shipped"],
         "minutes of builds and analysis; the test runs every check on the shipped image"),
