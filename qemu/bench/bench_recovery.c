@@ -254,13 +254,13 @@ void bench_recovery_print_table(FILE *out, const struct bench_recovery_row *rows
 {
     fprintf(out, "\nrecovery after one crash, medians (ms since the failure; x D: over the "
                  "run's detection, x T: over its T_s)\n");
-    fprintf(out, "%-12s %-8s %4s %9s %9s %9s %9s %9s %6s %6s %6s %6s %9s %9s %s\n", "config",
+    fprintf(out, "%-18s %-8s %4s %9s %9s %9s %9s %9s %6s %6s %6s %6s %9s %9s %s\n", "config",
             "mode", "runs", "detect", "T_s", "view", "rebuilt", "resumed", "view/D",
             "reb/D", "res/D", "res/T", "allreduce", "target", "verdict");
     for (unsigned i = 0; i < count; i++) {
         const struct bench_recovery_row *r = &rows[i];
         const struct bench_recovery_phases *m = &r->median;
-        fprintf(out, "%-12s %-8s %2u/%-1u", r->config, r->mode, r->complete, r->runs);
+        fprintf(out, "%-18s %-8s %2u/%-1u", r->config, r->mode, r->complete, r->runs);
         print_cell(out, m->detection_ns);
         print_cell(out, m->ts_ns);
         print_cell(out, m->view_ns);
