@@ -66,8 +66,11 @@ void bench_recovery_take_event(struct bench_recovery_events *events, const char 
                  events->rebuilt_at[node] == 0)
             events->rebuilt_at[node] = t;
     } else if (json_is(line, length, "event", "app-recovered")) {
-        if (events->resumed_at[node] == 0) {
+        uint64_t rebuild = 0, resume = 0;
+        if (events->resumed_at[node] == 0 && json_u64(line, length, "rebuild_ns", &rebuild) &&
+            json_u64(line, length, "resume_ns", &resume) && rebuild + resume < t) {
             events->resumed_at[node] = t;
+            events->noticed_at[node] = t - resume - rebuild;
             events->recovered_ranks++;
         }
     } else if (json_is(line, length, "event", "app-start")) {
@@ -117,16 +120,19 @@ void bench_recovery_phases(const struct bench_recovery_events *e,
         p->view_ns = (double)e->view_ns;
     }
     /* The slowest rank's spans from its view to its rebuild and resume. */
-    uint64_t rebuilt = 0, resumed = 0;
+    uint64_t noticed = 0, rebuilt = 0, resumed = 0;
     bool every_rebuilt = true, any = false;
     for (uint32_t n = 0; n < BENCH_RECOVERY_NODES_MAX; n++) {
         if (e->detected_at[n] == 0)
             continue;
         any = true;
-        if (e->rebuilt_at[n] < e->detected_at[n] || e->resumed_at[n] < e->detected_at[n]) {
+        if (e->noticed_at[n] < e->detected_at[n] || e->rebuilt_at[n] < e->noticed_at[n] ||
+            e->resumed_at[n] < e->rebuilt_at[n]) {
             every_rebuilt = false;
             continue;
         }
+        if (e->noticed_at[n] - e->detected_at[n] > noticed)
+            noticed = e->noticed_at[n] - e->detected_at[n];
         if (e->rebuilt_at[n] - e->detected_at[n] > rebuilt)
             rebuilt = e->rebuilt_at[n] - e->detected_at[n];
         if (e->resumed_at[n] - e->detected_at[n] > resumed)
@@ -134,6 +140,7 @@ void bench_recovery_phases(const struct bench_recovery_events *e,
     }
     p->ranks = e->recovered_ranks;
     if (e->stable && any && every_rebuilt) {
+        p->noticed_ns = p->view_ns + (double)noticed;
         p->rebuilt_ns = p->view_ns + (double)rebuilt;
         p->resumed_ns = p->view_ns + (double)resumed;
     }
@@ -162,7 +169,7 @@ void bench_recovery_median(const struct bench_recovery_phases *runs, unsigned co
                            struct bench_recovery_phases *median)
 {
     memset(median, 0, sizeof *median);
-    double values[6][BENCH_RECOVERY_RUNS_MAX];
+    double values[7][BENCH_RECOVERY_RUNS_MAX];
     unsigned n = 0;
     for (unsigned r = 0; r < count && n < BENCH_RECOVERY_RUNS_MAX; r++) {
         if (!runs[r].complete)
@@ -173,6 +180,7 @@ void bench_recovery_median(const struct bench_recovery_phases *runs, unsigned co
         values[3][n] = runs[r].rebuilt_ns;
         values[4][n] = runs[r].resumed_ns;
         values[5][n] = runs[r].allreduce_ns;
+        values[6][n] = runs[r].noticed_ns;
         if (runs[r].ranks > median->ranks)
             median->ranks = runs[r].ranks;
         n++;
@@ -185,6 +193,7 @@ void bench_recovery_median(const struct bench_recovery_phases *runs, unsigned co
     median->rebuilt_ns = emu_results_median_of(values[3], n);
     median->resumed_ns = emu_results_median_of(values[4], n);
     median->allreduce_ns = emu_results_median_of(values[5], n);
+    median->noticed_ns = emu_results_median_of(values[6], n);
     median->complete = true;
 }
 
@@ -254,8 +263,9 @@ void bench_recovery_print_table(FILE *out, const struct bench_recovery_row *rows
 {
     fprintf(out, "\nrecovery after one crash, medians (ms since the failure; x D: over the "
                  "run's detection, x T: over its T_s)\n");
-    fprintf(out, "%-18s %-8s %4s %9s %9s %9s %9s %9s %6s %6s %6s %6s %9s %9s %s\n", "config",
-            "mode", "runs", "detect", "T_s", "view", "rebuilt", "resumed", "view/D",
+    fprintf(out, "%-18s %-8s %4s %9s %9s %9s %9s %9s %9s %6s %6s %6s %6s %9s %9s %s\n",
+            "config", "mode", "runs", "detect", "T_s", "view", "noticed", "rebuilt", "resumed",
+            "view/D",
             "reb/D", "res/D", "res/T", "allreduce", "target", "verdict");
     for (unsigned i = 0; i < count; i++) {
         const struct bench_recovery_row *r = &rows[i];
@@ -264,6 +274,7 @@ void bench_recovery_print_table(FILE *out, const struct bench_recovery_row *rows
         print_cell(out, m->detection_ns);
         print_cell(out, m->ts_ns);
         print_cell(out, m->view_ns);
+        print_cell(out, m->noticed_ns);
         print_cell(out, m->rebuilt_ns);
         print_cell(out, m->resumed_ns);
         print_ratio(out, m->view_ns, m->detection_ns);
@@ -285,12 +296,13 @@ void bench_recovery_print_row_json(FILE *out, const struct bench_recovery_row *r
     double target = m->complete ? bench_recovery_target_ns(m) : 0.0;
     fprintf(out,
             "{\"config\":\"%s\",\"mode\":\"%s\",\"runs\":%u,\"complete\":%u,"
-            "\"detection_ns\":%.0f,\"ts_ns\":%.0f,\"view_ns\":%.0f,\"rebuilt_ns\":%.0f,"
+            "\"detection_ns\":%.0f,\"ts_ns\":%.0f,\"view_ns\":%.0f,\"noticed_ns\":%.0f,"
+            "\"rebuilt_ns\":%.0f,"
             "\"resumed_ns\":%.0f,\"allreduce_ns\":%.0f,\"target_ns\":%.0f,"
             "\"resumed_over_detection\":%.3f,\"resumed_over_detection_plus_ts\":%.3f,"
             "\"met\":%s}",
             r->config, r->mode, r->runs, r->complete, m->detection_ns, m->ts_ns, m->view_ns,
-            m->rebuilt_ns, m->resumed_ns, m->allreduce_ns, target,
+            m->noticed_ns, m->rebuilt_ns, m->resumed_ns, m->allreduce_ns, target,
             m->detection_ns > 0 ? m->resumed_ns / m->detection_ns : 0.0,
             m->detection_ns + m->ts_ns > 0 ? m->resumed_ns / (m->detection_ns + m->ts_ns) : 0.0,
             m->complete && m->resumed_ns <= target ? "true" : "false");

@@ -8,9 +8,13 @@
  *   detection  the first failure-detected (faults.jsonl: detection.after_ns)
  *   view       the root's stable view (faults.jsonl: recovery_ns; the root's
  *              own T_s is stable.ts_ns)
- *   rebuilt    + the slowest rank's span, on its own clock, from its `comm`
- *              line state=detected (its view installed) to its `comm` line
- *              state=recovered (tori_comm_rebuild done)
+ *   noticed    + the slowest rank's span, on its own clock, from its `comm`
+ *              line state=detected (its view installed) to the start of
+ *              its tori_comm_rebuild (its app-recovered line's time less
+ *              its resume_ns and rebuild_ns): the failure reaching the
+ *              application, as an error from the call it was in
+ *   rebuilt    + the same span to its `comm` line state=recovered
+ *              (tori_comm_rebuild done)
  *   resumed    + the same span to its `app-recovered` line (the resume
  *              allreduce done: apps/recovery.c)
  *
@@ -45,6 +49,7 @@ struct bench_recovery_events {
     uint64_t detected_at[BENCH_RECOVERY_NODES_MAX];  /* comm state=detected */
     uint64_t rebuilt_at[BENCH_RECOVERY_NODES_MAX];   /* comm state=recovered */
     uint64_t resumed_at[BENCH_RECOVERY_NODES_MAX];   /* app-recovered */
+    uint64_t noticed_at[BENCH_RECOVERY_NODES_MAX];   /* its rebuild's start */
     uint32_t rank0_node;
     bool rank0_known;
     unsigned progress;
@@ -62,7 +67,7 @@ void bench_recovery_take_fault(struct bench_recovery_events *events, const char 
 /* One run's phases, each since the failure, in ns (0: not reached). */
 struct bench_recovery_phases {
     bool complete; /* every phase measured */
-    double detection_ns, ts_ns, view_ns, rebuilt_ns, resumed_ns, allreduce_ns;
+    double detection_ns, ts_ns, view_ns, noticed_ns, rebuilt_ns, resumed_ns, allreduce_ns;
     unsigned ranks; /* ranks that reported app-recovered */
 };
 

@@ -42,10 +42,10 @@ static const char *const stream[] = {
     /* a later comm line of the new communicator changes nothing */
     "{\"event\":\"comm\",\"node\":5,\"t_ns\":95000000,\"emu_ns\":4,\"comm\":\"0x101\",\"epoch\":1,"
     "\"size\":7,\"rank\":4,\"digest\":\"0xdcb16eeb\",\"state\":\"recovered\"}",
-    "{\"event\":\"app-recovered\",\"node\":1,\"t_ns\":20000000,\"emu_ns\":5,\"rank\":1,"
-    "\"size\":7,\"rebuild_ns\":1000000,\"resume_ns\":2000000}",
+    "{\"event\":\"app-recovered\",\"node\":1,\"t_ns\":12000000,\"emu_ns\":5,\"rank\":1,"
+    "\"size\":7,\"rebuild_ns\":1500000,\"resume_ns\":2500000}",
     "{\"event\":\"app-recovered\",\"node\":5,\"t_ns\":80000000,\"emu_ns\":5,\"rank\":4,"
-    "\"size\":7,\"rebuild_ns\":1000000,\"resume_ns\":2000000}",
+    "\"size\":7,\"rebuild_ns\":10000000,\"resume_ns\":4000000}",
     "not json at all",
 };
 
@@ -74,8 +74,10 @@ static void test_phases(void)
     CHECK(p.complete && p.ranks == 2);
     CHECK(near(p.detection_ns, 58300044) && near(p.ts_ns, 1984036));
     CHECK(near(p.view_ns, 60479250));
-    /* the slowest spans: node 5, 25 ms to rebuilt and 30 ms to resumed
-     * (node 1: 2 ms and 13 ms) */
+    /* the slowest spans: node 5, whose rebuild started 16 ms after its
+     * view (80 - 4 - 10 - 50), was done at 25 ms and resumed at 30 ms
+     * (node 1: 1, 2 and 5 ms) */
+    CHECK(near(p.noticed_ns, 60479250 + 16000000.0));
     CHECK(near(p.rebuilt_ns, 60479250 + 25000000.0));
     CHECK(near(p.resumed_ns, 60479250 + 30000000.0));
     /* iterations before the crash: 4.5, 6, 5, 5.5 ms each: median 5.25 ms
@@ -88,7 +90,7 @@ static void test_phases(void)
     /* A rank that saw the failure but never resumed: no resume time. */
     events.resumed_at[5] = 0;
     bench_recovery_phases(&events, &p);
-    CHECK(!p.complete && p.resumed_ns == 0 && p.rebuilt_ns == 0);
+    CHECK(!p.complete && p.resumed_ns == 0 && p.rebuilt_ns == 0 && p.noticed_ns == 0);
     /* No fault record: nothing is complete. */
     record(&events);
     events.stable = false;
