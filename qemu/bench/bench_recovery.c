@@ -240,6 +240,27 @@ double bench_recovery_sim_messages_per_allreduce(const struct bench_recovery_sim
     return (double)sim->messages / (3.0 * (double)sim->iterations);
 }
 
+/* ---- the overhead runs ---- */
+
+void bench_recovery_pingpong_take(struct bench_recovery_pingpong *run, const char *line)
+{
+    size_t length = trimmed_length(line);
+    uint64_t node = 0, value = 0;
+    if (!json_u64(line, length, "node", &node) || node != 0)
+        return;
+    if (json_is(line, length, "event", "app-pingpong")) {
+        if (json_u64(line, length, "bytes", &value) && value == 0 &&
+            json_u64(line, length, "rtt_ns", &value))
+            run->rtt0_ns = value;
+    } else if (json_is(line, length, "event", "app-allreduce")) {
+        if (json_u64(line, length, "median_ns", &value))
+            run->allreduce_ns = value;
+    } else if (json_is(line, length, "event", "app-barrier")) {
+        if (json_u64(line, length, "median_ns", &value))
+            run->barrier_ns = value;
+    }
+}
+
 /* ---- output ---- */
 
 static void print_cell(FILE *out, double ns)

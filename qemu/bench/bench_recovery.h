@@ -98,6 +98,17 @@ double bench_recovery_sim_allreduce_ns(const struct bench_recovery_sim *sim);
 /* Messages per allreduce, and the plain tree's 2 (N - 1) for the ranks. */
 double bench_recovery_sim_messages_per_allreduce(const struct bench_recovery_sim *sim);
 
+/*
+ * The overhead when nothing fails, at run time: rank 0's figures from the
+ * job `pingpong` (app-pingpong bytes=0, app-allreduce, app-barrier).
+ */
+struct bench_recovery_pingpong {
+    uint64_t rtt0_ns, allreduce_ns, barrier_ns; /* 0: not reported */
+};
+
+/* One line of a pingpong run's events.jsonl (rank 0 is node 0 there). */
+void bench_recovery_pingpong_take(struct bench_recovery_pingpong *run, const char *line);
+
 /* A configuration's row per mode. */
 struct bench_recovery_row {
     char config[32], mode[16];

@@ -148,10 +148,32 @@ static void test_sim(void)
     CHECK(near(bench_recovery_sim_messages_per_allreduce(&sim), 126.0));
 }
 
+static void test_pingpong(void)
+{
+    struct bench_recovery_pingpong run;
+    memset(&run, 0, sizeof run);
+    const char *const lines[] = {
+        "{\"event\":\"app-pingpong\",\"node\":0,\"t_ns\":5,\"emu_ns\":1,\"bytes\":0,"
+        "\"rounds\":32,\"rtt_ns\":65517}",
+        "{\"event\":\"app-pingpong\",\"node\":0,\"t_ns\":6,\"emu_ns\":1,\"bytes\":1,"
+        "\"rounds\":32,\"rtt_ns\":70000}",
+        "{\"event\":\"app-barrier\",\"node\":0,\"t_ns\":7,\"emu_ns\":1,\"rounds\":32,"
+        "\"median_ns\":704660}",
+        "{\"event\":\"app-allreduce\",\"node\":1,\"t_ns\":8,\"emu_ns\":1,\"rounds\":32,"
+        "\"median_ns\":1}",
+        "{\"event\":\"app-allreduce\",\"node\":0,\"t_ns\":8,\"emu_ns\":1,\"rounds\":32,"
+        "\"median_ns\":790258}",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        bench_recovery_pingpong_take(&run, lines[i]);
+    CHECK(run.rtt0_ns == 65517 && run.barrier_ns == 704660 && run.allreduce_ns == 790258);
+}
+
 int main(void)
 {
     test_phases();
     test_median();
     test_sim();
+    test_pingpong();
     return check_report("emu.bench_recovery");
 }

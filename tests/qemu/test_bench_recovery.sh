@@ -1,6 +1,7 @@
 #!/bin/bash
 # tori-bench-recovery end to end at a tiny size: one run of each mode on a
-# host 2x2x2 torus and the simulator at 4x4x4; the table has a row per
+# host 2x2x2 torus, the simulator at 4x4x4, the overhead runs (pingpong
+# under abort,nop and shrink,cont) on host 2x2x2; the table has a row per
 # mode with a verdict, recovery.json (also on stdout with --json) holds
 # every phase, and the phases come in order.  Times are never asserted.
 # Bad options give one clear line and exit 2.
@@ -18,6 +19,8 @@ bad "--modes: 'abort' is not one of shrink, blank, rebuild" --modes abort
 bad "--configs: 'arm-2x2x2': unknown board 'arm'" --configs arm-2x2x2
 bad "--configs: host-3 has 3 nodes (expected more than 3" --configs host-3
 bad "--sim-dims '2' is invalid" --sim-dims 2
+bad "--overhead-dims '1' is invalid (expected a torus of at least 2 nodes, or 'none')" \
+    --overhead-dims 1
 bad "unknown option '--nonsense'" --nonsense
 
 "$BENCH" --configs host-2x2x2 --runs 1 --iterations 40 --sim-dims 4x4x4 --json \
@@ -47,5 +50,11 @@ assert sim["ranks"] == 64 and sim["modes"] is False, sim
 assert sim["detection_ns"] > 0 and sim["ts_ns"] > 0 and sim["allreduce_ns"] > 0, sim
 assert sim["plain_tree_messages"] == 126 and sim["messages_per_allreduce"] >= 126, sim
 assert "runs no communicator modes yet" in table and "overhead when nothing fails" in table
+over = record["overhead"]
+assert over["dims"] == "2x2x2" and over["runs"] == 1, over
+for k in ("rtt0", "allreduce", "barrier"):
+    a, b = over[k + "_abort_nop_ns"], over[k + "_shrink_cont_ns"]
+    assert a > 0 and b > 0 and abs(over[k + "_ratio"] - b / a) < 1e-3, over
+assert "ping-pong 0 B RTT" in table and "host 8x8x8" in table
 PY
 echo "tori-bench-recovery: ok"
