@@ -63,7 +63,8 @@ static void usage(FILE *out)
           "  --sim-dims DIMS    the simulator's torus (64x32x32: 65,536 ranks); 'none'\n"
           "  --overhead-dims DIMS  the host torus of the overhead runs (2x2x2): the job\n"
           "                     pingpong under the default modes (abort, nop) and under\n"
-          "                     shrink, cont, --runs times each; 'none'\n"
+          "                     shrink, cont, --runs times each (heartbeat 100 ms,\n"
+          "                     detector 1 s: nothing fails there); 'none'\n"
           "  --out DIR          logs, events and recovery.json (default: a fresh\n"
           "                     /tmp/tori-bench-recovery-XXXXXX)\n"
           "  --json             the JSON record on stdout (the tables then go to stderr)\n"
@@ -264,7 +265,10 @@ static bool run_pingpong(const struct options *o, const char *base, unsigned set
     snprintf(dir, sizeof dir, "%s/overhead-%s-%s-%u", base, overhead_modes[setting][0],
              overhead_modes[setting][1], run + 1);
     snprintf(log_path, sizeof log_path, "%s.log", dir);
+    /* Nothing fails here: a long detector timeout keeps a loaded machine
+     * from expelling a node mid-run (both settings alike). */
     char *argv[] = {(char *)o->emu, "--dims", (char *)o->overhead_dims, "--board", "host",
+                    "--heartbeat-ms", "100", "--detect-timeout-ms", "1000",
                     "--app", "pingpong", "--iterations", "32", "--comm-mode",
                     (char *)overhead_modes[setting][0], "--msg-mode",
                     (char *)overhead_modes[setting][1], "--out", dir, "--node-binary",
