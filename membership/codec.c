@@ -279,7 +279,10 @@ static enum membership_decode_status decode_chunk(const uint8_t *b, size_t body,
     if (c->from_pos >= c->to_pos || c->to_pos > node_count) {
         return MEMBERSHIP_DECODE_BAD_RANGE;
     }
-    if ((c->flags & MEMBERSHIP_CHUNK_FINAL) != 0 && c->to_pos != node_count) {
+    /* FINAL exactly at the end: after a chunk that is not final, the
+     * receiver asks for the next one from its to_pos, which must be a
+     * position (a request from the node count would not decode). */
+    if (((c->flags & MEMBERSHIP_CHUNK_FINAL) != 0) != (c->to_pos == node_count)) {
         return MEMBERSHIP_DECODE_BAD_RANGE;
     }
     msg->list = b + MEMBERSHIP_CHUNK_FIXED;

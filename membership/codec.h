@@ -196,7 +196,8 @@ struct membership_body_view_request {
 /*
  * VIEW_CHUNK: the live positions in [from_pos, to_pos) of view `epoch`
  * (header), either as (start, length) intervals or as a bitmap of
- * to_pos - from_pos bits (from_pos a multiple of 8).
+ * to_pos - from_pos bits (from_pos a multiple of 8).  MEMBERSHIP_CHUNK_FINAL
+ * is set exactly when to_pos is the node count.
  */
 struct membership_body_view_chunk {
     uint32_t config_digest;

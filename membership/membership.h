@@ -100,6 +100,7 @@ struct membership_counters {
     uint32_t drops_no_view;     /* we or the sender hold no view */
     uint32_t drops_config;      /* a joiner or chunk with another configuration */
     uint32_t drops_unexpected;  /* well-formed but out of place */
+    uint32_t drops_bad_ack;     /* an ack counting more members than its subtree holds */
     uint32_t notices_sent;
     uint32_t suspicions;
     uint32_t false_suspicions;  /* a probed node that answered */

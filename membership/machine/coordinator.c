@@ -692,9 +692,13 @@ bool coord_take_ack(struct membership *ctx, const struct membership_msg *msg, ui
 {
     struct membership_coordinator *c = &ctx->coord;
     if (!c->active || c->epoch != msg->body.ack.epoch ||
-        !round_acks_take(&c->acks, msg->header.sender)) {
+        !round_acks_is_pending(&c->acks, msg->header.sender)) {
         return false;
     }
+    if (!round_ack_fits(ctx, msg)) {
+        return true; /* dropped: the top stays pending; its real ack feeds the majority test */
+    }
+    round_acks_take(&c->acks, msg->header.sender);
     c->messages += msg->body.ack.messages;
     c->reached += msg->body.ack.reached;
     c->incomplete = c->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);

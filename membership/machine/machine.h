@@ -203,8 +203,17 @@ void coord_tick_confirm(struct membership *ctx, uint64_t now);
 /* Starts the wait: children[0..count) pending, a late one asked at most max_asks times. */
 void round_acks_begin(struct membership_acks *a, uint32_t max_asks, uint64_t wait_ns,
                       uint64_t now);
+/* True when sender is a child whose ack is still awaited. */
+bool round_acks_is_pending(const struct membership_acks *a, uint32_t sender);
 /* An ack from sender: true when it was a pending child (no longer pending). */
 bool round_acks_take(struct membership_acks *a, uint32_t sender);
+/*
+ * True when an ack counts no more members (`reached`) than the sender's
+ * subtree holds in our view; else counts it in drops_bad_ack.  Children's
+ * subtrees are disjoint, so a sum of fitting acks fits ours: an ack we send
+ * up always decodes, and the root's count (its majority test) is true.
+ */
+bool round_ack_fits(struct membership *ctx, const struct membership_msg *msg);
 /* Any message from sender: a pending child asked again is alive. */
 void round_acks_heard(struct membership_acks *a, uint32_t sender);
 /* At the deadline: returns the children to report now, *ask those to ask again. */

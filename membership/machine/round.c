@@ -34,6 +34,16 @@ void round_acks_begin(struct membership_acks *a, uint32_t max_asks, uint64_t wai
     a->deadline_ns = machine_deadline_after(now, wait_ns);
 }
 
+bool round_acks_is_pending(const struct membership_acks *a, uint32_t sender)
+{
+    for (uint32_t i = 0; i < a->count; i++) {
+        if (a->children[i] == sender && ((a->pending >> i) & 1u)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool round_acks_take(struct membership_acks *a, uint32_t sender)
 {
     for (uint32_t i = 0; i < a->count; i++) {
@@ -305,6 +315,20 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
     transfer_start(ctx, h->sender, now, out);
 }
 
+bool round_ack_fits(struct membership *ctx, const struct membership_msg *msg)
+{
+    struct membership_tree_links links;
+    uint32_t sender = msg->header.sender;
+    if (sender < ctx->node_count &&
+        membership_tree_locate(&ctx->view, ctx->layout.kind, ctx->config.radix,
+                               machine_pos_of(ctx, sender), &links) &&
+        msg->body.ack.reached <= links.subtree_size) {
+        return true;
+    }
+    ctx->counters.drops_bad_ack++;
+    return false;
+}
+
 void round_handle_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
                       struct membership_outbox *out)
 {
@@ -313,7 +337,11 @@ void round_handle_ack(struct membership *ctx, const struct membership_msg *msg, 
     }
     struct membership_round *r = &ctx->round;
     if (r->active && !r->waiting_sync && r->epoch == msg->body.ack.epoch &&
-        round_acks_take(&r->acks, msg->header.sender)) {
+        round_acks_is_pending(&r->acks, msg->header.sender)) {
+        if (!round_ack_fits(ctx, msg)) {
+            return; /* the child stays pending: asked again, its real ack counts */
+        }
+        round_acks_take(&r->acks, msg->header.sender);
         r->messages += msg->body.ack.messages;
         r->reached += msg->body.ack.reached;
         r->incomplete = r->incomplete || (msg->body.ack.flags & MEMBERSHIP_ACK_INCOMPLETE);

@@ -23,6 +23,7 @@
  *                                 resume, reboot)
  *     send TYPE from S to D [noview] [u8|u16|u32|u64 V]...
  *                                 a hand-built message in D's epochs
+ *                                 (`u64 epoch`: D's current epoch)
  *     resend                      the last one again, byte for byte
  *     tick N next | tick N at T   node N's timers (at its next deadline)
  *     deliver                     the FIFO in order until empty
@@ -45,11 +46,12 @@
  *                                       epoch: its counter
  *     expect agree                      every node up holds the same view
  *     expect deadline NODES never | expect deadline NODES within=T
- *     expect counter N drops_stale=V
+ *     expect counter N drops_stale|drops_malformed|drops_bad_ack=V
  *     expect tree N parent=P children=K
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,6 +484,28 @@ static void expect_agree(struct script *s)
     }
 }
 
+/* The counter an `expect counter` line names (name[0..length)). */
+static bool counter_named(const char *name, size_t length, const struct membership *node,
+                          const uint32_t **counter)
+{
+    const struct membership_counters *c = membership_get_counters(node);
+    static const struct {
+        const char *name;
+        size_t offset;
+    } known[] = {
+        {"drops_stale", offsetof(struct membership_counters, drops_stale)},
+        {"drops_malformed", offsetof(struct membership_counters, drops_malformed)},
+        {"drops_bad_ack", offsetof(struct membership_counters, drops_bad_ack)},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strlen(known[i].name) == length && strncmp(known[i].name, name, length) == 0) {
+            *counter = (const uint32_t *)(const void *)((const char *)c + known[i].offset);
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool expect_line(struct script *s, char **tok, int n)
 {
     if (n >= 3 && strcmp(tok[2], "sends") == 0) {
@@ -547,13 +571,18 @@ static bool expect_line(struct script *s, char **tok, int n)
         return true;
     }
     if (strcmp(what, "counter") == 0 && n == 4) {
-        if (!parse_node(s, tok[2], &id) || strncmp(tok[3], "drops_stale=", 12) != 0 ||
-            !parse_u64(tok[3] + 12, &value)) {
-            return bad("%s", "expect counter N drops_stale=V");
+        const char *equals = strchr(tok[3], '=');
+        const uint32_t *counter = NULL;
+        if (!parse_node(s, tok[2], &id)) {
+            return false;
         }
-        uint32_t got = s->run ? membership_get_counters(&h.nodes[id])->drops_stale : 0;
-        if (s->run && got != value) {
-            unmet(s, "node %u: drops_stale %u, expected %" PRIu64, id, got, value);
+        if (equals == NULL || !parse_u64(equals + 1, &value) ||
+            !counter_named(tok[3], (size_t)(equals - tok[3]), &h.nodes[id], &counter)) {
+            return bad("%s", "expect counter N drops_stale|drops_malformed|drops_bad_ack=V");
+        }
+        if (s->run && *counter != value) {
+            unmet(s, "node %u: %.*s %u, expected %" PRIu64, id, (int)(equals - tok[3]), tok[3],
+                  *counter, value);
         }
         return true;
     }
@@ -666,8 +695,12 @@ static bool send_line(struct script *s, char **tok, int n)
                               sizeof s->last_message);
     }
     for (; i < n; i += 2) {
-        uint64_t v;
-        if (i + 1 >= n || !parse_u64(tok[i + 1], &v)) {
+        uint64_t v = 0;
+        bool receiver_epoch = i + 1 < n && strcmp(tok[i], "u64") == 0 &&
+                              strcmp(tok[i + 1], "epoch") == 0;
+        if (receiver_epoch) {
+            v = s->run ? membership_epoch(&h.nodes[to]) : 0;
+        } else if (i + 1 >= n || !parse_u64(tok[i + 1], &v)) {
             return bad("'%s': fields go as u8|u16|u32|u64 VALUE", tok[i]);
         }
         bool ok = true;

@@ -206,6 +206,12 @@ static void targeted(void)
     /* A final chunk must end at the node count. */
     length = build(buf, MEMBERSHIP_MSG_VIEW_CHUNK);
     CHECK(membership_decode(buf, length, NODES + 1, &msg) == MEMBERSHIP_DECODE_BAD_RANGE);
+    /* ... and one that ends there must be final: its receiver would ask
+     * for the next chunk from the node count, a request that does not
+     * decode (found by the fuzz target membership). */
+    length = build(buf, MEMBERSHIP_MSG_VIEW_CHUNK);
+    buf[MEMBERSHIP_HEADER_SIZE + 5] = 0;
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_BAD_RANGE);
     /* Bitmap chunks: from on a byte boundary, exactly as many bytes as the span. */
     {
         struct membership_writer w;

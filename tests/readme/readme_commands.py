@@ -112,6 +112,15 @@ MAPPED = {
         ["emu.bench_recovery_host"],
         "a timing benchmark (QEMU and host tori, 65,536 simulated ranks); the test runs it "
         "on a host 2x2x2 torus and the simulator at 4x4x4"),
+    "./tori fuzz": (
+        ["fuzz.build", "fuzz.frame", "fuzz.link", "fuzz.membership_codec", "fuzz.membership",
+         "fuzz.personality", "fuzz.job", "fuzz.console", "fuzz.comm_codec"],
+        "a minute per target by design; the tests build the fuzz tree and run every target "
+        "for a fixed number of inputs"),
+    "./tori fuzz --seconds 600 membership": (
+        ["fuzz.membership", "tori.install"],
+        "ten minutes by design; the test runs the same target briefly, tori.install checks "
+        "that --seconds is refused when it is not a number"),
     "./tori cert": (
         ["cert.shipped"],
         "minutes of builds and analysis; the test runs every check on the shipped image"),

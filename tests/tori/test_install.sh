@@ -33,10 +33,14 @@ if [[ "$CASE" == packages ]]; then
     expect_groups "bench faults" host arm qemu
     expect_groups "bench recovery" host arm qemu
     expect_groups "cert" host arm qemu checkers
-    expect_groups "test" host arm qemu checkers
+    expect_groups "test" host arm qemu checkers fuzz
+    expect_groups "fuzz" host fuzz
+    expect_groups "build fuzz" host fuzz
     [[ "${GROUP_PACKAGES[qemu]}" == qemu-system-arm ]] || fail "QEMU group: ${GROUP_PACKAGES[qemu]}"
     [[ "${GROUP_PACKAGES[checkers]}" == "cppcheck clang-tidy" ]] \
         || fail "checkers group: ${GROUP_PACKAGES[checkers]}"
+    [[ "${GROUP_PACKAGES[fuzz]}" == "clang libclang-rt-14-dev" ]] \
+        || fail "fuzz group: ${GROUP_PACKAGES[fuzz]}"
     # ./tori test installs every group there is.
     for group in "${!GROUP_PACKAGES[@]}"; do
         [[ " $(command_groups test) " == *" $group "* ]] || fail "./tori test misses group $group"
@@ -161,4 +165,28 @@ run skipped "TORI_NO_INSTALL=1" -- sim --help
 run build_help -- build --help
 run build_bad -- build nosuch
 [[ ! -s "$WORK/build_help.calls" && ! -s "$WORK/build_bad.calls" ]] || fail "build --help or a bad board installed"
+
+# ./tori fuzz: a bad target or duration is one line and exit 2, before
+# anything is installed or built; --list names every target.
+fuzz_refuses() {
+    local name=$1 expected=$2; shift 2
+    run "$name" -- fuzz "$@"
+    [[ $(status "$name") == 2 ]] || fail "fuzz $*: exit $(status "$name"), expected 2"
+    [[ $(wc -l < "$WORK/$name.err") == 1 ]] || { cat "$WORK/$name.err" >&2; fail "fuzz $*: not one line"; }
+    grep -qF -- "$expected" "$WORK/$name.err" || { cat "$WORK/$name.err" >&2; fail "fuzz $*: lacks '$expected'"; }
+    [[ ! -s "$WORK/$name.calls" ]] || fail "fuzz $* installed something"
+}
+fuzz_refuses fuzz_target "tori: fuzz: unknown target 'nosuch' (expected one of: frame " nosuch
+fuzz_refuses fuzz_zero "tori: fuzz: --seconds '0' is not a whole number of seconds" --seconds 0 frame
+fuzz_refuses fuzz_words "tori: fuzz: --seconds 'ten' is not a whole number of seconds" --seconds ten
+fuzz_refuses fuzz_missing "tori: fuzz: --seconds needs a number of seconds" --seconds
+fuzz_refuses fuzz_two "tori: fuzz: one target at most (got 'frame' and 'link')" frame link
+fuzz_refuses fuzz_option "tori: fuzz: unknown option '--runs'" --runs 5
+run fuzz_list -- fuzz --list
+[[ $(status fuzz_list) == 0 ]] || fail "fuzz --list: exit $(status fuzz_list)"
+for target in $(grep -o '^[a-z_]*' "$SOURCE/tests/fuzz/targets.txt" | grep .); do
+    grep -q "^$target " "$WORK/fuzz_list.out" || fail "fuzz --list lacks $target"
+    [[ -d "$SOURCE/tests/fuzz/corpus/$target" ]] || fail "fuzz target $target has no seed corpus"
+done
+[[ ! -s "$WORK/fuzz_list.calls" ]] || fail "fuzz --list installed something"
 echo "tori install: all checks passed"
