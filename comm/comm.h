@@ -197,7 +197,7 @@ _Static_assert(COMM_REQUEST_SLOTS < COMM_NONE16, "request index must fit 16 bits
 struct comm_request {
     uint8_t state;  /* COMM_REQ_* (comm/internal.h) */
     uint8_t kind;   /* send, receive, collective */
-    uint8_t error;
+    uint8_t error;  /* the outcome; a pending send: what its completion reports (NOP) */
     uint8_t owner;  /* 0: the application; c + 1: collective slot c */
     uint8_t send_state;   /* sends: normal, resending, skipping, deferred */
     uint8_t transmission; /* sends: bumped when a deferred message goes again */

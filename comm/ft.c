@@ -35,6 +35,14 @@ void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct com
         c->failed_log[c->failed_log_count] = rank;
     }
     c->failed_log_count++;
+    if (c->msg_mode == COMM_MSG_NOP) {
+        /* FT-MPI NOP: every communication on it fails until the rebuild,
+         * those already waiting too (a rank blocked on a live peer that
+         * went to the rebuild would wait for ever). */
+        match_fail_comm(ctx, slot, COMM_ERR_PROC_FAILED, out);
+        peer_fail_comm(ctx, slot, COMM_ERR_PROC_FAILED, out);
+        return;
+    }
     /* ULFM: a receive from anyone could have been meant to match the failed
      * rank's message: it fails until the failure is acknowledged. */
     match_fail_posted(ctx, slot, true, COMM_ERR_PROC_FAILED, out);

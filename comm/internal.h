@@ -120,6 +120,12 @@ void peer_pump(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
 /* Node left the view (or restarted): its sends fail, its sessions go. */
 void peer_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
                     struct comm_outbox *out);
+/* Communicator slot comm failed under NOP: its application sends not
+ * started fail with error, those under way end with it once acknowledged,
+ * and a receive being filled fails (the rest of its message is consumed
+ * unread). */
+void peer_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
+                    struct comm_outbox *out);
 /* Forget every session; pending sends fail with error. */
 void peer_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
 /* Control frames to a peer slot, sent by match.c.  The GRANT goes only if
@@ -161,6 +167,12 @@ void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
  * ANY_SOURCE ones if any_source_only) fail with error. */
 void match_fail_posted(struct comm *ctx, uint16_t comm, bool any_source_only,
                        enum comm_error error, struct comm_outbox *out);
+/* Communicator slot comm failed under NOP: its application receives
+ * (posted, or bound to a record) and self-sends fail with error, and its
+ * unexpected messages go (those still arriving or deferred are consumed
+ * unread: the GRANT lets their senders finish). */
+void match_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
+                     struct comm_outbox *out);
 /* Forget every record; posted receives fail with error. */
 void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
 /* GRANTs that were not followed by their message go again. */

@@ -1003,6 +1003,92 @@ static void campaign_run(uint64_t seed)
     harness_free(&h);
 }
 
+/* NOP: the view change that makes WORLD DETECTED fails what is already
+ * waiting on it, with live peers too: a receive from a live rank nobody
+ * sends to, a rendezvous send no receive takes (deferred at its receiver),
+ * a large message half received, an unexpected one nobody will receive and
+ * a self-send.  Then the rebuilt communicator carries messages between
+ * the same pairs (the old ones' frames were consumed, not left in the
+ * way).  With loss, so that frames are still in windows at the change. */
+static uint8_t nop_big_out[100000];
+static uint8_t nop_big_in[3][100000];
+
+static void test_nop_fails_waiting(uint64_t seed)
+{
+    enum { N = 6 };
+    struct harness h;
+    harness_init(&h, N, N, seed);
+    h.loss_percent = 10;
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    for (uint32_t i = 0; i < sizeof nop_big_out; i++) {
+        nop_big_out[i] = (uint8_t)(i * 7u + seed);
+    }
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    uint8_t small[4] = {1, 2, 3, 4};
+    /* 0 waits on 1, which sends it nothing */
+    CHECK_EQ(irecv(&h, 0, COMM_WORLD, 1, nop_big_in[0], 4, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 0, r);
+    /* 2 -> 4: rendezvous (over half the pool), no receive at 4 */
+    CHECK_EQ(isend(&h, 2, COMM_WORLD, 4, nop_big_out, sizeof nop_big_out, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 2, r);
+    /* 3 -> 1: matched, under way when the view changes */
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, 3, nop_big_in[1], sizeof nop_big_out, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 1, r);
+    CHECK_EQ(isend(&h, 3, COMM_WORLD, 1, nop_big_out, sizeof nop_big_out, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 3, r);
+    /* 4 -> 0: small and unexpected; 4 -> 4: a self-send nobody receives */
+    uint32_t unexpected;
+    CHECK_EQ(isend(&h, 4, COMM_WORLD, 0, small, 4, &unexpected), COMM_ERR_OK);
+    CHECK_EQ(isend(&h, 4, COMM_WORLD, 4, nop_big_out, sizeof nop_big_out, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 4, r);
+    harness_run_for(&h, 400000u); /* part of the big messages is out */
+    CHECK(!harness_requests_poll(&h, &reqs));
+    bool live[N] = {true, true, true, true, true, true};
+    uint32_t gone = 5;
+    remove_nodes(&h, 2, &gone, 1, live);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_PROC_FAILED);
+    }
+    /* a new receive on the failed communicator finds no old message either */
+    CHECK_EQ(irecv(&h, 0, COMM_WORLD, 4, nop_big_in[0], 4, &r), COMM_ERR_PROC_FAILED);
+    /* the rebuilt communicator works between the same pairs */
+    uint32_t new_comm[N];
+    CHECK(rebuild_all(&h, N, live, false, COMM_WORLD, new_comm, &reqs));
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    harness_requests_clear(&reqs);
+    const uint32_t pairs[3][2] = {{2, 4}, {3, 1}, {1, 0}};
+    for (uint32_t p = 0; p < 3; p++) {
+        uint32_t from = pairs[p][0];
+        uint32_t to = pairs[p][1];
+        memset(nop_big_in[p], 0, sizeof nop_big_in[p]);
+        CHECK_EQ(irecv(&h, to, new_comm[to], comm_rank(harness_node(&h, from), new_comm[from]),
+                       nop_big_in[p], sizeof nop_big_out, &r),
+                 COMM_ERR_OK);
+        harness_requests_add(&reqs, to, r);
+        CHECK_EQ(isend(&h, from, new_comm[from], comm_rank(harness_node(&h, to), new_comm[to]),
+                       nop_big_out, sizeof nop_big_out, &r),
+                 COMM_ERR_OK);
+        harness_requests_add(&reqs, from, r);
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    for (uint32_t p = 0; p < 3; p++) {
+        CHECK(memcmp(nop_big_in[p], nop_big_out, sizeof nop_big_out) == 0);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     for (uint64_t t = 0; t < 2000000u; t += 100000u) {
@@ -1030,6 +1116,9 @@ int main(void)
     }
     for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
         test_p2p_modes(&p2p_cases[i]);
+    }
+    for (uint64_t seed = 1030; seed < 1040; seed++) {
+        test_nop_fails_waiting(seed);
     }
     test_abort_event();
     test_failed_ranks_and_ack();
