@@ -791,6 +791,18 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
     }
 }
 
+void coll_restart_rounds(struct comm *ctx, struct comm_outbox *out)
+{
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
+        struct comm_collective *c = &ctx->colls[slot];
+        if (c->state == COLL_RUNNING && coll_is_round(c->kind) && c->step < c->step_count &&
+            c->steps[c->step].kind != STEP_ADOPT_SEND) {
+            c->restart = true;
+            fail(ctx, slot, COMM_ERR_PROC_FAILED, out);
+        }
+    }
+}
+
 /* ---- starting ---- */
 
 /* The largest subtree below a root of a communicator of size ranks. */

@@ -429,6 +429,9 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     membership_view_copy(&ctx->live, view);
     ctx->epoch = epoch;
     ctx->has_view = true;
+    if (!first) {
+        coll_restart_rounds(ctx, out);
+    }
     if (first) {
         for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
             struct comm_communicator *c = &ctx->comms[i];

@@ -202,6 +202,10 @@ void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
  * (recovery rounds start again in the new view, unless the view is gone). */
 void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
                     struct comm_outbox *out);
+/* A new view: every recovery round still deciding starts again in it (its
+ * messages name the view they belong to, so the old ones match nothing
+ * any more, even after a view that only added members). */
+void coll_restart_rounds(struct comm *ctx, struct comm_outbox *out);
 /* A recovery round (AGREE, REBUILD) on comm, or a spare's ADOPT; request
  * NULL: a background round serving the decision this node holds. */
 enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,

@@ -1089,6 +1089,120 @@ static void test_nop_fails_waiting(uint64_t seed)
     harness_free(&h);
 }
 
+/* A view change that adds a member never stalls what is in flight: every
+ * frame still owed to a live peer is delivered once.  Ten nodes, WORLD the
+ * first seven, spares 7, 8, 9 joining one by one; with loss, each view
+ * lands while frames are in windows:
+ *   view 2 adds 7 during an allreduce and a large message;
+ *   view 3 removes 4 and adds 8 (one change) during an agree and a large
+ *   message between live ranks (CONT);
+ *   view 4 adds 9 during the rebuild (a spare adopts rank 4). */
+static uint8_t join_out[60000];
+static uint8_t join_in[60000];
+
+static void start_large(struct harness *h, uint32_t from, uint32_t to,
+                        struct harness_requests *reqs)
+{
+    uint32_t r;
+    memset(join_in, 0, sizeof join_in);
+    CHECK_EQ(irecv(h, to, COMM_WORLD, from, join_in, sizeof join_in, &r), COMM_ERR_OK);
+    harness_requests_add(reqs, to, r);
+    CHECK_EQ(isend(h, from, COMM_WORLD, to, join_out, sizeof join_out, &r), COMM_ERR_OK);
+    harness_requests_add(reqs, from, r);
+}
+
+static void test_join_during(uint64_t seed)
+{
+    enum { N = 10, WORLD = 7 };
+    struct harness h;
+    harness_init(&h, N, WORLD, seed);
+    h.loss_percent = 5;
+    h.delay_max_ns = 300000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_REBUILD, COMM_MSG_CONT);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = i < WORLD;
+    }
+    harness_install(&h, 1, live, NULL);
+    for (uint32_t i = 0; i < sizeof join_out; i++) {
+        join_out[i] = (uint8_t)(i * 13u + seed);
+    }
+    /* view 2 adds 7 */
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    static int64_t one[N];
+    static int64_t sum[N];
+    uint32_t r;
+    for (uint32_t i = 0; i < WORLD; i++) {
+        one[i] = (int64_t)i + 1;
+        CHECK_EQ(comm_iallreduce(harness_node(&h, i), COMM_WORLD, &one[i], &sum[i], 1,
+                                 COMM_INT64, COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&reqs, i, r);
+    }
+    start_large(&h, 0, 6, &reqs);
+    harness_run_for(&h, 150000u + seed % 7u * 40000u);
+    live[7] = true;
+    harness_install(&h, 2, live, NULL);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    for (uint32_t i = 0; i < WORLD; i++) {
+        CHECK_EQ(sum[i], 28);
+    }
+    CHECK(memcmp(join_in, join_out, sizeof join_out) == 0);
+    /* view 3 removes 4 and adds 8 */
+    harness_requests_clear(&reqs);
+    static uint32_t flag[N];
+    for (uint32_t i = 0; i < WORLD; i++) {
+        flag[i] = i == 2 ? 0u : 1u;
+        CHECK_EQ(comm_iagree(harness_node(&h, i), COMM_WORLD, &flag[i], h.now_ns,
+                             harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        if (i != 4) {
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    start_large(&h, 1, 5, &reqs);
+    harness_run_for(&h, 150000u + seed % 5u * 40000u);
+    live[4] = false;
+    live[8] = true;
+    harness_install(&h, 3, live, NULL);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < WORLD - 1u; i++) {
+        /* the agree's error is the decision's: the same at every survivor */
+        CHECK_EQ(reqs.status[i].error, reqs.status[0].error);
+    }
+    for (uint32_t i = 0; i < WORLD; i++) {
+        if (i != 4) {
+            CHECK_EQ(flag[i], 0u);
+        }
+    }
+    CHECK_EQ(reqs.status[reqs.count - 1u].error, COMM_ERR_OK); /* the large message */
+    CHECK(memcmp(join_in, join_out, sizeof join_out) == 0);
+    /* view 4 adds 9 during the rebuild */
+    uint32_t comm[N];
+    bool in[N];
+    for (uint32_t i = 0; i < N; i++) {
+        in[i] = live[i] && i != 8; /* 7 adopts rank 4; 8 waits (no gap for it) */
+    }
+    rebuild_all(&h, WORLD, in, false, COMM_WORLD, comm, &reqs);
+    harness_run_for(&h, 150000u + seed % 3u * 40000u);
+    live[9] = true;
+    harness_install(&h, 4, live, NULL);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    check_one_map(&h, comm, in);
+    CHECK_EQ(comm_node_of(harness_node(&h, 0), comm[0], 4), 7);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     for (uint64_t t = 0; t < 2000000u; t += 100000u) {
@@ -1116,6 +1230,9 @@ int main(void)
     }
     for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
         test_p2p_modes(&p2p_cases[i]);
+    }
+    for (uint64_t seed = 1040; seed < 1060; seed++) {
+        test_join_during(seed);
     }
     for (uint64_t seed = 1030; seed < 1040; seed++) {
         test_nop_fails_waiting(seed);
