@@ -570,6 +570,7 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     }
     c->background = false;
     c->restart = false;
+    c->parked = false;
     c->strict_phase = false;
     c->state = COLL_FREE;
 }
@@ -685,6 +686,10 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
             release_slot(ctx, slot);
             return;
         }
+        if (c->parked && ctx->has_view && ft_round_tag_current(ctx, c->tag_base)) {
+            return; /* the next view starts it again (coll_restart_rounds) */
+        }
+        c->parked = false;
         if (!ctx->has_view) {
             c->restart = false; /* the view went while it drained */
             if (!c->background) {
@@ -738,6 +743,15 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
             break;
         }
         if (e == COMM_ERR_PENDING) {
+            return;
+        }
+        if (e == COMM_ERR_PROC_FAILED && coll_is_round(c->kind)) {
+            /* A peer failed under it (reset, restarted) before any view
+             * said so: a round ends only with a decision, the same at
+             * every member, so it waits for the view that settles it. */
+            c->restart = true;
+            c->parked = true;
+            fail(ctx, slot, e, out);
             return;
         }
         if (e != COMM_ERR_OK) {
@@ -799,6 +813,8 @@ void coll_restart_rounds(struct comm *ctx, struct comm_outbox *out)
             c->steps[c->step].kind != STEP_ADOPT_SEND) {
             c->restart = true;
             fail(ctx, slot, COMM_ERR_PROC_FAILED, out);
+        } else if (c->state == COLL_DRAINING && c->parked) {
+            ctx->coll_work |= 1u << slot; /* parked: its view came */
         }
     }
 }
@@ -1113,6 +1129,7 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
     c->kind = kind;
     c->background = request == NULL;
     c->restart = false;
+    c->parked = false;
     c->comm = comm;
     c->request = index;
     c->round_seq = seq;

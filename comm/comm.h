@@ -396,6 +396,7 @@ struct comm_collective {
     /* recovery rounds (rebuild, agree) and adoption */
     bool background;   /* serving others' round: no application request */
     bool restart;      /* draining, then again in the new view */
+    bool parked;       /* a round failed here, not by a view: again in the next one */
     uint8_t round_seq; /* the communicator's recovery number */
     uint8_t rebuild_mode; /* enum comm_mode the rebuild applies */
     uint8_t round_error;  /* the decision's error for the application */
@@ -597,9 +598,13 @@ enum comm_error comm_ishrink(struct comm *ctx, uint32_t comm, uint64_t now_ns,
 enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
                             struct comm_outbox *out);
 /* Uniform AND of *flag over the survivors (written to *flag when done, the
- * same at every survivor, even when members fail during it); completes
- * PROC_FAILED everywhere when some member had failures it had not
- * acknowledged (ULFM), OK otherwise.  Works on DETECTED and revoked
+ * same at every survivor, even when members fail during it).  The error is
+ * uniform too, as ULFM's MPI_Comm_agree raises PROC_FAILED "consistently at
+ * all processes": PROC_FAILED everywhere when some participant of the
+ * deciding view had failures it had not acknowledged before its call
+ * (comm_failure_ack), OK everywhere otherwise; a failure noticed only here
+ * (a peer reset or restarted) never ends it with a local error, it waits
+ * for the view that settles it.  Works on DETECTED and revoked
  * communicators. */
 enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uint64_t now_ns,
                             struct comm_outbox *out, uint32_t *request);

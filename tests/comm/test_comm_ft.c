@@ -1203,6 +1203,122 @@ static void test_join_during(uint64_t seed)
     harness_free(&h);
 }
 
+/* Agree's error is uniform (ULFM: PROC_FAILED is raised consistently at
+ * every process, unless every process acknowledged the failure before the
+ * call).  Every node runs agrees back to back (acknowledging after each
+ * PROC_FAILED, as an application does) while a node fails at a random
+ * moment: per agree, every survivor returns the same value and the same
+ * error. */
+enum { AGREE_N = 8, AGREE_CALLS = 24 };
+
+struct agree_run {
+    uint32_t next[AGREE_N];    /* the agree each node is in */
+    uint32_t request[AGREE_N];
+    uint32_t flag[AGREE_N];
+    uint32_t value[AGREE_N][AGREE_CALLS];
+    uint8_t error[AGREE_N][AGREE_CALLS];
+};
+
+static void agree_start(struct harness *h, struct agree_run *a, uint32_t i)
+{
+    a->flag[i] = a->next[i] % 5u == i % 5u ? 0u : 1u;
+    CHECK_EQ(comm_iagree(harness_node(h, i), COMM_WORLD, &a->flag[i], h->now_ns,
+                         harness_begin(h), &a->request[i]),
+             COMM_ERR_OK);
+    harness_end(h, i);
+}
+
+/* Polls each live node's agree; records it and starts the next.  True
+ * when every live node made all its calls. */
+static bool agree_poll(struct harness *h, void *arg)
+{
+    struct agree_run *a = arg;
+    bool all = true;
+    for (uint32_t i = 0; i < AGREE_N; i++) {
+        if (h->hung[i] || a->next[i] >= AGREE_CALLS) {
+            continue;
+        }
+        struct comm_status st;
+        if (comm_test(harness_node(h, i), a->request[i], &st)) {
+            a->value[i][a->next[i]] = a->flag[i];
+            a->error[i][a->next[i]] = (uint8_t)st.error;
+            if (st.error == COMM_ERR_PROC_FAILED) {
+                CHECK_EQ(comm_failure_ack(harness_node(h, i), COMM_WORLD), COMM_ERR_OK);
+            }
+            if (++a->next[i] < AGREE_CALLS) {
+                agree_start(h, a, i);
+            }
+        }
+        all = all && a->next[i] >= AGREE_CALLS;
+    }
+    return all;
+}
+
+static uint32_t agree_failures_seen;
+
+/* The victim's new life: a fresh context, another incarnation, in the
+ * view of the old one (its peers learn of it in-band). */
+static void restart_node(struct harness *h, uint32_t node, uint64_t epoch, const bool *live)
+{
+    struct comm_config config = harness_node(h, node)->config;
+    config.incarnation += 1000u;
+    CHECK_EQ(comm_init(harness_node(h, node), &config), COMM_INIT_OK);
+    bool only[AGREE_N] = {false};
+    only[node] = true;
+    harness_install(h, epoch, live, only);
+}
+
+static void test_agree_uniform(uint64_t seed, bool restart)
+{
+    struct harness h;
+    harness_init(&h, AGREE_N, AGREE_N, seed);
+    h.loss_percent = 5;
+    h.delay_max_ns = 300000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    static struct agree_run a;
+    memset(&a, 0, sizeof a);
+    for (uint32_t i = 0; i < AGREE_N; i++) {
+        agree_start(&h, &a, i);
+    }
+    /* a node fails somewhere in the first half of the calls */
+    uint64_t end = h.now_ns + 1000000u + seed % 13u * 700000u;
+    while (h.now_ns < end && harness_step(&h)) {
+        agree_poll(&h, &a);
+    }
+    uint32_t victim = (uint32_t)(seed % AGREE_N);
+    bool live[AGREE_N];
+    for (uint32_t i = 0; i < AGREE_N; i++) {
+        live[i] = true;
+    }
+    if (restart) {
+        /* it comes back before the view removes it: its peers' frames to
+         * its old life are answered RESET, its new frames name a new life */
+        a.next[victim] = AGREE_CALLS;
+        restart_node(&h, victim, 1, live);
+        uint32_t r;
+        CHECK_EQ(isend(&h, victim, COMM_WORLD, (victim + 1u) % AGREE_N, &r, 4, &r), COMM_ERR_OK);
+    } else {
+        harness_hang(&h, victim);
+    }
+    harness_run_for(&h, 2000000u); /* the others wait on it */
+    live[victim] = false;
+    harness_install(&h, 2, live, live);
+    CHECK(harness_run(&h, agree_poll, &a, LIMIT_NS));
+    uint32_t first = victim == 0 ? 1u : 0u;
+    for (uint32_t k = 0; k < AGREE_CALLS; k++) {
+        for (uint32_t i = 0; i < AGREE_N; i++) {
+            if (live[i]) {
+                CHECK_EQ(a.value[i][k], a.value[first][k]);
+                CHECK_EQ(a.error[i][k], a.error[first][k]);
+            }
+        }
+        agree_failures_seen += a.error[first][k] == COMM_ERR_PROC_FAILED;
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     for (uint64_t t = 0; t < 2000000u; t += 100000u) {
@@ -1231,6 +1347,11 @@ int main(void)
     for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
         test_p2p_modes(&p2p_cases[i]);
     }
+    for (uint64_t seed = 1100; seed < 1160; seed++) {
+        test_agree_uniform(seed, false);
+        test_agree_uniform(seed, true);
+    }
+    CHECK(agree_failures_seen >= 120u); /* the failure reached every run's agrees */
     for (uint64_t seed = 1040; seed < 1060; seed++) {
         test_join_during(seed);
     }
