@@ -1007,6 +1007,7 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
         ctx->creating = true;
     }
     c->strict_phase = false;
+    c->abstain = false;
     program(ctx, c, a);
     if (a->failed && result_kind(c->kind)) {
         become_result_round(ctx, slot, false);
@@ -1130,6 +1131,10 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
     c->background = request == NULL;
     c->restart = false;
     c->parked = false;
+    /* a background result round with no result of ours to serve */
+    const struct comm_communicator *x = &ctx->comms[comm];
+    c->abstain = kind == COLL_RESULT && request == NULL &&
+                 !(x->decision_held && x->decision_kind == COLL_RESULT && x->decision_seq == seq);
     c->comm = comm;
     c->request = index;
     c->round_seq = seq;
@@ -1151,7 +1156,7 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
         add_step(c, STEP_ADOPT_WAIT, NULL, 0, false);
     } else {
         /* a background result round serves the result kept here */
-        c->result_count = kind == COLL_RESULT ? (uint32_t)ctx->comms[comm].decision[2] : 0u;
+        c->result_count = kind == COLL_RESULT && !c->abstain ? (uint32_t)x->decision[2] : 0u;
         ft_round_setup(ctx, c, round_offer(c));
         add_round_steps(c);
     }

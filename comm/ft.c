@@ -290,8 +290,10 @@ static uint64_t word(const uint8_t *le, uint32_t i)
 
 uint32_t ft_offer_words(const struct comm_collective *c)
 {
+    /* A result round's offers have room for any result: a member that
+     * abstains (ft_abstain) does not know the collective's length. */
     uint32_t entries = c->kind == COLL_REBUILD  ? CONFIG_COMM_FT_MAX_EDITS
-                       : c->kind == COLL_RESULT ? c->result_count
+                       : c->kind == COLL_RESULT ? COMM_FT_RESULT_WORDS
                                                 : 0u;
     return FT_OFFER_DECISION + 3u + entries;
 }
@@ -500,12 +502,16 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     for (uint32_t i = 0; i < ft_offer_words(c) - FT_OFFER_DECISION; i++) {
         decision[i] = word(offer, FT_OFFER_DECISION + i);
     }
+    enum comm_error decided = (enum comm_error)(uint32_t)(decision[1] >> 32);
+    if (c->abstain) {
+        return decided; /* nothing of ours in it: the decision kept here stays */
+    }
     bool known = x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq;
     x->decision_held = true;
     x->decision_kind = c->kind;
     x->decision_seq = c->round_seq;
     memcpy(x->decision, decision, sizeof decision);
-    enum comm_error error = (enum comm_error)(uint32_t)(decision[1] >> 32);
+    enum comm_error error = decided;
     if (c->background || known) {
         return error; /* applied when first learnt */
     }
@@ -694,6 +700,26 @@ static enum comm_error recovery_usable(struct comm *ctx, uint32_t comm,
     return COMM_ERR_OK;
 }
 
+/* A member that rebuilds x leaves its collectives: members blocked in a
+ * strict allreduce or barrier on x that it never called wait, in its
+ * result round, for every survivor's offer.  It abstains from that round
+ * (its next collective number) in the background: no result, so the root
+ * decides PROC_FAILED unless a survivor had one, and those members go on
+ * to the rebuild.  Nothing waits on an abstention nobody needs: the round
+ * ends among the abstainers, or at the next collective completed on x. */
+static void ft_abstain(struct comm *ctx, uint16_t slot)
+{
+    struct comm_communicator *x = &ctx->comms[slot];
+    uint8_t seq = (uint8_t)x->collective_seq;
+    if (!x->strict || x->state != COMM_STATE_DETECTED ||
+        coll_round_running(ctx, slot, COLL_RESULT, seq)) {
+        return;
+    }
+    if (coll_start_round(ctx, slot, COLL_RESULT, seq, 0, NULL, NULL, NULL) == COMM_ERR_OK) {
+        x->collective_seq++; /* a later call here must not reuse it */
+    }
+}
+
 static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mode,
                                      uint64_t now_ns, struct comm_outbox *out,
                                      uint32_t *new_comm, uint32_t *request)
@@ -714,6 +740,9 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
     *new_comm = COMM_NULL;
     uint16_t slot = (uint16_t)(c - ctx->comms);
     e = coll_start_round(ctx, slot, COLL_REBUILD, c->recovery_seq, mode, NULL, new_comm, request);
+    if (e == COMM_ERR_OK) {
+        ft_abstain(ctx, slot);
+    }
     if (e == COMM_ERR_OK) {
         c->recovery_seq++;
         comm_finish_call(ctx, now_ns, out);

@@ -351,14 +351,19 @@ static void test_rebuild_mode(const struct rebuild_case *t)
         one[i] = (int64_t)i + 1;
         expected += one[i];
         struct comm *c = harness_node(&h, i);
-        CHECK_EQ(comm_iallreduce(c, comm[i], &one[i], &sum[i], 1, COMM_INT64, COMM_SUM, h.now_ns,
-                                 harness_begin(&h), &r),
-                 COMM_ERR_OK);
-        harness_end(&h, i);
+        enum comm_error e;
+        do { /* BUSY while the rebuild's background rounds drain (transient) */
+            e = comm_iallreduce(c, comm[i], &one[i], &sum[i], 1, COMM_INT64, COMM_SUM, h.now_ns,
+                                harness_begin(&h), &r);
+            harness_end(&h, i);
+        } while (e == COMM_ERR_BUSY && harness_step(&h));
+        CHECK_EQ(e, COMM_ERR_OK);
         harness_requests_add(&reqs, i, r);
-        CHECK_EQ(comm_iallgather(c, comm[i], &one[i], 8, ids[i], h.now_ns, harness_begin(&h), &r),
-                 COMM_ERR_OK);
-        harness_end(&h, i);
+        do {
+            e = comm_iallgather(c, comm[i], &one[i], 8, ids[i], h.now_ns, harness_begin(&h), &r);
+            harness_end(&h, i);
+        } while (e == COMM_ERR_BUSY && harness_step(&h));
+        CHECK_EQ(e, COMM_ERR_OK);
         harness_requests_add(&reqs, i, r);
     }
     CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
@@ -1013,14 +1018,14 @@ static void campaign_run(uint64_t seed)
 static uint8_t nop_big_out[100000];
 static uint8_t nop_big_in[3][100000];
 
-static void test_nop_fails_waiting(uint64_t seed)
+static void test_nop_fails_waiting(uint64_t seed, enum comm_mode mode)
 {
-    enum { N = 6 };
+    enum { N = 7, WORLD = 6 }; /* node 6: a spare (REBUILD adopts it) */
     struct harness h;
-    harness_init(&h, N, N, seed);
+    harness_init(&h, N, WORLD, seed);
     h.loss_percent = 10;
     h.delay_max_ns = 200000u;
-    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
+    set_modes(&h, COMM_WORLD, mode, COMM_MSG_NOP);
     harness_install(&h, 1, NULL, NULL);
     for (uint32_t i = 0; i < sizeof nop_big_out; i++) {
         nop_big_out[i] = (uint8_t)(i * 7u + seed);
@@ -1047,9 +1052,10 @@ static void test_nop_fails_waiting(uint64_t seed)
     harness_requests_add(&reqs, 4, r);
     harness_run_for(&h, 400000u); /* part of the big messages is out */
     CHECK(!harness_requests_poll(&h, &reqs));
-    bool live[N] = {true, true, true, true, true, true};
+    bool live[N] = {true, true, true, true, true, true, true};
     uint32_t gone = 5;
     remove_nodes(&h, 2, &gone, 1, live);
+    live[WORLD] = mode == COMM_MODE_REBUILD; /* a spare takes part when adopted */
     CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
     for (uint32_t i = 0; i < reqs.count; i++) {
         CHECK_EQ(reqs.status[i].error, COMM_ERR_PROC_FAILED);
@@ -1058,7 +1064,7 @@ static void test_nop_fails_waiting(uint64_t seed)
     CHECK_EQ(irecv(&h, 0, COMM_WORLD, 4, nop_big_in[0], 4, &r), COMM_ERR_PROC_FAILED);
     /* the rebuilt communicator works between the same pairs */
     uint32_t new_comm[N];
-    CHECK(rebuild_all(&h, N, live, false, COMM_WORLD, new_comm, &reqs));
+    CHECK(rebuild_all(&h, WORLD, live, false, COMM_WORLD, new_comm, &reqs));
     CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
     for (uint32_t i = 0; i < reqs.count; i++) {
         CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
@@ -1319,6 +1325,89 @@ static void test_agree_uniform(uint64_t seed, bool restart)
     harness_free(&h);
 }
 
+/* A strict allreduce some members never call: when a failure comes, the
+ * ranks in it wait for a result round over every survivor, while the
+ * others (their halo receive failed under NOP) go straight to the
+ * rebuild.  Those abstain from the allreduce they never started as they
+ * start the rebuild, so the allreduce ends (PROC_FAILED: nobody had its
+ * result) and its ranks join the rebuild: no deadlock. */
+static void test_strict_abstain(uint64_t seed, enum comm_mode mode)
+{
+    enum { N = 7, WORLD = 6 }; /* node 6: a spare (REBUILD adopts it) */
+    struct harness h;
+    harness_init(&h, N, WORLD, seed);
+    h.loss_percent = 5;
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, mode, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    struct harness_requests in_allreduce;
+    struct harness_requests in_halo;
+    harness_requests_clear(&in_allreduce);
+    harness_requests_clear(&in_halo);
+    static int64_t one[N];
+    static int64_t sum[N];
+    uint8_t halo[N][4];
+    uint32_t r;
+    for (uint32_t i = 0; i < WORLD - 1u; i++) {
+        if (i < 3) {
+            one[i] = 1;
+            CHECK_EQ(comm_iallreduce(harness_node(&h, i), COMM_WORLD, &one[i], &sum[i], 1,
+                                     COMM_INT64, COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, i);
+            harness_requests_add(&in_allreduce, i, r);
+        } else {
+            CHECK_EQ(irecv(&h, i, COMM_WORLD, 5, halo[i], 4, &r), COMM_ERR_OK);
+            harness_requests_add(&in_halo, i, r);
+        }
+    }
+    harness_run_for(&h, 300000u + seed % 4u * 100000u);
+    bool live[N] = {true, true, true, true, true, true, true};
+    uint32_t gone = 5;
+    remove_nodes(&h, 2, &gone, 1, live);
+    CHECK(harness_requests_wait(&h, &in_halo, LIMIT_NS));
+    uint32_t comm[N];
+    struct harness_requests rebuilds;
+    harness_requests_clear(&rebuilds);
+    live[WORLD] = mode == COMM_MODE_REBUILD; /* a spare takes part when adopted */
+    if (live[WORLD]) {
+        CHECK_EQ(comm_iadopt(harness_node(&h, WORLD), h.now_ns, harness_begin(&h), &comm[WORLD],
+                             &r),
+                 COMM_ERR_OK);
+        harness_end(&h, WORLD);
+        harness_requests_add(&rebuilds, WORLD, r);
+    }
+    for (uint32_t k = 0; k < in_halo.count; k++) {
+        uint32_t i = in_halo.node[k];
+        CHECK_EQ(in_halo.status[k].error, COMM_ERR_PROC_FAILED);
+        CHECK_EQ(comm_irebuild(harness_node(&h, i), COMM_WORLD, h.now_ns, harness_begin(&h),
+                               &comm[i], &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&rebuilds, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &in_allreduce, LIMIT_NS));
+    for (uint32_t k = 0; k < in_allreduce.count; k++) {
+        uint32_t i = in_allreduce.node[k];
+        CHECK_EQ(in_allreduce.status[k].error, COMM_ERR_PROC_FAILED);
+        enum comm_error e;
+        do { /* BUSY while this node's slots drain */
+            e = comm_irebuild(harness_node(&h, i), COMM_WORLD, h.now_ns, harness_begin(&h),
+                              &comm[i], &r);
+            harness_end(&h, i);
+        } while (e == COMM_ERR_BUSY && harness_step(&h));
+        CHECK_EQ(e, COMM_ERR_OK);
+        harness_requests_add(&rebuilds, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &rebuilds, LIMIT_NS));
+    for (uint32_t k = 0; k < rebuilds.count; k++) {
+        CHECK_EQ(rebuilds.status[k].error, COMM_ERR_OK);
+    }
+    check_one_map(&h, comm, live);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     for (uint64_t t = 0; t < 2000000u; t += 100000u) {
@@ -1347,6 +1436,10 @@ int main(void)
     for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
         test_p2p_modes(&p2p_cases[i]);
     }
+    for (uint64_t seed = 1200; seed < 1210; seed++) {
+        test_strict_abstain(seed, COMM_MODE_SHRINK);
+        test_strict_abstain(seed, COMM_MODE_REBUILD);
+    }
     for (uint64_t seed = 1100; seed < 1160; seed++) {
         test_agree_uniform(seed, false);
         test_agree_uniform(seed, true);
@@ -1356,7 +1449,8 @@ int main(void)
         test_join_during(seed);
     }
     for (uint64_t seed = 1030; seed < 1040; seed++) {
-        test_nop_fails_waiting(seed);
+        test_nop_fails_waiting(seed, COMM_MODE_SHRINK);
+        test_nop_fails_waiting(seed, COMM_MODE_REBUILD);
     }
     test_abort_event();
     test_failed_ranks_and_ack();
