@@ -766,10 +766,16 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
 
 void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
-    while (ctx->coll_work != 0) {
-        uint16_t slot = (uint16_t)__builtin_ctz(ctx->coll_work);
-        ctx->coll_work &= ~(1u << slot);
-        advance(ctx, slot, now_ns, out);
+    for (;;) {
+        while (ctx->coll_work != 0) {
+            uint16_t slot = (uint16_t)__builtin_ctz(ctx->coll_work);
+            ctx->coll_work &= ~(1u << slot);
+            advance(ctx, slot, now_ns, out);
+        }
+        ft_abstain_due(ctx); /* a slot may have come free */
+        if (ctx->coll_work == 0) {
+            return;
+        }
     }
 }
 

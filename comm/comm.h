@@ -331,6 +331,7 @@ struct comm_communicator {
     bool revoked;
     bool abort_told;    /* COMM_EVENT_ABORT sent (once) */
     uint8_t recovery_seq; /* rebuilds and agreements so far (they name their rounds) */
+    bool abstain_due;   /* rebuilding: its next collective's result round to abstain from */
     uint64_t failure_epoch; /* view that removed the last member that failed */
     uint32_t acked;     /* failed_log entries acknowledged (ULFM failure_ack) */
     uint32_t failed_log_count; /* members seen failing, in order (the log may be full) */

@@ -26,6 +26,7 @@ void ft_comm_init(const struct comm *ctx, struct comm_communicator *c)
     c->excluded_count = 0;
     c->edit_count = 0;
     c->decision_held = false;
+    c->abstain_due = false;
 }
 
 void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct comm_outbox *out)
@@ -646,6 +647,7 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
 void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
 {
     struct comm_communicator *done = &ctx->comms[slot];
+    done->abstain_due = false; /* every member took part: nobody waits in a result round */
     if (done->state == COMM_STATE_RECOVERED) {
         done->state = COMM_STATE_OK;
     }
@@ -711,12 +713,23 @@ static void ft_abstain(struct comm *ctx, uint16_t slot)
 {
     struct comm_communicator *x = &ctx->comms[slot];
     uint8_t seq = (uint8_t)x->collective_seq;
-    if (!x->strict || x->state != COMM_STATE_DETECTED ||
+    if (!x->in_use || !x->strict || x->state != COMM_STATE_DETECTED ||
         coll_round_running(ctx, slot, COLL_RESULT, seq)) {
+        x->abstain_due = false;
         return;
     }
     if (coll_start_round(ctx, slot, COLL_RESULT, seq, 0, NULL, NULL, NULL) == COMM_ERR_OK) {
         x->collective_seq++; /* a later call here must not reuse it */
+        x->abstain_due = false;
+    } /* else no slot free yet (a background round): again when one is */
+}
+
+void ft_abstain_due(struct comm *ctx)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (ctx->comms[i].abstain_due) {
+            ft_abstain(ctx, i);
+        }
     }
 }
 
@@ -741,6 +754,7 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
     uint16_t slot = (uint16_t)(c - ctx->comms);
     e = coll_start_round(ctx, slot, COLL_REBUILD, c->recovery_seq, mode, NULL, new_comm, request);
     if (e == COMM_ERR_OK) {
+        c->abstain_due = true;
         ft_abstain(ctx, slot);
     }
     if (e == COMM_ERR_OK) {

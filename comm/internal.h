@@ -292,6 +292,9 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq);
 /* A strict allreduce or barrier finished here (result in c->recv, native):
  * kept on its communicator for members still in it. */
 void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t seq);
+/* Rebuilding members abstain from the result round they skipped, once a
+ * collective slot is free (see DESIGN.md, "Strict collectives"). */
+void ft_abstain_due(struct comm *ctx);
 /* A REVOKE frame from node source (fenced and decoded). */
 void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
                   uint64_t now_ns, struct comm_outbox *out);
