@@ -115,7 +115,7 @@ static void post_send(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t to_v
     r->source = buffer;
     r->length = length;
     r->frames_total = COMM_FRAMES_FOR(length);
-    if (!node_is_live(ctx, r->node)) {
+    if (!node_is_live(ctx, r->node) || (!by_node && group_member_out(ctx, comm, r->rank))) {
         request_complete(ctx, index, COMM_ERR_PROC_FAILED, out);
         return;
     }

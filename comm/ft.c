@@ -144,7 +144,7 @@ enum comm_error comm_failed_ranks(const struct comm *ctx, uint32_t comm, uint32_
     }
     uint32_t n = 0;
     for (uint32_t r = 0; r < c->size; r++) {
-        if (!node_is_live(ctx, group_node(ctx, c, r))) {
+        if (group_member_out(ctx, c, r)) {
             if (n < max) {
                 ranks[n] = r;
             }
@@ -229,7 +229,7 @@ static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
     *count = 0;
     *me = 0;
     for (uint32_t r = 0; r < x->size; r++) {
-        if (node_is_live(ctx, group_node(ctx, x, r))) {
+        if (!group_member_out(ctx, x, r)) {
             if (r == x->rank) {
                 *me = *count;
             }
@@ -241,7 +241,7 @@ static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
     uint32_t index = 0;
     for (uint32_t r = 0; r < x->size; r++) {
         uint32_t node = group_node(ctx, x, r);
-        if (!node_is_live(ctx, node)) {
+        if (group_member_out(ctx, x, r)) {
             continue;
         }
         if (index == links->parent) {
@@ -325,7 +325,7 @@ static enum comm_error rebuild_changes(const struct comm *ctx, const struct comm
     uint32_t count = 0;
     uint32_t spare = ctx->config.world_size;
     for (uint32_t r = 0; r < x->size; r++) {
-        if (node_is_live(ctx, group_node(ctx, x, r))) {
+        if (!group_member_out(ctx, x, r)) {
             continue;
         }
         if (count == CONFIG_COMM_FT_MAX_EDITS) {

@@ -234,6 +234,10 @@ uint32_t group_base_node(const struct comm *ctx, const struct comm_communicator 
 uint32_t group_rank_of_base(const struct comm_communicator *c, uint32_t base);
 uint32_t group_base_of_rank(const struct comm_communicator *c, uint32_t rank);
 uint32_t group_edit_of(const struct comm_communicator *c, uint32_t base); /* or RANK_NONE */
+/* Member rank of c is out: its node is not in the view, or it failed in c
+ * before (a node that left and rejoined is a new life, not the member; as
+ * far as the failure log lists, CONFIG_COMM_FT_MAX_EDITS). */
+bool group_member_out(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank);
 uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c);
 /* Collective trees skip BLANK gaps: ranks <-> "compact" ranks (gaps out). */
 uint32_t group_gap_count(const struct comm_communicator *c);

@@ -1420,6 +1420,50 @@ static void test_strict_abstain(uint64_t seed, enum comm_mode mode)
     harness_free(&h);
 }
 
+/* A member that leaves the view and comes back under the same node id (a
+ * new life, outside every communicator it was in) stays failed for those
+ * communicators: their rounds run without it (its new life does not take
+ * part), point-to-point to its rank fails, the detail call lists it. */
+static void test_rejoined_stays_failed(uint64_t seed)
+{
+    enum { N = 6 };
+    struct harness h;
+    harness_init(&h, N, N, seed);
+    h.loss_percent = 5;
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N] = {true, true, true, true, true, true};
+    uint32_t gone = 4;
+    remove_nodes(&h, 2, &gone, 1, live);
+    live[4] = true;
+    restart_node(&h, 4, 2, live);
+    harness_install(&h, 3, live, NULL); /* it rejoins */
+    bool old[N] = {true, true, true, true, false, true};
+    struct comm *c0 = harness_node(&h, 0);
+    uint32_t ranks[4];
+    uint32_t count = 0;
+    CHECK_EQ(comm_failed_ranks(c0, COMM_WORLD, ranks, 4, &count, NULL), COMM_ERR_OK);
+    CHECK_EQ(count, 1);
+    CHECK_EQ(ranks[0], 4);
+    CHECK_EQ(comm_rank_state_of(c0, COMM_WORLD, 4), COMM_RANK_FAILED);
+    uint32_t r;
+    uint8_t b[4] = {0};
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 4, b, 4, &r), COMM_ERR_PROC_FAILED);
+    CHECK_EQ(irecv(&h, 0, COMM_WORLD, 4, b, 4, &r), COMM_ERR_PROC_FAILED);
+    uint32_t comm[N];
+    struct harness_requests reqs;
+    rebuild_all(&h, N, old, true, COMM_WORLD, comm, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_OK);
+    }
+    check_one_map(&h, comm, old);
+    CHECK_EQ(comm_size(c0, comm[0]), 5);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     for (uint64_t t = 0; t < 2000000u; t += 100000u) {
@@ -1447,6 +1491,9 @@ int main(void)
     }
     for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
         test_p2p_modes(&p2p_cases[i]);
+    }
+    for (uint64_t seed = 1300; seed < 1305; seed++) {
+        test_rejoined_stays_failed(seed);
     }
     for (uint64_t seed = 1200; seed < 1210; seed++) {
         test_strict_abstain(seed, COMM_MODE_SHRINK);
