@@ -154,36 +154,6 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
     return true;
 }
 
-/* Runs argv with stdout and stderr into log_path; its exit status or -1. */
-static int run_logged(char *const argv[], const char *log_path)
-{
-    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (log < 0) {
-        fprintf(stderr, TOOL ": cannot create '%s': %s\n", log_path, strerror(errno));
-        return -1;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(log, STDOUT_FILENO);
-        dup2(log, STDERR_FILENO);
-        execv(argv[0], argv);
-        fprintf(stderr, TOOL ": cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(log);
-    if (pid < 0) {
-        fprintf(stderr, TOOL ": fork: %s\n", strerror(errno));
-        return -1;
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
 /* Feeds every line of path to take; false when it cannot be read. */
 static bool read_lines(const char *path, void (*take)(void *, const char *), void *context)
 {
@@ -231,7 +201,7 @@ static int run_emu(const struct options *o, const struct bench_faults_config *c,
                     "--node-binary", (char *)o->node_binary, rebuild ? "--spares" : NULL, "1",
                     NULL};
     fprintf(human, TOOL ": %s %s: %s (log %s)\n", c->name, mode, script, log_path);
-    int status = run_logged(argv, log_path);
+    int status = bench_run_logged(TOOL, argv, log_path);
     static struct bench_recovery_events events;
     bench_recovery_events_clear(&events);
     char path[OUT_MAX + 128];
@@ -275,7 +245,7 @@ static bool run_pingpong(const struct options *o, const char *base, unsigned set
                     (char *)o->node_binary, NULL};
     fprintf(human, TOOL ": overhead %s: pingpong, %s %s (log %s)\n", o->overhead_dims,
             overhead_modes[setting][0], overhead_modes[setting][1], log_path);
-    int status = run_logged(argv, log_path);
+    int status = bench_run_logged(TOOL, argv, log_path);
     memset(figures, 0, sizeof *figures);
     snprintf(path, sizeof path, "%s/events.jsonl", dir);
     read_lines(path, take_pingpong, figures);
@@ -299,7 +269,7 @@ static bool run_sim(const struct options *o, const char *base, const char *name,
         argv[argc++] = extra[i];
     argv[argc] = NULL;
     fprintf(human, TOOL ": sim %s: %s (log %s)\n", o->sim_dims, name, log_path);
-    int status = run_logged(argv, log_path);
+    int status = bench_run_logged(TOOL, argv, log_path);
     read_lines(log_path, take_sim, sim);
     if (status != 0 && status != 3)
         fprintf(stderr, TOOL ": sim %s %s: exit %d (see %s)\n", o->sim_dims, name, status,
