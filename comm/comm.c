@@ -578,8 +578,10 @@ uint64_t comm_next_deadline(const struct comm *ctx)
 
 /* ---- communicator operations ---- */
 
-/* Checks common to every operation on a communicator. */
-static enum comm_error usable(struct comm *ctx, uint32_t handle, struct comm_communicator **out)
+/* Checks common to every operation on a communicator, the recovery ones
+ * included (they work on DETECTED and revoked communicators: what else an
+ * operation refuses, it checks after). */
+enum comm_error comm_usable(struct comm *ctx, uint32_t handle, struct comm_communicator **out)
 {
     struct comm_communicator *c = comm_slot_of(ctx, handle);
     *out = c;
@@ -602,7 +604,7 @@ static enum comm_error start_collective(struct comm *ctx, uint32_t handle,
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = usable(ctx, handle, &c);
+    enum comm_error e = comm_usable(ctx, handle, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }
@@ -675,7 +677,7 @@ enum comm_error comm_isend(struct comm *ctx, uint32_t comm, uint32_t dest, int32
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }
@@ -732,7 +734,7 @@ enum comm_error comm_irecv(struct comm *ctx, uint32_t comm, uint32_t source, int
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }

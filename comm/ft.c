@@ -683,25 +683,6 @@ void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t s
     }
 }
 
-/* Checks shared by the recovery operations: they work on DETECTED and
- * revoked communicators. */
-static enum comm_error recovery_usable(struct comm *ctx, uint32_t comm,
-                                       struct comm_communicator **out)
-{
-    struct comm_communicator *c = comm_slot_of(ctx, comm);
-    *out = c;
-    if (c == NULL) {
-        return COMM_ERR_COMM;
-    }
-    if (!ctx->has_view || c->state == COMM_STATE_FAILED) {
-        return COMM_ERR_NO_VIEW;
-    }
-    if (c->rank == COMM_RANK_NONE) {
-        return COMM_ERR_NOT_MEMBER;
-    }
-    return COMM_ERR_OK;
-}
-
 /* A member that rebuilds x leaves its collectives: members blocked in a
  * strict allreduce or barrier on x that it never called wait, in its
  * result round, for every survivor's offer.  It abstains from that round
@@ -740,7 +721,7 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = recovery_usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }
@@ -784,7 +765,7 @@ enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uin
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = recovery_usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }
@@ -909,7 +890,7 @@ enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
 {
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = recovery_usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }

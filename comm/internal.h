@@ -227,6 +227,7 @@ uint16_t comm_by_context(const struct comm *ctx, uint8_t context);
 /* Groups: a base (range or map) of extent base ranks, minus the excluded
  * base ranks, with edits (gaps, adopting spares); O(log edits) each way
  * (a map base: node -> rank scans the map). */
+enum comm_error comm_usable(struct comm *ctx, uint32_t handle, struct comm_communicator **out);
 uint32_t group_node(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank);
 uint32_t group_rank(const struct comm *ctx, const struct comm_communicator *c, uint32_t node);
 uint32_t group_base_node(const struct comm *ctx, const struct comm_communicator *c,

@@ -1302,8 +1302,12 @@ static void test_agree_uniform(uint64_t seed, bool restart)
          * its old life are answered RESET, its new frames name a new life */
         a.next[victim] = AGREE_CALLS;
         restart_node(&h, victim, 1, live);
+        /* the core reads the payload until the send completes: it must
+         * outlive this block */
+        static uint32_t payload;
         uint32_t r;
-        CHECK_EQ(isend(&h, victim, COMM_WORLD, (victim + 1u) % AGREE_N, &r, 4, &r), COMM_ERR_OK);
+        CHECK_EQ(isend(&h, victim, COMM_WORLD, (victim + 1u) % AGREE_N, &payload, 4, &r),
+                 COMM_ERR_OK);
     } else {
         harness_hang(&h, victim);
     }
