@@ -756,6 +756,9 @@ static void print_replay(const struct options *o, const struct sim_params *pp,
            o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
            p.policy == MEMBERSHIP_POLICY_PRIMARY ? "primary" : "every-side", p.hop_ns,
            p.cp_ns, p.heartbeat_ns, p.link_detect_ns, seed);
+    if (p.members != o->geometry.node_count) {
+        printf(" --members %" PRIu32, p.members);
+    }
     if (p.app.kind != SIM_APP_NONE) {
         printf(" --app %s --iterations %" PRIu32 "%s%s", sim_app_name(p.app.kind),
                p.app.iterations, o->job_text.app_args != NULL ? " --app-args " : "",

@@ -705,15 +705,6 @@ static bool recovers(const struct sim *sim)
     return sim->params.app.comm_mode != COMM_MODE_ABORT;
 }
 
-static bool app_rank_is_gap(const struct sim_app *app, uint32_t rank)
-{
-    for (uint32_t i = 0; i < app->gap_count; i++) {
-        if (app->gaps[i] == rank) {
-            return true;
-        }
-    }
-    return false;
-}
 
 /* The job cannot complete (the one abort mode of the nodes, FT-MPI's
  * ABORT): the first reason is kept; the run ends without waiting for it. */
@@ -793,8 +784,9 @@ static void check_recovery(struct sim *sim, uint32_t id)
         app->state == SIM_APP_RUNNING) {
         app->map_checked = true;
         for (uint32_t r = 0; r < app->size; r++) {
-            sim->map_scratch[r] = app_rank_is_gap(app, r) ? UINT32_MAX
-                                                          : comm_node_of(comm, app->comm, r);
+            /* the group's map (a BLANK gap: COMM_NODE_NONE), not the
+             * view: members that failed since are still in it */
+            sim->map_scratch[r] = comm_node_of(comm, app->comm, r);
         }
         uint64_t epoch = app->comm == COMM_WORLD ? 0 : comm_epoch_of(comm, app->comm);
         if (!sim_ft_map(sim->ft, epoch, sim->map_scratch, app->size, id, app->rank, why,
@@ -871,6 +863,7 @@ static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
         if (sim->ft != NULL) {
             check_recovery(sim, id);
         }
+        app->outcome_count = 0; /* ABORT: no one looks */
         if (app->state == SIM_APP_FAILED && !recovers(sim)) {
             abort_job(sim, "rank %" PRIu32 " failed in %s after %" PRIu32 " iterations: %s",
                       id, app->failed_call, app->iterations_done, comm_error_text(app->error));

@@ -171,7 +171,6 @@ bool sim_app_start(struct sim_app *app, const struct sim_app_params *params, boo
     memset(app, 0, sizeof *app);
     app->state = SIM_APP_RUNNING;
     app->comm = COMM_WORLD;
-    app->old_comm = COMM_NULL;
     app->iteration = 1;
     app->ok = true;
     app->start_ns = now_ns;
@@ -290,11 +289,10 @@ static bool recovery_step(struct sim_app *app, const struct sim_app_params *para
         return true;
     }
     app->adopted = app->adopted || app->stage == SIM_APP_ADOPT;
-    if (app->stage == SIM_APP_REBUILD) {
-        if (app->old_comm != COMM_NULL)
-            comm_free(ctx, app->old_comm); /* two rebuilds before a collective */
-        app->old_comm = app->comm == COMM_WORLD ? COMM_NULL : app->comm;
-    }
+    /* The old communicator is kept, as apps/recovery.c keeps it: freeing
+     * it lets a later rebuild reuse its context id while frames of its last
+     * collectives are still being resent (comm/DESIGN.md, known limits), and
+     * those then match the new one's collectives: a wrong total. */
     app->comm = app->made;
     if (!fill_group(app, ctx, true)) {
         fail(app, "rebuild", COMM_ERR_COUNT, now_ns);
@@ -550,13 +548,6 @@ void sim_app_advance(struct sim_app *app, const struct sim_app_params *params, s
             if (status.error != COMM_ERR_OK) {
                 recover(app, params, ctx, "wait", (enum comm_error)status.error, now_ns, out);
                 failed = true;
-            } else if (i == 0 && app->old_comm != COMM_NULL && app->stage == SIM_APP_COMPUTE &&
-                       app->coll_seq > 1) {
-                /* the new one's first collective after the agree completed
-                 * everywhere: the old communicator's record is no longer
-                 * needed (comm/DESIGN.md, known limits) */
-                if (comm_free(ctx, app->old_comm) == COMM_ERR_OK)
-                    app->old_comm = COMM_NULL;
             }
         }
         if (failed)
