@@ -55,6 +55,19 @@ foreach(mode shrink blank)
   expect(during_${mode} "recovery mode=${mode} msg=nop survivors=62 " "app name=allreduce [^\n]* ok\n")
 endforeach()
 
+# 1,024 ranks: two crashes at different iterations in each mode (about 0.6 s
+# each), and the stencil shrunk.
+foreach(mode shrink blank rebuild)
+  set(extra "")
+  if(mode STREQUAL "rebuild")
+    set(extra "|--spares|2")
+  endif()
+  run(big_${mode} 0 "--dims|16x8x8|--app|allreduce|--iterations|10|--comm-mode|${mode}${extra}|--inject|kill 3 at iteration 4%kill 700 at iteration 7|--quiet")
+  expect(big_${mode} "recovery mode=${mode} msg=nop survivors=1022 " "app name=allreduce [^\n]* ok\n")
+endforeach()
+run(big_stencil 0 "--dims|16x8x8|--app|stencil|--iterations|10|--comm-mode|shrink|--inject|kill 3 at iteration 4|--quiet")
+expect(big_stencil "recovery mode=shrink msg=nop survivors=1023 " "app name=stencil [^\n]* ok\n")
+
 # SHRINK and BLANK give the stencil the same answer: the live ranks, packed.
 run(stencil_shrink_64 0 "--dims|4x4x4|--app|stencil|--iterations|20|--comm-mode|shrink|--inject|kill 3 at iteration 12|--quiet")
 run(stencil_blank_64 0 "--dims|4x4x4|--app|stencil|--iterations|20|--comm-mode|blank|--inject|kill 3 at iteration 12|--quiet")
