@@ -276,3 +276,20 @@ bool stencil_reference_matches(const struct stencil_shape *g, const int64_t *gri
     }
     return true;
 }
+
+uint32_t group_live_rank(const uint32_t *gaps, uint32_t gap_count, uint32_t index)
+{
+    uint32_t rank = index;
+    for (uint32_t i = 0; i < gap_count && gaps[i] <= rank; i++)
+        rank++;
+    return rank;
+}
+
+uint32_t group_live_index(const uint32_t *gaps, uint32_t gap_count, uint32_t rank)
+{
+    uint32_t index = rank;
+    for (uint32_t i = 0; i < gap_count; i++)
+        if (gaps[i] < rank)
+            index--;
+    return index;
+}

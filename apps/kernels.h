@@ -84,4 +84,11 @@ void stencil_reference_step(const struct stencil_shape *g, const int64_t *from, 
 bool stencil_reference_matches(const struct stencil_shape *g, const int64_t *grid,
                                const uint64_t *checksums, uint32_t size);
 
+/* ---- a group with gaps (issue 14: a BLANK communicator, or REBUILD with
+ * no spare left) ----
+ * gaps: the failed ranks, ascending.  The live rank at place index
+ * (0..size - count - 1), and a live rank's place among the live ranks. */
+uint32_t group_live_rank(const uint32_t *gaps, uint32_t gap_count, uint32_t index);
+uint32_t group_live_index(const uint32_t *gaps, uint32_t gap_count, uint32_t rank);
+
 #endif /* APPS_KERNELS_H */

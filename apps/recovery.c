@@ -33,6 +33,7 @@ bool app_group_start(struct app_group *group)
         return false;
     group->comm = adoption.adopted ? adoption.comm : TORI_COMM_WORLD;
     group->adopted = adoption.adopted;
+    group->rebuild_started_ns = group->rebuilt_ns = 0;
     return fill(group, adoption.adopted);
 }
 
@@ -53,13 +54,24 @@ bool app_failure(int error)
 bool app_group_rebuild(struct app_group *group)
 {
     tori_comm rebuilt = TORI_COMM_NULL;
+    group->rebuild_started_ns = tori_now_ns();
     if (tori_comm_rebuild(group->comm, &rebuilt) != TORI_OK)
         return false;
+    group->rebuilt_ns = tori_now_ns();
     group->comm = rebuilt;
     return fill(group, true);
 }
 
-int app_recovery_resume(const struct app_group *group, int64_t *values, uint32_t count)
+int app_recovery_resume(struct app_group *group, int64_t *values, uint32_t count)
 {
-    return tori_allreduce(group->comm, values, values, count, TORI_INT64, TORI_MAX);
+    int error = tori_allreduce(group->comm, values, values, count, TORI_INT64, TORI_MAX);
+    if (error == TORI_OK && group->rebuild_started_ns != 0) {
+        static const char *const keys[] = {"rank", "size", "rebuild_ns", "resume_ns"};
+        int64_t figures[] = {group->rank, group->size,
+                             (int64_t)(group->rebuilt_ns - group->rebuild_started_ns),
+                             (int64_t)(tori_now_ns() - group->rebuilt_ns)};
+        tori_report("app-recovered", keys, figures, 4);
+        group->rebuild_started_ns = group->rebuilt_ns = 0;
+    }
+    return error;
 }

@@ -25,6 +25,9 @@ struct app_group {
     uint32_t live;        /* size - gap_count */
     uint32_t index;       /* this rank's place among the live ranks */
     bool adopted;         /* this node is a spare that took a failed rank */
+    /* The last rebuild on this node's clock (tori_now_ns), for the
+     * app-recovered event; 0: none since the last resume. */
+    uint64_t rebuild_started_ns, rebuilt_ns;
 };
 
 /* The group to start on: WORLD, or a spare's adopted communicator (it
@@ -48,8 +51,11 @@ bool app_group_rebuild(struct app_group *group);
 /*
  * After a (re)start on group: every member's values[0..count) combined by
  * MAX, so that survivors hand their resume point (iteration, digest, ...)
- * to an adopting spare, which offers zeros.
+ * to an adopting spare, which offers zeros.  After a rebuild, its success
+ * reports `app-recovered` (rank, size, rebuild_ns: tori_comm_rebuild's
+ * duration, resume_ns: this call's), both on the node's own clock:
+ * ./tori bench recovery times the phases from it.
  */
-int app_recovery_resume(const struct app_group *group, int64_t *values, uint32_t count);
+int app_recovery_resume(struct app_group *group, int64_t *values, uint32_t count);
 
 #endif /* APPS_RECOVERY_H */

@@ -115,7 +115,7 @@ static void post_send(struct comm *ctx, uint16_t slot, uint32_t j, uint32_t to_v
     r->source = buffer;
     r->length = length;
     r->frames_total = COMM_FRAMES_FOR(length);
-    if (!node_is_live(ctx, r->node)) {
+    if (!node_is_live(ctx, r->node) || (!by_node && group_member_out(ctx, comm, r->rank))) {
         request_complete(ctx, index, COMM_ERR_PROC_FAILED, out);
         return;
     }
@@ -570,6 +570,7 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     }
     c->background = false;
     c->restart = false;
+    c->parked = false;
     c->strict_phase = false;
     c->state = COLL_FREE;
 }
@@ -685,6 +686,10 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
             release_slot(ctx, slot);
             return;
         }
+        if (c->parked && ctx->has_view && ft_round_tag_current(ctx, c->tag_base)) {
+            return; /* the next view starts it again (coll_restart_rounds) */
+        }
+        c->parked = false;
         if (!ctx->has_view) {
             c->restart = false; /* the view went while it drained */
             if (!c->background) {
@@ -740,6 +745,15 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
         if (e == COMM_ERR_PENDING) {
             return;
         }
+        if (e == COMM_ERR_PROC_FAILED && coll_is_round(c->kind)) {
+            /* A peer failed under it (reset, restarted) before any view
+             * said so: a round ends only with a decision, the same at
+             * every member, so it waits for the view that settles it. */
+            c->restart = true;
+            c->parked = true;
+            fail(ctx, slot, e, out);
+            return;
+        }
         if (e != COMM_ERR_OK) {
             fail(ctx, slot, e, out);
             return;
@@ -752,10 +766,16 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
 
 void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
-    while (ctx->coll_work != 0) {
-        uint16_t slot = (uint16_t)__builtin_ctz(ctx->coll_work);
-        ctx->coll_work &= ~(1u << slot);
-        advance(ctx, slot, now_ns, out);
+    for (;;) {
+        while (ctx->coll_work != 0) {
+            uint16_t slot = (uint16_t)__builtin_ctz(ctx->coll_work);
+            ctx->coll_work &= ~(1u << slot);
+            advance(ctx, slot, now_ns, out);
+        }
+        ft_abstain_due(ctx); /* a slot may have come free */
+        if (ctx->coll_work == 0) {
+            return;
+        }
     }
 }
 
@@ -787,6 +807,20 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
             if (!c->background) {
                 request_complete(ctx, c->request, error, out);
             }
+        }
+    }
+}
+
+void coll_restart_rounds(struct comm *ctx, struct comm_outbox *out)
+{
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
+        struct comm_collective *c = &ctx->colls[slot];
+        if (c->state == COLL_RUNNING && coll_is_round(c->kind) && c->step < c->step_count &&
+            c->steps[c->step].kind != STEP_ADOPT_SEND) {
+            c->restart = true;
+            fail(ctx, slot, COMM_ERR_PROC_FAILED, out);
+        } else if (c->state == COLL_DRAINING && c->parked) {
+            ctx->coll_work |= 1u << slot; /* parked: its view came */
         }
     }
 }
@@ -979,6 +1013,7 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
         ctx->creating = true;
     }
     c->strict_phase = false;
+    c->abstain = false;
     program(ctx, c, a);
     if (a->failed && result_kind(c->kind)) {
         become_result_round(ctx, slot, false);
@@ -1101,6 +1136,11 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
     c->kind = kind;
     c->background = request == NULL;
     c->restart = false;
+    c->parked = false;
+    /* a background result round with no result of ours to serve */
+    const struct comm_communicator *x = &ctx->comms[comm];
+    c->abstain = kind == COLL_RESULT && request == NULL &&
+                 !(x->decision_held && x->decision_kind == COLL_RESULT && x->decision_seq == seq);
     c->comm = comm;
     c->request = index;
     c->round_seq = seq;
@@ -1122,7 +1162,7 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
         add_step(c, STEP_ADOPT_WAIT, NULL, 0, false);
     } else {
         /* a background result round serves the result kept here */
-        c->result_count = kind == COLL_RESULT ? (uint32_t)ctx->comms[comm].decision[2] : 0u;
+        c->result_count = kind == COLL_RESULT && !c->abstain ? (uint32_t)x->decision[2] : 0u;
         ft_round_setup(ctx, c, round_offer(c));
         add_round_steps(c);
     }

@@ -236,11 +236,27 @@ uint32_t group_compact_of_rank(const struct comm_communicator *c, uint32_t rank)
     return compact;
 }
 
+bool group_member_out(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank)
+{
+    if (!node_is_live(ctx, group_node(ctx, c, rank))) {
+        return true;
+    }
+    /* A node that left and came back is a new life, not the member. */
+    uint32_t logged = c->failed_log_count < CONFIG_COMM_FT_MAX_EDITS ? c->failed_log_count
+                                                                    : CONFIG_COMM_FT_MAX_EDITS;
+    for (uint32_t i = 0; i < logged; i++) {
+        if (c->failed_log[i] == rank) {
+            return true;
+        }
+    }
+    return false;
+}
+
 uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c)
 {
     uint32_t failed = 0;
     for (uint32_t r = 0; r < c->size; r++) {
-        if (!node_is_live(ctx, group_node(ctx, c, r))) {
+        if (group_member_out(ctx, c, r)) {
             failed++;
         }
     }
@@ -382,8 +398,8 @@ static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *ou
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *c = &ctx->comms[i];
         uint32_t rank = c->in_use ? group_rank(ctx, c, node) : COMM_RANK_NONE;
-        if (rank == COMM_RANK_NONE) {
-            continue;
+        if (rank == COMM_RANK_NONE || group_member_out(ctx, c, rank)) {
+            continue; /* not a member, or its new life leaves again */
         }
         c->failed++;
         if (c->state == COMM_STATE_OK || c->state == COMM_STATE_RECOVERED) {
@@ -429,6 +445,9 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     membership_view_copy(&ctx->live, view);
     ctx->epoch = epoch;
     ctx->has_view = true;
+    if (!first) {
+        coll_restart_rounds(ctx, out);
+    }
     if (first) {
         for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
             struct comm_communicator *c = &ctx->comms[i];
@@ -559,8 +578,10 @@ uint64_t comm_next_deadline(const struct comm *ctx)
 
 /* ---- communicator operations ---- */
 
-/* Checks common to every operation on a communicator. */
-static enum comm_error usable(struct comm *ctx, uint32_t handle, struct comm_communicator **out)
+/* Checks common to every operation on a communicator, the recovery ones
+ * included (they work on DETECTED and revoked communicators: what else an
+ * operation refuses, it checks after). */
+enum comm_error comm_usable(struct comm *ctx, uint32_t handle, struct comm_communicator **out)
 {
     struct comm_communicator *c = comm_slot_of(ctx, handle);
     *out = c;
@@ -583,7 +604,7 @@ static enum comm_error start_collective(struct comm *ctx, uint32_t handle,
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = usable(ctx, handle, &c);
+    enum comm_error e = comm_usable(ctx, handle, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }
@@ -656,7 +677,7 @@ enum comm_error comm_isend(struct comm *ctx, uint32_t comm, uint32_t dest, int32
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }
@@ -677,7 +698,7 @@ enum comm_error comm_isend(struct comm *ctx, uint32_t comm, uint32_t dest, int32
         return e;
     }
     uint32_t node = group_node(ctx, c, dest);
-    if (!node_is_live(ctx, node)) {
+    if (group_member_out(ctx, c, dest)) {
         return COMM_ERR_PROC_FAILED;
     }
     uint16_t index = request_alloc_app(ctx, COMM_REQ_SEND);
@@ -713,7 +734,7 @@ enum comm_error comm_irecv(struct comm *ctx, uint32_t comm, uint32_t source, int
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }
@@ -730,7 +751,7 @@ enum comm_error comm_irecv(struct comm *ctx, uint32_t comm, uint32_t source, int
     if (e != COMM_ERR_OK) {
         return e;
     }
-    if (source != COMM_ANY_SOURCE && !node_is_live(ctx, group_node(ctx, c, source))) {
+    if (source != COMM_ANY_SOURCE && group_member_out(ctx, c, source)) {
         return COMM_ERR_PROC_FAILED;
     }
     uint16_t index = request_alloc_app(ctx, COMM_REQ_RECV);
@@ -892,7 +913,7 @@ uint32_t comm_node_of(const struct comm *ctx, uint32_t comm, uint32_t rank)
 enum comm_rank_state comm_rank_state_of(const struct comm *ctx, uint32_t comm, uint32_t rank)
 {
     uint32_t node = comm_node_of(ctx, comm, rank);
-    if (node == COMM_NODE_NONE || !node_is_live(ctx, node)) {
+    if (node == COMM_NODE_NONE || group_member_out(ctx, comm_const_slot(ctx, comm), rank)) {
         return COMM_RANK_FAILED;
     }
     uint16_t slot = peer_find(ctx, node);

@@ -197,7 +197,7 @@ _Static_assert(COMM_REQUEST_SLOTS < COMM_NONE16, "request index must fit 16 bits
 struct comm_request {
     uint8_t state;  /* COMM_REQ_* (comm/internal.h) */
     uint8_t kind;   /* send, receive, collective */
-    uint8_t error;
+    uint8_t error;  /* the outcome; a pending send: what its completion reports (NOP) */
     uint8_t owner;  /* 0: the application; c + 1: collective slot c */
     uint8_t send_state;   /* sends: normal, resending, skipping, deferred */
     uint8_t transmission; /* sends: bumped when a deferred message goes again */
@@ -331,6 +331,7 @@ struct comm_communicator {
     bool revoked;
     bool abort_told;    /* COMM_EVENT_ABORT sent (once) */
     uint8_t recovery_seq; /* rebuilds and agreements so far (they name their rounds) */
+    bool abstain_due;   /* rebuilding: its next collective's result round to abstain from */
     uint64_t failure_epoch; /* view that removed the last member that failed */
     uint32_t acked;     /* failed_log entries acknowledged (ULFM failure_ack) */
     uint32_t failed_log_count; /* members seen failing, in order (the log may be full) */
@@ -396,6 +397,8 @@ struct comm_collective {
     /* recovery rounds (rebuild, agree) and adoption */
     bool background;   /* serving others' round: no application request */
     bool restart;      /* draining, then again in the new view */
+    bool parked;       /* a round failed here, not by a view: again in the next one */
+    bool abstain;      /* a result round of a collective never started here */
     uint8_t round_seq; /* the communicator's recovery number */
     uint8_t rebuild_mode; /* enum comm_mode the rebuild applies */
     uint8_t round_error;  /* the decision's error for the application */
@@ -597,9 +600,13 @@ enum comm_error comm_ishrink(struct comm *ctx, uint32_t comm, uint64_t now_ns,
 enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
                             struct comm_outbox *out);
 /* Uniform AND of *flag over the survivors (written to *flag when done, the
- * same at every survivor, even when members fail during it); completes
- * PROC_FAILED everywhere when some member had failures it had not
- * acknowledged (ULFM), OK otherwise.  Works on DETECTED and revoked
+ * same at every survivor, even when members fail during it).  The error is
+ * uniform too, as ULFM's MPI_Comm_agree raises PROC_FAILED "consistently at
+ * all processes": PROC_FAILED everywhere when some participant of the
+ * deciding view had failures it had not acknowledged before its call
+ * (comm_failure_ack), OK everywhere otherwise; a failure noticed only here
+ * (a peer reset or restarted) never ends it with a local error, it waits
+ * for the view that settles it.  Works on DETECTED and revoked
  * communicators. */
 enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uint64_t now_ns,
                             struct comm_outbox *out, uint32_t *request);

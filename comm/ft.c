@@ -26,6 +26,7 @@ void ft_comm_init(const struct comm *ctx, struct comm_communicator *c)
     c->excluded_count = 0;
     c->edit_count = 0;
     c->decision_held = false;
+    c->abstain_due = false;
 }
 
 void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct comm_outbox *out)
@@ -35,6 +36,14 @@ void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct com
         c->failed_log[c->failed_log_count] = rank;
     }
     c->failed_log_count++;
+    if (c->msg_mode == COMM_MSG_NOP) {
+        /* FT-MPI NOP: every communication on it fails until the rebuild,
+         * those already waiting too (a rank blocked on a live peer that
+         * went to the rebuild would wait for ever). */
+        match_fail_comm(ctx, slot, COMM_ERR_PROC_FAILED, out);
+        peer_fail_comm(ctx, slot, COMM_ERR_PROC_FAILED, out);
+        return;
+    }
     /* ULFM: a receive from anyone could have been meant to match the failed
      * rank's message: it fails until the failure is acknowledged. */
     match_fail_posted(ctx, slot, true, COMM_ERR_PROC_FAILED, out);
@@ -135,7 +144,7 @@ enum comm_error comm_failed_ranks(const struct comm *ctx, uint32_t comm, uint32_
     }
     uint32_t n = 0;
     for (uint32_t r = 0; r < c->size; r++) {
-        if (!node_is_live(ctx, group_node(ctx, c, r))) {
+        if (group_member_out(ctx, c, r)) {
             if (n < max) {
                 ranks[n] = r;
             }
@@ -220,7 +229,7 @@ static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
     *count = 0;
     *me = 0;
     for (uint32_t r = 0; r < x->size; r++) {
-        if (node_is_live(ctx, group_node(ctx, x, r))) {
+        if (!group_member_out(ctx, x, r)) {
             if (r == x->rank) {
                 *me = *count;
             }
@@ -232,7 +241,7 @@ static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
     uint32_t index = 0;
     for (uint32_t r = 0; r < x->size; r++) {
         uint32_t node = group_node(ctx, x, r);
-        if (!node_is_live(ctx, node)) {
+        if (group_member_out(ctx, x, r)) {
             continue;
         }
         if (index == links->parent) {
@@ -282,8 +291,10 @@ static uint64_t word(const uint8_t *le, uint32_t i)
 
 uint32_t ft_offer_words(const struct comm_collective *c)
 {
+    /* A result round's offers have room for any result: a member that
+     * abstains (ft_abstain) does not know the collective's length. */
     uint32_t entries = c->kind == COLL_REBUILD  ? CONFIG_COMM_FT_MAX_EDITS
-                       : c->kind == COLL_RESULT ? c->result_count
+                       : c->kind == COLL_RESULT ? COMM_FT_RESULT_WORDS
                                                 : 0u;
     return FT_OFFER_DECISION + 3u + entries;
 }
@@ -314,7 +325,7 @@ static enum comm_error rebuild_changes(const struct comm *ctx, const struct comm
     uint32_t count = 0;
     uint32_t spare = ctx->config.world_size;
     for (uint32_t r = 0; r < x->size; r++) {
-        if (node_is_live(ctx, group_node(ctx, x, r))) {
+        if (!group_member_out(ctx, x, r)) {
             continue;
         }
         if (count == CONFIG_COMM_FT_MAX_EDITS) {
@@ -492,12 +503,16 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     for (uint32_t i = 0; i < ft_offer_words(c) - FT_OFFER_DECISION; i++) {
         decision[i] = word(offer, FT_OFFER_DECISION + i);
     }
+    enum comm_error decided = (enum comm_error)(uint32_t)(decision[1] >> 32);
+    if (c->abstain) {
+        return decided; /* nothing of ours in it: the decision kept here stays */
+    }
     bool known = x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq;
     x->decision_held = true;
     x->decision_kind = c->kind;
     x->decision_seq = c->round_seq;
     memcpy(x->decision, decision, sizeof decision);
-    enum comm_error error = (enum comm_error)(uint32_t)(decision[1] >> 32);
+    enum comm_error error = decided;
     if (c->background || known) {
         return error; /* applied when first learnt */
     }
@@ -632,6 +647,7 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
 void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
 {
     struct comm_communicator *done = &ctx->comms[slot];
+    done->abstain_due = false; /* every member took part: nobody waits in a result round */
     if (done->state == COMM_STATE_RECOVERED) {
         done->state = COMM_STATE_OK;
     }
@@ -667,23 +683,35 @@ void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t s
     }
 }
 
-/* Checks shared by the recovery operations: they work on DETECTED and
- * revoked communicators. */
-static enum comm_error recovery_usable(struct comm *ctx, uint32_t comm,
-                                       struct comm_communicator **out)
+/* A member that rebuilds x leaves its collectives: members blocked in a
+ * strict allreduce or barrier on x that it never called wait, in its
+ * result round, for every survivor's offer.  It abstains from that round
+ * (its next collective number) in the background: no result, so the root
+ * decides PROC_FAILED unless a survivor had one, and those members go on
+ * to the rebuild.  Nothing waits on an abstention nobody needs: the round
+ * ends among the abstainers, or at the next collective completed on x. */
+static void ft_abstain(struct comm *ctx, uint16_t slot)
 {
-    struct comm_communicator *c = comm_slot_of(ctx, comm);
-    *out = c;
-    if (c == NULL) {
-        return COMM_ERR_COMM;
+    struct comm_communicator *x = &ctx->comms[slot];
+    uint8_t seq = (uint8_t)x->collective_seq;
+    if (!x->in_use || !x->strict || x->state != COMM_STATE_DETECTED ||
+        coll_round_running(ctx, slot, COLL_RESULT, seq)) {
+        x->abstain_due = false;
+        return;
     }
-    if (!ctx->has_view || c->state == COMM_STATE_FAILED) {
-        return COMM_ERR_NO_VIEW;
+    if (coll_start_round(ctx, slot, COLL_RESULT, seq, 0, NULL, NULL, NULL) == COMM_ERR_OK) {
+        x->collective_seq++; /* a later call here must not reuse it */
+        x->abstain_due = false;
+    } /* else no slot free yet (a background round): again when one is */
+}
+
+void ft_abstain_due(struct comm *ctx)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (ctx->comms[i].abstain_due) {
+            ft_abstain(ctx, i);
+        }
     }
-    if (c->rank == COMM_RANK_NONE) {
-        return COMM_ERR_NOT_MEMBER;
-    }
-    return COMM_ERR_OK;
 }
 
 static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mode,
@@ -693,7 +721,7 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = recovery_usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }
@@ -706,6 +734,10 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
     *new_comm = COMM_NULL;
     uint16_t slot = (uint16_t)(c - ctx->comms);
     e = coll_start_round(ctx, slot, COLL_REBUILD, c->recovery_seq, mode, NULL, new_comm, request);
+    if (e == COMM_ERR_OK) {
+        c->abstain_due = true;
+        ft_abstain(ctx, slot);
+    }
     if (e == COMM_ERR_OK) {
         c->recovery_seq++;
         comm_finish_call(ctx, now_ns, out);
@@ -733,7 +765,7 @@ enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uin
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = recovery_usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }
@@ -858,7 +890,7 @@ enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
 {
     ctx->last_now_ns = now_ns;
     struct comm_communicator *c;
-    enum comm_error e = recovery_usable(ctx, comm, &c);
+    enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
         return e;
     }

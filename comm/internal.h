@@ -120,6 +120,12 @@ void peer_pump(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
 /* Node left the view (or restarted): its sends fail, its sessions go. */
 void peer_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
                     struct comm_outbox *out);
+/* Communicator slot comm failed under NOP: its application sends not
+ * started fail with error, those under way end with it once acknowledged,
+ * and a receive being filled fails (the rest of its message is consumed
+ * unread). */
+void peer_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
+                    struct comm_outbox *out);
 /* Forget every session; pending sends fail with error. */
 void peer_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
 /* Control frames to a peer slot, sent by match.c.  The GRANT goes only if
@@ -161,6 +167,12 @@ void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
  * ANY_SOURCE ones if any_source_only) fail with error. */
 void match_fail_posted(struct comm *ctx, uint16_t comm, bool any_source_only,
                        enum comm_error error, struct comm_outbox *out);
+/* Communicator slot comm failed under NOP: its application receives
+ * (posted, or bound to a record) and self-sends fail with error, and its
+ * unexpected messages go (those still arriving or deferred are consumed
+ * unread: the GRANT lets their senders finish). */
+void match_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
+                     struct comm_outbox *out);
 /* Forget every record; posted receives fail with error. */
 void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
 /* GRANTs that were not followed by their message go again. */
@@ -190,6 +202,10 @@ void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
  * (recovery rounds start again in the new view, unless the view is gone). */
 void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
                     struct comm_outbox *out);
+/* A new view: every recovery round still deciding starts again in it (its
+ * messages name the view they belong to, so the old ones match nothing
+ * any more, even after a view that only added members). */
+void coll_restart_rounds(struct comm *ctx, struct comm_outbox *out);
 /* A recovery round (AGREE, REBUILD) on comm, or a spare's ADOPT; request
  * NULL: a background round serving the decision this node holds. */
 enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
@@ -211,6 +227,7 @@ uint16_t comm_by_context(const struct comm *ctx, uint8_t context);
 /* Groups: a base (range or map) of extent base ranks, minus the excluded
  * base ranks, with edits (gaps, adopting spares); O(log edits) each way
  * (a map base: node -> rank scans the map). */
+enum comm_error comm_usable(struct comm *ctx, uint32_t handle, struct comm_communicator **out);
 uint32_t group_node(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank);
 uint32_t group_rank(const struct comm *ctx, const struct comm_communicator *c, uint32_t node);
 uint32_t group_base_node(const struct comm *ctx, const struct comm_communicator *c,
@@ -218,6 +235,10 @@ uint32_t group_base_node(const struct comm *ctx, const struct comm_communicator 
 uint32_t group_rank_of_base(const struct comm_communicator *c, uint32_t base);
 uint32_t group_base_of_rank(const struct comm_communicator *c, uint32_t rank);
 uint32_t group_edit_of(const struct comm_communicator *c, uint32_t base); /* or RANK_NONE */
+/* Member rank of c is out: its node is not in the view, or it failed in c
+ * before (a node that left and rejoined is a new life, not the member; as
+ * far as the failure log lists, CONFIG_COMM_FT_MAX_EDITS). */
+bool group_member_out(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank);
 uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c);
 /* Collective trees skip BLANK gaps: ranks <-> "compact" ranks (gaps out). */
 uint32_t group_gap_count(const struct comm_communicator *c);
@@ -276,6 +297,9 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq);
 /* A strict allreduce or barrier finished here (result in c->recv, native):
  * kept on its communicator for members still in it. */
 void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t seq);
+/* Rebuilding members abstain from the result round they skipped, once a
+ * collective slot is free (see DESIGN.md, "Strict collectives"). */
+void ft_abstain_due(struct comm *ctx);
 /* A REVOKE frame from node source (fenced and decoded). */
 void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
                   uint64_t now_ns, struct comm_outbox *out);

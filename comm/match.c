@@ -440,7 +440,10 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
         }
     } else if (cslot != COMM_NONE16) {
         const struct comm_communicator *c = &ctx->comms[cslot];
-        if (f->source_rank >= c->size || group_node(ctx, c, f->source_rank) != node) {
+        bool nop_failed = f->context == c->context && c->state == COMM_STATE_DETECTED &&
+                          c->msg_mode == COMM_MSG_NOP; /* no receive will ever take it */
+        if (f->source_rank >= c->size || group_node(ctx, c, f->source_rank) != node ||
+            nop_failed) {
             ctx->counters.discarded_messages++;
             return PLACE_DISCARD;
         }
@@ -556,6 +559,43 @@ void match_fail_posted(struct comm *ctx, uint16_t comm, bool any_source_only,
             request_complete(ctx, i, error, out);
         }
         i = next;
+    }
+}
+
+void match_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
+                     struct comm_outbox *out)
+{
+    match_fail_posted(ctx, comm, false, error, out);
+    uint16_t context = ctx->comms[comm].context;
+    bool freed = false;
+    for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
+        struct comm_record *rec = &ctx->records[i];
+        uint16_t next = rec->next;
+        if (rec->context != context) {
+            i = next;
+            continue;
+        }
+        if (rec->request != COMM_NONE16) {
+            request_complete(ctx, rec->request, error, out);
+            rec->request = COMM_NONE16;
+        }
+        if (rec->self_send != COMM_NONE16) {
+            request_complete(ctx, rec->self_send, error, out);
+            record_free(ctx, i);
+            freed = true;
+        } else if (rec->state == RECORD_COMPLETE) {
+            record_free(ctx, i);
+            freed = true;
+        } else {
+            rec->discard = true; /* consumed unread when it arrives */
+            if (rec->state == RECORD_WAITING && !rec->granted) {
+                grant(ctx, rec, out);
+            }
+        }
+        i = next;
+    }
+    if (freed) {
+        grant_waiting(ctx, out);
     }
 }
 

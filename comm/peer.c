@@ -489,6 +489,62 @@ void peer_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
     }
 }
 
+/* An application request (send or receive) of communicator slot comm. */
+static bool app_request_of(const struct comm *ctx, uint16_t index, uint16_t comm)
+{
+    const struct comm_request *r = &ctx->requests[index];
+    return r->owner == 0 && r->comm == comm && (r->context & ~0xffu) == 0;
+}
+
+/* Fails the queued sends of comm that have not started (removed from queue
+ * head..tail) and marks the others. */
+static void fail_queue(struct comm *ctx, uint16_t *head, uint16_t *tail, uint16_t comm,
+                       enum comm_error error, struct comm_outbox *out)
+{
+    for (uint16_t i = *head; i != COMM_NONE16;) {
+        struct comm_request *r = &ctx->requests[i];
+        uint16_t next = r->next;
+        if (app_request_of(ctx, i, comm)) {
+            if (r->frames_sent == 0 && r->send_state == SEND_NORMAL) {
+                queue_remove(ctx, head, tail, i);
+                request_complete(ctx, i, error, out);
+            } else {
+                r->error = (uint8_t)error;
+            }
+        }
+        i = next;
+    }
+}
+
+void peer_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
+                    struct comm_outbox *out)
+{
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_PEERS; slot++) {
+        struct comm_peer *p = &ctx->peers[slot];
+        if (p->node == COMM_NODE_NONE) {
+            continue;
+        }
+        /* Frames already numbered must still go (the receiver consumes them
+         * unread): their sends complete with the error once acknowledged;
+         * a deferred one is GRANTed by its receiver and goes the same way. */
+        for (uint32_t i = 0; i < CONFIG_COMM_WINDOW; i++) {
+            const struct comm_window_slot *w = &p->window[i];
+            if (w->state == WINDOW_IN_FLIGHT && app_request_of(ctx, w->request, comm)) {
+                ctx->requests[w->request].error = (uint8_t)error;
+            }
+        }
+        fail_queue(ctx, &p->tx_head, &p->tx_tail, comm, error, out);
+        fail_queue(ctx, &p->tx_deferred_head, &p->tx_deferred_tail, comm, error, out);
+        if (p->rx_target == RX_TARGET_REQUEST && app_request_of(ctx, p->rx_index, comm)) {
+            /* a receive being filled: the rest of its message goes unread */
+            request_complete(ctx, p->rx_index, error, out);
+            p->rx_target = RX_TARGET_DISCARD;
+            p->rx_index = COMM_NONE16;
+        }
+    }
+    fail_queue(ctx, &ctx->orphan_head, &ctx->orphan_tail, comm, error, out);
+}
+
 void peer_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out)
 {
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_PEERS; i++) {
@@ -568,7 +624,8 @@ static void ack_one(struct comm *ctx, struct comm_peer *p, uint32_t seq, bool de
     r->frames_acked++;
     if (r->frames_acked == r->frames_total) {
         ctx->counters.messages_sent++;
-        request_complete(ctx, w->request, COMM_ERR_OK, out);
+        /* a send its communicator failed under NOP ends with that error */
+        request_complete(ctx, w->request, (enum comm_error)r->error, out);
     }
 }
 

@@ -53,6 +53,9 @@ struct options {
     enum sim_app_kind app;   /* --app: model applications over every node's comm core */
     struct job_options job_text; /* --app, --iterations, --app-args as given */
     struct job app_job;      /* what they make, as tori-emu makes it (tools/job_options.h) */
+    uint64_t spares;         /* --spares K: the last K nodes are spares (--members N-K) */
+    bool spares_set;
+    uint32_t recovery_kills; /* --recovery-kills N: kills drawn while a rebuild runs */
     bool keep_going;
     uint64_t seeds;
     uint64_t rate_milli; /* faults per millisecond of fault window, x1000 */
@@ -178,6 +181,12 @@ static void usage(void)
           "  --app allreduce|stencil  run a model application on every node's comm\n"
           "                       core (stencil: at most 1024 ranks)\n"
           "  --iterations N       its iterations (10)\n"
+          "  --comm-mode M        abort (the job ends at a failure), blank, shrink or\n"
+          "                       rebuild: the models recover as the applications do\n"
+          "  --msg-mode M         nop or cont (tori-emu's)\n"
+          "  --spares K           the last K nodes are spares (--members N-K); under\n"
+          "                       rebuild they start with the ranks and wait to adopt\n"
+          "  --recovery-kills N   up to N kills, each drawn when a rebuild starts\n"
           "  --app-args a,b,...   its arguments, as tori-emu --app-args (stencil: block\n"
           "                       edge 1..8, check interval; allreduce: an offset)\n"
           "  --chaos              random faults instead of a script\n"
@@ -247,11 +256,22 @@ _Static_assert(sizeof(((struct sim_app_params *)0)->arg) == sizeof(((struct job 
 static void check_app_options(struct options *o)
 {
     if (o->app == SIM_APP_NONE) {
-        const char *given = o->job_text.iterations != NULL ? "--iterations" : "--app-args";
-        if (o->job_text.iterations != NULL || o->job_text.app_args != NULL) {
+        const char *given = o->job_text.iterations != NULL  ? "--iterations"
+                            : o->job_text.app_args != NULL  ? "--app-args"
+                            : o->job_text.comm_mode != NULL ? "--comm-mode"
+                            : o->job_text.msg_mode != NULL  ? "--msg-mode"
+                            : o->spares_set                 ? "--spares"
+                                                            : "--recovery-kills";
+        if (o->job_text.iterations != NULL || o->job_text.app_args != NULL ||
+            o->job_text.comm_mode != NULL || o->job_text.msg_mode != NULL || o->spares_set ||
+            o->recovery_kills != 0) {
             usage_error("%s without --app", given, "--app allreduce|stencil");
         }
         return;
+    }
+    if (o->recovery_kills != 0 && o->job_text.comm_mode != NULL &&
+        strcmp(o->job_text.comm_mode, "abort") == 0) {
+        usage_error("%s", "--recovery-kills with --comm-mode abort", "blank, shrink or rebuild");
     }
     char error[256];
     if (!job_options_build(&o->job_text, &o->app_job, error, sizeof error)) {
@@ -371,6 +391,15 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->job_text.iterations = v;
         } else if (strcmp(a, "--app-args") == 0) {
             o->job_text.app_args = v;
+        } else if (strcmp(a, "--comm-mode") == 0) {
+            o->job_text.comm_mode = v;
+        } else if (strcmp(a, "--msg-mode") == 0) {
+            o->job_text.msg_mode = v;
+        } else if (strcmp(a, "--spares") == 0) {
+            o->spares = parse_u64(a, v, 0, CONFIG_MAX_NODES, "0..node count - 1");
+            o->spares_set = true;
+        } else if (strcmp(a, "--recovery-kills") == 0) {
+            o->recovery_kills = (uint32_t)parse_u64(a, v, 0, 1000, "0..1000");
         } else if (strcmp(a, "--seeds") == 0) {
             o->seeds = parse_u64(a, v, 1, 10000000, "1..1e7");
         } else if (strcmp(a, "--rate") == 0) {
@@ -404,7 +433,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
                             "--settle-ms, --inject, --inject-file, --emit-script, --pcap, "
                             "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --app, "
-                            "--iterations, --app-args, --json, "
+                            "--iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery-kills, --json, "
                             "--events, --quiet");
             }
         }
@@ -440,6 +469,19 @@ static void parse_args(int argc, char **argv, struct options *o)
     }
     if (o->geometry.node_count < 2) {
         usage_error("--dims '%s' has a single node", dims_text, "at least 2 nodes");
+    }
+    if (o->members_set && o->spares_set) {
+        usage_error("%s", "--members and --spares together", "one of them");
+    }
+    if (o->spares_set) {
+        if (o->spares >= o->geometry.node_count) {
+            fprintf(stderr, TOOL ": --spares %" PRIu64 " leaves no rank on %" PRIu32
+                            " nodes (expected 0..%" PRIu32 ")\n",
+                    o->spares, o->geometry.node_count, o->geometry.node_count - 1);
+            exit(2);
+        }
+        o->members = o->geometry.node_count - o->spares;
+        o->members_set = true;
     }
     if (o->members_set && o->members > o->geometry.node_count) {
         fprintf(stderr, TOOL ": --members %" PRIu64 " is above the node count %" PRIu32
@@ -511,6 +553,9 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     }
     p->app.torus_x = o->geometry.size[0];
     p->app.torus_y = o->geometry.dims > 1 ? o->geometry.size[1] : 1;
+    p->app.comm_mode = o->app_job.comm_mode; /* numbered as enum comm_mode */
+    p->app.msg_mode = o->app_job.message_mode;
+    p->recovery_kills = o->recovery_kills;
     if (o->heartbeat_ns >= 0) {
         p->heartbeat_ns = (uint64_t)o->heartbeat_ns;
     } else {
@@ -596,12 +641,29 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
     fprintf(out, "\n");
 }
 
+/* Under a recovering mode: what recovered and what issue 14's checks saw. */
+static void print_recovery(const struct sim_params *p, const struct sim_stats *s, FILE *out,
+                           const char *prefix)
+{
+    fprintf(out,
+            "%s mode=%s msg=%s survivors=%" PRIu32 " rebuilds=%" PRIu32 " adopted=%" PRIu32
+            " maps=%" PRIu64 " comm_epochs=%" PRIu64 " outcomes=%" PRIu64 " agrees=%" PRIu64 "\n",
+            prefix, job_comm_mode_name(p->app.comm_mode),
+            job_message_mode_name(p->app.msg_mode), s->app_survivors, s->app_rebuilds,
+            s->app_adopted, s->ft_maps, s->ft_epochs, s->ft_outcomes, s->ft_agrees);
+}
+
 /* The model application's line: its verdict, digest, time and messages;
  * before it, what aborted the job (a fault, as it would on the nodes). */
 static void print_app(const struct sim_params *p, const struct sim_stats *s, FILE *out)
 {
-    bool ok = s->app_ranks > 0 && s->app_finished == s->app_ranks &&
-              s->app_ok == s->app_ranks && s->app_digests == 1;
+    bool recovering = p->app.comm_mode != COMM_MODE_ABORT;
+    bool ok = recovering ? !s->violation
+                         : s->app_ranks > 0 && s->app_finished == s->app_ranks &&
+                               s->app_ok == s->app_ranks && s->app_digests == 1;
+    if (recovering) {
+        print_recovery(p, s, out, "recovery");
+    }
     if (s->app_aborted && !s->violation) {
         fprintf(out, p->json ? "{\"event\":\"app-aborted\",\"t_ns\":%" PRIu64
                                ",\"reason\":\"%s\",\"not_fired\":%" PRIu32
@@ -704,10 +766,20 @@ static void print_replay(const struct options *o, const struct sim_params *pp,
            o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
            p.policy == MEMBERSHIP_POLICY_PRIMARY ? "primary" : "every-side", p.hop_ns,
            p.cp_ns, p.heartbeat_ns, p.link_detect_ns, seed);
+    if (p.members != o->geometry.node_count) {
+        printf(" --members %" PRIu32, p.members);
+    }
     if (p.app.kind != SIM_APP_NONE) {
         printf(" --app %s --iterations %" PRIu32 "%s%s", sim_app_name(p.app.kind),
                p.app.iterations, o->job_text.app_args != NULL ? " --app-args " : "",
                o->job_text.app_args != NULL ? o->job_text.app_args : "");
+        if (p.app.comm_mode != COMM_MODE_ABORT || p.app.msg_mode != COMM_MSG_NOP) {
+            printf(" --comm-mode %s --msg-mode %s", job_comm_mode_name(p.app.comm_mode),
+                   job_message_mode_name(p.app.msg_mode));
+        }
+        if (p.recovery_kills != 0) {
+            printf(" --recovery-kills %" PRIu32, p.recovery_kills);
+        }
     }
     printf(" --inject '");
     for (size_t i = 0; i < count; i++) {
@@ -748,6 +820,7 @@ static int run_chaos(const struct options *o)
     uint64_t settle_max = 0;
     uint64_t app_completed = 0; /* --app: jobs that completed, and that a fault aborted */
     uint64_t app_aborted = 0;
+    struct sim_stats recovered = {0}; /* recovering modes: summed over the seeds */
     for (uint64_t k = 0; k < o->seeds; k++) {
         uint64_t seed = o->seed + k;
         p.seed = seed;
@@ -793,6 +866,13 @@ static int run_chaos(const struct options *o)
                                               : " app=completed");
         }
         app_aborted += s->app_aborted ? 1u : 0u;
+        recovered.app_survivors += s->app_survivors;
+        recovered.app_rebuilds += s->app_rebuilds;
+        recovered.app_adopted += s->app_adopted;
+        recovered.ft_maps += s->ft_maps;
+        recovered.ft_epochs += s->ft_epochs;
+        recovered.ft_outcomes += s->ft_outcomes;
+        recovered.ft_agrees += s->ft_agrees;
         app_completed += p.app.kind != SIM_APP_NONE && !s->app_aborted ? 1u : 0u;
         faults += count;
         stables += s->stable_count;
@@ -821,6 +901,9 @@ static int run_chaos(const struct options *o)
                " aborted=%" PRIu64 " violations=%" PRIu64 "\n",
                sim_app_name(p.app.kind), p.members, p.app.iterations, app_completed, app_aborted,
                failed);
+        if (p.app.comm_mode != COMM_MODE_ABORT) {
+            print_recovery(&p, &recovered, stdout, "chaos recovery");
+        }
     }
     return failed == 0 ? 0 : 1;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "net/torus/route.h"
+#include "sim/sim_ft.h"
 #include "sim/sim_pcap.h"
 #include "sim/sim_queue.h"
 
@@ -103,6 +104,10 @@ struct sim {
     struct comm *comms;
     struct comm_outbox *comm_out;
     struct sim_app *apps;
+    struct sim_ft *ft;           /* issue 14's invariants (modes other than ABORT) */
+    uint32_t *map_scratch;       /* a communicator's rank map, checked */
+    uint32_t recovery_kills_left;
+    uint64_t recovery_kill_epoch; /* the communicator whose rebuild drew the last */
     uint8_t *fired; /* per injection timed by iteration: it fired */
 };
 
@@ -714,8 +719,15 @@ static void dispatch_comm(struct sim *sim, uint32_t source, uint64_t depart)
  */
 static bool runs_job(const struct sim *sim, uint32_t id)
 {
-    return id < sim->params.members && sim->nodes[id].boots == 1;
+    return (id < sim->params.members || sim->params.app.comm_mode == COMM_MODE_REBUILD) &&
+           sim->nodes[id].boots == 1;
 }
+
+static bool recovers(const struct sim *sim)
+{
+    return sim->params.app.comm_mode != COMM_MODE_ABORT;
+}
+
 
 /* The job cannot complete (the one abort mode of the nodes, FT-MPI's
  * ABORT): the first reason is kept; the run ends without waiting for it. */
@@ -767,6 +779,80 @@ static void check_app(struct sim *sim, uint32_t id)
 }
 
 /*
+ * Under REBUILD the ranks start once the spares are in the view (as
+ * tori-emu starts them), or when the spares had a join's longest wait.
+ */
+static bool job_may_start(const struct sim *sim, uint32_t id)
+{
+    if (sim->params.app.comm_mode != COMM_MODE_REBUILD || id >= sim->params.members ||
+        sim->params.members == sim->node_count) {
+        return true;
+    }
+    return membership_live_count(&sim->contexts[id]) >= sim->node_count ||
+           sim->now >= membership_join_wait_max_ns(&sim->base_config);
+}
+
+/*
+ * Issue 14's invariants after node id's step (sim_ft.h): the rank map of a
+ * communicator its model moved to, and every collective it completed; and
+ * the chaos knob: a rebuild's start may draw a kill of another rank.
+ */
+static void check_recovery(struct sim *sim, uint32_t id)
+{
+    struct sim_app *app = &sim->apps[id];
+    const struct comm *comm = &sim->comms[id];
+    char why[200];
+    if (!app->map_checked && app->rank != COMM_RANK_NONE &&
+        (app->stage == SIM_APP_COMPUTE || app->stage == SIM_APP_AGREE) &&
+        app->state == SIM_APP_RUNNING) {
+        app->map_checked = true;
+        for (uint32_t r = 0; r < app->size; r++) {
+            /* the group's map (a BLANK gap: COMM_NODE_NONE), not the
+             * view: members that failed since are still in it */
+            sim->map_scratch[r] = comm_node_of(comm, app->comm, r);
+        }
+        uint64_t epoch = app->comm == COMM_WORLD ? 0 : comm_epoch_of(comm, app->comm);
+        if (!sim_ft_map(sim->ft, epoch, sim->map_scratch, app->size, id, app->rank, why,
+                        sizeof why)) {
+            violation(sim, "%s", why);
+        }
+    }
+    for (uint32_t i = 0; i < app->outcome_count; i++) {
+        if (!sim_ft_outcome(sim->ft, id, &app->outcomes[i], why, sizeof why)) {
+            violation(sim, "%s", why);
+        }
+    }
+    app->outcome_count = 0;
+    if (app->state == SIM_APP_FAILED && app->error != COMM_ERR_NO_VIEW) {
+        violation(sim, "rank %" PRIu32 " of %s failed in %s after %" PRIu32 " iterations: %s",
+                  id, sim_app_name(sim->params.app.kind), app->failed_call,
+                  app->iterations_done, comm_error_text(app->error));
+    }
+    /* A second fault while a rebuild is under way: once per rebuilt
+     * communicator, the first rank that starts rebuilding it draws a live
+     * rank (not itself) to kill within two units. */
+    uint64_t epoch = app->comm == COMM_WORLD ? 1 : comm_epoch_of(comm, app->comm);
+    if (app->stage == SIM_APP_REBUILD && sim->recovery_kills_left > 0 &&
+        sim->recovery_kill_epoch != epoch) {
+        sim->recovery_kill_epoch = epoch;
+        uint64_t draw = (sim->params.seed + 1u) * UINT64_C(0x9e3779b97f4a7c15) ^ sim->now;
+        draw ^= draw >> 29;
+        uint32_t n = sim->params.members;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t victim = (uint32_t)((draw + k) % n);
+            if (victim != id && node_running(&sim->nodes[victim]) && runs_job(sim, victim)) {
+                sim->recovery_kills_left--;
+                uint64_t delay = (draw >> 32) % (2u * sim_unit_ns(&sim->params));
+                push(sim, sim->now + delay, SIM_EVENT_KILL, victim, 0, 0, NULL);
+                trace(sim, "t=%" PRIu64 " recovery kill of %" PRIu32 " drawn by %" PRIu32,
+                      sim->now, victim, id);
+                break;
+            }
+        }
+    }
+}
+
+/*
  * Keeps the comm core on the membership's view, as the node glue does
  * (every view installed as a member; none while out), starts the model at
  * the first view and advances it; then sends what came out.
@@ -786,8 +872,8 @@ static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
     }
     if (!runs_job(sim, id)) {
         /* no model: the comm core alone (it forwards nothing to itself) */
-    } else if (app->state == SIM_APP_IDLE && comm_has_view(comm)) {
-        if (!sim_app_start(app, &sim->params.app, id, sim->params.members, comm, sim->now,
+    } else if (app->state == SIM_APP_IDLE && comm_has_view(comm) && job_may_start(sim, id)) {
+        if (!sim_app_start(app, &sim->params.app, id >= sim->params.members, comm, sim->now,
                            sim->comm_out)) {
             fprintf(stderr, "tori-sim: out of memory for the model application\n");
             exit(1);
@@ -797,7 +883,11 @@ static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
     }
     if (runs_job(sim, id)) {
         check_app(sim, id);
-        if (app->state == SIM_APP_FAILED) {
+        if (sim->ft != NULL) {
+            check_recovery(sim, id);
+        }
+        app->outcome_count = 0; /* ABORT: no one looks */
+        if (app->state == SIM_APP_FAILED && !recovers(sim)) {
             abort_job(sim, "rank %" PRIu32 " failed in %s after %" PRIu32 " iterations: %s",
                       id, app->failed_call, app->iterations_done, comm_error_text(app->error));
         }
@@ -894,6 +984,8 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
         cc.incarnation = config.incarnation + 1u; /* never 0 */
         cc.node_count = sim->node_count;
         cc.world_size = sim->params.members; /* WORLD: the initial view's nodes */
+        cc.comm_mode = sim->params.app.comm_mode;
+        cc.msg_mode = sim->params.app.msg_mode;
         enum comm_init_status cs = comm_init(&sim->comms[id], &cc);
         if (cs != COMM_INIT_OK) {
             fprintf(stderr, "tori-sim: comm_init(%" PRIu32 "): %s\n", id,
@@ -986,7 +1078,7 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
         if (!node_running(n)) {
             break;
         }
-        if (sim->apps != NULL && runs_job(sim, inj->node) &&
+        if (sim->apps != NULL && !recovers(sim) && runs_job(sim, inj->node) &&
             (sim->apps[inj->node].state == SIM_APP_RUNNING ||
              sim->apps[inj->node].state == SIM_APP_IDLE)) {
             abort_job(sim, "node %" PRIu32 " was killed after %" PRIu32
@@ -1297,6 +1389,11 @@ static void step(struct sim *sim, const struct sim_event *e)
     case SIM_EVENT_INJECT:
         inject(sim, &sim->injections[e->other]);
         break;
+    case SIM_EVENT_KILL: {
+        struct fault kill = {.kind = FAULT_KILL, .node = e->node, .time_ns = sim->now};
+        inject(sim, &kill);
+        break;
+    }
     case SIM_EVENT_RESUME: {
         struct sim_node *n = &sim->nodes[e->node];
         if (n->state == NODE_HUNG) {
@@ -1411,9 +1508,14 @@ static bool apps_settled(const struct sim *sim)
     if (sim->apps == NULL || sim->stats.app_aborted) {
         return true;
     }
-    for (uint32_t id = 0; id < sim->params.members; id++) {
+    for (uint32_t id = 0; id < sim->node_count; id++) {
+        const struct sim_app *app = &sim->apps[id];
+        if (id >= sim->params.members && (app->state == SIM_APP_IDLE ||
+                                          app->stage == SIM_APP_ADOPT)) {
+            continue; /* a spare no rebuild took */
+        }
         if (node_running(&sim->nodes[id]) && runs_job(sim, id) &&
-            (sim->apps[id].state == SIM_APP_RUNNING || sim->apps[id].state == SIM_APP_IDLE)) {
+            (app->state == SIM_APP_RUNNING || app->state == SIM_APP_IDLE)) {
             return false;
         }
     }
@@ -1425,6 +1527,100 @@ static bool apps_settled(const struct sim *sim)
 static bool fault_error(enum comm_error error)
 {
     return error == COMM_ERR_PROC_FAILED || error == COMM_ERR_NO_VIEW;
+}
+
+/*
+ * At the end under a recovering mode: every rank still running (WORLD's and
+ * the adopted spares) finished ok with one digest; a rank may end failed
+ * only because it lost its view (expelled: it is out of the job); no
+ * strict collective mixed among the survivors (sim_ft_final); and under
+ * REBUILD with every failed rank adopted, the allreduce's digest is the
+ * fault-free one.
+ */
+static void recovery_agree(struct sim *sim)
+{
+    struct sim_stats *st = &sim->stats;
+    bool *survived = calloc(sim->node_count, sizeof *survived);
+    if (survived == NULL) {
+        violation(sim, "out of memory for the final checks");
+        return;
+    }
+    bool gaps_left = false;
+    for (uint32_t id = 0; id < sim->node_count; id++) {
+        const struct sim_app *app = &sim->apps[id];
+        st->app_rebuilds += app->rebuilds;
+        st->app_adopted += app->adopted ? 1u : 0u;
+        if (id >= sim->params.members) {
+            st->app_ranks += app->adopted ? 1u : 0u;
+            if (app->state == SIM_APP_DONE) {
+                st->app_finished++;
+                st->app_ok += app->ok ? 1u : 0u;
+            }
+        }
+        survived[id] = app->state == SIM_APP_DONE;
+        gaps_left = gaps_left || (survived[id] && app->gap_count > 0);
+        if (!runs_job(sim, id) || app->state == SIM_APP_IDLE ||
+            (app->stage == SIM_APP_ADOPT && app->state == SIM_APP_RUNNING)) {
+            continue; /* never started, or a spare no rebuild took */
+        }
+        if (app->state == SIM_APP_FAILED && app->error != COMM_ERR_NO_VIEW) {
+            violation(sim, "rank %" PRIu32 " of %s failed in %s: %s", id,
+                      sim_app_name(sim->params.app.kind), app->failed_call,
+                      comm_error_text(app->error));
+            break;
+        }
+        if (app->state == SIM_APP_RUNNING && node_running(&sim->nodes[id]) &&
+            membership_is_member(&sim->contexts[id], id)) {
+            violation(sim, "rank %" PRIu32 " of %s did not finish (iteration %" PRIu32
+                           ", %s)",
+                      id, sim_app_name(sim->params.app.kind), app->iteration,
+                      app->stage == SIM_APP_REBUILD ? "rebuilding"
+                      : app->stage == SIM_APP_AGREE ? "agreeing"
+                                                    : "computing");
+            break;
+        }
+        if (app->state != SIM_APP_DONE) {
+            continue;
+        }
+        st->app_survivors++;
+        if (!app->ok) {
+            violation(sim, "rank %" PRIu32 " of %s ended with ok=false", id,
+                      sim_app_name(sim->params.app.kind));
+            break;
+        }
+        if (st->app_survivors == 1) {
+            st->app_digest = app->digest;
+        } else if (app->digest != st->app_digest) {
+            violation(sim, "rank %" PRIu32 " of %s ended with digest %016" PRIx64
+                           ", another rank with %016" PRIx64,
+                      id, sim_app_name(sim->params.app.kind), app->digest, st->app_digest);
+            break;
+        }
+    }
+    char why[200];
+    if (!st->violation && !sim_ft_final(sim->ft, survived, why, sizeof why)) {
+        violation(sim, "%s", why);
+    }
+    /* REBUILD: the fault-free answer when spares took every failed rank. */
+    if (!st->violation && sim->params.app.comm_mode == COMM_MODE_REBUILD && !gaps_left &&
+        st->app_survivors > 0 && sim->params.app.kind == SIM_APP_ALLREDUCE) {
+        uint32_t crc = 0;
+        for (uint32_t i = 1; i <= sim->params.app.iterations; i++) {
+            struct allreduce_values want;
+            allreduce_expected(sim->params.members, i, sim->params.app.arg[0], &want);
+            crc = allreduce_digest_update(crc, &want);
+        }
+        if (crc != st->app_digest) {
+            violation(sim, "rebuild: digest %016" PRIx64 " is not the fault-free %08" PRIx32,
+                      st->app_digest, crc);
+        }
+    }
+    const struct sim_ft_counts *counts = sim_ft_get_counts(sim->ft);
+    st->ft_maps = counts->maps;
+    st->ft_epochs = counts->epochs;
+    st->ft_outcomes = counts->outcomes;
+    st->ft_agrees = counts->agrees;
+    free(survived);
 }
 
 /*
@@ -1465,6 +1661,10 @@ static void apps_agree(struct sim *sim)
         } else if (app->digest != st->app_digest) {
             st->app_digests++;
         }
+    }
+    if (sim->ft != NULL) {
+        recovery_agree(sim);
+        return;
     }
     bool aborted = st->app_aborted && sim->injection_count > 0;
     for (uint32_t id = 0; id < sim->params.members; id++) {
@@ -1567,6 +1767,17 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
             sim_destroy(sim);
             return NULL;
         }
+        if (params->app.comm_mode != COMM_MODE_ABORT) {
+            sim->ft = sim_ft_create(n);
+            sim->map_scratch = calloc(n, sizeof *sim->map_scratch);
+            if (sim->ft == NULL || sim->map_scratch == NULL) {
+                snprintf(error, error_capacity, "out of memory for the communicator checks");
+                sim_destroy(sim);
+                return NULL;
+            }
+        }
+        sim->recovery_kills_left = params->recovery_kills;
+        sim->recovery_kill_epoch = UINT64_MAX;
     }
     sim_queue_init(&sim->queue);
     uint64_t unit = sim_unit_ns(params);
@@ -1622,6 +1833,8 @@ void sim_destroy(struct sim *sim)
         }
     }
     free(sim->apps);
+    sim_ft_destroy(sim->ft);
+    free(sim->map_scratch);
     free(sim->fired);
     free(sim->comms);
     free(sim->comm_out);
@@ -1685,6 +1898,12 @@ bool sim_run(struct sim *sim, FILE *out)
     for (uint32_t id = 0; id < sim->node_count; id++) {
         if (id < sim->params.members) {
             boot_node(sim, id, false);
+        }
+    }
+    /* Under REBUILD the spares start with the ranks and join (tori-emu). */
+    if (sim->apps != NULL && sim->params.app.comm_mode == COMM_MODE_REBUILD) {
+        for (uint32_t id = sim->params.members; id < sim->node_count; id++) {
+            boot_node(sim, id, true);
         }
     }
     /* Quiescence, not a fixed window: a joiner turned away may be backing

@@ -57,6 +57,7 @@ struct sim_params {
     uint32_t trace_node; /* print every message this node handles (UINT32_MAX: none) */
     const char *pcap_dir; /* --pcap DIR: every node's frames (sim/sim_pcap.h); NULL: none */
     struct sim_app_params app; /* kind NONE: membership only */
+    uint32_t recovery_kills;   /* --recovery-kills: kills drawn while a rebuild runs */
 };
 
 /* Fills defaults for a geometry (radix 4, radix layout, BG/L latencies). */
@@ -145,6 +146,14 @@ struct sim_stats {
     char app_abort_text[160];  /* the first reason */
     uint32_t faults_not_done;  /* timed by iteration: their node was not in the state */
     uint32_t faults_not_fired; /* timed by iteration: the job ended first */
+    /* --comm-mode other than abort: recovery and issue 14's checks */
+    uint32_t app_rebuilds;     /* rebuilds the ranks started (summed) */
+    uint32_t app_adopted;      /* spares adopted */
+    uint32_t app_survivors;    /* ranks that finished */
+    uint64_t ft_maps;          /* rank maps checked */
+    uint64_t ft_epochs;        /* communicator epochs seen */
+    uint64_t ft_outcomes;      /* collective outcomes checked */
+    uint64_t ft_agrees;
 };
 
 struct sim;

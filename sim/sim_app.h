@@ -5,6 +5,15 @@
  * digests are the ones a torus of nodes reports.  No threads: a model
  * issues non-blocking requests and advances when they complete
  * (sim_app_advance after every call into the node's core).
+ *
+ * After a failure (issue 14, a communicator mode other than ABORT) a model
+ * recovers as apps/recovery.c does: it rebuilds the communicator it
+ * computes on, then (a step of the model's own, so the simulator can check
+ * agree's uniformity) agrees on its verdict so far, and resumes: the
+ * allreduce at the failed iteration after a MAX allreduce of the resume
+ * point (an adopting spare offers zeros), the stencil from iteration 0 on
+ * the new group's live ranks.  Every collective's outcome is logged for the
+ * simulator's invariant checks (sim/sim_ft.h).
  */
 #ifndef SIM_SIM_APP_H
 #define SIM_SIM_APP_H
@@ -23,6 +32,11 @@
 _Static_assert(CONFIG_COMM_MAX_REQUESTS >= SIM_APP_REQUESTS,
                "the simulator's comm core must hold a model application's requests");
 
+/* A BLANK group's gaps the model follows (apps/recovery.h's bound). */
+#define SIM_APP_MAX_GAPS 64u
+/* Collective outcomes logged between two looks by the simulator. */
+#define SIM_APP_OUTCOMES 16u
+
 /* --iterations: the default and the bound (tori-emu's bound). */
 #define SIM_APP_DEFAULT_ITERATIONS 10u
 #define SIM_APP_MAX_ITERATIONS 1000000u
@@ -35,19 +49,64 @@ struct sim_app_params {
     int64_t arg[4];     /* as the job block's: 0 means the application's default */
     uint32_t torus_x;   /* the torus's first two sizes (stencil's process grid) */
     uint32_t torus_y;
+    uint8_t comm_mode;  /* enum comm_mode: ABORT ends the job, the others recover */
+    uint8_t msg_mode;   /* enum comm_msg_mode */
+};
+
+enum sim_app_collective {
+    SIM_APP_COLL_NONE = 0,
+    SIM_APP_COLL_ALLREDUCE, /* strict: one result or one error everywhere */
+    SIM_APP_COLL_GATHER,    /* strict: its outcome only (the data is the root's) */
+    SIM_APP_COLL_BCAST,     /* not strict: every OK has the root's bytes */
+    SIM_APP_COLL_AGREE,     /* uniform: one flag and one error everywhere */
+};
+
+/* One completed collective: which (the communicator's epoch, 0 for WORLD,
+ * and its collective number there), its outcome and its result's hash. */
+struct sim_app_outcome {
+    uint64_t epoch;
+    uint32_t seq;
+    uint8_t kind;  /* enum sim_app_collective */
+    uint8_t error; /* enum comm_error */
+    uint64_t hash; /* of the result (OK only; gather: 0) */
 };
 
 enum sim_app_state { SIM_APP_IDLE = 0, SIM_APP_RUNNING, SIM_APP_DONE, SIM_APP_FAILED };
+/* Where a recovering model is (NONE: computing). */
+enum sim_app_stage { SIM_APP_COMPUTE = 0, SIM_APP_ADOPT, SIM_APP_REBUILD, SIM_APP_AGREE };
 
 /* One rank's model application. */
 struct sim_app {
     uint8_t state;        /* enum sim_app_state */
     uint8_t phase;
-    uint32_t rank;
+    uint8_t stage;        /* enum sim_app_stage */
+    uint32_t rank;        /* in comm */
     uint32_t size;
     uint32_t iteration;   /* the one under way (1-based) */
     uint32_t requests[SIM_APP_REQUESTS];
     uint32_t pending;     /* bit i: requests[i] not complete yet */
+    uint32_t stale[SIM_APP_REQUESTS]; /* requests a failure left behind, released */
+    uint32_t stale_pending;           /* as they complete (their results unused) */
+    /* the group computed on (apps/recovery.h's struct app_group) */
+    uint32_t comm;        /* COMM_WORLD, then each rebuild's */
+    uint32_t made;        /* what the rebuild or adoption under way makes */
+    uint32_t gaps[SIM_APP_MAX_GAPS];
+    uint32_t gap_count;
+    uint32_t live;        /* size - gap_count */
+    uint32_t index;       /* this rank's place among the live ranks */
+    bool adopted;         /* a spare that took a failed rank */
+    bool resume;          /* allreduce: the resume point is agreed next */
+    bool map_checked;     /* the simulator checked comm's rank map */
+    uint32_t rebuilds;    /* rebuilds started */
+    uint32_t agree_flag;
+    int64_t point[3];     /* allreduce's resume point: iteration, digest, failed */
+    /* the collective in flight (request 0) and the outcomes not yet looked at */
+    uint8_t coll_kind;    /* enum sim_app_collective */
+    uint32_t coll_seq;    /* collectives completed on comm */
+    const void *coll_result;
+    uint32_t coll_bytes;
+    struct sim_app_outcome outcomes[SIM_APP_OUTCOMES];
+    uint32_t outcome_count;
     bool ok;              /* every check so far */
     uint32_t crc;
     uint64_t start_ns;
@@ -73,7 +132,10 @@ struct sim_app {
     int64_t local[2];
     int64_t sums[2];
     uint64_t checksum;
-    uint64_t *checksums;  /* rank 0: every rank's */
+    uint64_t *checksums;  /* the first live rank: every rank's (size of them) */
+    uint32_t checksums_size;
+    int64_t **retired;    /* face buffers a failure left to stale requests */
+    uint32_t retired_count;
     uint64_t verdict[2];
 };
 
@@ -84,10 +146,11 @@ bool sim_app_stencil_args(const struct sim_app_params *params, uint32_t *edge,
 
 const char *sim_app_name(enum sim_app_kind kind);
 
-/* Starts rank's model (its comm core holds its first view).  False when out
- * of memory. */
-bool sim_app_start(struct sim_app *app, const struct sim_app_params *params, uint32_t rank,
-                   uint32_t size, struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+/* Starts rank's model (its comm core holds its first view); spare: a node
+ * outside WORLD that waits for a REBUILD to adopt it.  False when out of
+ * memory. */
+bool sim_app_start(struct sim_app *app, const struct sim_app_params *params, bool spare,
+                   struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
 
 /* Advances the model as far as its completed requests let it. */
 void sim_app_advance(struct sim_app *app, const struct sim_app_params *params, struct comm *ctx,

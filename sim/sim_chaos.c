@@ -13,6 +13,13 @@
     (CHAOS_KIND(FAULT_KILL) | CHAOS_KIND(FAULT_RESTART) | CHAOS_KIND(FAULT_HANG) |            \
      CHAOS_KIND(FAULT_SUSPECT) | CHAOS_KIND(FAULT_PARTITION) | CHAOS_KIND(FAULT_LINK_OFF))
 
+/* Under a recovering mode (--comm-mode blank, shrink, rebuild): faults after
+ * which a rank is gone for good.  A rank back in the view in a new life (a
+ * restart, an expulsion after a hang, a false suspicion or a partition,
+ * then a rejoin) does not rejoin a running job (node_job_init), and the
+ * communicators' rounds would wait on it. */
+#define SIM_CHAOS_RECOVERY_KINDS (CHAOS_KIND(FAULT_KILL) | CHAOS_KIND(FAULT_LINK_OFF))
+
 static int compare_times(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a;
@@ -29,7 +36,8 @@ size_t sim_chaos_generate(const struct sim_params *params, uint64_t seed, unsign
         .geometry = &params->geometry,
         .members = params->members,
         .seed = seed ^ UINT64_C(0x5851f42d4c957f2d),
-        .kinds = SIM_CHAOS_KINDS,
+        .kinds = params->app.comm_mode != COMM_MODE_ABORT ? SIM_CHAOS_RECOVERY_KINDS
+                                                          : SIM_CHAOS_KINDS,
         .hold_ns = 0, /* drawn holds; the dead stay dead until a drawn restart */
         .unit_ns = unit,
         .rebootable = NULL,

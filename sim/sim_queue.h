@@ -18,6 +18,7 @@ enum sim_event_kind {
     SIM_EVENT_LINK,        /* the torus layer reports a link down/up */
     SIM_EVENT_INJECT,      /* a scripted fault */
     SIM_EVENT_RESUME,      /* a hung node runs again */
+    SIM_EVENT_KILL,        /* a kill drawn while a rebuild is under way */
 };
 
 struct sim_message;

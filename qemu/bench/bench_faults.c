@@ -1,4 +1,10 @@
+#define _GNU_SOURCE /* O_CLOEXEC */
 #include "qemu/bench/bench_faults.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -387,4 +393,33 @@ void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
             s->ocp_ns, s->detection_ns, s->ts_ns, s->model_ns, s->ratio, s->ts_over_l,
             s->recovery_ns, s->rejoin_ts_ns, s->levels, s->hop_sum, s->out_dir);
     fflush(out);
+}
+
+int bench_run_logged(const char *tool, char *const argv[], const char *log_path)
+{
+    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log < 0) {
+        fprintf(stderr, "%s: cannot create '%s': %s\n", tool, log_path, strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(log, STDOUT_FILENO);
+        dup2(log, STDERR_FILENO);
+        execv(argv[0], argv);
+        fprintf(stderr, "%s: cannot run %s: %s\n", tool, argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(log);
+    if (pid < 0) {
+        fprintf(stderr, "%s: fork: %s\n", tool, strerror(errno));
+        return -1;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }

@@ -85,4 +85,12 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
                               FILE *out);
 void bench_faults_write_json(const struct bench_faults_summary *summary, FILE *out);
 
+/*
+ * Runs argv (argv[0] a path) with its stdout and stderr into log_path and
+ * waits: its exit status, 128 + the signal that ended it, or -1 with a
+ * line on stderr prefixed by tool when it could not be started.  The
+ * benchmarks that drive tori-emu and tori-sim runs share it.
+ */
+int bench_run_logged(const char *tool, char *const argv[], const char *log_path);
+
 #endif /* QEMU_BENCH_BENCH_FAULTS_H */

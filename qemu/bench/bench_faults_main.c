@@ -160,31 +160,7 @@ static int run_config(const struct options *o, const struct bench_faults_config 
                     "--node-binary",
                     (char *)o->node_binary,
                     NULL};
-    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (log < 0) {
-        fprintf(stderr, TOOL ": cannot create '%s': %s\n", log_path, strerror(errno));
-        return -1;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(log, STDOUT_FILENO);
-        dup2(log, STDERR_FILENO);
-        execv(argv[0], argv);
-        fprintf(stderr, TOOL ": cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(log);
-    if (pid < 0) {
-        fprintf(stderr, TOOL ": fork: %s\n", strerror(errno));
-        return -1;
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return bench_run_logged(TOOL, argv, log_path);
 }
 
 int main(int argc, char **argv)

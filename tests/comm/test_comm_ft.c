@@ -351,14 +351,19 @@ static void test_rebuild_mode(const struct rebuild_case *t)
         one[i] = (int64_t)i + 1;
         expected += one[i];
         struct comm *c = harness_node(&h, i);
-        CHECK_EQ(comm_iallreduce(c, comm[i], &one[i], &sum[i], 1, COMM_INT64, COMM_SUM, h.now_ns,
-                                 harness_begin(&h), &r),
-                 COMM_ERR_OK);
-        harness_end(&h, i);
+        enum comm_error e;
+        do { /* BUSY while the rebuild's background rounds drain (transient) */
+            e = comm_iallreduce(c, comm[i], &one[i], &sum[i], 1, COMM_INT64, COMM_SUM, h.now_ns,
+                                harness_begin(&h), &r);
+            harness_end(&h, i);
+        } while (e == COMM_ERR_BUSY && harness_step(&h));
+        CHECK_EQ(e, COMM_ERR_OK);
         harness_requests_add(&reqs, i, r);
-        CHECK_EQ(comm_iallgather(c, comm[i], &one[i], 8, ids[i], h.now_ns, harness_begin(&h), &r),
-                 COMM_ERR_OK);
-        harness_end(&h, i);
+        do {
+            e = comm_iallgather(c, comm[i], &one[i], 8, ids[i], h.now_ns, harness_begin(&h), &r);
+            harness_end(&h, i);
+        } while (e == COMM_ERR_BUSY && harness_step(&h));
+        CHECK_EQ(e, COMM_ERR_OK);
         harness_requests_add(&reqs, i, r);
     }
     CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
@@ -1003,6 +1008,466 @@ static void campaign_run(uint64_t seed)
     harness_free(&h);
 }
 
+/* NOP: the view change that makes WORLD DETECTED fails what is already
+ * waiting on it, with live peers too: a receive from a live rank nobody
+ * sends to, a rendezvous send no receive takes (deferred at its receiver),
+ * a large message half received, an unexpected one nobody will receive and
+ * a self-send.  Then the rebuilt communicator carries messages between
+ * the same pairs (the old ones' frames were consumed, not left in the
+ * way).  With loss, so that frames are still in windows at the change. */
+static uint8_t nop_big_out[100000];
+static uint8_t nop_big_in[3][100000];
+
+static void test_nop_fails_waiting(uint64_t seed, enum comm_mode mode)
+{
+    enum { N = 7, WORLD = 6 }; /* node 6: a spare (REBUILD adopts it) */
+    struct harness h;
+    harness_init(&h, N, WORLD, seed);
+    h.loss_percent = 10;
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, mode, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    for (uint32_t i = 0; i < sizeof nop_big_out; i++) {
+        nop_big_out[i] = (uint8_t)(i * 7u + seed);
+    }
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    uint8_t small[4] = {1, 2, 3, 4};
+    /* 0 waits on 1, which sends it nothing */
+    CHECK_EQ(irecv(&h, 0, COMM_WORLD, 1, nop_big_in[0], 4, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 0, r);
+    /* 2 -> 4: rendezvous (over half the pool), no receive at 4 */
+    CHECK_EQ(isend(&h, 2, COMM_WORLD, 4, nop_big_out, sizeof nop_big_out, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 2, r);
+    /* 3 -> 1: matched, under way when the view changes */
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, 3, nop_big_in[1], sizeof nop_big_out, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 1, r);
+    CHECK_EQ(isend(&h, 3, COMM_WORLD, 1, nop_big_out, sizeof nop_big_out, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 3, r);
+    /* 4 -> 0: small and unexpected; 4 -> 4: a self-send nobody receives */
+    uint32_t unexpected;
+    CHECK_EQ(isend(&h, 4, COMM_WORLD, 0, small, 4, &unexpected), COMM_ERR_OK);
+    CHECK_EQ(isend(&h, 4, COMM_WORLD, 4, nop_big_out, sizeof nop_big_out, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 4, r);
+    harness_run_for(&h, 400000u); /* part of the big messages is out */
+    CHECK(!harness_requests_poll(&h, &reqs));
+    bool live[N] = {true, true, true, true, true, true, true};
+    uint32_t gone = 5;
+    remove_nodes(&h, 2, &gone, 1, live);
+    live[WORLD] = mode == COMM_MODE_REBUILD; /* a spare takes part when adopted */
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_PROC_FAILED);
+    }
+    /* a new receive on the failed communicator finds no old message either */
+    CHECK_EQ(irecv(&h, 0, COMM_WORLD, 4, nop_big_in[0], 4, &r), COMM_ERR_PROC_FAILED);
+    /* the rebuilt communicator works between the same pairs */
+    uint32_t new_comm[N];
+    CHECK(rebuild_all(&h, WORLD, live, false, COMM_WORLD, new_comm, &reqs));
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    harness_requests_clear(&reqs);
+    const uint32_t pairs[3][2] = {{2, 4}, {3, 1}, {1, 0}};
+    for (uint32_t p = 0; p < 3; p++) {
+        uint32_t from = pairs[p][0];
+        uint32_t to = pairs[p][1];
+        memset(nop_big_in[p], 0, sizeof nop_big_in[p]);
+        CHECK_EQ(irecv(&h, to, new_comm[to], comm_rank(harness_node(&h, from), new_comm[from]),
+                       nop_big_in[p], sizeof nop_big_out, &r),
+                 COMM_ERR_OK);
+        harness_requests_add(&reqs, to, r);
+        CHECK_EQ(isend(&h, from, new_comm[from], comm_rank(harness_node(&h, to), new_comm[to]),
+                       nop_big_out, sizeof nop_big_out, &r),
+                 COMM_ERR_OK);
+        harness_requests_add(&reqs, from, r);
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    for (uint32_t p = 0; p < 3; p++) {
+        CHECK(memcmp(nop_big_in[p], nop_big_out, sizeof nop_big_out) == 0);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* A view change that adds a member never stalls what is in flight: every
+ * frame still owed to a live peer is delivered once.  Ten nodes, WORLD the
+ * first seven, spares 7, 8, 9 joining one by one; with loss, each view
+ * lands while frames are in windows:
+ *   view 2 adds 7 during an allreduce and a large message;
+ *   view 3 removes 4 and adds 8 (one change) during an agree and a large
+ *   message between live ranks (CONT);
+ *   view 4 adds 9 during the rebuild (a spare adopts rank 4). */
+static uint8_t join_out[60000];
+static uint8_t join_in[60000];
+
+static void start_large(struct harness *h, uint32_t from, uint32_t to,
+                        struct harness_requests *reqs)
+{
+    uint32_t r;
+    memset(join_in, 0, sizeof join_in);
+    CHECK_EQ(irecv(h, to, COMM_WORLD, from, join_in, sizeof join_in, &r), COMM_ERR_OK);
+    harness_requests_add(reqs, to, r);
+    CHECK_EQ(isend(h, from, COMM_WORLD, to, join_out, sizeof join_out, &r), COMM_ERR_OK);
+    harness_requests_add(reqs, from, r);
+}
+
+static void test_join_during(uint64_t seed)
+{
+    enum { N = 10, WORLD = 7 };
+    struct harness h;
+    harness_init(&h, N, WORLD, seed);
+    h.loss_percent = 5;
+    h.delay_max_ns = 300000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_REBUILD, COMM_MSG_CONT);
+    bool live[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = i < WORLD;
+    }
+    harness_install(&h, 1, live, NULL);
+    for (uint32_t i = 0; i < sizeof join_out; i++) {
+        join_out[i] = (uint8_t)(i * 13u + seed);
+    }
+    /* view 2 adds 7 */
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    static int64_t one[N];
+    static int64_t sum[N];
+    uint32_t r;
+    for (uint32_t i = 0; i < WORLD; i++) {
+        one[i] = (int64_t)i + 1;
+        CHECK_EQ(comm_iallreduce(harness_node(&h, i), COMM_WORLD, &one[i], &sum[i], 1,
+                                 COMM_INT64, COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&reqs, i, r);
+    }
+    start_large(&h, 0, 6, &reqs);
+    harness_run_for(&h, 150000u + seed % 7u * 40000u);
+    live[7] = true;
+    harness_install(&h, 2, live, NULL);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    for (uint32_t i = 0; i < WORLD; i++) {
+        CHECK_EQ(sum[i], 28);
+    }
+    CHECK(memcmp(join_in, join_out, sizeof join_out) == 0);
+    /* view 3 removes 4 and adds 8 */
+    harness_requests_clear(&reqs);
+    static uint32_t flag[N];
+    for (uint32_t i = 0; i < WORLD; i++) {
+        flag[i] = i == 2 ? 0u : 1u;
+        CHECK_EQ(comm_iagree(harness_node(&h, i), COMM_WORLD, &flag[i], h.now_ns,
+                             harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        if (i != 4) {
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    start_large(&h, 1, 5, &reqs);
+    harness_run_for(&h, 150000u + seed % 5u * 40000u);
+    live[4] = false;
+    live[8] = true;
+    harness_install(&h, 3, live, NULL);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < WORLD - 1u; i++) {
+        /* the agree's error is the decision's: the same at every survivor */
+        CHECK_EQ(reqs.status[i].error, reqs.status[0].error);
+    }
+    for (uint32_t i = 0; i < WORLD; i++) {
+        if (i != 4) {
+            CHECK_EQ(flag[i], 0u);
+        }
+    }
+    CHECK_EQ(reqs.status[reqs.count - 1u].error, COMM_ERR_OK); /* the large message */
+    CHECK(memcmp(join_in, join_out, sizeof join_out) == 0);
+    /* view 4 adds 9 during the rebuild */
+    uint32_t comm[N];
+    bool in[N];
+    for (uint32_t i = 0; i < N; i++) {
+        in[i] = live[i] && i != 8; /* 7 adopts rank 4; 8 waits (no gap for it) */
+    }
+    rebuild_all(&h, WORLD, in, false, COMM_WORLD, comm, &reqs);
+    harness_run_for(&h, 150000u + seed % 3u * 40000u);
+    live[9] = true;
+    harness_install(&h, 4, live, NULL);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    check_one_map(&h, comm, in);
+    CHECK_EQ(comm_node_of(harness_node(&h, 0), comm[0], 4), 7);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* Agree's error is uniform (ULFM: PROC_FAILED is raised consistently at
+ * every process, unless every process acknowledged the failure before the
+ * call).  Every node runs agrees back to back (acknowledging after each
+ * PROC_FAILED, as an application does) while a node fails at a random
+ * moment: per agree, every survivor returns the same value and the same
+ * error. */
+enum { AGREE_N = 8, AGREE_CALLS = 24 };
+
+struct agree_run {
+    uint32_t next[AGREE_N];    /* the agree each node is in */
+    uint32_t request[AGREE_N];
+    uint32_t flag[AGREE_N];
+    uint32_t value[AGREE_N][AGREE_CALLS];
+    uint8_t error[AGREE_N][AGREE_CALLS];
+};
+
+static void agree_start(struct harness *h, struct agree_run *a, uint32_t i)
+{
+    a->flag[i] = a->next[i] % 5u == i % 5u ? 0u : 1u;
+    CHECK_EQ(comm_iagree(harness_node(h, i), COMM_WORLD, &a->flag[i], h->now_ns,
+                         harness_begin(h), &a->request[i]),
+             COMM_ERR_OK);
+    harness_end(h, i);
+}
+
+/* Polls each live node's agree; records it and starts the next.  True
+ * when every live node made all its calls. */
+static bool agree_poll(struct harness *h, void *arg)
+{
+    struct agree_run *a = arg;
+    bool all = true;
+    for (uint32_t i = 0; i < AGREE_N; i++) {
+        if (h->hung[i] || a->next[i] >= AGREE_CALLS) {
+            continue;
+        }
+        struct comm_status st;
+        if (comm_test(harness_node(h, i), a->request[i], &st)) {
+            a->value[i][a->next[i]] = a->flag[i];
+            a->error[i][a->next[i]] = (uint8_t)st.error;
+            if (st.error == COMM_ERR_PROC_FAILED) {
+                CHECK_EQ(comm_failure_ack(harness_node(h, i), COMM_WORLD), COMM_ERR_OK);
+            }
+            if (++a->next[i] < AGREE_CALLS) {
+                agree_start(h, a, i);
+            }
+        }
+        all = all && a->next[i] >= AGREE_CALLS;
+    }
+    return all;
+}
+
+static uint32_t agree_failures_seen;
+
+/* The victim's new life: a fresh context, another incarnation, in the
+ * view of the old one (its peers learn of it in-band). */
+static void restart_node(struct harness *h, uint32_t node, uint64_t epoch, const bool *live)
+{
+    struct comm_config config = harness_node(h, node)->config;
+    config.incarnation += 1000u;
+    CHECK_EQ(comm_init(harness_node(h, node), &config), COMM_INIT_OK);
+    bool only[AGREE_N] = {false};
+    only[node] = true;
+    harness_install(h, epoch, live, only);
+}
+
+static void test_agree_uniform(uint64_t seed, bool restart)
+{
+    struct harness h;
+    harness_init(&h, AGREE_N, AGREE_N, seed);
+    h.loss_percent = 5;
+    h.delay_max_ns = 300000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    static struct agree_run a;
+    memset(&a, 0, sizeof a);
+    for (uint32_t i = 0; i < AGREE_N; i++) {
+        agree_start(&h, &a, i);
+    }
+    /* a node fails somewhere in the first half of the calls */
+    uint64_t end = h.now_ns + 1000000u + seed % 13u * 700000u;
+    while (h.now_ns < end && harness_step(&h)) {
+        agree_poll(&h, &a);
+    }
+    uint32_t victim = (uint32_t)(seed % AGREE_N);
+    bool live[AGREE_N];
+    for (uint32_t i = 0; i < AGREE_N; i++) {
+        live[i] = true;
+    }
+    if (restart) {
+        /* it comes back before the view removes it: its peers' frames to
+         * its old life are answered RESET, its new frames name a new life */
+        a.next[victim] = AGREE_CALLS;
+        restart_node(&h, victim, 1, live);
+        /* the core reads the payload until the send completes: it must
+         * outlive this block */
+        static uint32_t payload;
+        uint32_t r;
+        CHECK_EQ(isend(&h, victim, COMM_WORLD, (victim + 1u) % AGREE_N, &payload, 4, &r),
+                 COMM_ERR_OK);
+    } else {
+        harness_hang(&h, victim);
+    }
+    harness_run_for(&h, 2000000u); /* the others wait on it */
+    live[victim] = false;
+    harness_install(&h, 2, live, live);
+    CHECK(harness_run(&h, agree_poll, &a, LIMIT_NS));
+    uint32_t first = victim == 0 ? 1u : 0u;
+    for (uint32_t k = 0; k < AGREE_CALLS; k++) {
+        for (uint32_t i = 0; i < AGREE_N; i++) {
+            if (live[i]) {
+                CHECK_EQ(a.value[i][k], a.value[first][k]);
+                CHECK_EQ(a.error[i][k], a.error[first][k]);
+            }
+        }
+        agree_failures_seen += a.error[first][k] == COMM_ERR_PROC_FAILED;
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* A strict allreduce some members never call: when a failure comes, the
+ * ranks in it wait for a result round over every survivor, while the
+ * others (their halo receive failed under NOP) go straight to the
+ * rebuild.  Those abstain from the allreduce they never started as they
+ * start the rebuild, so the allreduce ends (PROC_FAILED: nobody had its
+ * result) and its ranks join the rebuild: no deadlock. */
+static void test_strict_abstain(uint64_t seed, enum comm_mode mode)
+{
+    enum { N = 7, WORLD = 6 }; /* node 6: a spare (REBUILD adopts it) */
+    struct harness h;
+    harness_init(&h, N, WORLD, seed);
+    h.loss_percent = 5;
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, mode, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    struct harness_requests in_allreduce;
+    struct harness_requests in_halo;
+    harness_requests_clear(&in_allreduce);
+    harness_requests_clear(&in_halo);
+    static int64_t one[N];
+    static int64_t sum[N];
+    uint8_t halo[N][4];
+    uint32_t r;
+    /* a first allreduce by all: each keeps its result, which the view
+     * change makes it serve in a background round (a slot taken) */
+    for (uint32_t i = 0; i < WORLD; i++) {
+        one[i] = 1;
+        CHECK_EQ(comm_iallreduce(harness_node(&h, i), COMM_WORLD, &one[i], &sum[i], 1,
+                                 COMM_INT64, COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&in_allreduce, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &in_allreduce, LIMIT_NS));
+    harness_requests_clear(&in_allreduce);
+    for (uint32_t i = 0; i < WORLD - 1u; i++) {
+        if (i < 3) {
+            one[i] = 1;
+            CHECK_EQ(comm_iallreduce(harness_node(&h, i), COMM_WORLD, &one[i], &sum[i], 1,
+                                     COMM_INT64, COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, i);
+            harness_requests_add(&in_allreduce, i, r);
+        } else {
+            CHECK_EQ(irecv(&h, i, COMM_WORLD, 5, halo[i], 4, &r), COMM_ERR_OK);
+            harness_requests_add(&in_halo, i, r);
+        }
+    }
+    harness_run_for(&h, 300000u + seed % 4u * 100000u);
+    bool live[N] = {true, true, true, true, true, true, true};
+    uint32_t gone = 5;
+    remove_nodes(&h, 2, &gone, 1, live);
+    CHECK(harness_requests_wait(&h, &in_halo, LIMIT_NS));
+    uint32_t comm[N];
+    struct harness_requests rebuilds;
+    harness_requests_clear(&rebuilds);
+    live[WORLD] = mode == COMM_MODE_REBUILD; /* a spare takes part when adopted */
+    if (live[WORLD]) {
+        CHECK_EQ(comm_iadopt(harness_node(&h, WORLD), h.now_ns, harness_begin(&h), &comm[WORLD],
+                             &r),
+                 COMM_ERR_OK);
+        harness_end(&h, WORLD);
+        harness_requests_add(&rebuilds, WORLD, r);
+    }
+    for (uint32_t k = 0; k < in_halo.count; k++) {
+        uint32_t i = in_halo.node[k];
+        CHECK_EQ(in_halo.status[k].error, COMM_ERR_PROC_FAILED);
+        CHECK_EQ(comm_irebuild(harness_node(&h, i), COMM_WORLD, h.now_ns, harness_begin(&h),
+                               &comm[i], &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&rebuilds, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &in_allreduce, LIMIT_NS));
+    for (uint32_t k = 0; k < in_allreduce.count; k++) {
+        uint32_t i = in_allreduce.node[k];
+        CHECK_EQ(in_allreduce.status[k].error, COMM_ERR_PROC_FAILED);
+        enum comm_error e;
+        do { /* BUSY while this node's slots drain */
+            e = comm_irebuild(harness_node(&h, i), COMM_WORLD, h.now_ns, harness_begin(&h),
+                              &comm[i], &r);
+            harness_end(&h, i);
+        } while (e == COMM_ERR_BUSY && harness_step(&h));
+        CHECK_EQ(e, COMM_ERR_OK);
+        harness_requests_add(&rebuilds, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &rebuilds, LIMIT_NS));
+    for (uint32_t k = 0; k < rebuilds.count; k++) {
+        CHECK_EQ(rebuilds.status[k].error, COMM_ERR_OK);
+    }
+    check_one_map(&h, comm, live);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* A member that leaves the view and comes back under the same node id (a
+ * new life, outside every communicator it was in) stays failed for those
+ * communicators: their rounds run without it (its new life does not take
+ * part), point-to-point to its rank fails, the detail call lists it. */
+static void test_rejoined_stays_failed(uint64_t seed)
+{
+    enum { N = 6 };
+    struct harness h;
+    harness_init(&h, N, N, seed);
+    h.loss_percent = 5;
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N] = {true, true, true, true, true, true};
+    uint32_t gone = 4;
+    remove_nodes(&h, 2, &gone, 1, live);
+    live[4] = true;
+    restart_node(&h, 4, 2, live);
+    harness_install(&h, 3, live, NULL); /* it rejoins */
+    bool old[N] = {true, true, true, true, false, true};
+    struct comm *c0 = harness_node(&h, 0);
+    uint32_t ranks[4];
+    uint32_t count = 0;
+    CHECK_EQ(comm_failed_ranks(c0, COMM_WORLD, ranks, 4, &count, NULL), COMM_ERR_OK);
+    CHECK_EQ(count, 1);
+    CHECK_EQ(ranks[0], 4);
+    CHECK_EQ(comm_rank_state_of(c0, COMM_WORLD, 4), COMM_RANK_FAILED);
+    uint32_t r;
+    uint8_t b[4] = {0};
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 4, b, 4, &r), COMM_ERR_PROC_FAILED);
+    CHECK_EQ(irecv(&h, 0, COMM_WORLD, 4, b, 4, &r), COMM_ERR_PROC_FAILED);
+    uint32_t comm[N];
+    struct harness_requests reqs;
+    rebuild_all(&h, N, old, true, COMM_WORLD, comm, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_OK);
+    }
+    check_one_map(&h, comm, old);
+    CHECK_EQ(comm_size(c0, comm[0]), 5);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     for (uint64_t t = 0; t < 2000000u; t += 100000u) {
@@ -1030,6 +1495,25 @@ int main(void)
     }
     for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
         test_p2p_modes(&p2p_cases[i]);
+    }
+    for (uint64_t seed = 1300; seed < 1305; seed++) {
+        test_rejoined_stays_failed(seed);
+    }
+    for (uint64_t seed = 1200; seed < 1210; seed++) {
+        test_strict_abstain(seed, COMM_MODE_SHRINK);
+        test_strict_abstain(seed, COMM_MODE_REBUILD);
+    }
+    for (uint64_t seed = 1100; seed < 1160; seed++) {
+        test_agree_uniform(seed, false);
+        test_agree_uniform(seed, true);
+    }
+    CHECK(agree_failures_seen >= 120u); /* the failure reached every run's agrees */
+    for (uint64_t seed = 1040; seed < 1060; seed++) {
+        test_join_during(seed);
+    }
+    for (uint64_t seed = 1030; seed < 1040; seed++) {
+        test_nop_fails_waiting(seed, COMM_MODE_SHRINK);
+        test_nop_fails_waiting(seed, COMM_MODE_REBUILD);
     }
     test_abort_event();
     test_failed_ranks_and_ack();

@@ -108,6 +108,10 @@ MAPPED = {
     "./tori bench faults": (
         ["emu.bench_faults_small"],
         "a timing benchmark (many tori); the test runs it at a tiny size"),
+    "./tori bench recovery": (
+        ["emu.bench_recovery_host"],
+        "a timing benchmark (QEMU and host tori, 65,536 simulated ranks); the test runs it "
+        "on a host 2x2x2 torus and the simulator at 4x4x4"),
     "./tori fuzz": (
         ["fuzz.build", "fuzz.frame", "fuzz.link", "fuzz.membership_codec", "fuzz.membership",
          "fuzz.personality", "fuzz.job", "fuzz.console", "fuzz.comm_codec"],

@@ -5,27 +5,7 @@
 # restarted node runs no model (as node_job_init); what finished is right.
 # Run as: cmake -DSIM=<tori-sim> -P app_faults.cmake
 
-# run(NAME STATUS ARGS): tori-sim ARGS ("|" between arguments, "%" for a
-# script's ";") must exit STATUS; its output in out_NAME.
-function(run name status args)
-  string(REPLACE "%" "\\;" args "${args}")
-  string(REPLACE "|" ";" argv "${args}")
-  execute_process(COMMAND ${SIM} ${argv} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-  if(NOT rc EQUAL status)
-    message(FATAL_ERROR "tori-sim ${args}: exit ${rc}, expected ${status}\n${out}\n${err}")
-  endif()
-  set(out_${name} "${out}" PARENT_SCOPE)
-endfunction()
-
-# expect(NAME REGEX...): each must match NAME's output.
-function(expect name)
-  foreach(regex IN LISTS ARGN)
-    if(NOT out_${name} MATCHES "${regex}")
-      message(FATAL_ERROR "${name}: no match for [${regex}] in:\n${out_${name}}")
-    endif()
-  endforeach()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/sim_run.cmake)
 
 # A hang at iteration 20 shorter than the detector: the job goes on, ok.
 run(hang 0 "--dims|2x2x2|--app|allreduce|--iterations|60|--inject|hang 3 at iteration 20 for 100us")

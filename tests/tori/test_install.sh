@@ -31,6 +31,7 @@ if [[ "$CASE" == packages ]]; then
     expect_groups "demo" host arm qemu
     expect_groups "bench link" host arm qemu
     expect_groups "bench faults" host arm qemu
+    expect_groups "bench recovery" host arm qemu
     expect_groups "cert" host arm qemu checkers
     expect_groups "test" host arm qemu checkers fuzz capture plot
     expect_groups "plot" host plot

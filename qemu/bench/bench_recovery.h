@@ -1,0 +1,123 @@
+/*
+ * tori-bench-recovery (./tori bench recovery): issue 14's recovery time per
+ * communicator mode.  One run is one tori-emu job (`allreduce`, --comm-mode
+ * MODE, a crash at an iteration) or, in the simulator, tori-sim.  This
+ * module is the benchmark's arithmetic, from what a run recorded:
+ *
+ *   failure    the launcher's kill (faults.jsonl: injected)
+ *   detection  the first failure-detected (faults.jsonl: detection.after_ns)
+ *   view       the root's stable view (faults.jsonl: recovery_ns; the root's
+ *              own T_s is stable.ts_ns)
+ *   noticed    + the slowest rank's span, on its own clock, from its `comm`
+ *              line state=detected (its view installed) to the start of
+ *              its tori_comm_rebuild (its app-recovered line's time less
+ *              its resume_ns and rebuild_ns): the failure reaching the
+ *              application, as an error from the call it was in
+ *   rebuilt    + the same span to its `comm` line state=recovered
+ *              (tori_comm_rebuild done)
+ *   resumed    + the same span to its `app-recovered` line (the resume
+ *              allreduce done: apps/recovery.c)
+ *
+ * Node clocks are not comparable between QEMU instances, so the last two
+ * phases are spans on each node's own clock, added to the root's stable
+ * time: every node installed the view before the root's stable, so the sum
+ * overstates by at most T_s.  One allreduce is rank 0's time per iteration
+ * before the crash (its app-progress lines, own clock) over the three
+ * allreduces an iteration makes.  Target (issue 14): resumed <= 1.2 x
+ * (detection + T_s) + one allreduce.
+ */
+#ifndef QEMU_BENCH_BENCH_RECOVERY_H
+#define QEMU_BENCH_BENCH_RECOVERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_RECOVERY_NODES_MAX 4096u
+#define BENCH_RECOVERY_PROGRESS_MAX 256u
+#define BENCH_RECOVERY_RUNS_MAX 9u
+#define BENCH_RECOVERY_TARGET_FACTOR 1.2
+
+/* What one emu run's events and fault record hold (filled line by line). */
+struct bench_recovery_events {
+    /* faults.jsonl's kill record */
+    bool fault_seen, detected, stable;
+    uint64_t detection_ns, ts_ns, view_ns; /* view_ns: failure to stable */
+    uint32_t kill_iteration;
+    /* events.jsonl, per node (indexed by the launcher's node number) */
+    uint64_t detected_at[BENCH_RECOVERY_NODES_MAX];  /* comm state=detected */
+    uint64_t rebuilt_at[BENCH_RECOVERY_NODES_MAX];   /* comm state=recovered */
+    uint64_t resumed_at[BENCH_RECOVERY_NODES_MAX];   /* app-recovered */
+    uint64_t noticed_at[BENCH_RECOVERY_NODES_MAX];   /* its rebuild's start */
+    uint32_t rank0_node;
+    bool rank0_known;
+    unsigned progress;
+    uint64_t progress_t[BENCH_RECOVERY_PROGRESS_MAX];
+    uint32_t progress_iteration[BENCH_RECOVERY_PROGRESS_MAX];
+    unsigned recovered_ranks; /* app-recovered lines */
+};
+
+void bench_recovery_events_clear(struct bench_recovery_events *events);
+/* One line of events.jsonl (the launcher's JSON of a node's event). */
+void bench_recovery_take_event(struct bench_recovery_events *events, const char *line);
+/* One line of faults.jsonl; the first kill record counts. */
+void bench_recovery_take_fault(struct bench_recovery_events *events, const char *line);
+
+/* One run's phases, each since the failure, in ns (0: not reached). */
+struct bench_recovery_phases {
+    bool complete; /* every phase measured */
+    double detection_ns, ts_ns, view_ns, noticed_ns, rebuilt_ns, resumed_ns, allreduce_ns;
+    unsigned ranks; /* ranks that reported app-recovered */
+};
+
+void bench_recovery_phases(const struct bench_recovery_events *events,
+                           struct bench_recovery_phases *phases);
+
+/* 1.2 x (detection + T_s) + one allreduce. */
+double bench_recovery_target_ns(const struct bench_recovery_phases *phases);
+
+/* The median of each phase over runs[0..count) (complete runs only). */
+void bench_recovery_median(const struct bench_recovery_phases *runs, unsigned count,
+                           struct bench_recovery_phases *median);
+
+/* What a tori-sim run printed (membership's detection and T_s, the app). */
+struct bench_recovery_sim {
+    bool detected, stable, app;
+    uint64_t kill_ns;        /* the script's time */
+    uint64_t detection_ns;   /* first failure-detected t_ns - kill_ns */
+    uint64_t ts_ns;          /* the root's stable ts_ns */
+    uint64_t ranks, iterations, done_ns, messages, frames;
+};
+
+void bench_recovery_sim_clear(struct bench_recovery_sim *sim, uint64_t kill_ns);
+/* One line of tori-sim --json's output. */
+void bench_recovery_sim_take(struct bench_recovery_sim *sim, const char *line);
+/* An allreduce in virtual time: the job's span over its 3 per iteration. */
+double bench_recovery_sim_allreduce_ns(const struct bench_recovery_sim *sim);
+/* Messages per allreduce, and the plain tree's 2 (N - 1) for the ranks. */
+double bench_recovery_sim_messages_per_allreduce(const struct bench_recovery_sim *sim);
+
+/*
+ * The overhead when nothing fails, at run time: rank 0's figures from the
+ * job `pingpong` (app-pingpong bytes=0, app-allreduce, app-barrier).
+ */
+struct bench_recovery_pingpong {
+    uint64_t rtt0_ns, allreduce_ns, barrier_ns; /* 0: not reported */
+};
+
+/* One line of a pingpong run's events.jsonl (rank 0 is node 0 there). */
+void bench_recovery_pingpong_take(struct bench_recovery_pingpong *run, const char *line);
+
+/* A configuration's row per mode. */
+struct bench_recovery_row {
+    char config[32], mode[16];
+    unsigned runs, complete;
+    struct bench_recovery_phases median;
+};
+
+void bench_recovery_print_table(FILE *out, const struct bench_recovery_row *rows,
+                                unsigned count);
+void bench_recovery_print_row_json(FILE *out, const struct bench_recovery_row *row);
+
+#endif /* QEMU_BENCH_BENCH_RECOVERY_H */

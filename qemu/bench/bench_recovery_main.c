@@ -1,0 +1,521 @@
+/*
+ * tori-bench-recovery (./tori bench recovery): issue 14's recovery time per
+ * communicator mode on QEMU and host tori (one tori-emu job per run) and
+ * the membership's part in the simulator (qemu/bench/bench_recovery.h for
+ * the phases).  Logs, events and recovery.json stay under --out.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "qemu/bench/bench_faults.h"
+#include "qemu/bench/bench_link_options.h"
+#include "qemu/bench/bench_recovery.h"
+#include "qemu/faults/emu_results.h"
+#include "qemu/launcher/emu_spawn.h"
+#include "tools/cli.h"
+
+#ifndef TORI_DEFAULT_IMAGE
+#error "TORI_DEFAULT_IMAGE must be defined by the build"
+#endif
+#ifndef TORI_DEFAULT_NODE_BINARY
+#error "TORI_DEFAULT_NODE_BINARY must be defined by the build"
+#endif
+#ifndef TORI_DEFAULT_EMU
+#error "TORI_DEFAULT_EMU must be defined by the build"
+#endif
+#ifndef TORI_DEFAULT_SIM
+#error "TORI_DEFAULT_SIM must be defined by the build"
+#endif
+
+#define TOOL "tori-bench-recovery"
+#define CONFIGS_MAX 4u
+#define MODES_MAX 3u
+#define OUT_MAX 400
+#define KILLED_NODE 3u       /* issue 14's `kill 3 at iteration N` */
+#define SIM_KILL_NS 1000000u /* the simulator's crash: kill 3 at 1ms */
+
+static void usage(FILE *out)
+{
+    fputs("usage: tori-bench-recovery [options]\n"
+          "\n"
+          "Runs the job `allreduce` with one crash (kill 3 at the middle iteration) under\n"
+          "each --comm-mode on each configuration, and times failure -> detection ->\n"
+          "view -> communicator rebuilt -> application resumed, each beside the run's\n"
+          "own detection time and T_s; target: resumed <= 1.2 x (detection + T_s) + one\n"
+          "allreduce (measured in the same run).  In the simulator (no communicator\n"
+          "modes there yet) it measures detection and T_s after a crash, and an\n"
+          "allreduce's time and messages without one.\n"
+          "\n"
+          "  --configs LIST     BOARD-DIMS[@HB/DT],... (qemu-2x2x2,host-4x4x4; host-8x8x8\n"
+          "                     needs more than 2 cores)\n"
+          "  --modes LIST       of shrink, blank, rebuild (all three; rebuild: --spares 1)\n"
+          "  --runs N           runs per configuration and mode, 1..9 (3): medians\n"
+          "  --iterations N     allreduce iterations, 4..100000 (200); the crash comes\n"
+          "                     at the middle one\n"
+          "  --sim-dims DIMS    the simulator's torus (64x32x32: 65,536 ranks); 'none'\n"
+          "  --overhead-dims DIMS  the host torus of the overhead runs (2x2x2): the job\n"
+          "                     pingpong under the default modes (abort, nop) and under\n"
+          "                     shrink, cont, --runs times each (heartbeat 100 ms,\n"
+          "                     detector 1 s: nothing fails there); 'none'\n"
+          "  --out DIR          logs, events and recovery.json (default: a fresh\n"
+          "                     /tmp/tori-bench-recovery-XXXXXX)\n"
+          "  --json             the JSON record on stdout (the tables then go to stderr)\n"
+          "  --image FILE       node image for QEMU (build/qemu-virt/node.elf)\n"
+          "  --node-binary FILE host node program (the build's tori-node)\n"
+          "  --emu FILE         the launcher (the build's tori-emu)\n"
+          "  --sim FILE         the simulator (the build's tori-sim)\n"
+          "\n"
+          "Exit status: 0 every run measured, 1 a run failed, 2 bad options.\n",
+          out);
+}
+
+struct options {
+    const char *configs, *modes, *sim_dims, *overhead_dims, *out, *image, *node_binary, *emu,
+        *sim;
+    unsigned runs, iterations;
+    bool json;
+};
+
+static bool parse(int argc, char **argv, struct options *o, char *error, size_t capacity,
+                  bool *help)
+{
+    memset(o, 0, sizeof *o);
+    const char *runs = NULL, *iterations = NULL;
+    const struct cli_option options[] = {
+        {"--configs", &o->configs, NULL},   {"--modes", &o->modes, NULL},
+        {"--runs", &runs, NULL},            {"--iterations", &iterations, NULL},
+        {"--sim-dims", &o->sim_dims, NULL}, {"--out", &o->out, NULL},
+        {"--overhead-dims", &o->overhead_dims, NULL},
+        {"--image", &o->image, NULL},       {"--node-binary", &o->node_binary, NULL},
+        {"--emu", &o->emu, NULL},           {"--sim", &o->sim, NULL},
+        {"--json", NULL, &o->json},
+    };
+    enum cli_scan_result scan =
+        cli_scan(argc, argv, options, sizeof options / sizeof options[0], error, capacity);
+    *help = scan == CLI_SCAN_HELP;
+    if (scan != CLI_SCAN_OK)
+        return scan == CLI_SCAN_HELP;
+    if (o->configs == NULL)
+        o->configs = "qemu-2x2x2,host-4x4x4";
+    if (o->modes == NULL)
+        o->modes = "shrink,blank,rebuild";
+    if (o->sim_dims == NULL)
+        o->sim_dims = "64x32x32";
+    if (o->overhead_dims == NULL)
+        o->overhead_dims = "2x2x2";
+    if (o->image == NULL)
+        o->image = TORI_DEFAULT_IMAGE;
+    if (o->node_binary == NULL)
+        o->node_binary = TORI_DEFAULT_NODE_BINARY;
+    if (o->emu == NULL)
+        o->emu = TORI_DEFAULT_EMU;
+    if (o->sim == NULL)
+        o->sim = TORI_DEFAULT_SIM;
+    o->runs = 3;
+    o->iterations = 200;
+    if (runs != NULL && !cli_parse_unsigned_option("--runs", runs, 1, BENCH_RECOVERY_RUNS_MAX,
+                                                   &o->runs, error, capacity))
+        return false;
+    if (iterations != NULL && !cli_parse_unsigned_option("--iterations", iterations, 4, 100000,
+                                                         &o->iterations, error, capacity))
+        return false;
+    if (strcmp(o->sim_dims, "none") != 0) {
+        unsigned dims = 0;
+        uint32_t size[CONFIG_MAX_DIMS];
+        if (!cli_parse_dims("--sim-dims", o->sim_dims, &dims, size, error, capacity))
+            return false;
+        uint64_t nodes = 1;
+        for (unsigned d = 0; d < dims; d++)
+            nodes *= size[d];
+        if (nodes <= KILLED_NODE)
+            return cli_invalid(error, capacity, "--sim-dims", o->sim_dims,
+                               "a torus of at least 4 nodes, or 'none'");
+    }
+    if (strcmp(o->overhead_dims, "none") != 0) {
+        unsigned dims = 0;
+        uint32_t size[CONFIG_MAX_DIMS];
+        if (!cli_parse_dims("--overhead-dims", o->overhead_dims, &dims, size, error, capacity))
+            return false;
+        uint64_t nodes = 1;
+        for (unsigned d = 0; d < dims; d++)
+            nodes *= size[d];
+        if (nodes < 2)
+            return cli_invalid(error, capacity, "--overhead-dims", o->overhead_dims,
+                               "a torus of at least 2 nodes, or 'none'");
+    }
+    return true;
+}
+
+/* Feeds every line of path to take; false when it cannot be read. */
+static bool read_lines(const char *path, void (*take)(void *, const char *), void *context)
+{
+    FILE *file = fopen(path, "re");
+    if (file == NULL)
+        return false;
+    static char line[65536];
+    while (fgets(line, sizeof line, file) != NULL)
+        take(context, line);
+    fclose(file);
+    return true;
+}
+
+static void take_event(void *context, const char *line)
+{
+    bench_recovery_take_event(context, line);
+}
+
+static void take_fault(void *context, const char *line)
+{
+    bench_recovery_take_fault(context, line);
+}
+
+static void take_sim(void *context, const char *line)
+{
+    bench_recovery_sim_take(context, line);
+}
+
+/* One emu run of config under mode into dir; its phases. */
+static int run_emu(const struct options *o, const struct bench_faults_config *c,
+                   const char *mode, const char *dir, struct bench_recovery_phases *phases,
+                   FILE *human)
+{
+    char heartbeat[16], detect[16], iterations[16], script[64], log_path[OUT_MAX + 128];
+    snprintf(heartbeat, sizeof heartbeat, "%u", c->heartbeat_ms);
+    snprintf(detect, sizeof detect, "%u", c->detect_timeout_ms);
+    snprintf(iterations, sizeof iterations, "%u", o->iterations);
+    snprintf(script, sizeof script, "kill %u at iteration %u", KILLED_NODE, o->iterations / 2);
+    snprintf(log_path, sizeof log_path, "%s.log", dir);
+    bool rebuild = strcmp(mode, "rebuild") == 0;
+    char *argv[] = {(char *)o->emu, "--dims", (char *)c->dims, "--board", (char *)c->board,
+                    "--heartbeat-ms", heartbeat, "--detect-timeout-ms", detect, "--app",
+                    "allreduce", "--iterations", iterations, "--comm-mode", (char *)mode,
+                    "--inject", script, "--out", (char *)dir, "--image", (char *)o->image,
+                    "--node-binary", (char *)o->node_binary, rebuild ? "--spares" : NULL, "1",
+                    NULL};
+    fprintf(human, TOOL ": %s %s: %s (log %s)\n", c->name, mode, script, log_path);
+    int status = bench_run_logged(TOOL, argv, log_path);
+    static struct bench_recovery_events events;
+    bench_recovery_events_clear(&events);
+    char path[OUT_MAX + 128];
+    snprintf(path, sizeof path, "%s/faults.jsonl", dir);
+    read_lines(path, take_fault, &events);
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    read_lines(path, take_event, &events);
+    bench_recovery_phases(&events, phases);
+    if (status != 0 || !phases->complete)
+        fprintf(stderr, TOOL ": %s %s: %s (exit %d; see %s)\n", c->name, mode,
+                phases->complete ? "the job failed" : "phases not all measured", status,
+                log_path);
+    return status != 0 || !phases->complete ? 1 : 0;
+}
+
+static void take_pingpong(void *context, const char *line)
+{
+    bench_recovery_pingpong_take(context, line);
+}
+
+/* The modes the overhead runs compare: the default, and the failure
+ * semantics an application would pick (shrink, cont). */
+static const char *const overhead_modes[2][2] = {{"abort", "nop"}, {"shrink", "cont"}};
+
+/* One pingpong job on the host torus under setting's modes; false when it
+ * did not report every figure. */
+static bool run_pingpong(const struct options *o, const char *base, unsigned setting,
+                         unsigned run, struct bench_recovery_pingpong *figures, FILE *human)
+{
+    char dir[OUT_MAX + 64], log_path[OUT_MAX + 128], path[OUT_MAX + 128];
+    snprintf(dir, sizeof dir, "%s/overhead-%s-%s-%u", base, overhead_modes[setting][0],
+             overhead_modes[setting][1], run + 1);
+    snprintf(log_path, sizeof log_path, "%s.log", dir);
+    /* Nothing fails here: a long detector timeout keeps a loaded machine
+     * from expelling a node mid-run (both settings alike). */
+    char *argv[] = {(char *)o->emu, "--dims", (char *)o->overhead_dims, "--board", "host",
+                    "--heartbeat-ms", "100", "--detect-timeout-ms", "1000",
+                    "--app", "pingpong", "--iterations", "32", "--comm-mode",
+                    (char *)overhead_modes[setting][0], "--msg-mode",
+                    (char *)overhead_modes[setting][1], "--out", dir, "--node-binary",
+                    (char *)o->node_binary, NULL};
+    fprintf(human, TOOL ": overhead %s: pingpong, %s %s (log %s)\n", o->overhead_dims,
+            overhead_modes[setting][0], overhead_modes[setting][1], log_path);
+    int status = bench_run_logged(TOOL, argv, log_path);
+    memset(figures, 0, sizeof *figures);
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    read_lines(path, take_pingpong, figures);
+    bool measured = status == 0 && figures->rtt0_ns > 0 && figures->allreduce_ns > 0 &&
+                    figures->barrier_ns > 0;
+    if (!measured)
+        fprintf(stderr, TOOL ": overhead %s %s: not measured (exit %d; see %s)\n",
+                overhead_modes[setting][0], overhead_modes[setting][1], status, log_path);
+    return measured;
+}
+
+/* tori-sim --json with extra arguments; false when it failed. */
+static bool run_sim(const struct options *o, const char *base, const char *name,
+                    char *const extra[], struct bench_recovery_sim *sim, FILE *human)
+{
+    char log_path[OUT_MAX + 64];
+    snprintf(log_path, sizeof log_path, "%s/%s.jsonl", base, name);
+    char *argv[16] = {(char *)o->sim, "--dims", (char *)o->sim_dims, "--json"};
+    unsigned argc = 4;
+    for (unsigned i = 0; extra[i] != NULL && argc < 15; i++)
+        argv[argc++] = extra[i];
+    argv[argc] = NULL;
+    fprintf(human, TOOL ": sim %s: %s (log %s)\n", o->sim_dims, name, log_path);
+    int status = bench_run_logged(TOOL, argv, log_path);
+    read_lines(log_path, take_sim, sim);
+    if (status != 0 && status != 3)
+        fprintf(stderr, TOOL ": sim %s %s: exit %d (see %s)\n", o->sim_dims, name, status,
+                log_path);
+    return status == 0 || status == 3;
+}
+
+int main(int argc, char **argv)
+{
+    cli_whole_lines();
+    struct options o;
+    char error[320];
+    bool help = false;
+    if (!parse(argc, argv, &o, error, sizeof error, &help)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        return 2;
+    }
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    /* Configurations and modes, all checked before anything starts. */
+    static struct bench_faults_config configs[CONFIGS_MAX];
+    unsigned config_count = 0;
+    char list[512];
+    bool want_qemu = false, want_host = false;
+    if (strlen(o.configs) >= sizeof list || strlen(o.modes) >= sizeof list) {
+        fprintf(stderr, TOOL ": --configs or --modes is too long\n");
+        return 2;
+    }
+    snprintf(list, sizeof list, "%s", o.configs);
+    char *save = NULL;
+    for (char *item = strtok_r(list, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+        if (config_count == CONFIGS_MAX) {
+            fprintf(stderr, TOOL ": --configs names more than %u configurations\n", CONFIGS_MAX);
+            return 2;
+        }
+        struct bench_faults_config *c = &configs[config_count++];
+        if (!bench_faults_parse_config(item, 1, c, error, sizeof error)) {
+            fprintf(stderr, TOOL ": --configs: %s\n", error);
+            return 2;
+        }
+        if (c->nodes <= KILLED_NODE) {
+            fprintf(stderr, TOOL ": --configs: %s has %u nodes (expected more than %u: node %u "
+                            "is killed)\n",
+                    c->name, c->nodes, KILLED_NODE, KILLED_NODE);
+            return 2;
+        }
+        want_qemu |= strcmp(c->board, "host") != 0;
+        want_host |= strcmp(c->board, "qemu") != 0;
+    }
+    const char *modes[MODES_MAX];
+    unsigned mode_count = 0;
+    static char mode_list[512];
+    snprintf(mode_list, sizeof mode_list, "%s", o.modes);
+    save = NULL;
+    for (char *item = strtok_r(mode_list, ",", &save); item != NULL;
+         item = strtok_r(NULL, ",", &save)) {
+        if ((strcmp(item, "shrink") != 0 && strcmp(item, "blank") != 0 &&
+             strcmp(item, "rebuild") != 0) ||
+            mode_count == MODES_MAX) {
+            fprintf(stderr, TOOL ": --modes: '%s' is not one of shrink, blank, rebuild (each "
+                            "once)\n",
+                    item);
+            return 2;
+        }
+        modes[mode_count++] = item;
+    }
+    if ((config_count == 0 || mode_count == 0) && strcmp(o.sim_dims, "none") == 0 &&
+        strcmp(o.overhead_dims, "none") == 0) {
+        fprintf(stderr, TOOL ": nothing to run (expected --configs, --modes or --sim-dims)\n");
+        return 2;
+    }
+    char resolved[PATH_MAX];
+    if ((config_count > 0 && mode_count > 0) || strcmp(o.overhead_dims, "none") != 0) {
+        want_host |= strcmp(o.overhead_dims, "none") != 0;
+        if (!emu_spawn_find_program(o.emu, resolved, sizeof resolved)) {
+            fprintf(stderr, TOOL ": launcher '%s' not found (expected a built tori-emu: run "
+                            "./tori build host, or pass --emu FILE)\n",
+                    o.emu);
+            return 2;
+        }
+        if (!bench_check_programs(TOOL, "qemu-system-arm", o.image, o.node_binary, want_qemu,
+                                  want_host))
+            return 2;
+    }
+    if (strcmp(o.sim_dims, "none") != 0 && !emu_spawn_find_program(o.sim, resolved,
+                                                                   sizeof resolved)) {
+        fprintf(stderr, TOOL ": simulator '%s' not found (expected a built tori-sim: run "
+                        "./tori build host, or pass --sim FILE)\n",
+                o.sim);
+        return 2;
+    }
+    char template[] = "/tmp/tori-bench-recovery-XXXXXX";
+    char base[OUT_MAX + 1];
+    if (!bench_out_base(TOOL, o.out, template, base, sizeof base))
+        return 2;
+    if (mkdir(base, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, TOOL ": cannot create --out directory '%s': %s\n", base, strerror(errno));
+        return 2;
+    }
+
+    FILE *human = o.json ? stderr : stdout;
+    int status = 0;
+    static struct bench_recovery_row rows[CONFIGS_MAX * MODES_MAX];
+    unsigned row_count = 0;
+    for (unsigned c = 0; c < config_count; c++) {
+        for (unsigned m = 0; m < mode_count; m++) {
+            struct bench_recovery_row *row = &rows[row_count++];
+            snprintf(row->config, sizeof row->config, "%.31s", configs[c].name);
+            snprintf(row->mode, sizeof row->mode, "%.15s", modes[m]);
+            struct bench_recovery_phases runs[BENCH_RECOVERY_RUNS_MAX];
+            for (unsigned r = 0; r < o.runs; r++) {
+                char dir[OUT_MAX + 64];
+                snprintf(dir, sizeof dir, "%s/%.31s-%.15s-%u", base, configs[c].name, modes[m],
+                         r + 1);
+                if (run_emu(&o, &configs[c], modes[m], dir, &runs[r], human) != 0)
+                    status = 1;
+                row->complete += runs[r].complete ? 1u : 0u;
+            }
+            row->runs = o.runs;
+            bench_recovery_median(runs, o.runs, &row->median);
+        }
+    }
+
+    /* The simulator: detection and T_s after a crash; an allreduce without. */
+    bool sim_wanted = strcmp(o.sim_dims, "none") != 0;
+    static struct bench_recovery_sim crash, job;
+    bench_recovery_sim_clear(&crash, SIM_KILL_NS);
+    bench_recovery_sim_clear(&job, 0);
+    if (sim_wanted) {
+        char *crash_args[] = {"--inject", "kill 3 at 1ms", NULL};
+        char *job_args[] = {"--app", "allreduce", "--iterations", "2", NULL};
+        if (!run_sim(&o, base, "sim-crash", crash_args, &crash, human) ||
+            !run_sim(&o, base, "sim-allreduce", job_args, &job, human) || !crash.detected ||
+            !crash.stable || !job.app)
+            status = 1;
+    }
+
+    /* The overhead runs: medians per setting of 0 B RTT, allreduce, barrier. */
+    bool overhead_wanted = strcmp(o.overhead_dims, "none") != 0;
+    double overhead[2][3] = {{0}};
+    if (overhead_wanted) {
+        for (unsigned setting = 0; setting < 2; setting++) {
+            double samples[3][BENCH_RECOVERY_RUNS_MAX];
+            unsigned n = 0;
+            for (unsigned r = 0; r < o.runs; r++) {
+                struct bench_recovery_pingpong figures;
+                if (!run_pingpong(&o, base, setting, r, &figures, human)) {
+                    status = 1;
+                    continue;
+                }
+                samples[0][n] = (double)figures.rtt0_ns;
+                samples[1][n] = (double)figures.allreduce_ns;
+                samples[2][n] = (double)figures.barrier_ns;
+                n++;
+            }
+            for (unsigned k = 0; k < 3; k++)
+                overhead[setting][k] = emu_results_median_of(samples[k], n);
+        }
+    }
+
+    bench_recovery_print_table(human, rows, row_count);
+    if (strstr(o.configs, "host-8x8x8") == NULL)
+        fprintf(human, "(host 8x8x8, issue 14's size, is not a default: on a 2-core machine its "
+                       "512 node processes expel each other under the job's load and did not "
+                       "finish a rebuild within the app timeout; --configs host-8x8x8 tries)\n");
+    double sim_allreduce = bench_recovery_sim_allreduce_ns(&job);
+    double per_allreduce = bench_recovery_sim_messages_per_allreduce(&job);
+    double plain = job.ranks > 1 ? 2.0 * (double)(job.ranks - 1) : 0.0;
+    if (sim_wanted) {
+        double budget = BENCH_RECOVERY_TARGET_FACTOR *
+                            (double)(crash.detection_ns + crash.ts_ns) + sim_allreduce;
+        fprintf(human,
+                "\nsimulator %s (%llu ranks, virtual time): the simulator runs no communicator "
+                "modes yet, so no rebuild or resume is timed there\n"
+                "  detection %.3f ms, T_s %.3f ms, one allreduce %.3f ms: the modes' budget "
+                "1.2 x (detection + T_s) + allreduce = %.3f ms\n",
+                o.sim_dims, (unsigned long long)job.ranks, (double)crash.detection_ns / 1e6,
+                (double)crash.ts_ns / 1e6, sim_allreduce / 1e6, budget / 1e6);
+        fprintf(human,
+                "\noverhead when nothing fails (compared at run time, not compiled out: the "
+                "comm core has no switch)\n"
+                "  messages per allreduce at %llu ranks, strict collectives on (the nodes' "
+                "default): %.1f; the plain tree's 2 (N - 1) (strict off: comm.ft's strict "
+                "cost test): %.0f; ratio %.4f\n",
+                (unsigned long long)job.ranks, per_allreduce, plain,
+                plain > 0 ? per_allreduce / plain : 0.0);
+    }
+
+    static const char *const overhead_names[3] = {"ping-pong 0 B RTT", "allreduce", "barrier"};
+    static const char *const overhead_keys[3] = {"rtt0", "allreduce", "barrier"};
+    if (overhead_wanted) {
+        fprintf(human,
+                "\noverhead of the failure semantics chosen at run time, host %s, job pingpong, "
+                "medians of %u runs (both with strict collectives and every failure check "
+                "compiled in: the default abort, nop against shrink, cont)\n",
+                o.overhead_dims, o.runs);
+        for (unsigned k = 0; k < 3; k++) {
+            fprintf(human, "  %-18s abort,nop %9.1f us   shrink,cont %9.1f us   ratio ",
+                    overhead_names[k], overhead[0][k] / 1e3, overhead[1][k] / 1e3);
+            if (overhead[0][k] > 0 && overhead[1][k] > 0)
+                fprintf(human, "%.3f\n", overhead[1][k] / overhead[0][k]);
+            else
+                fprintf(human, "-\n");
+        }
+    }
+
+    char path[OUT_MAX + 32];
+    snprintf(path, sizeof path, "%s/recovery.json", base);
+    FILE *record = fopen(path, "we");
+    FILE *outs[2] = {record, o.json ? stdout : NULL};
+    for (unsigned f = 0; f < 2; f++) {
+        FILE *out = outs[f];
+        if (out == NULL)
+            continue;
+        fprintf(out, "{\"runs\":%u,\"iterations\":%u,\"rows\":[", o.runs, o.iterations);
+        for (unsigned i = 0; i < row_count; i++) {
+            if (i > 0)
+                fputc(',', out);
+            bench_recovery_print_row_json(out, &rows[i]);
+        }
+        fprintf(out, "]");
+        if (sim_wanted)
+            fprintf(out,
+                    ",\"sim\":{\"dims\":\"%s\",\"ranks\":%llu,\"modes\":false,"
+                    "\"detection_ns\":%llu,\"ts_ns\":%llu,\"allreduce_ns\":%.0f,"
+                    "\"messages_per_allreduce\":%.1f,\"plain_tree_messages\":%.0f,"
+                    "\"message_ratio\":%.4f}",
+                    o.sim_dims, (unsigned long long)job.ranks,
+                    (unsigned long long)crash.detection_ns, (unsigned long long)crash.ts_ns,
+                    sim_allreduce, per_allreduce, plain, plain > 0 ? per_allreduce / plain : 0.0);
+        if (overhead_wanted) {
+            fprintf(out, ",\"overhead\":{\"dims\":\"%s\",\"runs\":%u", o.overhead_dims, o.runs);
+            for (unsigned k = 0; k < 3; k++)
+                fprintf(out, ",\"%s_abort_nop_ns\":%.0f,\"%s_shrink_cont_ns\":%.0f,\"%s_ratio\":%.4f",
+                        overhead_keys[k], overhead[0][k], overhead_keys[k], overhead[1][k],
+                        overhead_keys[k],
+                        overhead[0][k] > 0 ? overhead[1][k] / overhead[0][k] : 0.0);
+            fprintf(out, "}");
+        }
+        fprintf(out, "}\n");
+    }
+    if (record == NULL || fclose(record) != 0)
+        fprintf(stderr, TOOL ": cannot write '%s'\n", path);
+    else
+        fprintf(stderr, TOOL ": record written to %s\n", path);
+    return status;
+}

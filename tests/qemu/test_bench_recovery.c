@@ -1,0 +1,179 @@
+/* tori-bench-recovery's arithmetic: the phases of one run from a recorded
+ * fault record and event stream (lines as tori-emu writes them), the
+ * target, medians over runs, and the simulator's lines. */
+#include <string.h>
+
+#include "qemu/bench/bench_recovery.h"
+#include "tests/check.h"
+
+/* A kill at iteration 100 on a 2x2x2 host torus: detection 58.3 ms, T_s
+ * 1.984 ms, the root's stable 60.479 ms after the kill. */
+static const char *const kill_record =
+    "{\"record\":\"fault\",\"index\":1,\"action\":\"kill\",\"node\":3,\"text\":\"kill 3 at "
+    "iteration 100\",\"injected_ns\":559624664,\"injected\":true,\"at_iteration\":100,"
+    "\"iteration\":100,\"group\":1,\"detection\":{\"at_ns\":617924708,\"after_ns\":58300044,"
+    "\"detector\":2,\"cause\":\"heartbeat\",\"node_detect_ns\":60083121},\"stable\":{"
+    "\"at_ns\":620103914,\"root\":0,\"epoch\":68719476737,\"ts_ns\":1984036,\"messages\":12,"
+    "\"rounds\":1,\"live\":7,\"levels\":3,\"count\":1},\"recovery_ns\":60479250,"
+    "\"rejoined_ns\":null}\n";
+
+/* Each node's own clock: rank 0 on node 0 (iterations 20 ms apart until
+ * the crash, 60 ms across it), node 1 and node 5 recover. */
+static const char *const stream[] = {
+    "{\"event\":\"app-start\",\"node\":1,\"t_ns\":500,\"emu_ns\":1,\"app\":\"allreduce\","
+    "\"rank\":1,\"size\":8}",
+    "{\"event\":\"app-start\",\"node\":0,\"t_ns\":400,\"emu_ns\":1,\"app\":\"allreduce\","
+    "\"rank\":0,\"size\":8}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":100000000,\"emu_ns\":2,\"iteration\":20}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":190000000,\"emu_ns\":2,\"iteration\":40}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":310000000,\"emu_ns\":2,\"iteration\":60}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":410000000,\"emu_ns\":2,\"iteration\":80}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":520000000,\"emu_ns\":2,\"iteration\":100}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":900000000,\"emu_ns\":2,\"iteration\":120}",
+    "{\"event\":\"app-progress\",\"node\":1,\"t_ns\":800000000,\"emu_ns\":2,\"iteration\":40}",
+    "{\"event\":\"comm\",\"node\":1,\"t_ns\":7000000,\"emu_ns\":3,\"comm\":\"0x100\",\"epoch\":0,"
+    "\"size\":8,\"rank\":1,\"digest\":\"0x790723dc\",\"state\":\"detected\"}",
+    "{\"event\":\"comm\",\"node\":5,\"t_ns\":50000000,\"emu_ns\":3,\"comm\":\"0x100\",\"epoch\":0,"
+    "\"size\":8,\"rank\":5,\"digest\":\"0x790723dc\",\"state\":\"detected\"}",
+    "{\"event\":\"comm\",\"node\":1,\"t_ns\":9000000,\"emu_ns\":4,\"comm\":\"0x101\",\"epoch\":1,"
+    "\"size\":7,\"rank\":1,\"digest\":\"0xdcb16eeb\",\"state\":\"recovered\"}",
+    "{\"event\":\"comm\",\"node\":5,\"t_ns\":75000000,\"emu_ns\":4,\"comm\":\"0x101\",\"epoch\":1,"
+    "\"size\":7,\"rank\":4,\"digest\":\"0xdcb16eeb\",\"state\":\"recovered\"}",
+    /* a later comm line of the new communicator changes nothing */
+    "{\"event\":\"comm\",\"node\":5,\"t_ns\":95000000,\"emu_ns\":4,\"comm\":\"0x101\",\"epoch\":1,"
+    "\"size\":7,\"rank\":4,\"digest\":\"0xdcb16eeb\",\"state\":\"recovered\"}",
+    "{\"event\":\"app-recovered\",\"node\":1,\"t_ns\":12000000,\"emu_ns\":5,\"rank\":1,"
+    "\"size\":7,\"rebuild_ns\":1500000,\"resume_ns\":2500000}",
+    "{\"event\":\"app-recovered\",\"node\":5,\"t_ns\":80000000,\"emu_ns\":5,\"rank\":4,"
+    "\"size\":7,\"rebuild_ns\":10000000,\"resume_ns\":4000000}",
+    "not json at all",
+};
+
+static void record(struct bench_recovery_events *events)
+{
+    bench_recovery_events_clear(events);
+    bench_recovery_take_fault(events, "{\"record\":\"summary\",\"faults\":1}\n");
+    bench_recovery_take_fault(events, kill_record);
+    for (size_t i = 0; i < sizeof stream / sizeof stream[0]; i++)
+        bench_recovery_take_event(events, stream[i]);
+}
+
+static bool near(double value, double want)
+{
+    return value > want - 1.0 && value < want + 1.0;
+}
+
+static void test_phases(void)
+{
+    static struct bench_recovery_events events;
+    record(&events);
+    CHECK(events.fault_seen && events.kill_iteration == 100 && events.rank0_node == 0);
+    CHECK(events.progress == 6 && events.recovered_ranks == 2);
+    struct bench_recovery_phases p;
+    bench_recovery_phases(&events, &p);
+    CHECK(p.complete && p.ranks == 2);
+    CHECK(near(p.detection_ns, 58300044) && near(p.ts_ns, 1984036));
+    CHECK(near(p.view_ns, 60479250));
+    /* the slowest spans: node 5, whose rebuild started 16 ms after its
+     * view (80 - 4 - 10 - 50), was done at 25 ms and resumed at 30 ms
+     * (node 1: 1, 2 and 5 ms) */
+    CHECK(near(p.noticed_ns, 60479250 + 16000000.0));
+    CHECK(near(p.rebuilt_ns, 60479250 + 25000000.0));
+    CHECK(near(p.resumed_ns, 60479250 + 30000000.0));
+    /* iterations before the crash: 4.5, 6, 5, 5.5 ms each: median 5.25 ms
+     * (the span across the crash, 19 ms, is left out), over 3 allreduces */
+    CHECK(near(p.allreduce_ns, 1750000));
+    double target = bench_recovery_target_ns(&p);
+    CHECK(near(target, 1.2 * (58300044 + 1984036) + 1750000));
+    CHECK(p.resumed_ns > target); /* 90.5 ms against 74.1 ms: missed */
+
+    /* A rank that saw the failure but never resumed: no resume time. */
+    events.resumed_at[5] = 0;
+    bench_recovery_phases(&events, &p);
+    CHECK(!p.complete && p.resumed_ns == 0 && p.rebuilt_ns == 0 && p.noticed_ns == 0);
+    /* No fault record: nothing is complete. */
+    record(&events);
+    events.stable = false;
+    bench_recovery_phases(&events, &p);
+    CHECK(!p.complete && p.view_ns == 0);
+}
+
+static void test_median(void)
+{
+    struct bench_recovery_phases runs[3];
+    memset(runs, 0, sizeof runs);
+    const double resumed[3] = {90e6, 70e6, 80e6};
+    for (unsigned r = 0; r < 3; r++) {
+        runs[r].complete = true;
+        runs[r].detection_ns = 50e6 + r;
+        runs[r].ts_ns = 2e6;
+        runs[r].view_ns = 52e6;
+        runs[r].rebuilt_ns = 60e6;
+        runs[r].resumed_ns = resumed[r];
+        runs[r].allreduce_ns = 1e6;
+        runs[r].ranks = 7;
+    }
+    struct bench_recovery_phases m;
+    bench_recovery_median(runs, 3, &m);
+    CHECK(m.complete && near(m.resumed_ns, 80e6) && near(m.detection_ns, 50e6 + 1));
+    runs[0].complete = false; /* an incomplete run is left out */
+    bench_recovery_median(runs, 3, &m);
+    CHECK(m.complete && near(m.resumed_ns, 75e6));
+    runs[1].complete = runs[2].complete = false;
+    bench_recovery_median(runs, 3, &m);
+    CHECK(!m.complete && m.resumed_ns == 0);
+}
+
+static void test_sim(void)
+{
+    struct bench_recovery_sim sim;
+    bench_recovery_sim_clear(&sim, 1000000);
+    const char *const lines[] = {
+        "{\"t_ns\":900000,\"node\":6,\"event\":\"failure-detected\",\"who\":2}",
+        "{\"t_ns\":1310800,\"node\":6,\"event\":\"failure-detected\",\"who\":5}",
+        "{\"t_ns\":1310900,\"node\":4,\"event\":\"failure-detected\",\"who\":5}",
+        "{\"t_ns\":1419400,\"node\":0,\"event\":\"stable\",\"epoch\":\"0000001000000000\","
+        "\"live\":63,\"ts_ns\":104000}",
+        "{\"event\":\"app\",\"app\":\"allreduce\",\"ranks\":64,\"finished\":64,\"iterations\":20,"
+        "\"done_ns\":6254000,\"comm_frames\":15372,\"comm_bytes\":750456,"
+        "\"comm_messages\":7560,\"result\":\"ok\"}",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        bench_recovery_sim_take(&sim, lines[i]);
+    CHECK(sim.detected && sim.detection_ns == 310800);
+    CHECK(sim.stable && sim.ts_ns == 104000);
+    CHECK(sim.app && sim.ranks == 64 && sim.messages == 7560);
+    CHECK(near(bench_recovery_sim_allreduce_ns(&sim), 6254000.0 / 60.0));
+    /* 7560 messages over 60 allreduces: 126 = 2 (64 - 1), the plain tree */
+    CHECK(near(bench_recovery_sim_messages_per_allreduce(&sim), 126.0));
+}
+
+static void test_pingpong(void)
+{
+    struct bench_recovery_pingpong run;
+    memset(&run, 0, sizeof run);
+    const char *const lines[] = {
+        "{\"event\":\"app-pingpong\",\"node\":0,\"t_ns\":5,\"emu_ns\":1,\"bytes\":0,"
+        "\"rounds\":32,\"rtt_ns\":65517}",
+        "{\"event\":\"app-pingpong\",\"node\":0,\"t_ns\":6,\"emu_ns\":1,\"bytes\":1,"
+        "\"rounds\":32,\"rtt_ns\":70000}",
+        "{\"event\":\"app-barrier\",\"node\":0,\"t_ns\":7,\"emu_ns\":1,\"rounds\":32,"
+        "\"median_ns\":704660}",
+        "{\"event\":\"app-allreduce\",\"node\":1,\"t_ns\":8,\"emu_ns\":1,\"rounds\":32,"
+        "\"median_ns\":1}",
+        "{\"event\":\"app-allreduce\",\"node\":0,\"t_ns\":8,\"emu_ns\":1,\"rounds\":32,"
+        "\"median_ns\":790258}",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        bench_recovery_pingpong_take(&run, lines[i]);
+    CHECK(run.rtt0_ns == 65517 && run.barrier_ns == 704660 && run.allreduce_ns == 790258);
+}
+
+int main(void)
+{
+    test_phases();
+    test_median();
+    test_sim();
+    test_pingpong();
+    return check_report("emu.bench_recovery");
+}

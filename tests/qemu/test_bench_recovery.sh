@@ -1,0 +1,61 @@
+#!/bin/bash
+# tori-bench-recovery end to end at a tiny size: one run of each mode on a
+# host 2x2x2 torus, the simulator at 4x4x4, the overhead runs (pingpong
+# under abort,nop and shrink,cont) on host 2x2x2; the table has a row per
+# mode with a verdict, recovery.json (also on stdout with --json) holds
+# every phase, and the phases come in order.  Times are never asserted.
+# Bad options give one clear line and exit 2.
+# usage: test_bench_recovery.sh BENCH OUT
+source "$(dirname "$0")/../shell_lib.sh"
+BENCH=$1
+OUT=$2
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+bad() { check_refused "$OUT" tori-bench-recovery "$BENCH" "$@"; }
+bad "--runs '10' is invalid (expected a whole number in 1..9)" --runs 10
+bad "--iterations '3' is invalid" --iterations 3
+bad "--modes: 'abort' is not one of shrink, blank, rebuild" --modes abort
+bad "--configs: 'arm-2x2x2': unknown board 'arm'" --configs arm-2x2x2
+bad "--configs: host-3 has 3 nodes (expected more than 3" --configs host-3
+bad "--sim-dims '2' is invalid" --sim-dims 2
+bad "--overhead-dims '1' is invalid (expected a torus of at least 2 nodes, or 'none')" \
+    --overhead-dims 1
+bad "unknown option '--nonsense'" --nonsense
+
+# Timeouts of 20/200 ms: a loaded machine must not expel a node mid-run.
+"$BENCH" --configs host-2x2x2@20/200 --runs 1 --iterations 40 --sim-dims 4x4x4 --json \
+    --out "$OUT/run" > "$OUT/run.json" 2> "$OUT/run.err"
+status=$?
+cat "$OUT/run.err"
+check_status 0 "$status" "tori-bench-recovery"
+wait_for_no_processes "$OUT/run/" 5
+check_contains "$OUT/run.err" "record written to $OUT/run/recovery.json"
+cmp -s "$OUT/run.json" "$OUT/run/recovery.json" || fail "recovery.json differs from stdout"
+python3 - "$OUT/run.json" "$OUT/run.err" <<'PY' || fail "the results are not as expected"
+import json, re, sys
+record = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read()
+assert [r["mode"] for r in record["rows"]] == ["shrink", "blank", "rebuild"], record
+for r in record["rows"]:
+    assert r["config"] == "host-2x2x2@20-200" and r["runs"] == 1 and r["complete"] == 1, r
+    assert 0 < r["detection_ns"] < r["view_ns"] <= r["noticed_ns"] <= r["rebuilt_ns"] \
+        <= r["resumed_ns"], r
+    assert r["ts_ns"] > 0 and r["allreduce_ns"] > 0, r
+    target = 1.2 * (r["detection_ns"] + r["ts_ns"]) + r["allreduce_ns"]
+    assert abs(r["target_ns"] - target) <= 2 and r["met"] == (r["resumed_ns"] <= r["target_ns"])
+    verdict = "met" if r["met"] else "missed"
+    assert re.search(r"^host-2x2x2@20-200 +%s .* %s$" % (r["mode"], verdict), table, re.M), table
+sim = record["sim"]
+assert sim["ranks"] == 64 and sim["modes"] is False, sim
+assert sim["detection_ns"] > 0 and sim["ts_ns"] > 0 and sim["allreduce_ns"] > 0, sim
+assert sim["plain_tree_messages"] == 126 and sim["messages_per_allreduce"] >= 126, sim
+assert "runs no communicator modes yet" in table and "overhead when nothing fails" in table
+over = record["overhead"]
+assert over["dims"] == "2x2x2" and over["runs"] == 1, over
+for k in ("rtt0", "allreduce", "barrier"):
+    a, b = over[k + "_abort_nop_ns"], over[k + "_shrink_cont_ns"]
+    assert a > 0 and b > 0 and abs(over[k + "_ratio"] - b / a) < 1e-3, over
+assert "ping-pong 0 B RTT" in table and "host 8x8x8" in table
+PY
+echo "tori-bench-recovery: ok"

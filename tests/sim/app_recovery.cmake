@@ -1,0 +1,83 @@
+# tori-sim --comm-mode blank|shrink|rebuild (issue 14): the model
+# applications recover as the shipped ones do, and issue 14's invariants
+# (sim/sim_ft.h) hold after every step: for each mode, allreduce and
+# stencil, a crash, a root crash, two crashes in one view change, a crash
+# while a rebuild runs (--recovery-kills), under NOP and CONT.  Every
+# survivor ends ok with one digest; under REBUILD with a spare per failed
+# rank the digest is the fault-free one (the same job without faults).
+# Run as: cmake -DSIM=<tori-sim> -P app_recovery.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/sim_run.cmake)
+
+# digest(NAME VAR): the digest of NAME's app line (with digests=1).
+function(digest name var)
+  string(REGEX MATCH "digests=1 digest=([0-9a-f]+)" match "${out_${name}}")
+  if(match STREQUAL "")
+    message(FATAL_ERROR "${name}: no single digest in:\n${out_${name}}")
+  endif()
+  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+endfunction()
+
+set(faults
+  "crash|kill 3 at iteration 10"
+  "root|kill 0 at iteration 10"
+  "two|kill 3 at 2ms%kill 5 at 2ms")
+foreach(app allreduce stencil)
+  foreach(mode shrink blank rebuild)
+    set(extra "")
+    if(mode STREQUAL "rebuild")
+      set(extra "|--spares|2")
+    endif()
+    run(${app}_${mode}_clean 0 "--dims|2x2x2|--app|${app}|--iterations|30|--comm-mode|${mode}${extra}|--quiet")
+    digest(${app}_${mode}_clean clean)
+    foreach(fault IN LISTS faults)
+      string(REPLACE "|" ";" parts "${fault}")
+      list(GET parts 0 what)
+      list(GET parts 1 script)
+      foreach(msg nop cont)
+        set(name ${app}_${mode}_${what}_${msg})
+        run(${name} 0 "--dims|2x2x2|--app|${app}|--iterations|30|--comm-mode|${mode}|--msg-mode|${msg}${extra}|--inject|${script}|--quiet")
+        expect(${name} "recovery mode=${mode} msg=${msg} survivors=[1-9]"
+               "app name=${app} [^\n]* ok\n")
+        if(mode STREQUAL "rebuild")
+          digest(${name} got)
+          if(NOT got STREQUAL clean)
+            message(FATAL_ERROR "${name}: digest ${got}, the fault-free one is ${clean}")
+          endif()
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
+
+# A second crash drawn while the first one's rebuild runs, on 64 ranks.
+foreach(mode shrink blank)
+  run(during_${mode} 0 "--dims|4x4x4|--app|allreduce|--iterations|20|--comm-mode|${mode}|--inject|kill 3 at iteration 5|--recovery-kills|1|--quiet")
+  expect(during_${mode} "recovery mode=${mode} msg=nop survivors=62 " "app name=allreduce [^\n]* ok\n")
+endforeach()
+
+# 1,024 ranks: two crashes at different iterations in each mode (about 0.6 s
+# each), and the stencil shrunk.
+foreach(mode shrink blank rebuild)
+  set(extra "")
+  if(mode STREQUAL "rebuild")
+    set(extra "|--spares|2")
+  endif()
+  run(big_${mode} 0 "--dims|16x8x8|--app|allreduce|--iterations|10|--comm-mode|${mode}${extra}|--inject|kill 3 at iteration 4%kill 700 at iteration 7|--quiet")
+  expect(big_${mode} "recovery mode=${mode} msg=nop survivors=1022 " "app name=allreduce [^\n]* ok\n")
+endforeach()
+run(big_stencil 0 "--dims|16x8x8|--app|stencil|--iterations|10|--comm-mode|shrink|--inject|kill 3 at iteration 4|--quiet")
+expect(big_stencil "recovery mode=shrink msg=nop survivors=1023 " "app name=stencil [^\n]* ok\n")
+
+# SHRINK and BLANK give the stencil the same answer: the live ranks, packed.
+run(stencil_shrink_64 0 "--dims|4x4x4|--app|stencil|--iterations|20|--comm-mode|shrink|--inject|kill 3 at iteration 12|--quiet")
+run(stencil_blank_64 0 "--dims|4x4x4|--app|stencil|--iterations|20|--comm-mode|blank|--inject|kill 3 at iteration 12|--quiet")
+digest(stencil_shrink_64 shrunk)
+digest(stencil_blank_64 blanked)
+if(NOT shrunk STREQUAL blanked)
+  message(FATAL_ERROR "stencil: shrink gave ${shrunk}, blank ${blanked}")
+endif()
+
+# A bad mode: one line, exit 2, before any work.
+run(bad_mode 2 "--dims|2x2x2|--app|allreduce|--comm-mode|sideways")
+run(no_app 2 "--dims|2x2x2|--comm-mode|shrink")
+message(STATUS "sim.app_recovery: every mode recovers from each crash, rebuild gives the fault-free answer")

@@ -1,0 +1,24 @@
+# The simulator's scripted-run helpers for the cmake -P tests of tests/sim
+# (include()d; SIM is the tori-sim binary).
+
+# run(NAME STATUS ARGS): tori-sim ARGS ("|" between arguments, "%" for a
+# script's ";") must exit STATUS; its output in out_NAME.
+function(run name status args)
+  string(REPLACE "%" "\\;" args "${args}")
+  string(REPLACE "|" ";" argv "${args}")
+  execute_process(COMMAND ${SIM} ${argv} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL status)
+    message(FATAL_ERROR "tori-sim ${args}: exit ${rc}, expected ${status}\n${out}\n${err}")
+  endif()
+  set(out_${name} "${out}" PARENT_SCOPE)
+endfunction()
+
+# expect(NAME REGEX...): each must match NAME's output.
+function(expect name)
+  foreach(regex IN LISTS ARGN)
+    if(NOT out_${name} MATCHES "${regex}")
+      message(FATAL_ERROR "${name}: no match for [${regex}] in:\n${out_${name}}")
+    endif()
+  endforeach()
+endfunction()
