@@ -7,7 +7,7 @@
  *            [--link-detect-ns N] [--routes] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms' | --inject-file F]
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
- *            [--emit-script FILE]
+ *            [--emit-script FILE] [--pcap DIR]
  *            [--app allreduce|stencil [--iterations N] [--app-args a,b,...]]
  *            [--json] [--events | --quiet] [--trace-node N]
  *
@@ -46,6 +46,7 @@ struct options {
     uint64_t settle_ns;
     const char *inject;
     const char *emit_script; /* --emit-script FILE: the run's faults, in the fault language */
+    const char *pcap_dir;    /* --pcap DIR: every node's frames (sim/sim_pcap.h) */
     const char *dims_text;
     bool routes;
     bool chaos;
@@ -194,6 +195,8 @@ static void usage(void)
           "  --keep-going         chaos: run every seed, count the failed ones\n"
           "  --seed S             first seed (1)\n"
           "  --trace-node N       print what node N receives and sends\n"
+          "  --pcap DIR           every node's frames, sent and received, in\n"
+          "                       DIR/nodeN.pcap (virtual time; tools/wireshark/tori.lua)\n"
           "  --json               one JSON object per result\n"
           "  --events             print every membership event\n"
           "  --quiet              only the summary\n"
@@ -372,6 +375,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->inject = text;
         } else if (strcmp(a, "--emit-script") == 0) {
             o->emit_script = v;
+        } else if (strcmp(a, "--pcap") == 0) {
+            o->pcap_dir = v;
         } else if (strcmp(a, "--app") == 0) {
             o->job_text.app = v;
             if (v != NULL && strcmp(v, "allreduce") == 0) {
@@ -426,7 +431,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
-                            "--settle-ms, --inject, --inject-file, --emit-script, "
+                            "--settle-ms, --inject, --inject-file, --emit-script, --pcap, "
                             "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --app, "
                             "--iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery-kills, --json, "
                             "--events, --quiet");
@@ -501,6 +506,10 @@ static void parse_args(int argc, char **argv, struct options *o)
     if (o->chaos && o->inject != NULL) {
         usage_error("%s", "--chaos and --inject together", "one or the other");
     }
+    if (o->pcap_dir != NULL && o->chaos && o->seeds != 1) {
+        usage_error("--pcap with --seeds %s", argv_seeds_text(o->seeds),
+                    "one run to capture: --seeds 1");
+    }
     if (o->emit_script != NULL && o->chaos && o->seeds != 1) {
         usage_error("--emit-script with --seeds %s", argv_seeds_text(o->seeds),
                     "one run to write: --seeds 1");
@@ -527,6 +536,7 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->hop_ns = o->hop_ns;
     p->cp_ns = o->cp_ns;
     p->members = o->members_set ? (uint32_t)o->members : o->geometry.node_count;
+    p->pcap_dir = o->pcap_dir;
     if (o->link_detect_ns >= 0) {
         p->link_detect_ns = (uint64_t)o->link_detect_ns;
     }

@@ -14,6 +14,7 @@
 
 #include "net/torus/route.h"
 #include "sim/sim_ft.h"
+#include "sim/sim_pcap.h"
 #include "sim/sim_queue.h"
 
 #define TRACE_LINES 48
@@ -77,6 +78,7 @@ struct sim_block {
 struct sim {
     struct sim_params params;
     uint32_t node_count;
+    struct sim_pcap *pcap; /* --pcap, or NULL */
     struct membership *contexts;
     struct sim_node *nodes;
     struct sim_queue queue;
@@ -579,10 +581,31 @@ static void set_links(struct sim *sim, uint32_t id, bool up)
     }
 }
 
+/* --pcap: the message as the torus frame the node sent (at depart, no hop
+ * taken yet) or received (now, every hop taken). */
+static void capture(struct sim *sim, const struct sim_message *m, bool received, uint64_t t_ns)
+{
+    if (sim->pcap == NULL) {
+        return;
+    }
+    uint32_t hops = torus_geometry_distance(&sim->params.geometry, m->source, m->destination);
+    struct torus_frame_header header;
+    memset(&header, 0, sizeof header);
+    header.type = m->kind == MESSAGE_COMM ? TORUS_FRAME_TYPE_COMM : TORUS_FRAME_TYPE_MEMBERSHIP;
+    header.ttl = (uint8_t)(received ? 1u : hops + 1u);
+    header.hops = (uint8_t)(received ? hops : 0u);
+    header.source = m->source;
+    header.destination = m->destination;
+    header.epoch = m->epoch;
+    sim_pcap_frame(sim->pcap, received ? m->destination : m->source, t_ns, &header, m->bytes,
+                   m->length);
+}
+
 /* Delivers a message at depart + its travel time, or counts it lost on the way. */
 static void send_message(struct sim *sim, struct sim_message *m, uint64_t depart,
                          const char *what)
 {
+    capture(sim, m, false, depart);
     uint64_t hops = torus_geometry_distance(&sim->params.geometry, m->source, m->destination);
     if (sim->params.routes && !route(sim, m->source, m->destination, &hops)) {
         sim->stats.dropped_route++;
@@ -616,7 +639,7 @@ static void dispatch_membership(struct sim *sim, uint32_t source, uint64_t depar
         m->destination = o->destination;
         m->length = o->length;
         m->kind = MESSAGE_MEMBERSHIP;
-        m->epoch = 0;
+        m->epoch = membership_epoch(&sim->contexts[source]); /* as the node stamps it */
         memcpy(m->bytes, membership_outbox_payload(out, i), o->length);
         uint8_t type = o->length > 1 ? m->bytes[1] : 0;
         if (type < MEMBERSHIP_MSG_TYPE_LIMIT) {
@@ -1166,6 +1189,7 @@ static void step_deliver(struct sim *sim, const struct sim_event *e)
         free(m);
         return;
     }
+    capture(sim, m, true, sim->now);
     m->next = NULL;
     if (n->inbox_tail != NULL) {
         n->inbox_tail->next = m;
@@ -1775,6 +1799,13 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
     for (uint32_t id = 0; id < n; id++) {
         sim->nodes[id].tick_at = UINT64_MAX;
     }
+    if (params->pcap_dir != NULL) {
+        sim->pcap = sim_pcap_open(params->pcap_dir, n, error, error_capacity);
+        if (sim->pcap == NULL) {
+            sim_destroy(sim);
+            return NULL;
+        }
+    }
     return sim;
 }
 
@@ -1782,6 +1813,9 @@ void sim_destroy(struct sim *sim)
 {
     if (sim == NULL) {
         return;
+    }
+    if (!sim_pcap_close(sim->pcap)) {
+        fprintf(stderr, "tori-sim: --pcap: a capture could not be written completely\n");
     }
     if (sim->nodes != NULL) {
         for (uint32_t id = 0; id < sim->node_count; id++) {

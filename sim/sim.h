@@ -55,6 +55,7 @@ struct sim_params {
     bool json;
     unsigned verbosity; /* 0: stable and summary; 1: + node events but views; 2: all */
     uint32_t trace_node; /* print every message this node handles (UINT32_MAX: none) */
+    const char *pcap_dir; /* --pcap DIR: every node's frames (sim/sim_pcap.h); NULL: none */
     struct sim_app_params app; /* kind NONE: membership only */
     uint32_t recovery_kills;   /* --recovery-kills: kills drawn while a rebuild runs */
 };

@@ -8,6 +8,11 @@
  *
  * DIR is a link name ("x+", "y-").  Datagrams from any other address than
  * the peer are dropped: a stray sender must not speak for a neighbour.
+ *
+ *   --pcap DIR:FILE                        (capture the link's frames)
+ *
+ * writes every frame the link sent and every frame it accepted to FILE in
+ * pcap format (lib/pcap.h), stamped with the wall clock.
  */
 #define _GNU_SOURCE
 #include "net/torus/driver.h"
@@ -20,12 +25,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "lib/pcap.h"
 
 #include "board/host/host.h"
 
 struct udp_link {
     int fd;
+    int pcap_fd; /* -1: no capture */
     struct sockaddr_in peer;
     struct torus_driver_counters counters;
 };
@@ -61,6 +71,54 @@ static bool fail(const char **error, const char *option, const char *why)
     snprintf(error_line, sizeof error_line, "udp: --link %s: %s", option, why);
     *error = error_line;
     return false;
+}
+
+static bool fail_pcap(const char **error, const char *value, const char *why)
+{
+    snprintf(error_line, sizeof error_line, "udp: --pcap %s: %s", value, why);
+    *error = error_line;
+    return false;
+}
+
+/* One --pcap value: "x+:node0-x+.pcap".  The file starts with its header. */
+static bool parse_pcap(const char *value, uint32_t *pcap_mask, const char **error)
+{
+    char name[3] = {0};
+    unsigned link;
+    if (strlen(value) < 4 || value[2] != ':')
+        return fail_pcap(error, value, "expected --pcap DIR:FILE");
+    memcpy(name, value, 2);
+    if (!torus_geometry_link_from_name(name, &link))
+        return fail_pcap(error, value, "unknown direction (expected x+, x-, y+ ...)");
+    if ((*pcap_mask & (1u << link)) != 0)
+        return fail_pcap(error, value, "direction captured twice");
+    int fd = open(value + 3, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fail_pcap(error, value, strerror(errno));
+    uint8_t header[PCAP_FILE_HEADER_SIZE];
+    pcap_file_header(header, CONFIG_MAX_FRAME);
+    if (write(fd, header, sizeof header) != (ssize_t)sizeof header) {
+        close(fd);
+        return fail_pcap(error, value, "cannot write the capture's header");
+    }
+    links[link].pcap_fd = fd;
+    *pcap_mask |= 1u << link;
+    return true;
+}
+
+/* Appends one frame to the link's capture, if it has one.  A failed write
+ * loses the record, never the frame. */
+static void capture(const struct udp_link *l, const uint8_t *frame, size_t length)
+{
+    if (l->pcap_fd < 0)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint8_t header[PCAP_RECORD_HEADER_SIZE];
+    pcap_record_header(header, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+                       (uint32_t)length, (uint32_t)length);
+    struct iovec parts[2] = {{header, sizeof header}, {(void *)frame, length}};
+    (void)!writev(l->pcap_fd, parts, 2);
 }
 
 /* One --link value: "x+:fd=5:peer=127.0.0.1:4001" or "x+:bind=...:peer=...". */
@@ -121,21 +179,35 @@ bool torus_driver_init(const struct torus_geometry *geometry, uint32_t rank,
                        uint32_t *link_mask, const char **error)
 {
     *link_mask = 0;
-    for (unsigned i = 0; i < CONFIG_MAX_LINKS; i++)
+    for (unsigned i = 0; i < CONFIG_MAX_LINKS; i++) {
         links[i].fd = -1;
+        links[i].pcap_fd = -1;
+    }
+    uint32_t pcap_mask = 0;
     int count = host_argument_count();
     for (int i = 0; i < count; i++) {
         const char *argument = host_argument(i);
         if (strcmp(argument, "--link") == 0 && i + 1 < count) {
             if (!parse_link(host_argument(++i), geometry, rank, link_mask, error))
                 return false;
+        } else if (strcmp(argument, "--pcap") == 0 && i + 1 < count) {
+            if (!parse_pcap(host_argument(++i), &pcap_mask, error))
+                return false;
         } else {
             snprintf(error_line, sizeof error_line,
-                     "udp: unknown option '%s' (expected --link DIR:fd=N:peer=IP:PORT)",
+                     "udp: unknown option '%s' (expected --link DIR:fd=N:peer=IP:PORT "
+                     "or --pcap DIR:FILE)",
                      argument);
             *error = error_line;
             return false;
         }
+    }
+    if ((pcap_mask & ~*link_mask) != 0) {
+        snprintf(error_line, sizeof error_line,
+                 "udp: --pcap names a direction with no --link (expected a --link for "
+                 "every captured direction)");
+        *error = error_line;
+        return false;
     }
     return true;
 }
@@ -149,6 +221,7 @@ bool torus_driver_send(unsigned link, const uint8_t *frame, size_t length)
                           sizeof l->peer);
     if (sent == (ssize_t)length) {
         l->counters.sent++;
+        capture(l, frame, length);
         return true;
     }
     if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
@@ -184,6 +257,7 @@ size_t torus_driver_receive(unsigned link, uint8_t *buffer, size_t capacity)
             continue;
         }
         l->counters.received++;
+        capture(l, buffer, (size_t)got);
         return (size_t)got;
     }
 }

@@ -49,6 +49,7 @@ struct emu_node {
     unsigned starts;        /* how many times it was started */
     uint32_t reported_incarnation; /* from its latest `ready` line, 0: none yet */
     bool job_started;       /* told `start` since its latest boot */
+    bool pcap;              /* --pcap: its links captured (emu_spawn_pcap_name) */
 
     pid_t pid;              /* 0 when not running */
     int console_in;         /* write end of its stdin, -1 when closed */

@@ -72,6 +72,9 @@ void emu_options_usage(FILE *out)
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
         "                       (<out>/nodeN.qmp) for its status; fail unless running\n"
+        "  --pcap               capture every link end's frames, both directions, in\n"
+        "                       <out>/pcap/nodeN-DIR.pcap (pcap, for tshark/Wireshark\n"
+        "                       with tools/wireshark/tori.lua)\n"
         "\n"
         "Faults (times count from the job start, once every node is ready):\n"
         "  --inject SCRIPT      items separated by ';' (the fault language of\n"
@@ -131,7 +134,7 @@ struct raw_options {
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
-    bool mesh_all, ping, json, demo, verbose, check_qmp, sequential;
+    bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
 };
 
 static enum emu_options_result collect(int argc, char **argv, struct raw_options *raw,
@@ -176,6 +179,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--demo", NULL, &raw->demo},
         {"--verbose", NULL, &raw->verbose},
         {"--check-qmp", NULL, &raw->check_qmp},
+        {"--pcap", NULL, &raw->pcap},
         {"--sequential", NULL, &raw->sequential},
     };
     switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
@@ -256,6 +260,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->demo = raw.demo;
     o->verbose = raw.verbose;
     o->check_qmp = raw.check_qmp;
+    o->pcap = raw.pcap;
     o->sequential = raw.sequential || raw.demo;
     o->image = raw.image != NULL ? raw.image : default_image;
     o->node_binary = raw.node_binary != NULL ? raw.node_binary : default_node_binary;

@@ -38,6 +38,7 @@ struct emu_options {
     unsigned ping_parallel;   /* nodes pinging at once */
     bool ping, json, demo, verbose;
     bool check_qmp;           /* ask every QEMU node's QMP socket once ready */
+    bool pcap;                /* capture every link end in <out>/pcap/ */
     const char *out_dir;      /* NULL: a fresh directory under /tmp */
     uint32_t base_port;       /* 0: the system picks free ports */
     const char *image, *node_binary, *qemu;

@@ -223,6 +223,10 @@ bool emu_setup_prepare(struct emu *emu)
     emu->programs.image = emu->program_paths.image;
     emu->programs.node_binary = emu->program_paths.node_binary;
     emu->programs.out_dir = emu->out_dir;
+    if (emu->options->pcap && mkdirat(emu->out_dir_fd, "pcap", 0755) != 0 && errno != EEXIST) {
+        emu_complain(emu, "cannot create '%s/pcap': %s", emu->out_dir, strerror(errno));
+        return false;
+    }
     if (emu->options->app_set && !emu_app_write_job(emu, emu->program_paths.job,
                                                     sizeof emu->program_paths.job))
         return false;
@@ -233,6 +237,7 @@ bool emu_setup_prepare(struct emu *emu)
         node->personality_path = format_alloc("%s/node%u.personality", emu->out_dir, r);
         node->log_path = format_alloc("%s/node%u.log", emu->out_dir, r);
         node->qmp_name = format_alloc("node%u.qmp", r);
+        node->pcap = emu->options->pcap;
         /* Unix socket paths hold 107 bytes; reach a deep one through our fd. */
         if (strlen(emu->out_dir) + 16 < sizeof unix_address.sun_path)
             node->qmp_path = format_alloc("%s/node%u.qmp", emu->out_dir, r);

@@ -68,6 +68,18 @@ void emu_argv_print(const struct emu_argv *argv, FILE *out)
     fputc('\n', out);
 }
 
+void emu_spawn_pcap_name(const struct emu_node *node, unsigned l, char *name,
+                         size_t capacity)
+{
+    int length = node->starts == 0
+                     ? snprintf(name, capacity, "pcap/node%u-%s.pcap", (unsigned)node->rank,
+                                torus_geometry_link_name(l))
+                     : snprintf(name, capacity, "pcap/node%u-%s-%u.pcap", (unsigned)node->rank,
+                                torus_geometry_link_name(l), node->starts + 1);
+    if (length < 0 || (size_t)length >= capacity)
+        name[0] = '\0';
+}
+
 static void qemu_command(const struct emu_programs *programs,
                          const struct emu_node *node, struct emu_argv *argv)
 {
@@ -109,6 +121,13 @@ static void qemu_command(const struct emu_programs *programs,
         emu_argv_add(argv, "-device");
         emu_argv_add(argv, "virtio-net-device,netdev=l%u,mac=%s,bus=virtio-mmio-bus.%u", l,
                      mac, l);
+        if (node->pcap) {
+            /* QEMU's own capture of the netdev, both directions. */
+            char name[64];
+            emu_spawn_pcap_name(node, l, name, sizeof name);
+            emu_argv_add(argv, "-object");
+            emu_argv_add(argv, "filter-dump,id=p%u,netdev=l%u,file=%s", l, l, name);
+        }
     }
     emu_argv_add(argv, "-qmp");
     emu_argv_add(argv, "unix:%s,server=on,wait=off", node->qmp_name);
@@ -131,6 +150,12 @@ static void host_command(const struct emu_programs *programs,
         emu_argv_add(argv, "--link");
         emu_argv_add(argv, "%s:fd=%d:peer=127.0.0.1:%u", torus_geometry_link_name(l),
                      link->fd, (unsigned)link->peer_port);
+        if (node->pcap) {
+            char name[64];
+            emu_spawn_pcap_name(node, l, name, sizeof name);
+            emu_argv_add(argv, "--pcap");
+            emu_argv_add(argv, "%s:%s", torus_geometry_link_name(l), name);
+        }
     }
 }
 

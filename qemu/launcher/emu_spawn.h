@@ -46,6 +46,15 @@ struct emu_programs {
     const char *job;         /* the job block every node gets (NULL: none) */
 };
 
+/*
+ * The capture of node's link l in its current start, relative to <out>:
+ * "pcap/node3-x+.pcap", then "pcap/node3-x+-2.pcap" from its second start
+ * on, so a restart keeps its earlier life's capture.  Empty when it does
+ * not fit capacity.
+ */
+void emu_spawn_pcap_name(const struct emu_node *node, unsigned l, char *name,
+                         size_t capacity);
+
 /* A NULL-terminated argument vector of allocated strings. */
 struct emu_argv {
     char **arg;

@@ -68,7 +68,8 @@ static void test_good(void)
     CHECK(options.heartbeat_ms == PERSONALITY_DEFAULT_HEARTBEAT_MS &&
           options.detect_timeout_ms == PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS);
     CHECK(parse("--dims 2 --check-qmp --verbose") == EMU_OPTIONS_OK);
-    CHECK(options.check_qmp && options.verbose && !options.ping);
+    CHECK(options.check_qmp && options.verbose && !options.ping && !options.pcap);
+    CHECK(parse("--dims 2 --pcap") == EMU_OPTIONS_OK && options.pcap);
     CHECK(parse("--dims 2 --help") == EMU_OPTIONS_HELP);
     CHECK(parse("--dims 2x2 --ping") == EMU_OPTIONS_OK && options.ping);
 }

@@ -96,6 +96,34 @@ static void test_host_command(void)
     emu_node_release(&node);
 }
 
+/* --pcap: every link end captured, QEMU by filter-dump on its netdev, a
+ * host node by its own --pcap; a later start writes new files. */
+static void test_pcap_commands(void)
+{
+    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o", NULL};
+    struct emu_node node;
+    setup_node(&node, EMU_BOARD_QEMU);
+    node.pcap = true;
+    struct emu_argv argv;
+    emu_argv_init(&argv);
+    emu_spawn_command(&programs, &node, &argv);
+    CHECK(has_argument(&argv, "-object", "filter-dump,id=p0,netdev=l0,file=pcap/node5-x+.pcap"));
+    CHECK(has_argument(&argv, "-object", "filter-dump,id=p3,netdev=l3,file=pcap/node5-y-.pcap"));
+    emu_argv_free(&argv);
+    node.board = EMU_BOARD_HOST;
+    node.starts = 1; /* its second start */
+    emu_argv_init(&argv);
+    emu_spawn_command(&programs, &node, &argv);
+    CHECK(has_argument(&argv, "--pcap", "x+:pcap/node5-x+-2.pcap"));
+    CHECK(has_argument(&argv, "--pcap", "y-:pcap/node5-y--2.pcap"));
+    CHECK(argv.count == 3 + 4 * 4);
+    emu_argv_free(&argv);
+    char name[8];
+    emu_spawn_pcap_name(&node, 0, name, sizeof name); /* does not fit: empty */
+    CHECK(name[0] == '\0');
+    emu_node_release(&node);
+}
+
 /* --job on QEMU: a second loader blob at the job address of the page. */
 static void test_qemu_job(void)
 {
@@ -197,6 +225,7 @@ int main(void)
     test_qemu_job();
     test_qemu_command();
     test_host_command();
+    test_pcap_commands();
     test_start();
     return check_report("emu.spawn");
 }

@@ -28,6 +28,9 @@ set(cases
   "--dims|2x2x2|--app"
   "--dims|2x2x2|--app|allreduce|--iterations|0"
   "--dims|16x16x8|--app|stencil"
+  "--dims|2x2x2|--chaos|--seeds|2|--pcap|/tmp"
+  "--dims|2x2x2|--pcap|/nonexistent/tori-sim-pcap"
+  "--dims|2x2x2|--pcap"
 )
 foreach(args IN LISTS cases)
   string(REPLACE "%" "\\;" args "${args}")

@@ -33,7 +33,9 @@ if [[ "$CASE" == packages ]]; then
     expect_groups "bench faults" host arm qemu
     expect_groups "bench recovery" host arm qemu
     expect_groups "cert" host arm qemu checkers
-    expect_groups "test" host arm qemu checkers fuzz
+    expect_groups "test" host arm qemu checkers fuzz capture plot
+    expect_groups "plot" host plot
+    expect_groups "emu --dims 2x2x2 --inject kill_1_at_1s --plot" host arm qemu plot
     expect_groups "fuzz" host fuzz
     expect_groups "build fuzz" host fuzz
     [[ "${GROUP_PACKAGES[qemu]}" == qemu-system-arm ]] || fail "QEMU group: ${GROUP_PACKAGES[qemu]}"
@@ -41,6 +43,11 @@ if [[ "$CASE" == packages ]]; then
         || fail "checkers group: ${GROUP_PACKAGES[checkers]}"
     [[ "${GROUP_PACKAGES[fuzz]}" == "clang libclang-rt-14-dev" ]] \
         || fail "fuzz group: ${GROUP_PACKAGES[fuzz]}"
+    [[ "${GROUP_PACKAGES[capture]}" == tshark ]] || fail "capture group: ${GROUP_PACKAGES[capture]}"
+    [[ "${GROUP_PACKAGES[plot]}" == gnuplot-nox ]] || fail "plot group: ${GROUP_PACKAGES[plot]}"
+    # tshark's install must not stop to ask who may capture.
+    [[ "${GROUP_PRESEED[capture]}" == "wireshark-common wireshark-common/install-setuid boolean false" ]] \
+        || fail "capture group preseed: ${GROUP_PRESEED[capture]:-none}"
     # ./tori test installs every group there is.
     for group in "${!GROUP_PACKAGES[@]}"; do
         [[ " $(command_groups test) " == *" $group "* ]] || fail "./tori test misses group $group"
