@@ -58,9 +58,10 @@ bool app_group_rebuild(struct app_group *group, bool revoke);
  * to an adopting spare, which offers zeros (an application that starts
  * again from the beginning offers zeros everywhere: the call then holds
  * the members until all are back).  Every application calls it after each
- * rebuild, and an adopting spare once it starts.  After a rebuild, its success
- * reports `app-recovered` (rank, size, rebuild_ns: tori_comm_rebuild's
- * duration, resume_ns: this call's), both on the node's own clock:
+ * rebuild, and an adopting spare once it starts.  After a rebuild, its
+ * success reports `app-recovered` (rank, size, rebuild_ns:
+ * app_group_rebuild's duration, its revoke included; resume_ns: this
+ * call's), both on the node's own clock:
  * ./tori bench recovery times the phases from it.
  */
 int app_recovery_resume(struct app_group *group, int64_t *values, uint32_t count);

@@ -67,7 +67,7 @@ static int exchange_halos(const struct app_group *group, const struct stencil_sh
         stencil_move_face(grid, g->edge, face, face_out[face], false);
         /* Our + face fills the + neighbour's - halo (face 2 dim + 1). */
         uint32_t to = group_live_rank(group->gaps, group->gap_count,
-                                        stencil_neighbour(g, dim, dir));
+                                      stencil_neighbour(g, dim, dir));
         int error = tori_isend(group->comm, to, (int32_t)(face ^ 1u), face_out[face],
                                face_bytes, &requests[6 + face]);
         if (error != TORI_OK)
