@@ -69,7 +69,9 @@ struct tori_result tori_app_allreduce(const struct tori_args *args)
                 continue;
             }
         }
-        if (!app_failure(error) || !app_group_rebuild(&g))
+        /* Collectives only: each fails on every member once the
+         * communicator is DETECTED, so nobody is left waiting: no revoke. */
+        if (!app_failure(error) || !app_group_rebuild(&g, false))
             return outcome;
         resume = true;
     }

@@ -1,6 +1,8 @@
 /* The shipped applications' recovery after a failure (see recovery.h). */
 #include "apps/recovery.h"
 
+#include "apps/kernels.h"
+
 /* rebuilt: only a rebuilt communicator can have gaps (BLANK). */
 static bool fill(struct app_group *group, bool rebuilt)
 {
@@ -19,10 +21,7 @@ static bool fill(struct app_group *group, bool rebuilt)
         group->gap_count = count;
     }
     group->live = group->size - group->gap_count;
-    group->index = group->rank;
-    for (uint32_t i = 0; i < group->gap_count; i++)
-        if (group->gaps[i] < group->rank)
-            group->index--;
+    group->index = group_live_index(group->gaps, group->gap_count, group->rank);
     return true;
 }
 
@@ -37,24 +36,18 @@ bool app_group_start(struct app_group *group)
     return fill(group, adoption.adopted);
 }
 
-uint32_t app_group_live_rank(const struct app_group *group, uint32_t index)
-{
-    uint32_t rank = index;
-    for (uint32_t i = 0; i < group->gap_count && group->gaps[i] <= rank; i++)
-        rank++;
-    return rank;
-}
-
 bool app_failure(int error)
 {
     return error == TORI_ERR_PROC_FAILED || error == TORI_ERR_REVOKED ||
            error == TORI_ERR_INVALID_RANK;
 }
 
-bool app_group_rebuild(struct app_group *group)
+bool app_group_rebuild(struct app_group *group, bool revoke)
 {
     tori_comm rebuilt = TORI_COMM_NULL;
-    group->rebuild_started_ns = tori_now_ns();
+    group->rebuild_started_ns = tori_now_ns(); /* the revoke is part of the recovery */
+    if (revoke && tori_comm_revoke(group->comm) != TORI_OK)
+        return false;
     if (tori_comm_rebuild(group->comm, &rebuilt) != TORI_OK)
         return false;
     group->rebuilt_ns = tori_now_ns();

@@ -34,9 +34,6 @@ struct app_group {
  * blocks until a rebuild adopts it).  False after an error. */
 bool app_group_start(struct app_group *group);
 
-/* The live rank of place index (0..live-1). */
-uint32_t app_group_live_rank(const struct app_group *group, uint32_t index);
-
 /* True when error is a failure the job's mode lets the application go on
  * after (not an abort, not a programming error). */
 bool app_failure(int error);
@@ -44,16 +41,27 @@ bool app_failure(int error);
 /*
  * Rebuilds group->comm after a failure and refills the group (under
  * REBUILD with no spare left, the failed rank stays a gap, as under
- * BLANK).  False when the rebuild failed: its app-error names the call.
+ * BLANK).  revoke: revoke group->comm first (ULFM's idiom), for an
+ * application whose members may wait on one another point to point: a
+ * failure that reaches only some of them (under CONT, or before the others
+ * learn it) would otherwise leave the rest blocked on live peers gone to
+ * rebuild; REVOKED wakes them and sends them to the rebuild too.  An
+ * application of collectives only needs none: a collective fails at every
+ * member alike.  False when the revoke or the rebuild failed: its
+ * app-error names the call.
  */
-bool app_group_rebuild(struct app_group *group);
+bool app_group_rebuild(struct app_group *group, bool revoke);
 
 /*
  * After a (re)start on group: every member's values[0..count) combined by
  * MAX, so that survivors hand their resume point (iteration, digest, ...)
- * to an adopting spare, which offers zeros.  After a rebuild, its success
- * reports `app-recovered` (rank, size, rebuild_ns: tori_comm_rebuild's
- * duration, resume_ns: this call's), both on the node's own clock:
+ * to an adopting spare, which offers zeros (an application that starts
+ * again from the beginning offers zeros everywhere: the call then holds
+ * the members until all are back).  Every application calls it after each
+ * rebuild, and an adopting spare once it starts.  After a rebuild, its
+ * success reports `app-recovered` (rank, size, rebuild_ns:
+ * app_group_rebuild's duration, its revoke included; resume_ns: this
+ * call's), both on the node's own clock:
  * ./tori bench recovery times the phases from it.
  */
 int app_recovery_resume(struct app_group *group, int64_t *values, uint32_t count);

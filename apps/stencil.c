@@ -15,8 +15,10 @@
  * block by block; the digest (the CRC-32 of the checksums in rank order)
  * and the verdict are broadcast, so every rank reports the same.
  *
- * After a failure (issue 14) it rebuilds its communicator per the job's
- * mode and starts again from iteration 0 on the new group's live ranks
+ * After a failure (issue 14) it revokes its communicator (ULFM's idiom:
+ * ranks blocked on live neighbours learn it too), rebuilds it per the
+ * job's mode, resumes as allreduce does (apps/recovery.h: app-recovered)
+ * and starts again from iteration 0 on the new group's live ranks
  * (until checkpoints come with issue 15): under SHRINK a grid over the
  * survivors (a line of ranks when their count is no multiple of the
  * torus's plane), under BLANK over the live ranks in order, under REBUILD
@@ -52,7 +54,8 @@ static int exchange_halos(const struct app_group *group, const struct stencil_sh
         unsigned dir = face % 2;
         /* Our halo on side `face` comes from the neighbour that way, which
          * sends its opposite face. */
-        uint32_t from = app_group_live_rank(group, stencil_neighbour(g, dim, dir));
+        uint32_t from = group_live_rank(group->gaps, group->gap_count,
+                                        stencil_neighbour(g, dim, dir));
         int error = tori_irecv(group->comm, from, (int32_t)face, face_in[face], face_bytes,
                                &requests[face]);
         if (error != TORI_OK)
@@ -63,7 +66,8 @@ static int exchange_halos(const struct app_group *group, const struct stencil_sh
         unsigned dir = face % 2;
         stencil_move_face(grid, g->edge, face, face_out[face], false);
         /* Our + face fills the + neighbour's - halo (face 2 dim + 1). */
-        uint32_t to = app_group_live_rank(group, stencil_neighbour(g, dim, dir));
+        uint32_t to = group_live_rank(group->gaps, group->gap_count,
+                                      stencil_neighbour(g, dim, dir));
         int error = tori_isend(group->comm, to, (int32_t)(face ^ 1u), face_out[face],
                                face_bytes, &requests[6 + face]);
         if (error != TORI_OK)
@@ -128,16 +132,15 @@ static int run(const struct app_group *group, const struct tori_args *args, uint
         tori_iteration_done(i);
     }
     uint64_t mine = stencil_block_checksum(g.edge, cells[current]);
-    /* Gathered at the first live rank, in rank order (gaps' slots unused). */
-    uint32_t root = app_group_live_rank(group, 0);
+    /* Gathered at the first live rank: the live ranks' checksums in rank
+     * order, packed (a gather leaves a BLANK communicator's gaps out). */
+    uint32_t root = group_live_rank(group->gaps, group->gap_count, 0);
     error = tori_gather(group->comm, root, &mine, sizeof mine, checksums);
     if (error != TORI_OK)
         return error;
     /* verdict[0]: 1 when the root's checks passed; verdict[1]: the digest. */
     uint64_t verdict[2] = {1, 0};
     if (group->rank == root) {
-        for (uint32_t k = 0; k < group->live; k++) /* the live ranks' checksums, packed */
-            checksums[k] = checksums[app_group_live_rank(group, k)];
         uint32_t points = group->live * g.edge * g.edge * g.edge;
         bool matches = points > STENCIL_REFERENCE_POINTS ||
                        check_reference(&g, args->iterations, group->live);
@@ -167,12 +170,26 @@ struct tori_result tori_app_stencil(const struct tori_args *args)
         tori_report("app-bad-arguments", keys, values, 3); /* edge 1..MAX, check >= 1 */
         return outcome;
     }
+    bool resume = group.adopted; /* an adopting spare joins the survivors' resume */
     for (;;) {
-        int error = run(&group, args, (uint32_t)edge_arg, check_every, &outcome);
-        if (error == TORI_OK)
-            return outcome;
+        int error = TORI_OK;
+        if (resume) {
+            /* Every member starts again from iteration 0 (no checkpoint):
+             * the resume point is zero everywhere. */
+            int64_t from_iteration = 0;
+            error = app_recovery_resume(&group, &from_iteration, 1);
+        }
+        if (error == TORI_OK) {
+            resume = false;
+            error = run(&group, args, (uint32_t)edge_arg, check_every, &outcome);
+            if (error == TORI_OK)
+                return outcome;
+        }
         outcome.ok = false;
-        if (!app_failure(error) || !app_group_rebuild(&group))
+        /* Revoked first: a failure that reached only some ranks' halo
+         * exchange must not leave the others waiting on live neighbours. */
+        if (!app_failure(error) || !app_group_rebuild(&group, true))
             return outcome;
+        resume = true;
     }
 }

@@ -5,16 +5,18 @@
 # the view and of WORLD), or two of them ("3,5"): under shrink the
 # survivors then end on a communicator without both.  PRELUDE: faults
 # before the kills (e.g. a spare hung until it is expelled: it must rejoin
-# and still adopt the failed rank); KILL_AT: the iteration of the kills
-# (100; the job runs twice as many).
+# and still adopt the failed rank; - for none); KILL_AT: the iteration of
+# the kills (100; the job runs twice as many); MSG_MODE: --msg-mode (nop).
 #   abort:   every live rank reports app-abort naming the victims (and no
 #            app-result), the run exits 3 with its summary line;
 #   shrink, blank, rebuild: every surviving (and, under rebuild, the
 #            adopting) rank reports ok=true with one digest, exit 0, no
 #            communicator check failed; under rebuild one spare reports
 #            app-adopted, its row says so, and the digest is the one of the
-#            same job without the kill.
-# usage: test_emu_ft.sh EMU OUT BOARD DIMS APP MODE [IMAGE|- [VICTIMS [PRELUDE [KILL_AT]]]]
+#            same job without the kill; every other rank that ends ok
+#            reports app-recovered.
+# usage: test_emu_ft.sh EMU OUT BOARD DIMS APP MODE [IMAGE|- [VICTIMS [PRELUDE [KILL_AT
+#        [MSG_MODE]]]]]
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 OUT=$2
@@ -25,14 +27,16 @@ MODE=$6
 IMAGE=${7:--}
 VICTIMS=${8:-3}
 PRELUDE=${9:-}
+[[ $PRELUDE == - ]] && PRELUDE=
 KILL_AT=${10:-100}
+MSG_MODE=${11:-nop}
 rm -rf "$OUT" && mkdir -p "$OUT"
 INJECT=$PRELUDE
 for victim in ${VICTIMS//,/ }; do
     INJECT+="${INJECT:+; }kill $victim at iteration $KILL_AT"
 done
 ARGS=(--dims "$DIMS" --board "$BOARD" --app "$APP" --iterations $((2 * KILL_AT)) --progress 10
-      --comm-mode "$MODE" --inject "$INJECT")
+      --comm-mode "$MODE" --msg-mode "$MSG_MODE" --inject "$INJECT")
 if [[ $BOARD == qemu ]]; then
     [[ -f $IMAGE ]] || { echo "SKIP: no qemu-virt image at $IMAGE"; exit 77; }
     ARGS+=(--image "$IMAGE")
@@ -62,6 +66,15 @@ else
     check_contains "$OUT/run.txt" "tori-emu: $APP: every surviving or adopting rank ok=true"
     grep -q '"event":"comm".*"comm":"0x100".*"state":"detected"' "$events" ||
         fail "$MODE: no comm line for WORLD after the view change"
+    # Each surviving rank that ends ok reports its recovery (app-recovered,
+    # which ./tori bench recovery times); an adopting spare rebuilt nothing.
+    adopter=$(grep -o '"event":"app-adopted","node":[0-9]*' "$events" | grep -o '[0-9]*$')
+    for node in $(grep '"event":"app-result".*"ok":"true"' "$events" |
+                  grep -o '^{"event":"app-result","node":[0-9]*' | grep -o '[0-9]*$'); do
+        [[ $node == "$adopter" ]] ||
+            grep -q "^{\"event\":\"app-recovered\",\"node\":$node," "$events" ||
+            fail "$MODE: node $node ended ok without an app-recovered line"
+    done
     if [[ $MODE == rebuild ]]; then
         [[ $(grep -c '"event":"app-adopted"' "$events") == 1 ]] ||
             fail "$MODE: not one app-adopted line"
@@ -89,4 +102,4 @@ if [[ $VICTIMS == *,* && $MODE == shrink ]]; then
     grep -q "\"event\":\"comm\".*\"size\":$((size - count)),.*\"state\":\"\(ok\|recovered\)\"" "$events" ||
         fail "$MODE: no rebuilt communicator of $((size - count)) ranks"
 fi
-echo "emu.ft $BOARD $DIMS $APP $MODE (kill $VICTIMS): all checks passed"
+echo "emu.ft $BOARD $DIMS $APP $MODE $MSG_MODE (kill $VICTIMS): all checks passed"
