@@ -250,7 +250,7 @@ static void recover(struct sim_app *app, const struct sim_app_params *params, st
     if (left && params->kind == SIM_APP_STENCIL && !new_faces(app)) {
         out_of_memory();
     }
-    /* ULFM's idiom, which apps/stencil.c lacks: revoke first, so that a
+    /* ULFM's idiom, as apps/stencil.c does: revoke first, so that a
      * rank blocked on a live peer that went to rebuild is woken (REVOKED)
      * and rebuilds too, instead of waiting for it forever. */
     if (params->kind == SIM_APP_STENCIL)
@@ -515,7 +515,7 @@ static bool stencil_phase(struct sim_app *app, const struct sim_app_params *para
         app->verdict[1] = 0;
         if (app->rank == root) {
             /* The core packs the live ranks' blocks (comm/DESIGN.md: gather
-             * leaves the gaps' blocks out); apps/stencil.c packs them again. */
+             * leaves the gaps' blocks out), as apps/stencil.c reads them. */
             app->verdict[0] = stencil_reference(app, params) ? 1 : 0;
             app->verdict[1] = stencil_digest(app->checksums, app->live);
         }
