@@ -53,7 +53,24 @@ static bool is_rank(const struct emu *emu, const struct emu_node *node)
  * others go on without it (or abort), so it owes no result. */
 static bool is_down(const struct emu_node *node)
 {
+    if (node->app_ended)
+        return node->app_was_down;
     return !node->app_reported && !node->app_aborted && node->pid <= 0 && !node->panicked;
+}
+
+/* The job is over: which nodes were down at that moment is kept, so that
+ * the launcher stopping the rest afterwards (an app timeout) does not make
+ * them look killed to the verdict. */
+static bool job_over(struct emu *emu)
+{
+    if (emu->app_over)
+        return true;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        emu->nodes[r].app_was_down = is_down(&emu->nodes[r]);
+        emu->nodes[r].app_ended = true;
+    }
+    emu->app_over = true;
+    return true;
 }
 
 /* Down, or expelled while its application ran (a hang, a false suspicion):
@@ -333,11 +350,11 @@ bool emu_app_over(struct emu *emu)
                                   "complete (%s)", (unsigned)r, why, node->log_path);
             emu->app_judged = true;
             emu->failed = true;
-            return true;
+            return job_over(emu);
         }
     }
     if (settled)
-        return true;
+        return job_over(emu);
     if (emu_job_ns(emu) >= emu_app_timeout_ns(emu)) {
         char ranks[96];
         unsigned missing = missing_ranks(emu, ranks, sizeof ranks);
@@ -348,7 +365,7 @@ bool emu_app_over(struct emu *emu)
                          (double)emu_app_timeout_ns(emu) / 1e9, emu->out_dir);
         emu->app_judged = true;
         emu->failed = true;
-        return true;
+        return job_over(emu);
     }
     return false;
 }

@@ -94,6 +94,7 @@ struct emu {
     int interrupted;       /* the signal that asked us to stop, or 0 */
     bool failed;           /* a node failed: exit status 1 */
     bool app_judged;       /* the job's failure has been told (once per run) */
+    bool app_over;         /* the job ended: each node's app_was_down is kept */
     bool comm_failed;      /* a communicator check failed (told once) */
     bool app_aborted;      /* every live rank reported app-abort: exit EMU_EXIT_ABORTED */
 

@@ -51,7 +51,7 @@ host)
     check_status 1 $? "a job past its app timeout"
     check_contains "$OUT/timeout.txt" \
         "tori-emu: no app-result from 4 nodes (0, 1, 2, 3) within the app timeout of 1.0 s"
-    check_contains "$OUT/timeout.txt" "tori-emu: allreduce failed: 0 of 4 compute nodes reported"
+    check_contains "$OUT/timeout.txt" "tori-emu: allreduce failed: 0 of 4 live ranks reported an app-result"
     ;;
 qemu)
     skip_without_image "$4"
