@@ -218,6 +218,8 @@ int coll_lowest_free_context(const uint64_t *used);
 void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
 /* Whether a round (kind, seq) on comm runs here. */
 bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
+/* comm's queued abstention starts again, if a slot is free. */
+void coll_start_abstention(struct comm *ctx, uint16_t comm);
 
 /* ---- comm.c ---- */
 struct comm_communicator *comm_slot_of(struct comm *ctx, uint32_t handle);
@@ -297,9 +299,12 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq);
 /* A strict allreduce or barrier finished here (result in c->recv, native):
  * kept on its communicator for members still in it. */
 void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t seq);
-/* Rebuilding members abstain from the result round they skipped, once a
- * collective slot is free (see DESIGN.md, "Strict collectives"). */
-void ft_abstain_due(struct comm *ctx);
+/* Background rounds due start once a collective slot is free: kept
+ * decisions served first, then abstentions from result rounds a rebuilding
+ * member skipped (see DESIGN.md, "Strict collectives"). */
+void ft_background_due(struct comm *ctx);
+/* Whether a kept decision waits for a slot to be served. */
+bool ft_background_waiting(const struct comm *ctx);
 /* A REVOKE frame from node source (fenced and decoded). */
 void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
                   uint64_t now_ns, struct comm_outbox *out);
