@@ -1225,14 +1225,20 @@ void coll_start_abstention(struct comm *ctx, uint16_t comm)
     setup_round(ctx, slot, comm, COLL_RESULT, x->abstain_seq, 0, NULL, NULL, COMM_NONE16);
 }
 
-void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq)
+void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
+                          bool abstentions)
 {
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
         struct comm_collective *c = &ctx->colls[slot];
-        if (c->state == COLL_RUNNING && c->background && c->comm == comm &&
-            !(c->kind == kind && c->round_seq == seq)) {
+        if (c->state == COLL_FREE || !c->background || c->comm != comm ||
+            (c->kind == kind && c->round_seq == seq) || (c->abstain && !abstentions)) {
+            continue;
+        }
+        if (c->state == COLL_RUNNING) {
             c->restart = false;
             fail(ctx, slot, COMM_ERR_OK, NULL);
+        } else {
+            c->restart = false; /* draining to start again: it ends instead */
         }
     }
 }

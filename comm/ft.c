@@ -520,6 +520,16 @@ static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const ui
     return COMM_ERR_OK;
 }
 
+/* A decision newer than the one a background round serves: the root that
+ * made it had an offer from every member of its view, so none is still in
+ * the older round, and that round would hold its slot for nothing (the
+ * decision now kept could not be served). */
+static void stop_stale_serving(struct comm *ctx, uint16_t comm)
+{
+    const struct comm_communicator *x = &ctx->comms[comm];
+    coll_stop_background(ctx, comm, x->decision_kind, x->decision_seq, false);
+}
+
 enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint8_t *offer)
 {
     struct comm_communicator *x = &ctx->comms[c->comm];
@@ -537,6 +547,7 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     x->decision_kind = c->kind;
     x->decision_seq = c->round_seq;
     memcpy(x->decision, decision, sizeof decision);
+    stop_stale_serving(ctx, c->comm);
     enum comm_error error = decided;
     if (c->background || known) {
         return error; /* applied when first learnt */
@@ -691,7 +702,7 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
         if (x->in_use && (i == slot || x->produced == slot)) {
             /* background rounds for what is known everywhere end */
             coll_stop_background(ctx, i, x->decision_held ? x->decision_kind : 0u,
-                                 x->decision_seq);
+                                 x->decision_seq, true);
         }
     }
 }
@@ -709,6 +720,7 @@ void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t s
     for (uint32_t i = 0; i < count; i++) {
         memcpy(&x->decision[3u + i], c->recv + 8u * i, 8u);
     }
+    stop_stale_serving(ctx, c->comm);
 }
 
 /* A member that rebuilds x leaves its collectives: members blocked in a

@@ -214,8 +214,10 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
 /* The lowest context id not set in used (COMM_CONTEXT_WORDS words), or -1. */
 int coll_lowest_free_context(const uint64_t *used);
 /* Background rounds on comm stop (their decision is known everywhere),
- * except the one serving (kind, seq) (kind 0: none). */
-void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
+ * except the one serving (kind, seq) (kind 0: none); abstentions too only
+ * if abstentions. */
+void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
+                          bool abstentions);
 /* Whether a round (kind, seq) on comm runs here. */
 bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
 /* comm's queued abstention starts again, if a slot is free. */
