@@ -673,6 +673,30 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
     ctx->coll_work |= 1u << slot;
 }
 
+/* An abstention restarting in a new view gives its slot to a kept
+ * decision waiting to be served: members still in the earlier round wait
+ * for that decision, and no member can be in the abstained round before
+ * it has finished the earlier one.  With CONFIG_COMM_MAX_COLLECTIVES 2 a
+ * rebuild and its abstention held both slots, and the kept result that a
+ * member still in a cut allreduce needed was never served: every member
+ * waited for ever. */
+static bool yields(const struct comm *ctx, const struct comm_collective *c)
+{
+    return c->background && c->abstain && !ctx->comms[c->comm].abstain_queued &&
+           ft_background_waiting(ctx);
+}
+
+/* The abstention waits on its communicator for a slot (coll_start_abstention),
+ * and starts afresh there (a round restarts anyway). */
+static void queue_round(struct comm *ctx, uint16_t slot)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    struct comm_communicator *x = &ctx->comms[c->comm];
+    x->abstain_queued = true;
+    x->abstain_seq = c->round_seq;
+    release_slot(ctx, slot);
+}
+
 static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct comm_outbox *out)
 {
     struct comm_collective *c = &ctx->colls[slot];
@@ -696,6 +720,10 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
                 request_complete(ctx, c->request, COMM_ERR_NO_VIEW, out);
             }
             release_slot(ctx, slot);
+            return;
+        }
+        if (yields(ctx, c)) {
+            queue_round(ctx, slot);
             return;
         }
         /* a recovery round again, in the view that interrupted it */
@@ -772,7 +800,7 @@ void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
             ctx->coll_work &= ~(1u << slot);
             advance(ctx, slot, now_ns, out);
         }
-        ft_abstain_due(ctx); /* a slot may have come free */
+        ft_background_due(ctx); /* a slot may have come free */
         if (ctx->coll_work == 0) {
             return;
         }
@@ -782,6 +810,9 @@ void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
                     struct comm_outbox *out)
 {
+    if (error == COMM_ERR_NO_VIEW) {
+        ctx->comms[comm].abstain_queued = false; /* no round of it runs any more */
+    }
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
         struct comm_collective *c = &ctx->colls[slot];
         if (c->state == COLL_FREE || c->comm != comm) {
@@ -1109,37 +1140,30 @@ bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uin
     return false;
 }
 
-enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
-                                 uint8_t rebuild_mode, uint32_t *flag, uint32_t *new_comm,
-                                 uint32_t *request)
+static uint16_t free_slot(const struct comm *ctx)
 {
-    uint16_t slot = COMM_NONE16;
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COLLECTIVES; i++) {
         if (ctx->colls[i].state == COLL_FREE) {
-            slot = i;
-            break;
+            return i;
         }
     }
-    if (slot == COMM_NONE16) {
-        return COMM_ERR_BUSY;
-    }
-    uint16_t index = COMM_NONE16;
-    if (request != NULL) {
-        index = request_alloc_app(ctx, COMM_REQ_COLLECTIVE);
-        if (index == COMM_NONE16) {
-            return COMM_ERR_BUSY;
-        }
-        ctx->requests[index].comm = comm;
-    }
+    return COMM_NONE16;
+}
+
+/* A round in a free slot, for the application's request index (or none:
+ * a background round). */
+static void setup_round(struct comm *ctx, uint16_t slot, uint16_t comm, uint8_t kind, uint8_t seq,
+                        uint8_t rebuild_mode, uint32_t *flag, uint32_t *new_comm, uint16_t index)
+{
     struct comm_collective *c = &ctx->colls[slot];
     c->state = COLL_RUNNING;
     c->kind = kind;
-    c->background = request == NULL;
+    c->background = index == COMM_NONE16;
     c->restart = false;
     c->parked = false;
     /* a background result round with no result of ours to serve */
     const struct comm_communicator *x = &ctx->comms[comm];
-    c->abstain = kind == COLL_RESULT && request == NULL &&
+    c->abstain = kind == COLL_RESULT && c->background &&
                  !(x->decision_held && x->decision_kind == COLL_RESULT && x->decision_seq == seq);
     c->comm = comm;
     c->request = index;
@@ -1152,9 +1176,6 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
     c->phase = 0;
     c->step_count = 0;
     c->spare_next = 0;
-    if (kind == COLL_REBUILD && request != NULL) {
-        ctx->creating = true; /* one creation at a time picks a context */
-    }
     c->strict_phase = false;
     if (kind == COLL_ADOPT) {
         c->parent = COMM_RANK_NONE;
@@ -1167,20 +1188,57 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
         add_round_steps(c);
     }
     ctx->coll_work |= 1u << slot;
+}
+
+enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
+                                 uint8_t rebuild_mode, uint32_t *flag, uint32_t *new_comm,
+                                 uint32_t *request)
+{
+    uint16_t slot = free_slot(ctx);
+    if (slot == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    uint16_t index = COMM_NONE16;
     if (request != NULL) {
+        index = request_alloc_app(ctx, COMM_REQ_COLLECTIVE);
+        if (index == COMM_NONE16) {
+            return COMM_ERR_BUSY;
+        }
+        ctx->requests[index].comm = comm;
         *request = request_handle(ctx, index);
     }
+    if (kind == COLL_REBUILD && request != NULL) {
+        ctx->creating = true; /* one creation at a time picks a context */
+    }
+    setup_round(ctx, slot, comm, kind, seq, rebuild_mode, flag, new_comm, index);
     return COMM_ERR_OK;
 }
 
-void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq)
+void coll_start_abstention(struct comm *ctx, uint16_t comm)
+{
+    struct comm_communicator *x = &ctx->comms[comm];
+    uint16_t slot = free_slot(ctx);
+    if (!x->abstain_queued || slot == COMM_NONE16) {
+        return;
+    }
+    x->abstain_queued = false;
+    setup_round(ctx, slot, comm, COLL_RESULT, x->abstain_seq, 0, NULL, NULL, COMM_NONE16);
+}
+
+void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
+                          bool abstentions)
 {
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
         struct comm_collective *c = &ctx->colls[slot];
-        if (c->state == COLL_RUNNING && c->background && c->comm == comm &&
-            !(c->kind == kind && c->round_seq == seq)) {
+        if (c->state == COLL_FREE || !c->background || c->comm != comm ||
+            (c->kind == kind && c->round_seq == seq) || (c->abstain && !abstentions)) {
+            continue;
+        }
+        if (c->state == COLL_RUNNING) {
             c->restart = false;
             fail(ctx, slot, COMM_ERR_OK, NULL);
+        } else {
+            c->restart = false; /* draining to start again: it ends instead */
         }
     }
 }

@@ -332,6 +332,9 @@ struct comm_communicator {
     bool abort_told;    /* COMM_EVENT_ABORT sent (once) */
     uint8_t recovery_seq; /* rebuilds and agreements so far (they name their rounds) */
     bool abstain_due;   /* rebuilding: its next collective's result round to abstain from */
+    bool serve_due;     /* its kept decision to serve in the background once a slot is free */
+    bool abstain_queued; /* an abstention gave its slot to a decision served */
+    uint8_t abstain_seq; /* its collective number */
     uint64_t failure_epoch; /* view that removed the last member that failed */
     uint32_t acked;     /* failed_log entries acknowledged (ULFM failure_ack) */
     uint32_t failed_log_count; /* members seen failing, in order (the log may be full) */

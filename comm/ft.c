@@ -27,6 +27,8 @@ void ft_comm_init(const struct comm *ctx, struct comm_communicator *c)
     c->edit_count = 0;
     c->decision_held = false;
     c->abstain_due = false;
+    c->serve_due = false;
+    c->abstain_queued = false;
 }
 
 void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct comm_outbox *out)
@@ -49,6 +51,21 @@ void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct com
     match_fail_posted(ctx, slot, true, COMM_ERR_PROC_FAILED, out);
 }
 
+/* The kept decision served in the background, when a slot is free. */
+static void ft_serve(struct comm *ctx, uint16_t slot)
+{
+    struct comm_communicator *c = &ctx->comms[slot];
+    if (!c->in_use || !c->decision_held || c->rank == COMM_RANK_NONE ||
+        coll_round_running(ctx, slot, c->decision_kind, c->decision_seq)) {
+        c->serve_due = false;
+        return;
+    }
+    if (coll_start_round(ctx, slot, c->decision_kind, c->decision_seq, COMM_MODE_SHRINK, NULL,
+                         NULL, NULL) == COMM_ERR_OK) {
+        c->serve_due = false;
+    } /* else again when a slot comes free */
+}
+
 void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_ns,
                  struct comm_outbox *out)
 {
@@ -64,12 +81,9 @@ void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_n
         }
     }
     /* Members still in a round this node has finished may need its decision
-     * again: serve it in the new view. */
-    if (c->decision_held && c->rank != COMM_RANK_NONE &&
-        !coll_round_running(ctx, slot, c->decision_kind, c->decision_seq)) {
-        (void)coll_start_round(ctx, slot, c->decision_kind, c->decision_seq, COMM_MODE_SHRINK,
-                               NULL, NULL, NULL); /* no slot free: not served */
-    }
+     * again: serve it in the new view (once a slot is free). */
+    c->serve_due = true;
+    ft_serve(ctx, slot);
 }
 
 enum comm_error ft_p2p_check(const struct comm *ctx, const struct comm_communicator *c,
@@ -194,14 +208,25 @@ enum comm_error comm_failure_get_acked(const struct comm *ctx, uint32_t comm, ui
 
 #define ROUND_EPOCH_MASK 0xfffffu
 
+/* The view's part of a round's tag: the epoch folded to 20 bits, every bit
+ * counting.  (It was the epoch's low 20 bits, which in the membership's
+ * epochs are the deciding root's position and incarnation, the same in
+ * every view one root makes: a round's messages from the view before then
+ * matched the round started again in the new one.) */
+static uint32_t round_view(uint64_t epoch)
+{
+    uint64_t folded = epoch ^ (epoch >> 20) ^ (epoch >> 40) ^ (epoch >> 60);
+    return (uint32_t)(folded & ROUND_EPOCH_MASK);
+}
+
 uint32_t ft_round_tag_base(const struct comm *ctx, uint8_t seq)
 {
-    return ((uint32_t)seq << 24) | ((uint32_t)(ctx->epoch & ROUND_EPOCH_MASK) << 4);
+    return ((uint32_t)seq << 24) | (round_view(ctx->epoch) << 4);
 }
 
 bool ft_round_tag_current(const struct comm *ctx, uint32_t tag)
 {
-    return ((tag >> 4) & ROUND_EPOCH_MASK) == (uint32_t)(ctx->epoch & ROUND_EPOCH_MASK);
+    return ((tag >> 4) & ROUND_EPOCH_MASK) == round_view(ctx->epoch);
 }
 
 /* The tree over x's members in the view, in rank order, rooted at the
@@ -495,6 +520,16 @@ static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const ui
     return COMM_ERR_OK;
 }
 
+/* A decision newer than the one a background round serves: the root that
+ * made it had an offer from every member of its view, so none is still in
+ * the older round, and that round would hold its slot for nothing (the
+ * decision now kept could not be served). */
+static void stop_stale_serving(struct comm *ctx, uint16_t comm)
+{
+    const struct comm_communicator *x = &ctx->comms[comm];
+    coll_stop_background(ctx, comm, x->decision_kind, x->decision_seq, false);
+}
+
 enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint8_t *offer)
 {
     struct comm_communicator *x = &ctx->comms[c->comm];
@@ -504,7 +539,7 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
         decision[i] = word(offer, FT_OFFER_DECISION + i);
     }
     enum comm_error decided = (enum comm_error)(uint32_t)(decision[1] >> 32);
-    if (c->abstain) {
+    if (c->abstain || c->background) {
         return decided; /* nothing of ours in it: the decision kept here stays */
     }
     bool known = x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq;
@@ -512,6 +547,7 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     x->decision_kind = c->kind;
     x->decision_seq = c->round_seq;
     memcpy(x->decision, decision, sizeof decision);
+    stop_stale_serving(ctx, c->comm);
     enum comm_error error = decided;
     if (c->background || known) {
         return error; /* applied when first learnt */
@@ -647,7 +683,10 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
 void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
 {
     struct comm_communicator *done = &ctx->comms[slot];
-    done->abstain_due = false; /* every member took part: nobody waits in a result round */
+    /* every member took part: nobody waits in a result round */
+    done->abstain_due = false;
+    done->serve_due = false;
+    done->abstain_queued = false;
     if (done->state == COMM_STATE_RECOVERED) {
         done->state = COMM_STATE_OK;
     }
@@ -663,7 +702,7 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
         if (x->in_use && (i == slot || x->produced == slot)) {
             /* background rounds for what is known everywhere end */
             coll_stop_background(ctx, i, x->decision_held ? x->decision_kind : 0u,
-                                 x->decision_seq);
+                                 x->decision_seq, true);
         }
     }
 }
@@ -681,6 +720,7 @@ void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t s
     for (uint32_t i = 0; i < count; i++) {
         memcpy(&x->decision[3u + i], c->recv + 8u * i, 8u);
     }
+    stop_stale_serving(ctx, c->comm);
 }
 
 /* A member that rebuilds x leaves its collectives: members blocked in a
@@ -705,11 +745,34 @@ static void ft_abstain(struct comm *ctx, uint16_t slot)
     } /* else no slot free yet (a background round): again when one is */
 }
 
-void ft_abstain_due(struct comm *ctx)
+bool ft_background_waiting(const struct comm *ctx)
 {
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (ctx->comms[i].serve_due) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void ft_background_due(struct comm *ctx)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (ctx->comms[i].serve_due) {
+            ft_serve(ctx, i);
+        }
+    }
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         if (ctx->comms[i].abstain_due) {
             ft_abstain(ctx, i);
+        }
+    }
+    if (ft_background_waiting(ctx)) {
+        return; /* served first */
+    }
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (ctx->comms[i].abstain_queued) {
+            coll_start_abstention(ctx, i);
         }
     }
 }

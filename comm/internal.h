@@ -214,10 +214,14 @@ enum comm_error coll_start_round(struct comm *ctx, uint16_t comm, uint8_t kind, 
 /* The lowest context id not set in used (COMM_CONTEXT_WORDS words), or -1. */
 int coll_lowest_free_context(const uint64_t *used);
 /* Background rounds on comm stop (their decision is known everywhere),
- * except the one serving (kind, seq) (kind 0: none). */
-void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
+ * except the one serving (kind, seq) (kind 0: none); abstentions too only
+ * if abstentions. */
+void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
+                          bool abstentions);
 /* Whether a round (kind, seq) on comm runs here. */
 bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
+/* comm's queued abstention starts again, if a slot is free. */
+void coll_start_abstention(struct comm *ctx, uint16_t comm);
 
 /* ---- comm.c ---- */
 struct comm_communicator *comm_slot_of(struct comm *ctx, uint32_t handle);
@@ -297,9 +301,12 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq);
 /* A strict allreduce or barrier finished here (result in c->recv, native):
  * kept on its communicator for members still in it. */
 void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t seq);
-/* Rebuilding members abstain from the result round they skipped, once a
- * collective slot is free (see DESIGN.md, "Strict collectives"). */
-void ft_abstain_due(struct comm *ctx);
+/* Background rounds due start once a collective slot is free: kept
+ * decisions served first, then abstentions from result rounds a rebuilding
+ * member skipped (see DESIGN.md, "Strict collectives"). */
+void ft_background_due(struct comm *ctx);
+/* Whether a kept decision waits for a slot to be served. */
+bool ft_background_waiting(const struct comm *ctx);
 /* A REVOKE frame from node source (fenced and decoded). */
 void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
                   uint64_t now_ns, struct comm_outbox *out);

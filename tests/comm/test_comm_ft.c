@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "comm/comm.h"
+#include "comm/internal.h"
+#include "membership/codec.h"
 #include "tests/check.h"
 #include "tests/comm/harness.h"
 
@@ -1468,8 +1470,177 @@ static void test_rejoined_stays_failed(uint64_t seed)
     harness_free(&h);
 }
 
+/* A round's messages name the view they belong to, so those of a round cut
+ * by a view change match nothing in the round started again.  The views'
+ * epochs are the membership's (counter, root position, incarnation): two
+ * views one root made differ only in the counter, which the tag must carry
+ * (it once carried the epoch's low bits, the same in both). */
+static void test_round_tag_names_view(void)
+{
+    struct harness h;
+    harness_init(&h, 4, 4, 1400);
+    struct comm *c = harness_node(&h, 0);
+    harness_install(&h, MEMBERSHIP_EPOCH(1, 0, 1), NULL, NULL);
+    uint32_t tag = ft_round_tag_base(c, 5);
+    CHECK(ft_round_tag_current(c, tag));
+    bool live[4] = {true, true, true, false};
+    harness_install(&h, MEMBERSHIP_EPOCH(2, 0, 1), live, live);
+    CHECK(!ft_round_tag_current(c, tag));
+    CHECK(ft_round_tag_base(c, 5) != tag);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* node's result round of its own (not a background one), or NULL. */
+static const struct comm_collective *result_round(struct harness *h, uint32_t node)
+{
+    const struct comm *c = harness_node(h, node);
+    for (uint32_t k = 0; k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
+        const struct comm_collective *cc = &c->colls[k];
+        if (cc->state != 0 && !cc->background && cc->kind == COLL_RESULT) {
+            return cc;
+        }
+    }
+    return NULL;
+}
+
+/* A member still in a strict allreduce's result round after the others
+ * learnt its decision and went on to rebuild (each holding two collective
+ * slots: the rebuild and its abstention from the next collective) gets the
+ * decision served in the next view, and everyone finishes the rebuild.
+ * The abstention once kept its slot and the kept decision was never
+ * served: the member waited for it, the rebuild for the member
+ * (tori-sim --dims 4x4x4 --heartbeat-ns 300800 --link-detect-ns 10000
+ * --app allreduce --iterations 20 --comm-mode shrink
+ * --inject 'kill 0 at 3384567ns; kill 20 at 3922888ns'). */
+static void test_decision_served_while_rebuilding(uint64_t seed)
+{
+    enum { N = 8 };
+    struct harness h;
+    harness_init(&h, N, N, seed);
+    h.loss_percent = 3;
+    h.delay_max_ns = 100000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
+    uint64_t counter = 1;
+    harness_install(&h, MEMBERSHIP_EPOCH(counter, 0, 1), NULL, NULL);
+    static int64_t one[N];
+    static int64_t sum[N];
+    struct harness_requests reqs;
+    uint32_t r;
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            harness_hang(&h, 3); /* it never takes part in the second */
+        }
+        harness_requests_clear(&reqs);
+        for (uint32_t i = 0; i < N; i++) {
+            one[i] = 1;
+            CHECK_EQ(comm_iallreduce(harness_node(&h, i), COMM_WORLD, &one[i], &sum[i], 1,
+                                     COMM_INT64, COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, i);
+            if (i != 3) {
+                harness_requests_add(&reqs, i, r);
+            }
+        }
+        if (pass == 0) {
+            CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        }
+    }
+    harness_run_for(&h, 1000000u);
+    bool live[N] = {true, true, true, true, true, true, true, true};
+    uint32_t gone = 3;
+    remove_nodes(&h, MEMBERSHIP_EPOCH(++counter, 0, 1), &gone, 1, live);
+    /* the last rank, a leaf of the result round, is held once its offer
+     * went up: the decision reaches every member but it (and its parent,
+     * whose broadcast to it is never acknowledged) */
+    const uint32_t held = N - 1;
+    const struct comm_collective *round = result_round(&h, held);
+    CHECK(round != NULL);
+    if (round == NULL) {
+        harness_free(&h);
+        return;
+    }
+    CHECK_EQ(round->child_count, 0);
+    while (round->state != 0 && round->step == 0 && harness_step(&h)) {
+    }
+    CHECK(round->step >= 1);
+    uint32_t parent = round->nodes[CONFIG_COMM_TREE_RADIX];
+    harness_hang(&h, held);
+    struct harness_requests others;
+    harness_requests_clear(&others);
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        if (reqs.node[k] != held && reqs.node[k] != parent) {
+            harness_requests_add(&others, reqs.node[k], reqs.handle[k]);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &others, LIMIT_NS));
+    /* they go on to rebuild: the rebuild and the abstention take both slots */
+    uint32_t comm[N];
+    struct harness_requests rebuilds;
+    harness_requests_clear(&rebuilds);
+    for (uint32_t k = 0; k < others.count; k++) {
+        uint32_t i = others.node[k];
+        CHECK_EQ(others.status[k].error, COMM_ERR_PROC_FAILED); /* nobody had the result */
+        enum comm_error e;
+        do { /* BUSY while this node's slots drain */
+            e = comm_irebuild(harness_node(&h, i), COMM_WORLD, h.now_ns, harness_begin(&h),
+                              &comm[i], &r);
+            harness_end(&h, i);
+        } while (e == COMM_ERR_BUSY && harness_step(&h));
+        CHECK_EQ(e, COMM_ERR_OK);
+        harness_requests_add(&rebuilds, i, r);
+    }
+    harness_run_for(&h, 1000000u);
+    /* another member fails; the held one comes back */
+    uint32_t victim = 1;
+    while (victim == parent || victim == 3 || victim == held) {
+        victim++;
+    }
+    harness_hang(&h, victim);
+    remove_nodes(&h, MEMBERSHIP_EPOCH(++counter, 0, 1), &victim, 1, live);
+    harness_resume(&h, held);
+    struct harness_requests late;
+    harness_requests_clear(&late);
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        if (reqs.node[k] == held || reqs.node[k] == parent) {
+            harness_requests_add(&late, reqs.node[k], reqs.handle[k]);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &late, LIMIT_NS)); /* the decision was served */
+    for (uint32_t k = 0; k < late.count; k++) {
+        uint32_t i = late.node[k];
+        CHECK_EQ(late.status[k].error, COMM_ERR_PROC_FAILED); /* the same as the others' */
+        enum comm_error e;
+        do {
+            e = comm_irebuild(harness_node(&h, i), COMM_WORLD, h.now_ns, harness_begin(&h),
+                              &comm[i], &r);
+            harness_end(&h, i);
+        } while (e == COMM_ERR_BUSY && harness_step(&h));
+        CHECK_EQ(e, COMM_ERR_OK);
+        harness_requests_add(&rebuilds, i, r);
+    }
+    struct harness_requests survivors;
+    harness_requests_clear(&survivors);
+    for (uint32_t k = 0; k < rebuilds.count; k++) {
+        if (rebuilds.node[k] != victim) {
+            harness_requests_add(&survivors, rebuilds.node[k], rebuilds.handle[k]);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &survivors, LIMIT_NS));
+    for (uint32_t k = 0; k < survivors.count; k++) {
+        CHECK_EQ(survivors.status[k].error, COMM_ERR_OK);
+    }
+    check_one_map(&h, comm, live);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
+    test_round_tag_names_view();
+    for (uint64_t seed = 1410; seed < 1420; seed++) {
+        test_decision_served_while_rebuilding(seed);
+    }
     for (uint64_t t = 0; t < 2000000u; t += 100000u) {
         test_background_ends(t);
     }
