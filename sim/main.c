@@ -45,6 +45,7 @@ struct options {
     const char *link_detect_text;
     uint64_t settle_ns;
     const char *inject;
+    char *inject_read; /* the text of --inject-file, freed at exit */
     const char *emit_script; /* --emit-script FILE: the run's faults, in the fault language */
     const char *pcap_dir;    /* --pcap DIR: every node's frames (sim/sim_pcap.h) */
     const char *dims_text;
@@ -363,7 +364,7 @@ static void parse_args(int argc, char **argv, struct options *o)
             }
             o->inject = v;
         } else if (strcmp(a, "--inject-file") == 0) {
-            char *text = NULL; /* kept for the run, like argv */
+            char *text = NULL; /* kept for the run, like argv; freed by main */
             char reason[320];
             if (v != NULL && !fault_script_read_file(v, &text, reason, sizeof reason)) {
                 fprintf(stderr, TOOL ": --inject-file: %s\n", reason);
@@ -373,6 +374,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("%s", "--inject and --inject-file together", "one script");
             }
             o->inject = text;
+            o->inject_read = text;
         } else if (strcmp(a, "--emit-script") == 0) {
             o->emit_script = v;
         } else if (strcmp(a, "--pcap") == 0) {
@@ -912,5 +914,7 @@ int main(int argc, char **argv)
 {
     struct options o;
     parse_args(argc, argv, &o);
-    return o.chaos ? run_chaos(&o) : run_script(&o);
+    int status = o.chaos ? run_chaos(&o) : run_script(&o);
+    free(o.inject_read);
+    return status;
 }
