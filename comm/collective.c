@@ -1069,16 +1069,11 @@ static void add_round_steps(struct comm_collective *c)
     add_step(c, STEP_ADOPT_SEND, NULL, 0, false);
 }
 
-/* A strict allreduce's or barrier's result round, in the same slot and
- * request, named by the operation's sequence number: now (called on a
- * DETECTED communicator) or once its internal requests drained. */
-static void become_result_round(struct comm *ctx, uint16_t slot, bool drain)
+/* A strict collective's slot turned into a recovery round (its kind, seq
+ * and flag already set): now, or once its internal requests drained. */
+static void become_round(struct comm *ctx, uint16_t slot, bool drain)
 {
     struct comm_collective *c = &ctx->colls[slot];
-    c->result_count = c->kind == COLL_ALLREDUCE ? c->count : 0u;
-    c->round_seq = (uint8_t)(c->tag_base >> 4);
-    c->kind = COLL_RESULT;
-    c->flag = NULL;
     c->new_comm = NULL;
     c->round_error = COMM_ERR_OK;
     c->spare_next = 0;
@@ -1096,6 +1091,19 @@ static void become_result_round(struct comm *ctx, uint16_t slot, bool drain)
     ctx->coll_work |= 1u << slot;
 }
 
+/* A strict allreduce's or barrier's result round, in the same slot and
+ * request, named by the operation's sequence number: now (called on a
+ * DETECTED communicator) or once its internal requests drained. */
+static void become_result_round(struct comm *ctx, uint16_t slot, bool drain)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    c->result_count = c->kind == COLL_ALLREDUCE ? c->count : 0u;
+    c->round_seq = (uint8_t)(c->tag_base >> 4);
+    c->kind = COLL_RESULT;
+    c->flag = NULL;
+    become_round(ctx, slot, drain);
+}
+
 /* The strict collective's outcome agree, in the same slot and request:
  * now (the operation finished here) or once its internal requests drained
  * (it failed here). */
@@ -1109,21 +1117,7 @@ static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, b
     c->kind = COLL_AGREE;
     c->round_seq = x->recovery_seq++;
     c->flag = &c->strict_flag;
-    c->new_comm = NULL;
-    c->round_error = COMM_ERR_OK;
-    c->spare_next = 0;
-    c->step = 0;
-    c->phase = 0;
-    add_round_steps(c);
-    if (drain) {
-        c->restart = true;
-        return;
-    }
-    for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
-        request_release(ctx, sub_index(slot, j));
-    }
-    ft_round_setup(ctx, c, round_offer(c));
-    ctx->coll_work |= 1u << slot;
+    become_round(ctx, slot, drain);
 }
 
 bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq)

@@ -279,6 +279,19 @@ bool cli_parse_unsigned_option(const char *option, const char *value, unsigned m
     return true;
 }
 
+bool cli_parse_unsigned_options(const struct cli_unsigned_option *options, size_t count,
+                                char *error, size_t capacity)
+{
+    for (size_t i = 0; i < count; i++) {
+        const struct cli_unsigned_option *o = &options[i];
+        if (o->value != NULL &&
+            !cli_parse_unsigned_option(o->name, o->value, o->min, o->max, o->out, error,
+                                       capacity))
+            return false;
+    }
+    return true;
+}
+
 bool cli_parse_dims(const char *option, const char *text, unsigned *dims,
                     uint32_t size[CONFIG_MAX_DIMS], char *error, size_t capacity)
 {

@@ -102,6 +102,15 @@ bool cli_parse_u64_option(const char *option, const char *value, uint64_t min,
 bool cli_parse_unsigned_option(const char *option, const char *value, unsigned min,
                                unsigned max, unsigned *out, char *error, size_t capacity);
 
+/* A tool's numeric options as a table: each given one (value not NULL) is
+ * parsed as above into *out; false at the first bad one. */
+struct cli_unsigned_option {
+    const char *name, *value;
+    unsigned min, max, *out;
+};
+bool cli_parse_unsigned_options(const struct cli_unsigned_option *options, size_t count,
+                                char *error, size_t capacity);
+
 /*
  * A torus shape like "4x4x2" (net/torus/geometry.h), every size at most
  * 65535 (a personality field is 16 bits).  Fills *dims and size[0..dims-1];

@@ -91,20 +91,13 @@ enum bench_comm_options_result bench_comm_options_parse(
     case CLI_SCAN_OK:
         break;
     }
-    const struct {
-        const char *name, *value;
-        unsigned min, max, *out;
-    } numbers[] = {
+    const struct cli_unsigned_option numbers[] = {
         {"--rounds", rounds, 1, BENCH_COMM_ROUNDS_MAX, &o->rounds},
         {"--pings", pings, 1, BENCH_COMM_PINGS_MAX, &o->pings},
         {"--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT, &o->flood_count},
     };
-    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
-        if (numbers[i].value != NULL &&
-            !cli_parse_unsigned_option(numbers[i].name, numbers[i].value, numbers[i].min,
-                                       numbers[i].max, numbers[i].out, error, capacity))
-            return BENCH_COMM_OPTIONS_ERROR;
-    }
+    if (!cli_parse_unsigned_options(numbers, sizeof numbers / sizeof numbers[0], error, capacity))
+        return BENCH_COMM_OPTIONS_ERROR;
     if (dims != NULL) {
         /* The launcher's parser judges the dimensions (one message for all). */
         char *probe[] = {TOOL, "--dims", (char *)dims, NULL};

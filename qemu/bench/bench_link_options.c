@@ -154,21 +154,14 @@ enum bench_link_options_result bench_link_options_parse(
     case CLI_SCAN_OK:
         break;
     }
-    const struct {
-        const char *name, *value;
-        unsigned min, max, *out;
-    } numbers[] = {
+    const struct cli_unsigned_option numbers[] = {
         {"--rounds", rounds, 1, BENCH_LINK_ROUNDS_MAX, &o->rounds},
         {"--ring", ring, BENCH_LINK_RING_MIN, BENCH_LINK_RING_MAX, &o->ring},
         {"--flood-count", count, 1, TORUS_FLOOD_MAX_COUNT, &o->flood_count},
         {"--flood-size", size, TORUS_FLOOD_MIN_SIZE, TORUS_FLOOD_MAX_SIZE, &o->flood_size},
     };
-    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
-        if (numbers[i].value != NULL &&
-            !cli_parse_unsigned_option(numbers[i].name, numbers[i].value, numbers[i].min,
-                                       numbers[i].max, numbers[i].out, error, capacity))
-            return BENCH_LINK_OPTIONS_ERROR;
-    }
+    if (!cli_parse_unsigned_options(numbers, sizeof numbers / sizeof numbers[0], error, capacity))
+        return BENCH_LINK_OPTIONS_ERROR;
     const struct bench_shared_given given = {board, out, image, node_binary, qemu};
     if (!bench_shared_options_take(&given, &o->boards, &o->out_dir, &o->image,
                                    &o->node_binary, &o->qemu, error, capacity))

@@ -121,11 +121,11 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
         o->sim = TORI_DEFAULT_SIM;
     o->runs = 3;
     o->iterations = 200;
-    if (runs != NULL && !cli_parse_unsigned_option("--runs", runs, 1, BENCH_RECOVERY_RUNS_MAX,
-                                                   &o->runs, error, capacity))
-        return false;
-    if (iterations != NULL && !cli_parse_unsigned_option("--iterations", iterations, 4, 100000,
-                                                         &o->iterations, error, capacity))
+    const struct cli_unsigned_option numbers[] = {
+        {"--runs", runs, 1, BENCH_RECOVERY_RUNS_MAX, &o->runs},
+        {"--iterations", iterations, 4, 100000, &o->iterations},
+    };
+    if (!cli_parse_unsigned_options(numbers, sizeof numbers / sizeof numbers[0], error, capacity))
         return false;
     if (strcmp(o->sim_dims, "none") != 0) {
         unsigned dims = 0;
