@@ -68,6 +68,10 @@ void emu_options_usage(FILE *out)
         "                       renumbered) or rebuild (a spare adopts the rank)\n"
         "  --msg-mode nop|cont  after a failure every call fails until the rebuild\n"
         "                       (nop), or only calls naming a failed rank (cont)\n"
+        "  --recovery POLICY    what the root decides per fault model, e.g.\n"
+        "                       'process=restart; physical=migrate; network=ignore;\n"
+        "                       repeated(3 in 60s)=migrate' (in the job block; the\n"
+        "                       launcher carries out restart)\n"
         "  --verbose            print each instance's command line, and every\n"
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
@@ -131,7 +135,8 @@ struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu, *job;
-    const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
+    const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode,
+        *recovery;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
@@ -164,6 +169,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--app-timeout", &raw->app_timeout, NULL},
         {"--comm-mode", &raw->comm_mode, NULL},
         {"--msg-mode", &raw->msg_mode, NULL},
+        {"--recovery", &raw->recovery, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
@@ -205,6 +211,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                             : raw->app_timeout != NULL ? "--app-timeout"
                             : raw->comm_mode != NULL   ? "--comm-mode"
                             : raw->msg_mode != NULL    ? "--msg-mode"
+                            : raw->recovery != NULL    ? "--recovery"
                                                        : NULL;
         if (stray != NULL)
             snprintf(error, capacity, "%s needs --app (expected --app NAME)", stray);
@@ -223,6 +230,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                        raw->app_args,
                                        raw->comm_mode,
                                        raw->msg_mode,
+                                       raw->recovery,
                                        EMU_APP_DEFAULT_ITERATIONS,
                                        EMU_APP_MAX_ITERATIONS};
     if (!job_options_build(&wanted, &o->app_job, error, capacity))

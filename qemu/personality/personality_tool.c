@@ -381,7 +381,9 @@ static void print_job(const struct job *job)
     printf("routing_mode=default\n");
     printf("checkpoint_interval=%u\n", (unsigned)job->checkpoint_interval);
     printf("seed_count=%u\n", (unsigned)job->seed_count);
-    printf("recovery_policy=none\n");
+    char policy[160];
+    job_options_format_recovery(&job->recovery, policy, sizeof policy);
+    printf("recovery_policy=%s\n", policy);
     printf("job_key=%s\n", job_has_key(job) ? "set" : "none"); /* never the value */
 }
 
@@ -421,11 +423,13 @@ static int job_main(int argc, char **argv)
 {
     const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
     const char *progress = NULL, *app_args = NULL, *comm_mode = NULL, *msg_mode = NULL;
+    const char *recovery = NULL;
     const struct cli_option options[] = {
         {"--job-out", &output, NULL},   {"--dump-job", &dump_path, NULL},
         {"--app", &app, NULL},          {"--iterations", &iterations, NULL},
         {"--progress", &progress, NULL}, {"--app-args", &app_args, NULL},
         {"--comm-mode", &comm_mode, NULL}, {"--msg-mode", &msg_mode, NULL},
+        {"--recovery", &recovery, NULL},
     };
     char error[200];
     switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
@@ -435,18 +439,20 @@ static int job_main(int argc, char **argv)
         return 0;
     case CLI_SCAN_ERROR:
         fail("%s (the job block takes only --job-out, --app, --iterations, --progress, "
-             "--app-args, --comm-mode, --msg-mode; or --dump-job alone)", error);
+             "--app-args, --comm-mode, --msg-mode, --recovery; or --dump-job alone)", error);
     case CLI_SCAN_OK:
         break;
     }
     if (dump_path != NULL) {
         if (output != NULL || app != NULL || iterations != NULL || progress != NULL ||
-            app_args != NULL || comm_mode != NULL || msg_mode != NULL)
+            app_args != NULL || comm_mode != NULL || msg_mode != NULL ||
+            recovery != NULL)
             fail("--dump-job takes no other options (expected --dump-job FILE alone)");
         return dump_job(dump_path);
     }
     const struct job_options wanted = {app,       iterations, progress, app_args,
-                                       comm_mode, msg_mode,   1,        UINT32_MAX};
+                                       comm_mode, msg_mode,   recovery, 1,
+                                       UINT32_MAX};
     struct job job;
     if (!job_options_build(&wanted, &job, error, sizeof error))
         fail("%s", error);
