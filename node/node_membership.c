@@ -42,6 +42,19 @@ static void emit_event(const struct node *node, const struct membership_event *e
         event_add_u64("detector", e->u.failure.detector);
         event_add_u64("detect_ns", e->u.failure.detect_ns);
         event_add_str("cause", membership_cause_name(e->u.failure.cause));
+        event_add_str("model", fault_model_name(e->u.failure.model));
+        break;
+    case MEMBERSHIP_EVENT_RECOVERY_DECISION:
+        event_add_u64("node", e->u.decision.node);
+        event_add_str("model", fault_model_name(e->u.decision.model));
+        event_add_str("action", recovery_action_name(e->u.decision.action));
+        event_add_u64("epoch", e->u.decision.epoch);
+        if (e->u.decision.quarantined)
+            event_add_str("quarantined", "true");
+        break;
+    case MEMBERSHIP_EVENT_JOIN_REFUSED:
+        event_add_u64("by", e->u.refused.by);
+        event_add_str("reason", membership_refused_reason_name(e->u.refused.reason));
         break;
     case MEMBERSHIP_EVENT_STABLE:
         event_add_u64("epoch", e->u.stable.epoch);

@@ -429,7 +429,11 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
                           target->side != sim->nodes[id].side ||
                           !membership_has_view(&sim->contexts[who]);
         uint64_t latency = 0;
-        if (!truly_down) {
+        bool physical = e->u.failure.model == FAULT_MODEL_PHYSICAL;
+        if (!physical) {
+            /* A process or network fault: its node is up, and rightly so. */
+            sim->stats.faults_classified[e->u.failure.model]++;
+        } else if (!truly_down) {
             sim->stats.false_detections++;
         } else if (target->state == NODE_DEAD && !sim->nodes[who].reported) {
             sim->nodes[who].reported = true;
@@ -443,6 +447,7 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
             line_u64(sim, "who", who);
             line_u64(sim, "detect_ns", e->u.failure.detect_ns);
             line_str(sim, "cause", membership_cause_name(e->u.failure.cause));
+            line_str(sim, "model", fault_model_name(e->u.failure.model));
             line_str(sim, "truth", truly_down ? "down" : "alive");
             if (latency != 0) {
                 line_u64(sim, "since_failure_ns", latency);
@@ -507,6 +512,29 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
             line_begin(sim, id, "expelled");
             line_hex(sim, "epoch", e->u.expelled.epoch);
             line_u64(sim, "by", e->u.expelled.by);
+            line_end(sim);
+        }
+        break;
+    case MEMBERSHIP_EVENT_RECOVERY_DECISION:
+        sim->stats.decisions[e->u.decision.model]++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "recovery-decision");
+            line_u64(sim, "node", e->u.decision.node);
+            line_str(sim, "model", fault_model_name(e->u.decision.model));
+            line_str(sim, "action", recovery_action_name(e->u.decision.action));
+            line_hex(sim, "epoch", e->u.decision.epoch);
+            if (e->u.decision.quarantined) {
+                line_str(sim, "quarantined", "true");
+            }
+            line_end(sim);
+        }
+        break;
+    case MEMBERSHIP_EVENT_JOIN_REFUSED:
+        sim->stats.joins_refused++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "join-refused");
+            line_u64(sim, "by", e->u.refused.by);
+            line_str(sim, "reason", membership_refused_reason_name(e->u.refused.reason));
             line_end(sim);
         }
         break;

@@ -114,6 +114,9 @@ struct sim_stats {
     struct sim_stable first_stable;
     uint32_t failures_detected;
     uint32_t false_detections;   /* a running node reported by someone */
+    uint32_t faults_classified[FAULT_MODEL_LIMIT]; /* process, network detections */
+    uint32_t decisions[FAULT_MODEL_LIMIT];  /* recovery-decision events, every node's */
+    uint32_t joins_refused;
     uint64_t detect_latency_max; /* failure to first report, for killed nodes */
     uint32_t views_installed;
     uint32_t distinct_views;

@@ -172,7 +172,12 @@ void detector_tick(struct membership *ctx, uint64_t now, struct membership_outbo
 /* ------------------------------------------------------------------ */
 
 void coord_reset(struct membership *ctx);
+/* A recovery-decision event (action may carry MEMBERSHIP_DECISION_QUARANTINED). */
+void machine_emit_decision(struct membership_outbox *out, uint64_t now, uint64_t epoch,
+                           uint32_t node, uint8_t model, uint8_t action);
 void coord_queue_failure(struct membership *ctx, uint32_t id);
+/* The same with the fault model a report gave (coord_queue_failure: physical). */
+void coord_queue_failure_model(struct membership *ctx, uint32_t id, uint8_t model);
 /* As next root: queues the members from the dead root up to us. */
 void coord_queue_prefix(struct membership *ctx, uint32_t failed_root);
 void coord_begin_episode(struct membership *ctx, uint64_t now);
@@ -267,6 +272,8 @@ void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *o
 void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now);
 /* We are in (a view installed): the join is over. */
 void join_done(struct membership *ctx, uint64_t now);
+void join_handle_refused(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                         struct membership_outbox *out);
 /* Welcomed, but the view fetched does not have us: back off before asking again. */
 void join_left_out(struct membership *ctx, uint64_t now);
 

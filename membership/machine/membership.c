@@ -181,6 +181,9 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
     case MEMBERSHIP_MSG_JOIN_DET_ACK:
         join_handle_det_ack(ctx, &msg, now_ns, out);
         return;
+    case MEMBERSHIP_MSG_JOIN_REFUSED:
+        join_handle_refused(ctx, &msg, now_ns, out);
+        return;
     case MEMBERSHIP_MSG_VIEW_REQUEST:
         transfer_handle_request(ctx, &msg, out);
         return;
@@ -365,6 +368,35 @@ bool membership_suspect(struct membership *ctx, uint32_t node, uint64_t now_ns,
         return false;
     }
     detector_start_probe(ctx, node, now_ns, out);
+    run_pending(ctx, now_ns, out);
+    return true;
+}
+
+bool membership_request_removal(struct membership *ctx, uint8_t model, uint64_t now_ns,
+                                struct membership_outbox *out)
+{
+    note_time(ctx, now_ns);
+    if (!ctx->has_view || !machine_is_member(ctx, ctx->self) || machine_is_root(ctx) ||
+        model == FAULT_MODEL_NONE || model >= FAULT_MODEL_LIMIT) {
+        return false;
+    }
+    if (!ctx->leaving) {
+        ctx->leaving = true;
+        machine_emit_failure(ctx, ctx->self, 0, MEMBERSHIP_CAUSE_APPLICATION, now_ns, out);
+    }
+    /* Our own report: no sequence (the caller asks again while we are in). */
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
+    membership_put_u32(&w, ctx->self);
+    membership_put_u32(&w, 0);
+    membership_put_u32(&w, UINT32_MAX);
+    membership_put_u16(&w, 1);
+    membership_put_u8(&w, 0);
+    membership_put_u8(&w, model);
+    membership_put_u32(&w, ctx->self);
+    if (membership_outbox_commit(out, machine_root_id(ctx), &w)) {
+        ctx->counters.reports_sent++;
+    }
     run_pending(ctx, now_ns, out);
     return true;
 }
