@@ -137,6 +137,7 @@ struct membership_probe {
     uint32_t id;
     uint64_t started_ns;
     uint64_t deadline_ns;
+    bool link_down; /* started by our link to it going down (an answer: a network fault) */
 };
 
 enum membership_suspect_state { SUSPECT_NEW = 0, SUSPECT_REPORTED, SUSPECT_ACKED };

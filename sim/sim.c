@@ -54,6 +54,7 @@ struct sim_node {
     bool life_started;
     bool reported; /* someone reported it since it died */
     uint32_t links_up; /* routes on: this node's links its router may use */
+    bool app_killed; /* appkill: its runtime serves, out of the job (until a restart) */
 };
 
 struct epoch_entry {
@@ -421,7 +422,9 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
     }
     case MEMBERSHIP_EVENT_FAILURE_DETECTED: {
         uint32_t who = e->u.failure.who;
-        sim->stats.failures_detected++;
+        if (e->u.failure.model == FAULT_MODEL_PHYSICAL) {
+            sim->stats.failures_detected++;
+        }
         const struct sim_node *target = &sim->nodes[who];
         /* Down, stopped, cut off, or not taking part (partitioned, rejoining). */
         bool truly_down = target->state == NODE_DEAD || target->state == NODE_HUNG ||
@@ -999,6 +1002,7 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
     /* Each boot 1024 lives above the last: low 16 bits differ (see codec.h). */
     config.incarnation = n->boots * 1024u;
     n->boots++;
+    n->app_killed = false;
     enum membership_init_status status = membership_init(&sim->contexts[id], &config);
     if (status != MEMBERSHIP_INIT_OK) {
         fprintf(stderr, "tori-sim: membership_init(%" PRIu32 "): %s\n", id,
@@ -1134,6 +1138,17 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
         }
         n->state = NODE_HUNG;
         push(sim, sim->now + inj->duration_ns, SIM_EVENT_RESUME, inj->node, 0, 0, NULL);
+        break;
+    case FAULT_APPKILL:
+        /* The application stops dead; the runtime serves on and asks to
+         * leave (the root cannot remove itself: then nothing happens). */
+        if (n->state == NODE_UP &&
+            membership_request_removal(&sim->contexts[inj->node], FAULT_MODEL_PROCESS, sim->now,
+                                       sim->outbox)) {
+            n->app_killed = true;
+            dispatch(sim, inj->node, sim->now);
+            reschedule_tick(sim, inj->node);
+        }
         break;
     case FAULT_SUSPECT:
         if (n->state == NODE_UP) {
@@ -1336,6 +1351,7 @@ static const char *not_now(const struct sim *sim, const struct fault *f)
     switch (f->kind) {
     case FAULT_KILL:
     case FAULT_SUSPECT:
+    case FAULT_APPKILL:
         return node_running(n) ? NULL : "down";
     case FAULT_HANG:
         return n->state == NODE_UP ? NULL : "not-running";
@@ -1453,6 +1469,13 @@ static void step(struct sim *sim, const struct sim_event *e)
         return false;                                                                       \
     } while (0)
 
+/* Running, but rightly in no view: its application was killed, or the
+ * root refused its rejoin (quarantine). */
+static bool out_of_job(const struct sim *sim, uint32_t id)
+{
+    return sim->nodes[id].app_killed || membership_join_refused(&sim->contexts[id]);
+}
+
 static bool agreement(struct sim *sim, bool report)
 {
     uint32_t reference[2] = {UINT32_MAX, UINT32_MAX};
@@ -1460,7 +1483,7 @@ static bool agreement(struct sim *sim, bool report)
     uint32_t viewers[2] = {0, 0};
     for (uint32_t id = 0; id < sim->node_count; id++) {
         const struct sim_node *n = &sim->nodes[id];
-        if (!node_running(n)) {
+        if (!node_running(n) || out_of_job(sim, id)) {
             continue;
         }
         if (n->state == NODE_HUNG) {
@@ -1492,11 +1515,14 @@ static bool agreement(struct sim *sim, bool report)
         const struct membership *ref = &sim->contexts[reference[side]];
         for (uint32_t id = 0; id < sim->node_count; id++) {
             const struct sim_node *n = &sim->nodes[id];
-            if (!node_running(n) || n->side != side) {
+            if (!node_running(n) || n->side != side || out_of_job(sim, id)) {
                 if (membership_is_member(ref, id)) {
                     DISAGREE("view %" PRIx64 " still holds node %" PRIu32 ", which is %s",
                               membership_epoch(ref), id,
-                              node_running(n) ? "on the other side" : "down");
+                              !node_running(n)        ? "down"
+                              : out_of_job(sim, id)   ? "out of the job (application killed, "
+                                                        "or quarantined)"
+                                                      : "on the other side");
                 }
                 continue;
             }
@@ -1815,6 +1841,7 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
     c->radix = params->radix;
     c->layout = params->layout;
     c->policy = params->policy;
+    c->recovery = params->recovery;
     c->geometry = params->geometry;
     c->watch_torus_neighbours = true;
     c->heartbeat_ns = params->heartbeat_ns;

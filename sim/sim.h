@@ -58,6 +58,7 @@ struct sim_params {
     const char *pcap_dir; /* --pcap DIR: every node's frames (sim/sim_pcap.h); NULL: none */
     struct sim_app_params app; /* kind NONE: membership only */
     uint32_t recovery_kills;   /* --recovery-kills: kills drawn while a rebuild runs */
+    struct recovery_policy recovery; /* --recovery: the roots' decisions (version 0: none) */
 };
 
 /* Fills defaults for a geometry (radix 4, radix layout, BG/L latencies). */

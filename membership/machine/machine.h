@@ -150,11 +150,14 @@ uint64_t detector_watch_timeout(const struct membership *ctx, const struct membe
 /* A new view: suspects that left it are settled, the rest reported again. */
 void detector_view_changed(struct membership *ctx);
 /* Any message is a sign of life of its sender (holds_view: it says it holds a view). */
-void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now);
+void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now,
+                         struct membership_outbox *out);
 void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
                           struct membership_outbox *out);
 /* This node's detector holds id for dead (reported or about to be). */
 bool detector_suspects(const struct membership *ctx, uint32_t id);
+/* The probe of id was started by the link to it going down. */
+void detector_mark_link_probe(struct membership *ctx, uint32_t id);
 void detector_add_suspect(struct membership *ctx, uint32_t id, uint8_t cause, uint64_t since_ns,
                           uint64_t now, struct membership_outbox *out);
 /* Sends (or re-sends) the failure report; MACHINE_WORK_REPORT. */

@@ -157,7 +157,7 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
         ctx->counters.drops_unexpected++;
         return;
     }
-    detector_note_alive(ctx, h->sender, (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0, now_ns);
+    detector_note_alive(ctx, h->sender, (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0, now_ns, out);
     if (h->sender == ctx->root_check) {
         ctx->root_check = MEMBERSHIP_NONE;
         if ((h->flags & MEMBERSHIP_FLAG_HAS_VIEW) == 0 && h->sender == machine_root_id(ctx)) {
@@ -356,6 +356,7 @@ void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, 
     }
     if (machine_is_member(ctx, neighbour) && neighbour != ctx->self) {
         detector_start_probe(ctx, neighbour, now_ns, out);
+        detector_mark_link_probe(ctx, neighbour);
     }
     run_pending(ctx, now_ns, out);
 }
