@@ -259,7 +259,7 @@ static enum membership_decode_status decode_change(const uint8_t *b, size_t body
         uint8_t action;
         membership_msg_decision(msg, i, &model, &action);
         if (model == FAULT_MODEL_NONE || model >= FAULT_MODEL_LIMIT ||
-            (action & ~MEMBERSHIP_DECISION_QUARANTINED) >= RECOVERY_ACTION_LIMIT) {
+            (action & ~MEMBERSHIP_DECISION_FLAGS) >= RECOVERY_ACTION_LIMIT) {
             return MEMBERSHIP_DECODE_RESERVED;
         }
     }

@@ -76,6 +76,8 @@
 #define MEMBERSHIP_CHANGE_DIRECT 0x02u      /* PARTITIONED sent to each member: do not forward */
 #define MEMBERSHIP_CHANGE_DECIDED 0x04u     /* (model, action) per failed id follows the lists */
 #define MEMBERSHIP_DECISION_QUARANTINED 0x80u /* in a decision's action byte: rejoin refused */
+#define MEMBERSHIP_DECISION_REJOINED 0x40u    /* ... its new life joins in the same change */
+#define MEMBERSHIP_DECISION_FLAGS (MEMBERSHIP_DECISION_QUARANTINED | MEMBERSHIP_DECISION_REJOINED)
 
 /* Ack flags. */
 #define MEMBERSHIP_ACK_INCOMPLETE 0x01u /* some child of the subtree never acked */

@@ -67,6 +67,7 @@ struct membership_event_decision {
     uint8_t model;  /* enum fault_model */
     uint8_t action; /* enum recovery_action */
     bool quarantined; /* past the policy's limit: its rejoin will be refused */
+    bool rejoined;    /* a new life of it joins in the same change (it restarted already) */
 };
 
 struct membership_event_join_refused {

@@ -52,12 +52,14 @@ static void emit_event(const struct node *node, const struct membership_event *e
         event_add_str("model", fault_model_name(e->u.failure.model));
         break;
     case MEMBERSHIP_EVENT_RECOVERY_DECISION:
-        event_add_u64("node", e->u.decision.node);
+        event_add_u64("who", e->u.decision.node); /* node= names the emitter */
         event_add_str("model", fault_model_name(e->u.decision.model));
         event_add_str("action", recovery_action_name(e->u.decision.action));
         event_add_u64("epoch", e->u.decision.epoch);
         if (e->u.decision.quarantined)
             event_add_str("quarantined", "true");
+        if (e->u.decision.rejoined)
+            event_add_str("rejoined", "true"); /* restarted already: nothing to do */
         break;
     case MEMBERSHIP_EVENT_JOIN_REFUSED:
         event_add_u64("by", e->u.refused.by);

@@ -522,12 +522,15 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
         sim->stats.decisions[e->u.decision.model]++;
         if (sim->params.verbosity >= 1) {
             line_begin(sim, id, "recovery-decision");
-            line_u64(sim, "node", e->u.decision.node);
+            line_u64(sim, "who", e->u.decision.node);
             line_str(sim, "model", fault_model_name(e->u.decision.model));
             line_str(sim, "action", recovery_action_name(e->u.decision.action));
             line_hex(sim, "epoch", e->u.decision.epoch);
             if (e->u.decision.quarantined) {
                 line_str(sim, "quarantined", "true");
+            }
+            if (e->u.decision.rejoined) {
+                line_str(sim, "rejoined", "true");
             }
             line_end(sim);
         }

@@ -417,8 +417,9 @@ void machine_emit_decision(struct membership_outbox *out, uint64_t now, uint64_t
         e->u.decision.epoch = epoch;
         e->u.decision.node = node;
         e->u.decision.model = model;
-        e->u.decision.action = (uint8_t)(action & ~MEMBERSHIP_DECISION_QUARANTINED);
+        e->u.decision.action = (uint8_t)(action & ~MEMBERSHIP_DECISION_FLAGS);
         e->u.decision.quarantined = (action & MEMBERSHIP_DECISION_QUARANTINED) != 0;
+        e->u.decision.rejoined = (action & MEMBERSHIP_DECISION_REJOINED) != 0;
     }
 }
 
@@ -450,6 +451,11 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
     for (uint32_t i = 0; ctx->config.recovery.version != 0 && i < b->failed_count; i++) {
         decide(ctx, b->failed[i], b->failed_model[i], now, &c->round_model[i],
                &c->round_action[i]);
+        for (uint32_t k = 0; k < b->join_count; k++) {
+            if (b->joins[k].id == b->failed[i]) {
+                c->round_action[i] |= MEMBERSHIP_DECISION_REJOINED;
+            }
+        }
         machine_emit_decision(out, now, ctx->epoch, b->failed[i], c->round_model[i],
                               c->round_action[i]);
     }
