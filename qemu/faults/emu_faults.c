@@ -375,6 +375,8 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
     emu_results_on_event(&f->results, node->rank, line, now);
     if (strcmp(line->name, "recovery-decision") == 0)
         on_decision(emu, f, line);
+    if (strcmp(line->name, "join-refused") == 0)
+        f->expected[node->rank] = false; /* quarantined: it stays out */
 }
 
 void emu_faults_on_ready(struct emu *emu, struct emu_node *node)

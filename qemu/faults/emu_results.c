@@ -164,13 +164,19 @@ void emu_results_on_event(struct emu_results *results, uint32_t rank,
         }
         return;
     }
+    /* A link fault's far end answers around it: its near end says network
+     * (issue 15), naming the far end; that is this fault's detection. */
+    const char *model = event_line_get(line, "model");
+    bool network = model != NULL && strcmp(model, "network") == 0;
     for (unsigned i = results->open_first; i < results->fault_count; i++) {
         struct emu_fault_record *r = &results->faults[i];
         if (!r->injected || now_ns < r->injected_ns)
             continue;
+        bool link = r->action.kind == EMU_ACTION_LINK_OFF;
+        bool at_link_end = link && network && rank == r->action.node;
         if (strcmp(name, "failure-detected") == 0) {
             uint64_t who = UINT64_MAX;
-            if (event_line_get_u64(line, "who", &who) && who == r->action.node &&
+            if (event_line_get_u64(line, "who", &who) && (who == r->action.node || at_link_end) &&
                 !r->detected) {
                 r->detected = true;
                 r->detected_ns = now_ns;
@@ -181,7 +187,7 @@ void emu_results_on_event(struct emu_results *results, uint32_t rank,
             }
         } else if (strcmp(name, "recovery-decision") == 0) {
             uint64_t who = UINT64_MAX;
-            if (event_line_get_u64(line, "who", &who) && who == r->action.node &&
+            if (event_line_get_u64(line, "who", &who) && (who == r->action.node || at_link_end) &&
                 !r->decided) {
                 r->decided = true;
                 copy_token(r->decision_model, sizeof r->decision_model,
