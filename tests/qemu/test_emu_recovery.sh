@@ -8,12 +8,22 @@
 #                    change, the decision is the policy's (ignore)
 #   kill 5        -> physical; killed and restarted twice more it becomes
 #                    repeated, then quarantined: its last rejoin is refused
-# usage: test_emu_recovery.sh EMU OUT
+# With IMAGE (QEMU 2x2x2) only the first: the launcher's restart is a
+# system_reset (`reboot 3`).
+# usage: test_emu_recovery.sh EMU OUT [IMAGE]
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 OUT=$2
+IMAGE=${3:-}
 rm -rf "$OUT" && mkdir -p "$OUT"
-JOB=(--dims 2x2x2 --board host --heartbeat-ms 20 --detect-timeout-ms 200
+BOARD=(--board host)
+RESTART="restart 3"
+if [[ -n $IMAGE ]]; then
+    skip_without_image "$IMAGE"
+    BOARD=(--board qemu --image "$IMAGE")
+    RESTART="reboot 3"
+fi
+JOB=(--dims 2x2x2 "${BOARD[@]}" --heartbeat-ms 20 --detect-timeout-ms 200
      --app stencil --progress 200 --comm-mode shrink)
 POLICY='process=restart; physical=ignore; network=ignore; repeated(2 in 60s)=ignore; quarantine=3'
 
@@ -28,12 +38,16 @@ grep -q 'event=recovery-decision .*who=3 model=process action=restart' "$OUT/pro
     fail "process: no recovery-decision (3, process, restart) at the root"
 grep -q '^ *1 .* appkill 3 (iteration 400) .* process/restart ' "$OUT/process.txt" ||
     fail "process: the fault table does not show process/restart"
-grep -q '^ *[0-9]* .* restart 3 ' "$OUT/process.txt" ||
-    fail "process: the launcher did not restart node 3"
+grep -q "^ *[0-9]* .* $RESTART " "$OUT/process.txt" ||
+    fail "process: the launcher did not restart node 3 ($RESTART)"
 grep -q '"record":"fault".*"action":"appkill".*"decision":{"model":"process","action":"restart"' \
     "$OUT/process/faults.jsonl" || fail "process: faults.jsonl has no decision"
 check_contains "$OUT/process.txt" "pass: epoch"
 grep -q 'pass: epoch [0-9]*, 8 live' "$OUT/process.txt" || fail "process: node 3 is not back in"
+if [[ -n $IMAGE ]]; then
+    echo "emu.recovery_restart_qemu_2x2x2: all checks passed"
+    exit 0
+fi
 
 timeout 100 "$EMU" "${JOB[@]}" --iterations 2000 --recovery "$POLICY" \
     --inject 'link 0 x+ off at 300ms' --out "$OUT/network" > "$OUT/network.txt" 2>&1
