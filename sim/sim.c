@@ -754,7 +754,7 @@ static void dispatch_comm(struct sim *sim, uint32_t source, uint64_t depart)
 static bool runs_job(const struct sim *sim, uint32_t id)
 {
     return (id < sim->params.members || sim->params.app.comm_mode == COMM_MODE_REBUILD) &&
-           sim->nodes[id].boots == 1;
+           sim->nodes[id].boots == 1 && !sim->nodes[id].app_killed;
 }
 
 static bool recovers(const struct sim *sim)
