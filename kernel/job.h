@@ -21,11 +21,13 @@
  *   24  4    seed_count
  *
  * comm_mode and message_mode are WORLD's failure and message modes (issue
- * 14; every communicator the application creates takes them too).  Fields
- * of features later issues bring (recovery policy, checkpoints: issue 15;
- * seed nodes, routing: issue 16; job key: issue 20) are defined now and
- * accept only their "off" value, with an error that says so.  The job key
- * is never printed.
+ * 14; every communicator the application creates takes them too).  The
+ * recovery policy (issue 15) is lib/recovery.h's binary form, checked byte
+ * by byte; the field only ever accepted 24 zero bytes before, which still
+ * read as "no policy", so the block kept its version.  Fields of features
+ * later issues bring (checkpoints: issue 15; seed nodes, routing: issue 16;
+ * job key: issue 20) are defined now and accept only their "off" value,
+ * with an error that says so.  The job key is never printed.
  */
 #ifndef KERNEL_JOB_H
 #define KERNEL_JOB_H

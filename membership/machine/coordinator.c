@@ -620,27 +620,33 @@ static void coord_hand_off(struct membership *ctx, struct membership_outbox *out
         membership_outbox_commit(out, c->joins[i].id, &w);
     }
     c->join_count = 0;
-    uint32_t count = 0;
-    uint32_t ids[MEMBERSHIP_MAX_REPORT_IDS];
-    for (uint32_t i = 0; i < c->failed_count && count < MEMBERSHIP_MAX_REPORT_IDS; i++) {
-        if (machine_in_view(ctx, c->failed[i])) {
-            ids[count++] = c->failed[i];
+    /* One report per fault model, so that the new root decides as we would. */
+    for (uint8_t model = FAULT_MODEL_PHYSICAL; model < FAULT_MODEL_LIMIT; model++) {
+        uint32_t count = 0;
+        uint32_t ids[MEMBERSHIP_MAX_REPORT_IDS];
+        for (uint32_t i = 0; i < c->failed_count && count < MEMBERSHIP_MAX_REPORT_IDS; i++) {
+            uint8_t queued = c->failed_model[i] == FAULT_MODEL_NONE ? FAULT_MODEL_PHYSICAL
+                                                                   : c->failed_model[i];
+            if (queued == model && machine_in_view(ctx, c->failed[i])) {
+                ids[count++] = c->failed[i];
+            }
+        }
+        if (count > 0) {
+            struct membership_writer w;
+            machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
+            membership_put_u32(&w, ctx->self);
+            membership_put_u32(&w, 0);
+            membership_put_u32(&w, UINT32_MAX);
+            membership_put_u16(&w, (uint16_t)count);
+            membership_put_u8(&w, 0);
+            membership_put_u8(&w, model == FAULT_MODEL_PHYSICAL ? FAULT_MODEL_NONE : model);
+            for (uint32_t i = 0; i < count; i++) {
+                membership_put_u32(&w, ids[i]);
+            }
+            membership_outbox_commit(out, root, &w);
         }
     }
     c->failed_count = 0;
-    if (count > 0) {
-        struct membership_writer w;
-        machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
-        membership_put_u32(&w, ctx->self);
-        membership_put_u32(&w, 0);
-        membership_put_u32(&w, UINT32_MAX);
-        membership_put_u16(&w, (uint16_t)count);
-        membership_put_u16(&w, 0);
-        for (uint32_t i = 0; i < count; i++) {
-            membership_put_u32(&w, ids[i]);
-        }
-        membership_outbox_commit(out, root, &w);
-    }
 }
 
 static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out)
