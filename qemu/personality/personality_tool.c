@@ -61,6 +61,8 @@ static void usage(FILE *out)
             "                        rank fails (abort: the job ends)\n"
             "  --msg-mode MODE       nop|cont: after a failure every call fails until\n"
             "                        the rebuild (nop), or only those naming a failed rank\n"
+            "  --recovery POLICY     the root's decision per fault model, e.g.\n"
+            "                        'process=restart; physical=migrate; repeated(3 in 60s)=migrate'\n"
             "  --dump-job FILE       decode a job block and print its fields\n",
             (unsigned)defaults.tree_radix, (unsigned)defaults.boot_incarnation,
             (unsigned)defaults.heartbeat_ms, (unsigned)defaults.detect_timeout_ms,
