@@ -432,8 +432,8 @@ bool membership_suspect(struct membership *ctx, uint32_t node, uint64_t now_ns,
  * This node's application is gone while its runtime serves on (a process
  * fault, lib/recovery.h): asks the root to remove this node with that
  * model.  Once out of the view it stays out (no rejoin; a restart is the
- * launcher's).  Returns false when the node is no member, or is the root
- * (it cannot remove itself; nothing is sent).
+ * launcher's).  A root asks the next member, which takes over as root and
+ * removes it.  Returns false when the node is no member (or the only one).
  */
 bool membership_request_removal(struct membership *ctx, uint8_t model, uint64_t now_ns,
                                 struct membership_outbox *out);

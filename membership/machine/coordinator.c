@@ -524,8 +524,8 @@ static void disseminate(struct membership *ctx, uint64_t now, struct membership_
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
-    if (!machine_is_root(ctx) || c->active || ctx->census.active) {
-        return;
+    if (!machine_is_root(ctx) || c->active || ctx->census.active || ctx->leaving) {
+        return; /* leaving: the next root removes us (membership_request_removal) */
     }
     struct coord_batch b = {
         .failed = c->batch_failed,

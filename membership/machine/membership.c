@@ -377,9 +377,23 @@ bool membership_request_removal(struct membership *ctx, uint8_t model, uint64_t 
                                 struct membership_outbox *out)
 {
     note_time(ctx, now_ns);
-    if (!ctx->has_view || !machine_is_member(ctx, ctx->self) || machine_is_root(ctx) ||
-        model == FAULT_MODEL_NONE || model >= FAULT_MODEL_LIMIT) {
+    if (!ctx->has_view || !machine_is_member(ctx, ctx->self) || model == FAULT_MODEL_NONE ||
+        model >= FAULT_MODEL_LIMIT) {
         return false;
+    }
+    /*
+     * The root cannot remove itself: it asks the next member in layout
+     * order, which takes the report about the root as the next root does
+     * (see coord_handle_report) and mints the change; meanwhile this root
+     * mints nothing (coord_maybe_start).
+     */
+    uint32_t target = machine_root_id(ctx);
+    if (machine_is_root(ctx)) {
+        uint32_t rank = membership_view_rank(&ctx->view, ctx->self_pos);
+        if (rank + 1u >= ctx->view.live) {
+            return false; /* alone, or the last: nobody to take over */
+        }
+        target = machine_id_at(ctx, membership_view_select(&ctx->view, rank + 1u));
     }
     if (!ctx->leaving) {
         ctx->leaving = true;
@@ -395,7 +409,7 @@ bool membership_request_removal(struct membership *ctx, uint8_t model, uint64_t 
     membership_put_u8(&w, 0);
     membership_put_u8(&w, model);
     membership_put_u32(&w, ctx->self);
-    if (membership_outbox_commit(out, machine_root_id(ctx), &w)) {
+    if (membership_outbox_commit(out, target, &w)) {
         ctx->counters.reports_sent++;
     }
     run_pending(ctx, now_ns, out);

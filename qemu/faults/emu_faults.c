@@ -367,8 +367,11 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
         note_progress(emu, f, node, line);
     if (strcmp(line->name, "failure-detected") == 0 && f->group_open) {
         uint64_t who = UINT64_MAX;
+        const char *model = event_line_get(line, "model");
+        /* A process or network fault names a node that is up, rightly. */
+        bool physical = model == NULL || strcmp(model, "physical") == 0;
         f->open_detections++;
-        if (event_line_get_u64(line, "who", &who) && who < emu->count &&
+        if (physical && event_line_get_u64(line, "who", &who) && who < emu->count &&
             !emu_results_touches(&f->results, (uint32_t)who) && f->expected[who])
             f->open_false++;
     }
@@ -377,6 +380,12 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
         on_decision(emu, f, line);
     if (strcmp(line->name, "join-refused") == 0)
         f->expected[node->rank] = false; /* quarantined: it stays out */
+    if (strcmp(line->name, "app-killed") == 0) {
+        /* The root cannot remove itself (it stays in the view, its
+         * application dead); any other node leaves it. */
+        const char *leaving = event_line_get(line, "leaving");
+        f->expected[node->rank] = leaving == NULL || strcmp(leaving, "true") != 0;
+    }
 }
 
 void emu_faults_on_ready(struct emu *emu, struct emu_node *node)

@@ -3,7 +3,8 @@
 # shrink): each fault kind is classified into its fault model, and the
 # root's recovery-decision is in the event stream and the fault table.
 #   appkill 3     -> process; under process=restart the launcher restarts
-#                    node 3 (a new process), which rejoins: 8 live
+#                    node 3 (a new process), which rejoins: 8 live; the
+#                    same for the root, node 0 (the next member removes it)
 #   link 0 x+ off -> network (node 1 answers by the other cable): no view
 #                    change, the decision is the policy's (ignore)
 #   kill 5        -> physical; killed and restarted twice more it becomes
@@ -48,6 +49,15 @@ if [[ -n $IMAGE ]]; then
     echo "emu.recovery_restart_qemu_2x2x2: all checks passed"
     exit 0
 fi
+
+# The root's own process fault: the next member takes over and removes it.
+timeout 100 "$EMU" "${JOB[@]}" --iterations 1000 --recovery "$POLICY" \
+    --inject 'appkill 0 at iteration 200' --out "$OUT/root" > "$OUT/root.txt" 2>&1
+check_status 0 $? "appkill of the root"
+grep -q 'event=recovery-decision .*who=0 model=process action=restart' "$OUT/root/node1.log" ||
+    fail "root: node 1 did not decide (0, process, restart) as the next root"
+grep -q '^ *[0-9]* .* restart 0 ' "$OUT/root.txt" || fail "root: node 0 was not restarted"
+grep -q 'pass: epoch [0-9]*, 8 live' "$OUT/root.txt" || fail "root: node 0 is not back in"
 
 timeout 100 "$EMU" "${JOB[@]}" --iterations 2000 --recovery "$POLICY" \
     --inject 'link 0 x+ off at 300ms' --out "$OUT/network" > "$OUT/network.txt" 2>&1
