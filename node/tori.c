@@ -732,7 +732,7 @@ static void command_appkill(void *context, const char *arguments, uint64_t now_n
     job.app_killed = true;
     bool leaving = node_membership_request_removal(job.node, FAULT_MODEL_PROCESS, now_ns);
     event_begin("app-killed");
-    event_add_str("leaving", leaving ? "true" : "false"); /* false: the root, it stays */
+    event_add_str("leaving", leaving ? "true" : "false"); /* false: the only member */
     event_end();
 }
 

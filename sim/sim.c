@@ -1144,7 +1144,7 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
         break;
     case FAULT_APPKILL:
         /* The application stops dead; the runtime serves on and asks to
-         * leave (the root cannot remove itself: then nothing happens). */
+         * leave (a root through the next member; alone: nothing happens). */
         if (n->state == NODE_UP &&
             membership_request_removal(&sim->contexts[inj->node], FAULT_MODEL_PROCESS, sim->now,
                                        sim->outbox)) {

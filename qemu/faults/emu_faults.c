@@ -381,8 +381,7 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
     if (strcmp(line->name, "join-refused") == 0)
         f->expected[node->rank] = false; /* quarantined: it stays out */
     if (strcmp(line->name, "app-killed") == 0) {
-        /* The root cannot remove itself (it stays in the view, its
-         * application dead); any other node leaves it. */
+        /* It leaves the view, unless it is the only member. */
         const char *leaving = event_line_get(line, "leaving");
         f->expected[node->rank] = leaving == NULL || strcmp(leaving, "true") != 0;
     }
