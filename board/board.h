@@ -56,6 +56,14 @@ void board_idle_until(uint64_t deadline_ns);
 uint32_t board_reset_count(void);
 
 /*
+ * The checkpoint store (node/checkpoint.c): CONFIG_CHECKPOINT_STORE_BYTES of
+ * RAM that no start-up code clears.  *survives_reset tells whether a reset
+ * of the node keeps its contents (qemu-virt: yes, system_reset reloads only
+ * the image and the loader's blocks; host: no, a restart is a new process).
+ */
+uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset);
+
+/*
  * The node's one stack: the deepest use so far and the size, in bytes,
  * where the board can measure them (qemu-virt paints the stack at reset).
  * Otherwise returns false and *why says why in a few words (host: the

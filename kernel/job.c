@@ -114,9 +114,9 @@ bool job_validate(const struct job *job, struct personality_error *error)
     if (job->routing_mode != JOB_ROUTING_DEFAULT)
         return fail(error, "routing_mode", job->routing_mode,
                     "0 (the network's own): other routing modes come with issue 16");
-    if (job->checkpoint_interval != 0)
+    if (job->checkpoint_interval > job->iterations)
         return fail(error, "checkpoint_interval", job->checkpoint_interval,
-                    "0 (no checkpoints): checkpoints come with issue 15");
+                    "0 (no checkpoints) or at most the iterations");
     if (job->seed_count != 0)
         return fail(error, "seed_count", job->seed_count,
                     "0 (no seed nodes): seed nodes come with issue 16");

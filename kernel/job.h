@@ -17,7 +17,7 @@
  *   11  1    routing_mode           124 4    crc32 of bytes 0..123
  *   12  4    iterations
  *   16  4    progress_interval      (app-progress every K iterations; 0: none)
- *   20  4    checkpoint_interval
+ *   20  4    checkpoint_interval    (every K iterations; 0: none)
  *   24  4    seed_count
  *
  * comm_mode and message_mode are WORLD's failure and message modes (issue
@@ -76,7 +76,7 @@ struct job {
     uint8_t routing_mode; /* enum job_routing_mode */
     uint32_t iterations;  /* >= 1 */
     uint32_t progress_interval;   /* app-progress every K iterations, 0: none */
-    uint32_t checkpoint_interval; /* 0 until issue 15 */
+    uint32_t checkpoint_interval; /* checkpoint every K iterations, 0: none */
     uint32_t seed_count;          /* 0 until issue 16 */
     uint32_t seed_node[JOB_SEED_NODES];
     int64_t app_arg[JOB_APP_ARGS];

@@ -30,6 +30,10 @@ _Static_assert(TORI_ERR_PROC_FAILED == COMM_ERR_PROC_FAILED && TORI_ERR_REVOKED 
                    TORI_ERR_INVALID_RANK == COMM_ERR_INVALID_RANK &&
                    TORI_ERR_ABORTED >= COMM_ERROR_COUNT,
                "tori failure errors are comm errors; ABORTED is the node's own");
+_Static_assert(TORI_ERR_NO_CHECKPOINT > TORI_ERR_ABORTED && TORI_ERR_CHECKPOINT > TORI_ERR_ABORTED,
+               "the checkpoint errors are the node's own");
+_Static_assert(NODE_JOB_TAG_BASE > TORI_TAG_MAX && NODE_JOB_TAG_BASE + 16u <= COMM_TAG_MAX,
+               "the runtime's tags lie above the application's");
 _Static_assert((int)TORI_MODE_ABORT == (int)COMM_MODE_ABORT &&
                    (int)TORI_MODE_BLANK == (int)COMM_MODE_BLANK &&
                    (int)TORI_MODE_SHRINK == (int)COMM_MODE_SHRINK &&
@@ -229,6 +233,10 @@ const char *tori_error_text(int error)
 {
     if (error == TORI_ERR_ABORTED)
         return "the job was aborted (a communicator in abort mode lost a rank)";
+    if (error == TORI_ERR_NO_CHECKPOINT)
+        return "no checkpoint to resume from (none taken, or every copy of one lost)";
+    if (error == TORI_ERR_CHECKPOINT)
+        return "the checkpoint failed (a copy did not verify, or no state is registered)";
     return comm_error_text((enum comm_error)error);
 }
 
@@ -311,6 +319,8 @@ int tori_isend(tori_comm comm, uint32_t dest, int32_t tag, const void *buffer,
 {
     enter_on("tori_isend", comm);
     REFUSE_IF_ABORTED("tori_isend");
+    if (tag > TORI_TAG_MAX)
+        return result("tori_isend", COMM_ERR_TAG); /* above: the runtime's own */
     uint64_t now = board_now_ns();
     enum comm_error error = comm_isend(core(), comm, dest, tag, buffer, length, now,
                                        &job.node->comm_outbox, request);
@@ -323,6 +333,8 @@ int tori_irecv(tori_comm comm, uint32_t source, int32_t tag, void *buffer, uint3
 {
     enter_on("tori_irecv", comm);
     REFUSE_IF_ABORTED("tori_irecv");
+    if (tag > TORI_TAG_MAX)
+        return result("tori_irecv", COMM_ERR_TAG);
     uint64_t now = board_now_ns();
     enum comm_error error = comm_irecv(core(), comm, source, tag, buffer, capacity, now,
                                        &job.node->comm_outbox, request);
@@ -378,6 +390,48 @@ int tori_recv(tori_comm comm, uint32_t source, int32_t tag, void *buffer, uint32
     tori_request request = TORI_REQUEST_NULL;
     int error = tori_irecv(comm, source, tag, buffer, capacity, &request);
     return error != TORI_OK ? error : tori_wait(&request, status);
+}
+
+/* ---- the runtime's own traffic on a job's communicator (node/node.h) ---- */
+
+int node_job_isend(tori_comm comm, uint32_t dest, uint32_t kind, const void *buffer,
+                   uint32_t length, tori_request *request)
+{
+    enter_on("tori_isend", comm);
+    REFUSE_IF_ABORTED("tori_isend");
+    uint64_t now = board_now_ns();
+    enum comm_error error = comm_isend(core(), comm, dest, (int32_t)(NODE_JOB_TAG_BASE + kind),
+                                       buffer, length, now, &job.node->comm_outbox, request);
+    flush(now);
+    return result("tori_isend", error);
+}
+
+int node_job_irecv(tori_comm comm, uint32_t source, uint32_t kind, void *buffer,
+                   uint32_t capacity, tori_request *request)
+{
+    enter_on("tori_irecv", comm);
+    REFUSE_IF_ABORTED("tori_irecv");
+    uint64_t now = board_now_ns();
+    enum comm_error error =
+        comm_irecv(core(), comm, source, (int32_t)(NODE_JOB_TAG_BASE + kind), buffer, capacity,
+                   now, &job.node->comm_outbox, request);
+    flush(now);
+    return result("tori_irecv", error);
+}
+
+uint32_t node_job_rank_node(tori_comm comm, uint32_t rank)
+{
+    return comm_node_of(core(), comm, rank);
+}
+
+const struct job *node_job_block(void)
+{
+    return job.job;
+}
+
+const struct torus_geometry *node_job_geometry(void)
+{
+    return &job.node->network.geometry;
 }
 
 /* ---- collectives: started, then waited for ---- */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "board/host/host.h"
+#include "config/tori_config.h"
 #include "kernel/main.h"
 #include "kernel/job.h"
 #include "kernel/personality.h"
@@ -144,6 +145,16 @@ void board_idle_until(uint64_t deadline_ns)
 uint32_t board_reset_count(void)
 {
     return 0;
+}
+
+/* A restart is a new process: the store starts zeroed, and a rank restored
+ * on it takes its checkpoint from the buddy's copy. */
+uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
+{
+    static uint8_t store[CONFIG_CHECKPOINT_STORE_BYTES] __attribute__((aligned(8)));
+    *bytes = sizeof store;
+    *survives_reset = false;
+    return store;
 }
 
 /* The process stack is the operating system's: its size is a ulimit, its

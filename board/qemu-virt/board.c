@@ -12,6 +12,7 @@
 #include "board/qemu-virt/board_irq.h"
 #include "board/qemu-virt/generic_timer.h"
 #include "board/qemu-virt/memory_map.h"
+#include "config/tori_config.h"
 #include "board/qemu-virt/pl011.h"
 #include "kernel/panic.h"
 #include "kernel/personality.h"
@@ -110,6 +111,16 @@ uint32_t board_reset_count(void)
     record->resets = resets;
     record->personality_crc = crc;
     return resets;
+}
+
+_Static_assert(CONFIG_CHECKPOINT_STORE_BYTES <= QEMU_VIRT_CHECKPOINT_REGION_SIZE,
+               "the checkpoint store must fit its window in the memory map");
+
+uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
+{
+    *bytes = CONFIG_CHECKPOINT_STORE_BYTES;
+    *survives_reset = true;
+    return (uint8_t *)QEMU_VIRT_CHECKPOINT_ADDRESS;
 }
 
 void board_idle_until(uint64_t deadline_ns)

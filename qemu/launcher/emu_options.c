@@ -132,6 +132,7 @@ struct raw_options {
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu, *job;
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
+    const char *checkpoint_every;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
@@ -164,6 +165,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--app-timeout", &raw->app_timeout, NULL},
         {"--comm-mode", &raw->comm_mode, NULL},
         {"--msg-mode", &raw->msg_mode, NULL},
+        {"--checkpoint-every", &raw->checkpoint_every, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
@@ -205,6 +207,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                             : raw->app_timeout != NULL ? "--app-timeout"
                             : raw->comm_mode != NULL   ? "--comm-mode"
                             : raw->msg_mode != NULL    ? "--msg-mode"
+                            : raw->checkpoint_every != NULL ? "--checkpoint-every"
                                                        : NULL;
         if (stray != NULL)
             snprintf(error, capacity, "%s needs --app (expected --app NAME)", stray);
@@ -217,14 +220,15 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                   "an --app run ends when every node reported)", clash);
         return false;
     }
-    const struct job_options wanted = {raw->app,
-                                       raw->iterations,
-                                       raw->progress,
-                                       raw->app_args,
-                                       raw->comm_mode,
-                                       raw->msg_mode,
-                                       EMU_APP_DEFAULT_ITERATIONS,
-                                       EMU_APP_MAX_ITERATIONS};
+    const struct job_options wanted = {.app = raw->app,
+                                       .iterations = raw->iterations,
+                                       .progress = raw->progress,
+                                       .app_args = raw->app_args,
+                                       .comm_mode = raw->comm_mode,
+                                       .msg_mode = raw->msg_mode,
+                                       .checkpoint_every = raw->checkpoint_every,
+                                       .default_iterations = EMU_APP_DEFAULT_ITERATIONS,
+                                       .max_iterations = EMU_APP_MAX_ITERATIONS};
     if (!job_options_build(&wanted, &o->app_job, error, capacity))
         return false;
     if (o->app_job.comm_mode == JOB_COMM_REBUILD)

@@ -421,11 +421,13 @@ static int job_main(int argc, char **argv)
 {
     const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
     const char *progress = NULL, *app_args = NULL, *comm_mode = NULL, *msg_mode = NULL;
+    const char *checkpoint_every = NULL;
     const struct cli_option options[] = {
         {"--job-out", &output, NULL},   {"--dump-job", &dump_path, NULL},
         {"--app", &app, NULL},          {"--iterations", &iterations, NULL},
         {"--progress", &progress, NULL}, {"--app-args", &app_args, NULL},
         {"--comm-mode", &comm_mode, NULL}, {"--msg-mode", &msg_mode, NULL},
+        {"--checkpoint-every", &checkpoint_every, NULL},
     };
     char error[200];
     switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
@@ -435,18 +437,26 @@ static int job_main(int argc, char **argv)
         return 0;
     case CLI_SCAN_ERROR:
         fail("%s (the job block takes only --job-out, --app, --iterations, --progress, "
-             "--app-args, --comm-mode, --msg-mode; or --dump-job alone)", error);
+             "--app-args, --comm-mode, --msg-mode, --checkpoint-every; or --dump-job alone)", error);
     case CLI_SCAN_OK:
         break;
     }
     if (dump_path != NULL) {
         if (output != NULL || app != NULL || iterations != NULL || progress != NULL ||
-            app_args != NULL || comm_mode != NULL || msg_mode != NULL)
+            app_args != NULL || comm_mode != NULL || msg_mode != NULL ||
+            checkpoint_every != NULL)
             fail("--dump-job takes no other options (expected --dump-job FILE alone)");
         return dump_job(dump_path);
     }
-    const struct job_options wanted = {app,       iterations, progress, app_args,
-                                       comm_mode, msg_mode,   1,        UINT32_MAX};
+    const struct job_options wanted = {.app = app,
+                                       .iterations = iterations,
+                                       .progress = progress,
+                                       .app_args = app_args,
+                                       .comm_mode = comm_mode,
+                                       .msg_mode = msg_mode,
+                                       .checkpoint_every = checkpoint_every,
+                                       .default_iterations = 1,
+                                       .max_iterations = UINT32_MAX};
     struct job job;
     if (!job_options_build(&wanted, &job, error, sizeof error))
         fail("%s", error);

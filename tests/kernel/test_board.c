@@ -65,6 +65,14 @@ uint32_t board_reset_count(void)
     return 0;
 }
 
+uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
+{
+    static uint8_t store[4096];
+    *bytes = sizeof store;
+    *survives_reset = false;
+    return store;
+}
+
 size_t test_board_stack_high_water;
 
 bool board_stack_usage(size_t *high_water, size_t *size, const char **why)

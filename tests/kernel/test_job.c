@@ -201,10 +201,13 @@ static void test_out_of_range_fields(void)
     /* The next issues' fields: defined, and only their "off" value passes. */
     job = valid_job(); job.routing_mode = 1;
     CHECK(strcmp(field_of_encoded(&job), "routing_mode") == 0);
-    job = valid_job(); job.checkpoint_interval = 10;
+    /* Checkpoints (issue 15): every K iterations, K at most the iterations. */
+    job = valid_job(); job.checkpoint_interval = job.iterations;
+    CHECK(strcmp(field_of_encoded(&job), "(accepted)") == 0);
+    job.checkpoint_interval = job.iterations + 1;
     CHECK(strcmp(field_of_encoded(&job), "checkpoint_interval") == 0);
     line_of_encoded(&job, line, sizeof line);
-    CHECK_CONTAINS(line, "issue 15");
+    CHECK_CONTAINS(line, "at most the iterations");
     job = valid_job(); job.seed_count = 1;
     CHECK(strcmp(field_of_encoded(&job), "seed_count") == 0);
     job = valid_job(); job.seed_node[3] = 5;
