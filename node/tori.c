@@ -607,10 +607,37 @@ enum tori_comm_state tori_comm_state(tori_comm comm)
 }
 
 /* A rebuild or a shrink: started, waited for, and the new map reported. */
+/*
+ * Before a REBUILD: a failed rank whose node the root decided to restart
+ * is held for it, up to RESTART_GRACE detector timeouts, so that the rank
+ * returns to its own node (and its own checkpoint) rather than to a spare
+ * or a gap.  Every member waits alike; the decision is the rebuild's.
+ */
+#define RESTART_GRACE 30u
+static void await_restarts(tori_comm comm)
+{
+    if (job.job == NULL || job.job->comm_mode != JOB_COMM_REBUILD)
+        return; /* the communicators' mode is the job's */
+    uint64_t until = board_now_ns() + RESTART_GRACE *
+                                           (uint64_t)job.node->personality->detect_timeout_ms *
+                                           1000000u;
+    uint32_t size = comm_size(core(), comm);
+    for (uint32_t r = 0; r < size && !job.aborted; r++) {
+        if (comm_rank_state_of(core(), comm, r) == COMM_RANK_OK)
+            continue;
+        uint32_t node = comm_node_of(core(), comm, r);
+        while (!job.aborted && comm_restart_expected(core(), node) &&
+               !membership_is_member(&job.node->membership, node) && board_now_ns() < until)
+            run_once();
+    }
+}
+
 static int remake(const char *call, tori_comm comm, bool shrink, tori_comm *out)
 {
     enter_on(call, comm);
     REFUSE_IF_ABORTED(call);
+    if (!shrink)
+        await_restarts(comm);
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     uint32_t made = COMM_NULL;
@@ -686,8 +713,9 @@ int tori_adopted(struct tori_adoption *out)
     out->adopted = false;
     out->comm = TORI_COMM_NULL;
     out->rank = COMM_RANK_NONE;
-    if (comm_rank(core(), COMM_WORLD) != COMM_RANK_NONE)
-        return result("tori_adopted", TORI_OK);
+    if (comm_rank(core(), COMM_WORLD) != COMM_RANK_NONE &&
+        job.node->personality->boot_incarnation <= 1)
+        return result("tori_adopted", TORI_OK); /* a WORLD rank in its first life */
     uint32_t made = COMM_NULL;
     for (;;) {
         /* A spare expelled while it waits (a false suspicion) rejoins as a
@@ -762,12 +790,12 @@ void node_job_init(struct node *node)
     job.node = node;
     job.job = kernel_job();
     const struct personality *p = node->personality;
-    /* Spares run nothing but under REBUILD, where their application waits
-     * to adopt a failed rank (tori_adopted); a restarted node runs nothing,
-     * its ranks went on without it (rejoining a running job comes with the
-     * next issues). */
-    if (job.job == NULL || p->boot_incarnation > 1 ||
-        (personality_is_spare(p) && job.job->comm_mode != JOB_COMM_REBUILD))
+    /* Spares and restarted nodes run nothing but under REBUILD, where their
+     * application waits to adopt a failed rank (tori_adopted): a restarted
+     * node its own, when it is back before the survivors rebuild (else its
+     * ranks went on without it). */
+    bool standby = personality_is_spare(p) || p->boot_incarnation > 1;
+    if (job.job == NULL || (standby && job.job->comm_mode != JOB_COMM_REBUILD))
         return;
     job.state = JOB_WAITING;
     job.adopted_rank = COMM_RANK_NONE;
