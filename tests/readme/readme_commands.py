@@ -105,6 +105,18 @@ MAPPED = {
     "./tori bench membership": (
         ["sim.bench_membership_small"],
         "a timing benchmark up to 65,536 nodes; the test runs it up to 512"),
+    "./tori bench comm --plot comm-plots": (
+        ["tools.plot_bench", "emu.bench_comm_host"],
+        "a timing benchmark (minutes); one test runs it at a tiny size, the other draws "
+        "recorded comm.json records and checks every plot"),
+    "./tori bench faults --plot faults-plots": (
+        ["tools.plot_bench", "emu.bench_faults_small"],
+        "a timing benchmark (many tori); one test runs it at a tiny size, the other draws "
+        "recorded bench-faults.jsonl and faults.jsonl records and checks every plot"),
+    "./tori bench recovery --plot recovery-plots": (
+        ["tools.plot_bench", "emu.bench_recovery_host"],
+        "a timing benchmark (QEMU and host tori); one test runs it at a small size, the "
+        "other draws a recorded recovery.json and checks the plot"),
     "./tori bench faults": (
         ["emu.bench_faults_small"],
         "a timing benchmark (many tori); the test runs it at a tiny size"),
