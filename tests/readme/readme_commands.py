@@ -149,7 +149,8 @@ MAPPED = {
 
 COMMAND_TIMEOUT_S = 120   # a command that needs longer belongs in MAPPED
 CONSOLE_TIMEOUT_S = 30
-EMU_OUT = re.compile(r"events\.jsonl in (/tmp/tori-emu-[A-Za-z0-9]+)")
+EMU_OUT = re.compile(r"events\.jsonl in (/tmp/tori-emu-[A-Za-z0-9]+)"
+                     r"|tori-report: (/tmp/tori-sim-[A-Za-z0-9]+)/report\.html")
 RAW_VARIANT = re.compile(r"replace `(-kernel) \.\.\.` with\s+`([^`]+)`")
 
 
@@ -236,9 +237,10 @@ def stop(process):
 
 
 def remove_emu_out(output):
-    """tori-emu's default output directories the command named (/tmp/tori-emu-*)."""
-    for directory in EMU_OUT.findall(output):
-        shutil.rmtree(directory, ignore_errors=True)
+    """The fresh output directories the command named: tori-emu's and those
+    ./tori sim makes for its records (/tmp/tori-emu-*, /tmp/tori-sim-*)."""
+    for match in EMU_OUT.finditer(output):
+        shutil.rmtree(match.group(1) or match.group(2), ignore_errors=True)
 
 
 def run_command(command, root, env):
