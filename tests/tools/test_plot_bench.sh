@@ -14,23 +14,6 @@ OUT=$4
 rm -rf "$OUT" && mkdir -p "$OUT"
 command -v gnuplot >/dev/null || fail "gnuplot is not installed (./tori test installs gnuplot-nox)"
 
-# check_plots DIR NAME...: NAME.png is a PNG, NAME.svg parses as SVG, NAME.dat has data.
-check_plots() {
-    local dir=$1; shift
-    local name
-    for name in "$@"; do
-        [[ $(head -c 8 "$dir/$name.png" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] \
-            || fail "$dir/$name.png is not a PNG"
-        python3 -c '
-import sys, xml.etree.ElementTree as tree
-root = tree.parse(sys.argv[1]).getroot()
-assert root.tag.endswith("svg"), root.tag
-assert len(list(root.iter())) > 20, "an empty picture"
-' "$dir/$name.svg" 2> "$OUT/svg.err" || fail "$dir/$name.svg: $(tail -1 "$OUT/svg.err")"
-        grep -qv '^#' "$dir/$name.dat" || fail "$dir/$name.dat holds no data"
-    done
-}
-
 # draw_and_redraw KIND FILE NAME...: draws FILE's plots in OUT/KIND, then
 # from a copy in OUT/KIND-again (with what lies beside it), and compares the data.
 draw_and_redraw() {
@@ -39,7 +22,7 @@ draw_and_redraw() {
     for dir in "$OUT/$kind" "$OUT/$kind-again"; do
         python3 "$PLOT" "$dir/$file" > "$OUT/$kind.out" 2>&1
         check_status 0 $? "tori-plot $dir/$file"
-        check_plots "$dir" "$@"
+        check_plot_files "$dir" "$@"
         [[ $dir == "$OUT/$kind-again" ]] || cp -r "$dir" "$OUT/$kind-again"
     done
     local name
