@@ -523,7 +523,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     }
     if (o->out_dir != NULL && o->chaos) {
         usage_error("%s", "--out with --chaos",
-                    "a scripted run to record (a seed's faults replay with --emit-script)");
+                    "a scripted run to record; a seed's faults replay with --emit-script");
     }
     if (o->out_dir != NULL) {
         /* Made now: a directory that cannot be written is bad input. */
