@@ -114,6 +114,7 @@ import re, sys
 dom = open(sys.argv[1]).read()
 body = re.search(r'<body[^>]*>', dom).group(0)
 assert 'data-report="ok"' in body and 'data-script-error' not in body, body
+assert 'data-images="1/1"' in body, f"the timeline did not load: {body}"
 rows = re.findall(r'<tr class="fault"><td>(\d+)</td><td>([^<]*)</td>', dom)
 assert rows == [("1", "kill 5"), ("2", "restart 5")], rows
 assert '<td>every step</td><td><span class="pass">pass</span>' in dom
