@@ -668,10 +668,26 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
     fprintf(out, "\n");
 }
 
-/* Under a recovering mode: what recovered and what issue 14's checks saw. */
+/* Under a recovering mode: what recovered and what issue 14's checks saw
+ * (--json: an object whose event is the prefix, "chaos recovery" as
+ * "chaos-recovery"). */
 static void print_recovery(const struct sim_params *p, const struct sim_stats *s, FILE *out,
                            const char *prefix)
 {
+    if (p->json) {
+        fputs("{\"event\":\"", out);
+        for (const char *c = prefix; *c != '\0'; c++) {
+            fputc(*c == ' ' ? '-' : *c, out);
+        }
+        fprintf(out,
+                "\",\"mode\":\"%s\",\"msg\":\"%s\",\"survivors\":%" PRIu32
+                ",\"rebuilds\":%" PRIu32 ",\"adopted\":%" PRIu32 ",\"maps\":%" PRIu64
+                ",\"comm_epochs\":%" PRIu64 ",\"outcomes\":%" PRIu64 ",\"agrees\":%" PRIu64 "}\n",
+                job_comm_mode_name(p->app.comm_mode), job_message_mode_name(p->app.msg_mode),
+                s->app_survivors, s->app_rebuilds, s->app_adopted, s->ft_maps, s->ft_epochs,
+                s->ft_outcomes, s->ft_agrees);
+        return;
+    }
     fprintf(out,
             "%s mode=%s msg=%s survivors=%" PRIu32 " rebuilds=%" PRIu32 " adopted=%" PRIu32
             " maps=%" PRIu64 " comm_epochs=%" PRIu64 " outcomes=%" PRIu64 " agrees=%" PRIu64 "\n",

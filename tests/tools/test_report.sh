@@ -121,6 +121,23 @@ assert '<td>every step</td><td><span class="pass">pass</span>' in dom
 assert len(re.findall(r'<tr class="node">', dom)) >= 1
 PY
 
+# A job under a recovering mode: its records are JSON to the last line
+# (the recovery line too), and so is what --json prints.
+"$SIM" --dims 2x2x2 --app allreduce --iterations 60 --comm-mode shrink \
+    --inject 'kill 3 at iteration 20' --out "$OUT/sim-job" > "$OUT/sim-job.out" 2>&1
+check_status 0 $? "tori-sim --app --comm-mode shrink --out"
+"$SIM" --dims 2x2x2 --app allreduce --iterations 60 --comm-mode shrink \
+    --inject 'kill 3 at iteration 20' --json > "$OUT/sim-job.json" 2>&1
+for records in "$OUT/sim-job/sim.jsonl" "$OUT/sim-job.json"; do
+    python3 -c '
+import json, sys
+events = [json.loads(line)["event"] for line in open(sys.argv[1])]
+assert "recovery" in events and events[-1] == "app", events
+' "$records" || fail "$records: not JSON lines to the end"
+done
+python3 "$REPORT" "$OUT/sim-job" > "$OUT/sim-job-report.out" 2>&1
+check_status 0 $? "tori-report on a simulator job (see $OUT/sim-job-report.out)"
+
 # Bad input: one line, exit 2, no report.
 mkdir -p "$OUT/empty"
 python3 "$REPORT" "$OUT/empty" > "$OUT/bad.out" 2> "$OUT/bad.err"
