@@ -1,7 +1,7 @@
 /*
  * tori-bench-membership: what the membership protocol costs, as ratios.
  *
- *   tori-bench-membership [--max-nodes N] [--iterations K]
+ *   tori-bench-membership [--max-nodes N] [--iterations K] [--json FILE]
  *
  * 1. O_cp, the local recomputation after a change, versus N up to 65,536:
  *    (a) "core": one change to the live set (remove or re-add a member,
@@ -20,7 +20,8 @@
  *
  * Timings are wall-clock (this is a benchmark, not a test), the best of 7
  * runs, printed next to ratios; the simulator figures are exact and
- * reproducible.
+ * reproducible.  --json FILE also writes what sections 1 and 2 print as
+ * JSON lines, keyed by series and layout name, for tools/plot/tori-plot.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime: a host tool */
 
@@ -276,6 +277,41 @@ static struct ts_result bench_ts(const struct torus_geometry *g, enum membership
     return r;
 }
 
+/* --json FILE: one JSON line per figure printed (NULL: none). */
+static FILE *records;
+
+static void record_ocp(const char *dims, uint32_t n, const char *series, double ns)
+{
+    if (records != NULL)
+        fprintf(records,
+                "{\"record\":\"bench-membership-ocp\",\"dims\":\"%s\",\"nodes\":%u,"
+                "\"series\":\"%s\",\"ns\":%.1f}\n",
+                dims, n, series, ns);
+}
+
+static void record_fit(const char *series, const struct log_fit *f)
+{
+    if (records != NULL)
+        fprintf(records,
+                "{\"record\":\"bench-membership-ocp-fit\",\"series\":\"%s\",\"a_ns\":%.3f,"
+                "\"b_ns\":%.3f,\"worst_residual\":%.4f}\n",
+                series, f->a, f->b, f->worst_residual);
+}
+
+static void record_ts(const char *dims, uint32_t n, const char *layout, unsigned radix,
+                      const struct ts_result *r)
+{
+    if (records != NULL)
+        fprintf(records,
+                "{\"record\":\"bench-membership-ts\",\"dims\":\"%s\",\"nodes\":%u,"
+                "\"layout\":\"%s\",\"radix\":%u,\"hop_ns\":4600,\"cp_ns\":2000,"
+                "\"levels\":%u,\"messages\":%u,\"ts_ns\":%" PRIu64 ",\"base_ns\":%.0f,"
+                "\"distance_ns\":%.0f,\"path_ns\":%.0f,\"hop_sum\":%u,\"path_hops\":%u}\n",
+                dims, n, layout, radix, r->model.levels, r->messages, r->ts_ns,
+                r->model.base_ns, r->model.distance_ns, r->model.path_ns, r->model.hop_sum,
+                r->model.path_hops);
+}
+
 static double ratio(uint64_t a, uint64_t b)
 {
     return b == 0 ? 0.0 : (double)a / (double)b;
@@ -285,19 +321,29 @@ int main(int argc, char **argv)
 {
     uint32_t max_nodes = CONFIG_MAX_NODES;
     uint32_t iterations = 200000;
+    const char *json_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max-nodes") == 0 && i + 1 < argc) {
             max_nodes = (uint32_t)strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
             iterations = (uint32_t)strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
+            json_path = argv[++i];
         } else {
-            fprintf(stderr, TOOL ": unknown option '%s' (expected --max-nodes N, --iterations K)\n",
+            fprintf(stderr,
+                    TOOL ": unknown option '%s' (expected --max-nodes N, --iterations K, "
+                         "--json FILE)\n",
                     argv[i]);
             return 2;
         }
     }
     if (iterations < 100) {
         fprintf(stderr, TOOL ": --iterations %u is too few (expected at least 100)\n", iterations);
+        return 2;
+    }
+    if (json_path != NULL && (records = fopen(json_path, "we")) == NULL) {
+        fprintf(stderr, TOOL ": cannot create --json file '%s' (expected a writable path)\n",
+                json_path);
         return 2;
     }
 
@@ -333,6 +379,9 @@ int main(int argc, char **argv)
                sizes[i].dims, g.node_count, core_radix, core_radix / base_core[0], core_torus,
                core_torus / base_core[1], recv, recv / base_recv,
                log2((double)g.node_count) / 6.0);
+        record_ocp(sizes[i].dims, g.node_count, "core radix", core_radix);
+        record_ocp(sizes[i].dims, g.node_count, "core torus", core_torus);
+        record_ocp(sizes[i].dims, g.node_count, "receive radix", recv);
         fit_n[fitted] = g.node_count;
         fit_cost[0][fitted] = core_radix;
         fit_cost[1][fitted] = core_torus;
@@ -345,6 +394,7 @@ int main(int argc, char **argv)
         struct log_fit f = fit_log(fit_n, fit_cost[c], fitted);
         printf("%s %s %.1f + %.2f log2 N (worst residual %.0f%%)", c == 0 ? "" : ";", fit_names[c],
                f.a, f.b, 100.0 * f.worst_residual);
+        record_fit(fit_names[c], &f);
     }
     printf("\n");
 
@@ -370,6 +420,7 @@ int main(int argc, char **argv)
                            kind ? "torus" : "radix", radices[a]);
                     continue;
                 }
+                record_ts(sizes[i].dims, g.node_count, kind ? "torus" : "radix", radices[a], &r);
                 if (first_ts[kind][a] == 0) {
                     first_ts[kind][a] = r.ts_ns;
                 }
@@ -404,5 +455,9 @@ int main(int argc, char **argv)
     printf("per member: %.2f bytes (%u members); outbox (caller's) %zu bytes\n",
            (double)sizeof(struct membership) / CONFIG_MAX_NODES, (unsigned)CONFIG_MAX_NODES,
            sizeof(struct membership_outbox));
+    if (records != NULL && fclose(records) != 0) {
+        fprintf(stderr, TOOL ": cannot write --json file '%s'\n", json_path);
+        return 1;
+    }
     return 0;
 }

@@ -7,16 +7,18 @@
  *            [--link-detect-ns N] [--routes] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms' | --inject-file F]
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
- *            [--emit-script FILE] [--pcap DIR]
+ *            [--emit-script FILE] [--pcap DIR] [--out DIR]
  *            [--app allreduce|stencil [--iterations N] [--app-args a,b,...]]
  *            [--json] [--events | --quiet] [--trace-node N]
  *
  * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/sim.h"
 #include "sim/sim_chaos.h"
@@ -48,6 +50,8 @@ struct options {
     char *inject_read; /* the text of --inject-file, freed at exit */
     const char *emit_script; /* --emit-script FILE: the run's faults, in the fault language */
     const char *pcap_dir;    /* --pcap DIR: every node's frames (sim/sim_pcap.h) */
+    const char *out_dir;     /* --out DIR: the run's records, DIR/sim.jsonl */
+    FILE *records;           /* DIR/sim.jsonl, opened with the options */
     const char *dims_text;
     bool routes;
     bool chaos;
@@ -198,6 +202,9 @@ static void usage(void)
           "  --trace-node N       print what node N receives and sends\n"
           "  --pcap DIR           every node's frames, sent and received, in\n"
           "                       DIR/nodeN.pcap (virtual time; tools/wireshark/tori.lua)\n"
+          "  --out DIR            the run's records in DIR/sim.jsonl: its\n"
+          "                       configuration, every result line as JSON and the\n"
+          "                       summary (tools/plot/tori-report; not with --chaos)\n"
           "  --json               one JSON object per result\n"
           "  --events             print every membership event\n"
           "  --quiet              only the summary\n"
@@ -379,6 +386,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->emit_script = v;
         } else if (strcmp(a, "--pcap") == 0) {
             o->pcap_dir = v;
+        } else if (strcmp(a, "--out") == 0) {
+            o->out_dir = v;
         } else if (strcmp(a, "--app") == 0) {
             o->job_text.app = v;
             if (v != NULL && strcmp(v, "allreduce") == 0) {
@@ -433,7 +442,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
-                            "--settle-ms, --inject, --inject-file, --emit-script, --pcap, "
+                            "--settle-ms, --inject, --inject-file, --emit-script, --pcap, --out, "
                             "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --app, "
                             "--iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery-kills, --json, "
                             "--events, --quiet");
@@ -511,6 +520,22 @@ static void parse_args(int argc, char **argv, struct options *o)
     if (o->pcap_dir != NULL && o->chaos && o->seeds != 1) {
         usage_error("--pcap with --seeds %s", argv_seeds_text(o->seeds),
                     "one run to capture: --seeds 1");
+    }
+    if (o->out_dir != NULL && o->chaos) {
+        usage_error("%s", "--out with --chaos",
+                    "a scripted run to record; a seed's faults replay with --emit-script");
+    }
+    if (o->out_dir != NULL) {
+        /* Made now: a directory that cannot be written is bad input. */
+        char path[4096];
+        if ((mkdir(o->out_dir, 0755) != 0 && errno != EEXIST) ||
+            snprintf(path, sizeof path, "%s/sim.jsonl", o->out_dir) >= (int)sizeof path ||
+            (o->records = fopen(path, "w")) == NULL) {
+            fprintf(stderr, TOOL ": --out '%s' cannot be written (expected a writable "
+                            "directory)\n",
+                    o->out_dir);
+            exit(2);
+        }
     }
     if (o->emit_script != NULL && o->chaos && o->seeds != 1) {
         usage_error("--emit-script with --seeds %s", argv_seeds_text(o->seeds),
@@ -643,10 +668,26 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
     fprintf(out, "\n");
 }
 
-/* Under a recovering mode: what recovered and what issue 14's checks saw. */
+/* Under a recovering mode: what recovered and what issue 14's checks saw
+ * (--json: an object whose event is the prefix, "chaos recovery" as
+ * "chaos-recovery"). */
 static void print_recovery(const struct sim_params *p, const struct sim_stats *s, FILE *out,
                            const char *prefix)
 {
+    if (p->json) {
+        fputs("{\"event\":\"", out);
+        for (const char *c = prefix; *c != '\0'; c++) {
+            fputc(*c == ' ' ? '-' : *c, out);
+        }
+        fprintf(out,
+                "\",\"mode\":\"%s\",\"msg\":\"%s\",\"survivors\":%" PRIu32
+                ",\"rebuilds\":%" PRIu32 ",\"adopted\":%" PRIu32 ",\"maps\":%" PRIu64
+                ",\"comm_epochs\":%" PRIu64 ",\"outcomes\":%" PRIu64 ",\"agrees\":%" PRIu64 "}\n",
+                job_comm_mode_name(p->app.comm_mode), job_message_mode_name(p->app.msg_mode),
+                s->app_survivors, s->app_rebuilds, s->app_adopted, s->ft_maps, s->ft_epochs,
+                s->ft_outcomes, s->ft_agrees);
+        return;
+    }
     fprintf(out,
             "%s mode=%s msg=%s survivors=%" PRIu32 " rebuilds=%" PRIu32 " adopted=%" PRIu32
             " maps=%" PRIu64 " comm_epochs=%" PRIu64 " outcomes=%" PRIu64 " agrees=%" PRIu64 "\n",
@@ -733,6 +774,19 @@ static int run_script(const struct options *o)
     emit_script(o, p.seed, items, count);
     sim_add_injections(sim, items, count);
     fault_script_free(&script);
+    struct sim_params records_params = p; /* the records are JSON whatever is printed */
+    records_params.json = true;
+    if (o->records != NULL) {
+        fprintf(o->records,
+                "{\"event\":\"config\",\"dims\":\"%s\",\"nodes\":%" PRIu32
+                ",\"radix\":%u,\"tree\":\"%s\",\"hop_ns\":%" PRIu64 ",\"cp_ns\":%" PRIu64
+                ",\"heartbeat_ns\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"app\":\"%s\"}\n",
+                o->dims_text, o->geometry.node_count, p.radix,
+                p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", p.hop_ns, p.cp_ns,
+                p.heartbeat_ns, p.seed,
+                p.app.kind != SIM_APP_NONE ? sim_app_name(p.app.kind) : "none");
+        sim_set_records(sim, o->records);
+    }
     if (!p.json) {
         printf("sim dims=%" PRIu32 " nodes=%" PRIu32 " radix=%u tree=%s hop_ns=%" PRIu64
                " cp_ns=%" PRIu64 " heartbeat_ns=%" PRIu64 " unit_ns=%" PRIu64
@@ -748,12 +802,20 @@ static int run_script(const struct options *o)
     }
     bool ok = sim_run(sim, stdout);
     print_summary(&p, sim_get_stats(sim), stdout);
+    if (o->records != NULL)
+        print_summary(&records_params, sim_get_stats(sim), o->records);
     bool aborted = false;
     if (p.app.kind != SIM_APP_NONE) {
         print_app(&p, sim_get_stats(sim), stdout);
+        if (o->records != NULL)
+            print_app(&records_params, sim_get_stats(sim), o->records);
         aborted = sim_get_stats(sim)->app_aborted;
     }
     sim_destroy(sim);
+    if (o->records != NULL && fclose(o->records) != 0) {
+        fprintf(stderr, TOOL ": --out '%s': cannot write sim.jsonl\n", o->out_dir);
+        return 1;
+    }
     return !ok ? 1 : aborted ? 3 : 0;
 }
 
