@@ -11,7 +11,7 @@
 #include "net/torus/driver.h"
 #include "net/torus/route.h"
 
-_Static_assert(TORUS_FLOOD_MAX_SIZE == 1454, "the flood usage text says 1454");
+_Static_assert(TORUS_FLOOD_MAX_SIZE == 1450, "the flood usage text says 1450");
 
 static void on_flood(void *context, const struct torus_frame_header *header,
                      const uint8_t *payload, uint64_t now_ns)
@@ -223,7 +223,7 @@ static void command_flood(void *context, const char *arguments, uint64_t now_ns)
         !parse_u32(&cursor, TORUS_FLOOD_MAX_SIZE, &size) || *cursor != '\0' ||
         count == 0 || size < TORUS_FLOOD_MIN_SIZE) {
         console_command_reply_error("flood: expected 'flood DST COUNT SIZE' (COUNT 1..10000000, "
-                     "SIZE 12..1454) or 'flood stats'");
+                     "SIZE 12..1450) or 'flood stats'");
         return;
     }
     if (destination >= torus_geometry_node_count(&flood->network->geometry) ||

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct torus_frame_header header;
     const uint8_t *payload = NULL;
     enum torus_frame_status status =
-        torus_frame_decode(data, size, FUZZ_FRAME_NODES, &header, &payload);
+        torus_frame_decode(data, size, FUZZ_FRAME_NODES, NULL, &header, &payload);
     FUZZ_CHECK(strcmp(torus_frame_status_name(status), "?") != 0, "status %d has no name",
                (int)status);
     if (status != TORUS_FRAME_OK) {
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                "ranks %u, %u accepted", header.source, header.destination);
     FUZZ_CHECK(header.payload_length == 0 || payload == data + TORUS_FRAME_HEADER_SIZE,
                "payload outside the frame");
-    size_t length = torus_frame_encode(&header, payload, header.payload_length, encoded,
+    size_t length = torus_frame_encode(&header, payload, header.payload_length, NULL, encoded,
                                        sizeof encoded);
     FUZZ_CHECK(length == size && memcmp(encoded, data, size) == 0,
                "an accepted frame does not encode back to its bytes (%zu, %zu)", length, size);
@@ -44,9 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(forwarded == TORUS_FRAME_OK || forwarded == TORUS_FRAME_DROP_TTL_EXPIRED,
                "forward: %s", torus_frame_status_name(forwarded));
     if (forwarded == TORUS_FRAME_OK) {
-        torus_frame_seal(copy, size);
+        torus_frame_seal(copy, size, NULL);
         enum torus_frame_status again =
-            torus_frame_decode(copy, size, FUZZ_FRAME_NODES, &header, &payload);
+            torus_frame_decode(copy, size, FUZZ_FRAME_NODES, NULL, &header, &payload);
         FUZZ_CHECK(again == TORUS_FRAME_OK || again == TORUS_FRAME_DROP_TTL_EXPIRED,
                    "a forwarded frame: %s", torus_frame_status_name(again));
     }
