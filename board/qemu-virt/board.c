@@ -81,6 +81,21 @@ const uint8_t *board_job_block(size_t *length)
     return (const uint8_t *)QEMU_VIRT_JOB_ADDRESS;
 }
 
+/* A QEMU node's key comes in its job block or not at all. */
+bool board_link_key(uint8_t key[BOARD_KEY_BYTES])
+{
+    (void)key;
+    return false;
+}
+
+/* The links are the launcher's socket pairs (fds it hands to QEMU), which
+ * no other process reaches: a node may run keyless (`--auth off`, or a
+ * run with no job block). */
+bool board_keyless_allowed(void)
+{
+    return true;
+}
+
 /* "BOOT", the count, and the personality CRC it belongs to: a different
  * personality (a new job) starts counting again. */
 #define BOOT_RECORD_MAGIC 0x544F4F42u
