@@ -23,12 +23,33 @@
 
 static timer_id network_timer = -1;
 
+/* Frames refused for their tag, as last told in a bad-tag event. */
+#define NODE_NETWORK_BAD_TAG_EVENT_NS 1000000000ull
+static uint64_t bad_tag_told;
+static uint64_t bad_tag_told_ns;
+
+/* Forged frames, or another job's, are news: the first is told at once,
+ * later ones at most once a second (a flood must not flood the console). */
+static void tell_bad_tags(const struct node *node, uint64_t now_ns)
+{
+    uint64_t refused = node->network.reception.counters.frames.count[TORUS_FRAME_DROP_BAD_TAG];
+    if (refused == bad_tag_told ||
+        (bad_tag_told != 0 && now_ns - bad_tag_told_ns < NODE_NETWORK_BAD_TAG_EVENT_NS))
+        return;
+    event_begin("bad-tag");
+    event_add_u64("frames", refused);
+    event_end();
+    bad_tag_told = refused;
+    bad_tag_told_ns = now_ns;
+}
+
 static unsigned network_poll(void *context, uint64_t now_ns)
 {
     struct node *node = context;
     unsigned work = torus_network_poll(&node->network, NODE_NETWORK_POLL_BUDGET,
                                        now_ns);
     work += torus_ping_poll(&node->ping, now_ns);
+    tell_bad_tags(node, now_ns);
     uint64_t deadline = torus_network_next_deadline(&node->network);
     uint64_t ping_deadline = torus_ping_next_deadline(&node->ping);
     if (ping_deadline < deadline)
