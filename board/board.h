@@ -53,7 +53,7 @@ bool board_link_key(uint8_t key[BOARD_KEY_BYTES]);
  * Whether a node may run keyless (frames with a CRC only, anyone on the
  * wire may forge them): false where other processes can reach the links
  * (host UDP) unless the node was told so (host: --auth off); true on
- * qemu-virt, whose links only the launcher's sockets reach.
+ * qemu-virt, where the job block is the only way in for a key.
  */
 bool board_keyless_allowed(void);
 

@@ -88,9 +88,10 @@ bool board_link_key(uint8_t key[BOARD_KEY_BYTES])
     return false;
 }
 
-/* The links are the launcher's socket pairs (fds it hands to QEMU), which
- * no other process reaches: a node may run keyless (`--auth off`, or a
- * run with no job block). */
+/* A QEMU node's only way in for a key is its job block, so one with no
+ * job, or a job without a key (`tori-emu --auth off`, to measure the tag's
+ * cost), runs keyless.  Its links are the launcher's UDP sockets, each
+ * connected to its peer's address. */
 bool board_keyless_allowed(void)
 {
     return true;

@@ -4,7 +4,9 @@
  * handed to host nodes without a job as `--key-file`.  The key never
  * touches the disk, a log or a record: the keyed job block and the key are
  * memory files (memfd) the nodes inherit and open as /proc/self/fd/N; the
- * <out>/job.bin the launcher writes stays keyless.
+ * <out>/job.bin the launcher writes stays keyless.  A run with QEMU nodes
+ * and no job block is keyless on every board (a QEMU node has no other way
+ * in for the key) and says so.
  */
 #ifndef QEMU_LAUNCHER_EMU_AUTH_H
 #define QEMU_LAUNCHER_EMU_AUTH_H
