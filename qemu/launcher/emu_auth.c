@@ -87,8 +87,8 @@ bool emu_auth_prepare(struct emu *emu)
         /* A QEMU node's only way in for a key is the job block: a run
          * without one is keyless on every board, and says so. */
         programs->auth_off = true;
-        fprintf(emu->human, "tori-emu: frames carry no job key: QEMU nodes take it from the "
-                            "job block and this run has none (--app or --job)\n");
+        fprintf(stderr, "tori-emu: frames carry no job key: QEMU nodes take it from the "
+                        "job block and this run has none (--app or --job)\n");
         return true;
     }
     if (has_job && !read_job(emu, programs->job, &job))

@@ -201,7 +201,7 @@ def expect_one_frame_per_link(nodes, torus, timeout):
                           rf"link={re.escape(LINK_NAMES[link])} "
                           rf"source={torus.neighbour(node.rank, link)} "
                           rf"source_link={re.escape(LINK_NAMES[link ^ 1])} "
-                          rf"sequence=\d+ bytes=65", timeout, start=mark)
+                          rf"sequence=\d+ bytes=69", timeout, start=mark)  # 64 + 5
         bad = [line for line in node.lines[mark:] if " event=linktest-bad " in line]
         if bad:
             raise TestFailure(f"node {node.rank}: bad frames: {bad}")
