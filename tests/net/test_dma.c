@@ -294,14 +294,18 @@ static void check_keyed_poll(void)
     struct seen seen;
     memset(&seen, 0, sizeof(seen));
     torus_dma_ring_init(&ring, NODES, &key);
-    size_t l = tori_frame(TORUS_FRAME_TYPE_MEMBERSHIP, 1, frame); /* keyless */
+    /* Sources 1, 2, 3: keyless, under another key, under the ring's key. */
+    size_t l = tori_frame(TORUS_FRAME_TYPE_MEMBERSHIP, 1, frame);
     CHECK_EQ(torus_dma_inject(&ring, frame, l, NULL), TORUS_DMA_OK);
+    l = tori_frame(TORUS_FRAME_TYPE_MEMBERSHIP, 2, frame);
     torus_frame_seal(frame, l, &other);
     CHECK_EQ(torus_dma_inject(&ring, frame, l, NULL), TORUS_DMA_OK);
+    l = tori_frame(TORUS_FRAME_TYPE_MEMBERSHIP, 3, frame);
     torus_frame_seal(frame, l, &key);
     CHECK_EQ(torus_dma_inject(&ring, frame, l, NULL), TORUS_DMA_OK);
     CHECK_EQ(torus_dma_poll(&ring, 10, &table, &seen), 3);
     CHECK_EQ(seen.calls, 1);
+    CHECK_EQ(seen.source[0], 3);
     CHECK_EQ(ring.counters.frames.count[TORUS_FRAME_DROP_BAD_TAG], 2);
     CHECK_EQ(ring.counters.frames.count[TORUS_FRAME_OK], 1);
     CHECK_EQ(ring.counters.dispatched, 1);
