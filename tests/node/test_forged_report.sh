@@ -17,11 +17,11 @@ RELAY=$3
 OUT=$4
 AUTH=${FORGED_REPORT_AUTH:-on}
 rm -rf "$OUT" && mkdir -p "$OUT"
-# A slow detector (500 ms): a loaded machine must not make a false
+# A slow detector (1 s): a loaded machine must not make a false
 # detection look like the forgery's work; a forged report acts at once.
 FORGE_NODE="$NODE" FORGE_RANK=1 FORGE_LINK=x- FORGE_VICTIM=2 FORGE_ROOT=0 FORGE_AT_MS=1500 \
     "$EMU" --dims 4 --board host --node-binary "$RELAY" --auth "$AUTH" --duration 3s \
-    --heartbeat-ms 50 --detect-timeout-ms 500 \
+    --heartbeat-ms 100 --detect-timeout-ms 1000 \
     --out "$OUT/run" > "$OUT/run.txt" 2>&1 ||
     { tail -n 20 "$OUT/run.txt" >&2; fail "tori-emu failed"; }
 LOGS=("$OUT"/run/node*.log)
