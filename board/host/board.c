@@ -240,6 +240,7 @@ static bool load_key(const char *path)
         return false;
     }
     memcpy(link_key, buffer, BOARD_KEY_BYTES);
+    memset(buffer, 0, sizeof buffer); /* one copy of the key, not two */
     link_key_present = true;
     return true;
 }
