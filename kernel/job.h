@@ -23,9 +23,12 @@
  * comm_mode and message_mode are WORLD's failure and message modes (issue
  * 14; every communicator the application creates takes them too).  Fields
  * of features later issues bring (recovery policy, checkpoints: issue 15;
- * seed nodes, routing: issue 16; job key: issue 20) are defined now and
- * accept only their "off" value, with an error that says so.  The job key
- * is never printed.
+ * seed nodes, routing: issue 16) are defined now and accept only their
+ * "off" value, with an error that says so.  The job key (issue 20): all
+ * zero is none, else 128 random bits (the launcher's, from /dev/urandom;
+ * a key of fewer than 4 distinct byte values is refused as no random key);
+ * every frame is then tagged under it (net/torus/frame.h).  It is never
+ * printed.
  */
 #ifndef KERNEL_JOB_H
 #define KERNEL_JOB_H
@@ -80,7 +83,7 @@ struct job {
     uint32_t seed_count;          /* 0 until issue 16 */
     uint32_t seed_node[JOB_SEED_NODES];
     int64_t app_arg[JOB_APP_ARGS];
-    uint8_t job_key[JOB_KEY_BYTES]; /* all zero until issue 20; never printed */
+    uint8_t job_key[JOB_KEY_BYTES]; /* all zero: none; never printed */
     char recovery_policy[JOB_POLICY_BYTES]; /* NUL-padded; empty until issue 15 */
 };
 

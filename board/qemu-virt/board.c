@@ -82,6 +82,22 @@ const uint8_t *board_job_block(size_t *length)
     return (const uint8_t *)QEMU_VIRT_JOB_ADDRESS;
 }
 
+/* A QEMU node's key comes in its job block or not at all. */
+bool board_link_key(uint8_t key[BOARD_KEY_BYTES])
+{
+    (void)key;
+    return false;
+}
+
+/* A QEMU node's only way in for a key is its job block, so one with no
+ * job, or a job without a key (`tori-emu --auth off`, to measure the tag's
+ * cost), runs keyless.  Its links are the launcher's UDP sockets, each
+ * connected to its peer's address. */
+bool board_keyless_allowed(void)
+{
+    return true;
+}
+
 /* "BOOT", the count, and the personality CRC it belongs to: a different
  * personality (a new job) starts counting again. */
 #define BOOT_RECORD_MAGIC 0x544F4F42u

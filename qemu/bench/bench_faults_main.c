@@ -224,7 +224,8 @@ int main(int argc, char **argv)
                 o.emu);
         return 2;
     }
-    const struct emu_programs wanted = {"qemu-system-arm", o.image, o.node_binary, NULL, NULL};
+    const struct emu_programs wanted = {
+        .qemu = "qemu-system-arm", .image = o.image, .node_binary = o.node_binary};
     static struct emu_program_paths paths;
     static char why[EMU_PATH_MAX + 256];
     if (!emu_spawn_check_programs(&wanted, want_qemu, want_host, &paths, why, sizeof why)) {

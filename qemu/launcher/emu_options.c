@@ -72,6 +72,9 @@ void emu_options_usage(FILE *out)
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
         "                       (<out>/nodeN.qmp) for its status; fail unless running\n"
+        "  --auth on|off        tag every frame with a job key (SipHash-2-4) made for\n"
+        "                       this run from /dev/urandom, never shown (default on;\n"
+        "                       off: frames carry only a CRC, to measure the cost)\n"
         "  --pcap               capture every link end's frames, both directions, in\n"
         "                       <out>/pcap/nodeN-DIR.pcap (pcap, for tshark/Wireshark\n"
         "                       with tools/wireshark/tori.lua)\n"
@@ -130,7 +133,7 @@ static bool parse_duration_option(const char *option, const char *value, bool al
 struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
-    const char *image, *node_binary, *qemu, *job;
+    const char *image, *node_binary, *qemu, *job, *auth;
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
     const char *checkpoint_every;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
@@ -158,6 +161,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--node-binary", &raw->node_binary, NULL},
         {"--qemu", &raw->qemu, NULL},
         {"--job", &raw->job, NULL},
+        {"--auth", &raw->auth, NULL},
         {"--app", &raw->app, NULL},
         {"--iterations", &raw->iterations, NULL},
         {"--progress", &raw->progress, NULL},
@@ -265,7 +269,11 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->verbose = raw.verbose;
     o->check_qmp = raw.check_qmp;
     o->pcap = raw.pcap;
-    o->sequential = raw.sequential || raw.demo;
+    o->auth = raw.auth == NULL || strcmp(raw.auth, "on") == 0;
+    if (raw.auth != NULL && !o->auth && strcmp(raw.auth, "off") != 0) {
+        cli_invalid(error, capacity, "--auth", raw.auth, "on or off");
+        return EMU_OPTIONS_ERROR;
+    }    o->sequential = raw.sequential || raw.demo;
     o->image = raw.image != NULL ? raw.image : default_image;
     o->node_binary = raw.node_binary != NULL ? raw.node_binary : default_node_binary;
     o->qemu = raw.qemu != NULL ? raw.qemu : "qemu-system-arm";

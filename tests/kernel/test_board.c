@@ -55,6 +55,17 @@ const uint8_t *board_job_block(size_t *length)
     return NULL;
 }
 
+bool board_link_key(uint8_t key[BOARD_KEY_BYTES])
+{
+    (void)key;
+    return false;
+}
+
+bool board_keyless_allowed(void)
+{
+    return true;
+}
+
 void board_idle_until(uint64_t deadline_ns)
 {
     test_board_clock_ns = deadline_ns;
