@@ -36,8 +36,10 @@ static struct {
     tori_save_fn save;
     tori_load_fn load;
     void *context;
-    uint32_t committed;  /* newest generation committed on this node, 0: none */
-    uint32_t next;       /* the next round's generation */
+    /* The newest generation committed, the same at every rank (a commit
+     * is an allreduce's result; a restore agrees on it): the next round's
+     * is one more, whose slots never hold the committed one's. */
+    uint32_t committed;
 } ckpt;
 
 static int64_t bitmap[BITMAP_WORDS];
@@ -56,6 +58,16 @@ static void store_ready(void)
         ckpt.job = crc32_update(0, block, sizeof block);
     }
     ckpt.ready = true;
+}
+
+/* The runtime's own failures are the application's errors, named. */
+static int checkpoint_failed(const char *call)
+{
+    event_begin("app-error");
+    event_add_str("call", call);
+    event_add_text("error", tori_error_text(TORI_ERR_CHECKPOINT));
+    event_end();
+    return TORI_ERR_CHECKPOINT;
 }
 
 int tori_checkpoint_register(tori_save_fn save, tori_load_fn load, void *context)
@@ -114,7 +126,7 @@ int tori_checkpoint(tori_comm comm, uint32_t done)
         done % job->checkpoint_interval != 0)
         return TORI_OK;
     if (ckpt.save == NULL)
-        return TORI_ERR_CHECKPOINT;
+        return checkpoint_failed("tori_checkpoint");
     uint32_t rank, size;
     int error = tori_rank(comm, &rank);
     if (error == TORI_OK)
@@ -125,7 +137,7 @@ int tori_checkpoint(tori_comm comm, uint32_t done)
     error = tori_barrier(comm); /* the cut */
     if (error != TORI_OK)
         return error;
-    uint32_t generation = (ckpt.next > ckpt.committed ? ckpt.next : ckpt.committed + 1u);
+    uint32_t generation = ckpt.committed + 1u;
     uint8_t *own = checkpoint_slot(&ckpt.store, CHECKPOINT_OWN, generation);
     uint8_t *ward_slot = checkpoint_slot(&ckpt.store, CHECKPOINT_WARD, generation);
     /* cert: indirect call, targets are the save functions given to tori_checkpoint_register */
@@ -158,11 +170,10 @@ int tori_checkpoint(tori_comm comm, uint32_t done)
     }
     int64_t all = 0;
     error = tori_allreduce(comm, &verified, &all, 1, TORI_INT64, TORI_MIN);
-    ckpt.next = generation + 1u;
     if (error != TORI_OK)
         return error;
     if (all == 0)
-        return TORI_ERR_CHECKPOINT;
+        return checkpoint_failed("tori_checkpoint");
     checkpoint_commit_write(&ckpt.store, ckpt.job, rank, generation);
     ckpt.committed = generation;
     uint64_t finished = board_now_ns();
@@ -214,7 +225,7 @@ int tori_restore(tori_comm comm, uint32_t *done)
     store_ready();
     *done = 0;
     if (ckpt.load == NULL)
-        return TORI_ERR_CHECKPOINT;
+        return checkpoint_failed("tori_restore");
     uint32_t rank, size;
     int error = tori_rank(comm, &rank);
     if (error == TORI_OK)
@@ -222,16 +233,16 @@ int tori_restore(tori_comm comm, uint32_t *done)
     if (error != TORI_OK)
         return error;
     if (size > CONFIG_CHECKPOINT_MAX_RANKS)
-        return TORI_ERR_CHECKPOINT;
+        return checkpoint_failed("tori_restore");
     uint64_t started = board_now_ns();
     uint32_t have, target;
     error = restore_target(comm, rank, &have, &target);
     if (error != TORI_OK)
         return error;
-    if (target == 0)
+    if (target == 0) {
+        ckpt.committed = 0;
         return TORI_ERR_NO_CHECKPOINT;
-    if (target >= ckpt.next)
-        ckpt.next = target + 1u;
+    }
     /* Who lacks it: a bitmap, 62 ranks a word (a sum of distinct bits). */
     uint32_t words = size / 62u + 1u;
     memset(bitmap, 0, sizeof bitmap);
@@ -284,7 +295,8 @@ int tori_restore(tori_comm comm, uint32_t *done)
     if (error != TORI_OK)
         return error;
     if (all == 0 || everywhere == 0) {
-        /* Uniformly from the beginning; the lost generation is never named again. */
+        /* Uniformly from the beginning; the next round overwrites what is
+         * left of the lost generations. */
         checkpoint_commit_write(&ckpt.store, ckpt.job, rank, 0);
         ckpt.committed = 0;
         return TORI_ERR_NO_CHECKPOINT;
