@@ -79,9 +79,11 @@ static uint32_t rng(uint32_t bound)
  * root locate themselves at different costs, so a single fixed member would
  * measure where it happens to sit in the tree at this N rather than N.
  */
-static double bench_core(uint32_t n, enum membership_layout_kind kind, unsigned radix,
-                         uint32_t iterations)
+static double bench_core(const struct torus_geometry *g, enum membership_layout_kind kind,
+                         unsigned radix, uint32_t iterations)
 {
+    struct membership_layout layout = {.kind = kind, .geometry = *g};
+    uint32_t n = g->node_count;
     static struct membership_view view;
     membership_view_reset(&view, n);
     for (uint32_t p = 0; p < n; p++) {
@@ -99,11 +101,11 @@ static double bench_core(uint32_t n, enum membership_layout_kind kind, unsigned 
         struct membership_tree_links links;
         membership_view_remove(&view, victim);
         digest ^= membership_id_digest(victim);
-        membership_tree_locate(&view, kind, radix, self, &links);
+        membership_tree_locate(&view, &layout, radix, self, &links);
         sink += links.child_count + links.parent;
         membership_view_add(&view, victim);
         digest ^= membership_id_digest(victim);
-        membership_tree_locate(&view, kind, radix, self, &links);
+        membership_tree_locate(&view, &layout, radix, self, &links);
         sink += links.child_count + links.parent;
     }
     uint64_t elapsed = now_ns() - start;
@@ -318,9 +320,9 @@ int main(int argc, char **argv)
         double core_torus = 1e18;
         double recv = 1e18;
         for (int rep = 0; rep < 7; rep++) {
-            core_radix = fmin(core_radix, bench_core(g.node_count, MEMBERSHIP_LAYOUT_RADIX, 4,
+            core_radix = fmin(core_radix, bench_core(&g, MEMBERSHIP_LAYOUT_RADIX, 4,
                                                      iterations));
-            core_torus = fmin(core_torus, bench_core(g.node_count, MEMBERSHIP_LAYOUT_TORUS, 4,
+            core_torus = fmin(core_torus, bench_core(&g, MEMBERSHIP_LAYOUT_TORUS, 4,
                                                      iterations));
             recv = fmin(recv, bench_receive(&g, MEMBERSHIP_LAYOUT_RADIX, 4, iterations / 10));
         }

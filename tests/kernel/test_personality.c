@@ -140,7 +140,7 @@ static void test_out_of_range_fields(void)
     CHECK(strcmp(field_of_encoded(&p), "tree_radix") == 0);
     p = valid_personality(); p.tree_radix = 32;
     CHECK(strcmp(field_of_encoded(&p), "tree_radix") == 0);
-    p = valid_personality(); p.tree_layout = 2;
+    p = valid_personality(); p.tree_layout = 3;
     CHECK(strcmp(field_of_encoded(&p), "tree_layout") == 0);
     p = valid_personality(); p.role = 9;
     CHECK(strcmp(field_of_encoded(&p), "role") == 0);

@@ -36,7 +36,7 @@ static void run(const char *dims, unsigned radix, enum membership_layout_kind la
     };
     struct sim_result r;
     sim_case_run(&c, &r, NULL);
-    const char *tree = layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix";
+    const char *tree = membership_layout_name(layout);
     CHECKF(r.ran && r.ok, "%s %s a=%u: %s", dims, tree, radix, r.stats.violation_text);
     const struct sim_stats *s = &r.stats;
     uint64_t live = n - 1;

@@ -98,7 +98,7 @@ static void run(const char *dims, unsigned radix, enum membership_layout_kind la
     };
     struct sim_result r;
     sim_case_run(&c, &r, NULL);
-    const char *tree = layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix";
+    const char *tree = membership_layout_name(layout);
     CHECKF(r.ran, "%s %s a=%u %s: did not run", dims, tree, radix, s->name);
     if (!r.ran) {
         return;
