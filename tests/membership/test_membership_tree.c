@@ -6,6 +6,7 @@
  * the same live set by different histories compute the same tree.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +161,130 @@ static void check_trees(const struct membership_view *v, const struct membership
     }
 }
 
+/*
+ * The BOX tree's paths over a view: hops[k] the torus hops down the tree
+ * from the root to member k, relays[k] how many of those steps go to a
+ * first child (the next live member after its parent, relaying the rest of
+ * the parent's own box), parent_of[k] the parent's rank.  Parents come
+ * before their children in rank order.
+ */
+static uint32_t box_hops[CONFIG_MAX_NODES];
+static uint32_t box_relays[CONFIG_MAX_NODES];
+static uint32_t box_parent[CONFIG_MAX_NODES];
+
+static void box_paths(const struct membership_view *v, const struct membership_layout *layout,
+                      unsigned radix)
+{
+    const struct torus_geometry *g = &layout->geometry;
+    for (uint32_t k = 0; k < v->live; k++) {
+        uint32_t pos = membership_view_select(v, k);
+        struct membership_tree_links links;
+        CHECK(membership_tree_locate(v, layout, radix, pos, &links));
+        box_hops[k] = 0;
+        box_relays[k] = 0;
+        box_parent[k] = UINT32_MAX;
+        if (k == 0) {
+            continue;
+        }
+        uint32_t up = membership_view_rank(v, links.parent);
+        CHECK(up < k);
+        struct membership_tree_links parent;
+        CHECK(membership_tree_locate(v, layout, radix, links.parent, &parent));
+        box_parent[k] = up;
+        box_hops[k] = box_hops[up] + torus_geometry_distance(g, membership_layout_id(layout, pos),
+                                                             membership_layout_id(layout, links.parent));
+        box_relays[k] = box_relays[up] + (parent.children[0] == pos ? 1u : 0u);
+    }
+}
+
+static uint32_t eccentricity(const struct torus_geometry *g, uint32_t id)
+{
+    uint32_t ecc = 0;
+    for (uint32_t other = 0; other < g->node_count; other++) {
+        uint32_t d = torus_geometry_distance(g, id, other);
+        ecc = d > ecc ? d : ecc;
+    }
+    return ecc;
+}
+
+/*
+ * No member missing: the root is id 0, the origin of the bisection.  A
+ * member reached through children that head boxes only (no relay) is on a
+ * shortest torus path; each relay step adds at most 2 hops (it is one hop
+ * from its parent).  All of them shortest is not possible with fan-out <= a
+ * when the root has more than a torus neighbours (each neighbour, one hop
+ * away, would have to be the root's child).  Also the tree's longest path
+ * against the root's eccentricity, the term of T_s the tree decides.
+ */
+static void check_box_full(const struct torus_geometry *g, unsigned radix, bool print)
+{
+    struct membership_layout layout = {.kind = MEMBERSHIP_LAYOUT_BOX, .geometry = *g};
+    uint32_t n = g->node_count;
+    membership_view_reset(&incremental, n);
+    for (uint32_t p = 0; p < n; p++) {
+        membership_view_add(&incremental, p);
+    }
+    CHECK(membership_layout_id(&layout, membership_tree_root(&incremental)) == 0);
+    box_paths(&incremental, &layout, radix);
+    uint32_t shortest = 0;
+    uint32_t worst = 0;
+    uint32_t longest = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id = membership_layout_id(&layout, membership_view_select(&incremental, k));
+        uint32_t excess = box_hops[k] - torus_geometry_distance(g, 0, id);
+        CHECKF(box_relays[k] > 0 || excess == 0,
+               "id %u: %u hops over its distance without a relay (a=%u)", id, excess, radix);
+        CHECKF(excess <= 2u * box_relays[k], "id %u: %u hops over, %u relays (a=%u)", id, excess,
+               box_relays[k], radix);
+        shortest += excess == 0 ? 1u : 0u;
+        worst = excess > worst ? excess : worst;
+        longest = box_hops[k] > longest ? box_hops[k] : longest;
+    }
+    if (print) {
+        printf("box a=%-2u %5u nodes: %5.1f%% shortest, at most %2u hops over, longest path %u, "
+               "eccentricity %u\n",
+               radix, n, 100.0 * shortest / n, worst, longest, eccentricity(g, 0));
+    }
+}
+
+/*
+ * A hole absorbed: after any one member h (not the root) fails, every
+ * member outside h's old subtree keeps its parent, so its path (shortest
+ * or not) is unchanged; h's place goes to the next member of its chunk.
+ */
+static void check_box_hole(const struct torus_geometry *g, unsigned radix, uint32_t hole_id)
+{
+    static uint32_t hops_before[CONFIG_MAX_NODES];
+    static uint32_t parent_before[CONFIG_MAX_NODES];
+    static bool under_hole[CONFIG_MAX_NODES];
+    struct membership_layout layout = {.kind = MEMBERSHIP_LAYOUT_BOX, .geometry = *g};
+    uint32_t n = g->node_count;
+    uint32_t hole = membership_layout_pos(&layout, hole_id);
+    membership_view_reset(&incremental, n);
+    for (uint32_t p = 0; p < n; p++) {
+        membership_view_add(&incremental, p);
+    }
+    box_paths(&incremental, &layout, radix);
+    for (uint32_t k = 0; k < n; k++) {
+        hops_before[k] = box_hops[k];
+        parent_before[k] = box_parent[k];
+        under_hole[k] = k == hole || (k > 0 && under_hole[box_parent[k]]);
+    }
+    membership_view_remove(&incremental, hole);
+    box_paths(&incremental, &layout, radix);
+    for (uint32_t k = 0; k + 1 < n; k++) {
+        uint32_t was = k < hole ? k : k + 1u; /* rank before the hole */
+        if (under_hole[was]) {
+            continue;
+        }
+        uint32_t parent_was = box_parent[k] == UINT32_MAX ? UINT32_MAX
+                              : box_parent[k] < hole      ? box_parent[k]
+                                                          : box_parent[k] + 1u;
+        CHECKF(parent_was == parent_before[was] && box_hops[k] == hops_before[was],
+               "member at position %u moved when position %u failed", was, hole);
+    }
+}
+
 static void random_history(const struct torus_geometry *g, uint32_t steps,
                            unsigned long long seed)
 {
@@ -246,6 +371,27 @@ int main(void)
     random_history(&g, 20000, 3);
     if (make_geometry(&g, 3, big, false)) {
         random_history(&g, 60000, 4);
+    }
+    /* The BOX tree's paths, no member missing, then one missing. */
+    static const uint32_t shapes[][3] = {{4, 4, 4},  {16, 8, 8}, {16, 16, 16},
+                                         {64, 32, 32}, {3, 5, 7}, {6, 6, 6}};
+    for (unsigned i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        for (int mesh = 0; mesh < 2; mesh++) {
+            if ((mesh && shapes[i][0] > 16) || !make_geometry(&g, 3, shapes[i], mesh)) {
+                continue;
+            }
+            for (unsigned a = 2; a <= 16; a *= 2) {
+                check_box_full(&g, a, !mesh && shapes[i][0] >= 16);
+            }
+            if (g.node_count <= 4096) {
+                unsigned long long rng = 7 + i;
+                for (int h = 0; h < 4; h++) {
+                    uint32_t hole = 1u + (uint32_t)(test_random(&rng) % (g.node_count - 1u));
+                    check_box_hole(&g, 4, hole);
+                    check_box_hole(&g, 2, hole);
+                }
+            }
+        }
     }
     return check_report("membership.tree");
 }
