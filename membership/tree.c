@@ -137,15 +137,6 @@ static uint32_t tree_capacity(uint32_t levels, unsigned radix)
     return capacity < UINT32_MAX ? (uint32_t)capacity : UINT32_MAX;
 }
 
-/* First live position in [from, to), or MEMBERSHIP_POS_NONE. */
-static uint32_t first_live_in(const struct membership_view *view, uint32_t from, uint32_t to)
-{
-    uint64_t bits = view->words[from / 64u] & ~((UINT64_C(1) << (from % 64u)) - 1u);
-    uint32_t found = bits != 0 ? (from / 64u) * 64u + (uint32_t)__builtin_ctzll(bits)
-                               : membership_view_select(view, membership_view_rank(view, from));
-    return found < to ? found : MEMBERSHIP_POS_NONE;
-}
-
 /*
  * A chunk of positions [start, end) of a BOX subtree's range, with a box
  * of the bisection that holds it (the cuts below are looked for from
@@ -260,7 +251,7 @@ static uint32_t box_chunks(const struct membership_view *view,
     }
     uint32_t kept = 0;
     for (uint32_t i = 0; i < count; i++) {
-        chunks[i].head = first_live_in(view, chunks[i].start, chunks[i].end);
+        chunks[i].head = membership_view_first_live_in(view, chunks[i].start, chunks[i].end);
         if (chunks[i].head != MEMBERSHIP_POS_NONE) {
             chunks[kept++] = chunks[i];
         }
