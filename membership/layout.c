@@ -75,6 +75,14 @@ static unsigned box_cut_dim(const struct torus_geometry *g, const struct members
     return best;
 }
 
+uint32_t membership_layout_box_cut(const struct membership_layout *layout,
+                                   const struct membership_layout_box *box)
+{
+    unsigned d = box_cut_dim(&layout->geometry, box);
+    uint32_t extent = box->extent[d];
+    return box->start + box->size / extent * ((extent + 1u) / 2u);
+}
+
 void membership_layout_box_split(const struct membership_layout *layout,
                                  const struct membership_layout_box *box,
                                  struct membership_layout_box *first,

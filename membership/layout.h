@@ -77,6 +77,10 @@ struct membership_layout_box {
 void membership_layout_box_whole(const struct membership_layout *layout,
                                  struct membership_layout_box *box);
 
+/* Position where box (size > 1) is cut: its second part's start.  O(dims). */
+uint32_t membership_layout_box_cut(const struct membership_layout *layout,
+                                   const struct membership_layout_box *box);
+
 /*
  * Cuts box (size > 1) into its two parts; the second starts at position
  * second->start.  O(dims).

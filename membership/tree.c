@@ -156,6 +156,11 @@ static void box_chunk_descend(const struct membership_layout *layout, struct box
 {
     c->cut = false;
     while (c->box.size > 1u) {
+        uint32_t cut = membership_layout_box_cut(layout, &c->box);
+        if (cut > c->start && cut < c->end) {
+            c->cut = true; /* most chunks are whole boxes: no copy */
+            return;
+        }
         struct membership_layout_box first;
         struct membership_layout_box second;
         membership_layout_box_split(layout, &c->box, &first, &second);
@@ -179,12 +184,13 @@ static void box_chunk_descend(const struct membership_layout *layout, struct box
  * with its apex.  If a chunk then holds more live members than budget-1
  * levels can (holes left it unbalanced), the "runs" cut of the live members
  * instead: equal counts, which always fit.  Empty chunks are dropped.
- * Returns the chunk count.
+ * Returns the chunk count; with toward a live position inside the range
+ * (not MEMBERSHIP_POS_NONE), only the chunk holding it, in chunks[0].
  */
 static uint32_t box_chunks(const struct membership_view *view,
                            const struct membership_layout *layout, unsigned radix, uint32_t s,
                            uint32_t end, const struct membership_layout_box *box, uint32_t budget,
-                           struct box_chunk chunks[CONFIG_TREE_RADIX_MAX])
+                           uint32_t toward, struct box_chunk chunks[CONFIG_TREE_RADIX_MAX])
 {
     if (s + 1u >= end) {
         return 0;
@@ -249,6 +255,16 @@ static uint32_t box_chunks(const struct membership_view *view,
             box_chunk_descend(layout, &chunks[i]);
         }
     }
+    if (toward != MEMBERSHIP_POS_NONE) {
+        /* Only the chunk holding the live position toward: it is not empty. */
+        uint32_t i = 0;
+        while (i + 1u < count && chunks[i].end <= toward) {
+            i++;
+        }
+        chunks[0] = chunks[i];
+        chunks[0].head = membership_view_first_live_in(view, chunks[0].start, chunks[0].end);
+        return 1;
+    }
     uint32_t kept = 0;
     for (uint32_t i = 0; i < count; i++) {
         chunks[i].head = membership_view_first_live_in(view, chunks[i].start, chunks[i].end);
@@ -278,7 +294,8 @@ static void locate_box(const struct membership_view *view, const struct membersh
     uint32_t depth = 0;
     uint32_t parent = MEMBERSHIP_POS_NONE;
     for (;;) {
-        uint32_t count = box_chunks(view, layout, radix, s, end, &box, budget, chunks);
+        uint32_t toward = s == pos ? MEMBERSHIP_POS_NONE : pos;
+        uint32_t count = box_chunks(view, layout, radix, s, end, &box, budget, toward, chunks);
         if (s == pos) {
             out->child_count = count;
             for (uint32_t i = 0; i < count; i++) {
@@ -286,14 +303,10 @@ static void locate_box(const struct membership_view *view, const struct membersh
             }
             break;
         }
-        uint32_t i = 0;
-        while (i + 1u < count && chunks[i].end <= pos) {
-            i++;
-        }
         parent = s;
-        s = chunks[i].head;
-        end = chunks[i].end;
-        box = chunks[i].box;
+        s = chunks[0].head;
+        end = chunks[0].end;
+        box = chunks[0].box;
         budget--;
         depth++;
     }
