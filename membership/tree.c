@@ -196,9 +196,8 @@ static uint32_t box_chunks(const struct membership_view *view,
         return 0;
     }
     uint32_t count = 1;
-    chunks[0].start = s + 1u;
-    chunks[0].end = end;
-    chunks[0].box = *box;
+    chunks[0] = (struct box_chunk){.start = s + 1u, .end = end, .box = *box,
+                                   .head = MEMBERSHIP_POS_NONE};
     box_chunk_descend(layout, &chunks[0]);
     while (count < radix) {
         uint32_t best = count;
@@ -217,9 +216,8 @@ static uint32_t box_chunks(const struct membership_view *view,
             chunks[i] = chunks[i - 1u];
         }
         count++;
-        chunks[best + 1u].start = second.start;
-        chunks[best + 1u].end = chunks[best].end;
-        chunks[best + 1u].box = second;
+        chunks[best + 1u] = (struct box_chunk){.start = second.start, .end = chunks[best].end,
+                                               .box = second, .head = MEMBERSHIP_POS_NONE};
         chunks[best].end = second.start;
         chunks[best].box = first;
         box_chunk_descend(layout, &chunks[best]);
@@ -243,9 +241,9 @@ static uint32_t box_chunks(const struct membership_view *view,
             if (size == 0) {
                 break;
             }
-            chunks[count].start = membership_view_select(view, first_rank);
-            chunks[count].end = end;
-            chunks[count].box = *box;
+            chunks[count] = (struct box_chunk){.start = membership_view_select(view, first_rank),
+                                               .end = end, .box = *box,
+                                               .head = MEMBERSHIP_POS_NONE};
             if (count > 0) {
                 chunks[count - 1u].end = chunks[count].start;
             }
