@@ -208,8 +208,7 @@ static enum membership_decode_status decode_change(const uint8_t *b, size_t body
     c->root_after = le_get_u32(b + 20);
     c->digest_after = le_get_u64(b + 24);
     if (b[9] != 0 || le_get_u16(b + 14) != 0 ||
-        (c->flags & ~(MEMBERSHIP_CHANGE_BASE_STABLE | MEMBERSHIP_CHANGE_DIRECT |
-                      MEMBERSHIP_CHANGE_SINCE_STABLE)) != 0) {
+        (c->flags & ~(MEMBERSHIP_CHANGE_BASE_STABLE | MEMBERSHIP_CHANGE_DIRECT)) != 0) {
         return MEMBERSHIP_DECODE_RESERVED;
     }
     if (c->failed_count > MEMBERSHIP_MAX_CHANGE_FAILED ||

@@ -69,9 +69,6 @@
 /* Change flags. */
 #define MEMBERSHIP_CHANGE_BASE_STABLE 0x01u /* the base view completed */
 #define MEMBERSHIP_CHANGE_DIRECT 0x02u      /* PARTITIONED sent to each member: do not forward */
-/* The failed ids are every failure since the header's stable epoch (and no
- * join happened since): a member still at that view may apply them too. */
-#define MEMBERSHIP_CHANGE_SINCE_STABLE 0x04u
 
 /* Ack flags. */
 #define MEMBERSHIP_ACK_INCOMPLETE 0x01u /* some child of the subtree never acked */

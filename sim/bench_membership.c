@@ -455,8 +455,8 @@ static void print_bound(uint32_t max_nodes)
             }
         }
     }
-    printf("(two failures: the second report supersedes the first failure's round in flight;"
-           " T_s counts from the first report)\n\n");
+    printf("(two failures: the second dead node sits in the first round's tree, so that round"
+           " waits for its acks, and its own round follows; no layout removes those waits)\n\n");
 }
 
 int main(int argc, char **argv)

@@ -323,7 +323,6 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
     }
     c->round_failed_count = b->failed_count; /* the ids stay in batch_failed for the round */
     c->round_join_count = b->join_count;
-    c->since_stable = c->base_stable && b->join_count == 0;
     for (uint32_t i = 0; i < b->join_count; i++) {
         c->round_joins[i] = b->joins[i];
         c->recent[c->recent_next] = b->joins[i];
@@ -369,57 +368,6 @@ static void disseminate(struct membership *ctx, uint64_t now, struct membership_
 }
 
 /*
- * Failures reported while a failure round is in flight (two members dying
- * at once): rather than let that round wait out the dead member's acks and
- * run another after it, a new round supersedes it at once.  Its change
- * lists every failure since the stable view (the round's and the new), so
- * a member that got neither round applies it as well as one that got the
- * first; acks of the superseded round are stale when they arrive.  Only
- * fresh failures with no join, within one change, keeping the majority,
- * and only a round that started from a completed view: a second arrival
- * waits for this one to end as before, so a partition reported a few
- * members at a time still meets rounds that end (or reach no majority)
- * and the census they lead to.
- */
-static bool coord_supersede(struct membership *ctx, uint64_t now, struct membership_outbox *out)
-{
-    struct membership_coordinator *c = &ctx->coord;
-    if (!c->base_stable || c->change_type != MEMBERSHIP_MSG_FAILED_NODE || c->confirming ||
-        ctx->root_pos != ctx->self_pos || c->failed_count == 0 || c->join_count != 0) {
-        return false;
-    }
-    uint32_t carried = c->round_failed_count;
-    struct coord_batch b = {
-        .failed = c->batch_failed + carried,
-        .failed_at = c->batch_failed_at + carried,
-        .joins = c->batch_joins,
-    };
-    /* Room for the carried ids and the new ones in one change. */
-    uint32_t queued = c->failed_count;
-    if (carried + queued > MEMBERSHIP_MAX_CHANGE_FAILED ||
-        !MEMBERSHIP_CHANGE_FITS(carried + queued, 0)) {
-        return false;
-    }
-    take_failures(ctx, now, &b);
-    if (b.failed_count == 0) {
-        return false;
-    }
-    if (b.stale_count > 0 ||
-        (ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY && !keeps_majority(ctx, &b, now))) {
-        requeue_batch(c, &b);
-        return false;
-    }
-    mint_view(ctx, &b, now, out);
-    /* mint_view took the new ids only, from the round's view: the change
-     * carries them all, from the stable view. */
-    c->round_failed_count = carried + b.failed_count;
-    c->since_stable = true;
-    ctx->counters.rounds_superseded++;
-    disseminate(ctx, now, out);
-    return true;
-}
-
-/*
  * Starts the next round if this node is root, idle, and has changes queued:
  * take a batch; while stale reports are being confirmed it waits; the
  * primary rule may send it to a census instead; stale reports are probed
@@ -428,11 +376,7 @@ static bool coord_supersede(struct membership *ctx, uint64_t now, struct members
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
-    if (!machine_is_root(ctx) || ctx->census.active) {
-        return;
-    }
-    if (c->active) {
-        coord_supersede(ctx, now, out);
+    if (!machine_is_root(ctx) || c->active || ctx->census.active) {
         return;
     }
     struct coord_batch b = {
@@ -485,8 +429,7 @@ static bool coord_send_change(const struct membership *ctx, struct membership_ou
     struct membership_writer w;
     machine_begin_message(ctx, out, &w, c->change_type);
     membership_put_u64(&w, c->base_epoch);
-    membership_put_u8(&w, (uint8_t)((c->base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0u) |
-                                    (c->since_stable ? MEMBERSHIP_CHANGE_SINCE_STABLE : 0u)));
+    membership_put_u8(&w, c->base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0);
     membership_put_u8(&w, 0);
     membership_put_u16(&w, (uint16_t)c->round_failed_count);
     membership_put_u16(&w, (uint16_t)c->round_join_count);
@@ -609,22 +552,6 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
 }
 
 /* NODE_FAILURE / ROOT_FAILURE from a member holding our view. */
-/*
- * A detector below a member that died with the one being removed never
- * gets the round in flight (its parent in the new tree is the dead one), so
- * its report carries the stable view the round started from.  The root
- * takes it all the same while that round, a failure round from a completed
- * view, is in flight: nothing joined since, so a member of both views is
- * the same life of it, and the report can supersede the round.
- */
-bool coord_takes_stale_report(const struct membership *ctx, const struct membership_header *h)
-{
-    const struct membership_coordinator *c = &ctx->coord;
-    return h->type == MEMBERSHIP_MSG_NODE_FAILURE && machine_is_root(ctx) && c->active &&
-           c->base_stable && c->change_type == MEMBERSHIP_MSG_FAILED_NODE &&
-           c->round_join_count == 0 && h->epoch == c->base_epoch && h->epoch == ctx->stable_epoch;
-}
-
 void coord_handle_report(struct membership *ctx, const struct membership_msg *msg,
                          const uint8_t *payload, size_t length, uint64_t now,
                          struct membership_outbox *out)

@@ -211,10 +211,6 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
     }
     switch (compare_key(ctx, &msg)) {
     case KEY_STALE:
-        if (coord_takes_stale_report(ctx, h)) {
-            coord_handle_report(ctx, &msg, payload, length, now_ns, out);
-            return;
-        }
         ctx->counters.drops_stale++;
         if (h->type != MEMBERSHIP_MSG_VIEW_NOTICE) {
             send_notice(ctx, out, h->sender, h->epoch);

@@ -65,59 +65,6 @@ static void run(const char *dims, unsigned radix, enum membership_layout_kind la
     sim_case_free(&r);
 }
 
-/*
- * Two members die at once, each suspected at once by a neighbour: the
- * report of the second reaches the root while the round removing the
- * first is in flight, and a round listing both supersedes it.  Nobody
- * waits out the dead member's acks: no member is reported by an ack
- * timeout, none fetches the whole view (the dead member's subtree, which
- * never got the first round, applies the second from the stable view), and
- * the last round costs exactly 2(L-1) tree messages.  (Before, the first
- * round waited for the second dead member's acks, its subtree fetched the
- * view, and a second round followed.)
- */
-static void run_two(const char *dims, unsigned radix, enum membership_layout_kind layout)
-{
-    struct torus_geometry g;
-    CHECK(sim_case_geometry(dims, &g));
-    uint32_t n = g.node_count;
-    uint32_t dead[2] = {n / 2 + 1, n / 4 + 3};
-    char inject[256];
-    snprintf(inject, sizeof inject, "kill %u at {U*10}; suspect %u %u at {U*10}; kill %u at {U*10}; "
-             "suspect %u %u at {U*10}", dead[0], torus_geometry_neighbour(&g, dead[0], 0), dead[0],
-             dead[1], torus_geometry_neighbour(&g, dead[1], 0), dead[1]);
-    struct sim_case c = {
-        .dims = dims,
-        .radix = radix,
-        .layout = layout,
-        .policy = MEMBERSHIP_POLICY_PRIMARY,
-        .heartbeats = false,
-        .link_detect_ns = 0,
-        .inject = inject,
-    };
-    struct sim_result r;
-    sim_case_run(&c, &r, NULL);
-    const char *tree = membership_layout_name(layout);
-    CHECKF(r.ran && r.ok, "%s %s a=%u two: %s", dims, tree, radix, r.stats.violation_text);
-    const struct sim_stats *s = &r.stats;
-    uint64_t live = n - 2;
-    CHECKF(s->stable_count == 1 && s->final_live == live, "%s %s a=%u two: %u stable, live %u",
-           dims, tree, radix, s->stable_count, s->final_live);
-    CHECKF(s->last_stable.rounds == 2 &&
-               membership_get_counters(sim_node(r.sim, 0))->rounds_superseded == 1,
-           "%s %s a=%u two: %u rounds, %u superseded", dims, tree, radix, s->last_stable.rounds,
-           membership_get_counters(sim_node(r.sim, 0))->rounds_superseded);
-    CHECKF(s->sent[MEMBERSHIP_MSG_VIEW_REQUEST] == 0, "%s %s a=%u two: %" PRIu64
-           " whole-view requests", dims, tree, radix, s->sent[MEMBERSHIP_MSG_VIEW_REQUEST]);
-    CHECKF(s->failures_detected == 2, "%s %s a=%u two: %u failures detected (ack timeouts)", dims,
-           tree, radix, s->failures_detected);
-    CHECKF(s->last_stable.messages == 2 * (live - 1), "%s %s a=%u two: %u tree messages", dims,
-           tree, radix, s->last_stable.messages);
-    printf("%-7s %s a=%-2u two failures at once: T_s %" PRIu64 " ns, %u rounds (one superseded)\n",
-           dims, tree, radix, s->last_stable.ts_ns, s->last_stable.rounds);
-    sim_case_free(&r);
-}
-
 int main(void)
 {
     static const char *const dims[] = {"4x4x4", "16x8x8"};
@@ -126,7 +73,6 @@ int main(void)
         for (unsigned a = 0; a < 3; a++) {
             for (unsigned kind = 0; kind < MEMBERSHIP_LAYOUT_KINDS; kind++) {
                 run(dims[d], radices[a], (enum membership_layout_kind)kind);
-                run_two(dims[d], radices[a], (enum membership_layout_kind)kind);
             }
         }
     }
