@@ -1,7 +1,7 @@
 /*
  * tori-sim: the deterministic membership simulator's command line.
  *
- *   tori-sim --dims 16x8x8 [--mesh] [--radix 4] [--tree radix|torus]
+ *   tori-sim --dims 16x8x8 [--mesh] [--radix 4] [--tree radix|torus|box]
  *            [--hop-ns 4600] [--cp-ns 2000] [--members M]
  *            [--policy primary|every-side] [--heartbeat-us N]
  *            [--link-detect-ns N] [--routes] [--settle-ms N]
@@ -153,7 +153,7 @@ static void usage(void)
           "  --dims DIMS          torus shape, e.g. 16x8x8 (1 to 6 sizes)\n"
           "  --mesh               every dimension a mesh\n"
           "  --radix N            tree radix: 2, 4, 8 or 16 (4)\n"
-          "  --tree radix|torus   tree layout (radix)\n"
+          "  --tree radix|torus|box  tree layout (radix)\n"
           "  --members N          initial view: ids 0..N-1 (all)\n"
           "  --policy primary|every-side  partition policy (primary)\n"
           "  --hop-ns N           latency of one torus hop (4600, BG/L)\n"
@@ -328,12 +328,8 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("--radix %s is not a power of two", v, "2, 4, 8 or 16");
             }
         } else if (strcmp(a, "--tree") == 0) {
-            if (v != NULL && strcmp(v, "radix") == 0) {
-                o->layout = MEMBERSHIP_LAYOUT_RADIX;
-            } else if (v != NULL && strcmp(v, "torus") == 0) {
-                o->layout = MEMBERSHIP_LAYOUT_TORUS;
-            } else {
-                usage_error("--tree '%s' is not a layout", v ? v : "", "radix or torus");
+            if (!membership_layout_from_name(v, &o->layout)) {
+                usage_error("--tree '%s' is not a layout", v ? v : "", "radix, torus or box");
             }
         } else if (strcmp(a, "--policy") == 0) {
             if (v != NULL && strcmp(v, "primary") == 0) {
@@ -792,7 +788,7 @@ static int run_script(const struct options *o)
                " cp_ns=%" PRIu64 " heartbeat_ns=%" PRIu64 " unit_ns=%" PRIu64
                " context_bytes=%zu seed=%" PRIu64 "\n",
                o->geometry.dims, o->geometry.node_count, p.radix,
-               p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", p.hop_ns, p.cp_ns,
+               membership_layout_name(p.layout), p.hop_ns, p.cp_ns,
                p.heartbeat_ns, sim_unit_ns(&p), membership_context_bytes(), p.seed);
         if (p.app.kind != SIM_APP_NONE) {
             /* The simulator's comm build (sim/CMakeLists.txt), not the node's. */
@@ -827,7 +823,7 @@ static void print_replay(const struct options *o, const struct sim_params *pp,
     printf("replay: tori-sim --dims %s%s%s --radix %u --tree %s --policy %s --hop-ns %" PRIu64
            " --cp-ns %" PRIu64 " --heartbeat-ns %" PRIu64 " --link-detect-ns %" PRIu64
            " --seed %" PRIu64,
-           o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
+           o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, membership_layout_name(p.layout),
            p.policy == MEMBERSHIP_POLICY_PRIMARY ? "primary" : "every-side", p.hop_ns,
            p.cp_ns, p.heartbeat_ns, p.link_detect_ns, seed);
     if (p.members != o->geometry.node_count) {
@@ -957,7 +953,7 @@ static int run_chaos(const struct options *o)
            " max_ts_ns=%" PRIu64 " converged=%" PRIu64 "/%" PRIu64 " mean_settle_ns=%" PRIu64
            " max_settle_ns=%" PRIu64 " violations=%" PRIu64 "\n",
            o->seeds, o->seed, o->geometry.node_count, p.radix,
-           p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", faults, stables, expelled,
+           membership_layout_name(p.layout), faults, stables, expelled,
            joined, partitioned, false_detections, messages, max_ts, o->seeds - failed, o->seeds,
            o->seeds > failed ? settle_sum / (o->seeds - failed) : 0, settle_max, failed);
     if (p.app.kind != SIM_APP_NONE) {

@@ -24,7 +24,7 @@ void emu_options_usage(FILE *out)
         "  --board qemu|host|mixed  what runs each node (qemu); mixed puts QEMU on\n"
         "                       nodes with an even coordinate sum, host on the rest\n"
         "  --radix N            membership tree radix, power of two 2..16 (4)\n"
-        "  --tree radix|torus   membership tree layout (radix)\n"
+        "  --tree radix|torus|box  membership tree layout (radix)\n"
         "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ";\n"
         "                       above 16 nodes 10 per 16 nodes, at most 100)\n"
         "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ";\n"
@@ -332,12 +332,8 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         o->radix = (uint8_t)value;
     }
     if (raw.tree != NULL) {
-        if (strcmp(raw.tree, "radix") == 0)
-            o->tree_layout = PERSONALITY_TREE_RADIX;
-        else if (strcmp(raw.tree, "torus") == 0)
-            o->tree_layout = PERSONALITY_TREE_TORUS;
-        else {
-            cli_invalid(error, capacity, "--tree", raw.tree, "radix or torus");
+        if (!personality_tree_layout_from_name(raw.tree, &o->tree_layout)) {
+            cli_invalid(error, capacity, "--tree", raw.tree, "radix, torus or box");
             return EMU_OPTIONS_ERROR;
         }
     }

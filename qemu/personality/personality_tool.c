@@ -39,7 +39,7 @@ static void usage(FILE *out)
             "  --dims DIMS           torus shape, e.g. 2x2x2, 1 to 6 sizes (required)\n"
             "  --mesh x,z | all      these dimensions are meshes, not tori\n"
             "  --radix R             membership tree radix, power of two 2..16 (%u)\n"
-            "  --tree radix|torus    membership tree layout (radix)\n"
+            "  --tree radix|torus|box  membership tree layout (radix)\n"
             "  --members M           size of the initial view, 1..nodes (all);\n"
             "                        ranks >= M are spares\n"
             "  --incarnation K       boot incarnation counter (%u)\n"
@@ -102,7 +102,7 @@ static void print_personality(const struct personality *p)
     printf("\nnodes=%u\n", (unsigned)personality_node_count(p));
     printf("member_count=%u\n", (unsigned)p->member_count);
     printf("tree_radix=%u\n", (unsigned)p->tree_radix);
-    printf("tree_layout=%s\n", personality_uses_torus_tree(p) ? "torus" : "radix");
+    printf("tree_layout=%s\n", personality_tree_layout_name(p->tree_layout));
     printf("heartbeat_ms=%u\n", (unsigned)p->heartbeat_ms);
     printf("detect_timeout_ms=%u\n", (unsigned)p->detect_timeout_ms);
     printf("link_rto_ms=%u\n", (unsigned)p->link_rto_ms);
@@ -273,12 +273,8 @@ static void build(const struct request *r, struct personality *p)
         p->tree_radix = (uint8_t)radix;
     }
     if (r->tree != NULL) {
-        if (strcmp(r->tree, "radix") == 0)
-            p->tree_layout = PERSONALITY_TREE_RADIX;
-        else if (strcmp(r->tree, "torus") == 0)
-            p->tree_layout = PERSONALITY_TREE_TORUS;
-        else
-            fail("--tree '%.40s' is invalid (expected radix or torus)", r->tree);
+        if (!personality_tree_layout_from_name(r->tree, &p->tree_layout))
+            fail("--tree '%.40s' is invalid (expected radix, torus or box)", r->tree);
     }
     p->member_count = nodes;
     if (r->members != NULL) {

@@ -76,6 +76,8 @@ static void test_good(void)
     CHECK(parse("--dims 2 --pcap") == EMU_OPTIONS_OK && options.pcap);
     CHECK(parse("--dims 2 --help") == EMU_OPTIONS_HELP);
     CHECK(parse("--dims 2x2 --ping") == EMU_OPTIONS_OK && options.ping);
+    CHECK(parse("--dims 4x4x4 --tree box") == EMU_OPTIONS_OK &&
+          options.tree_layout == PERSONALITY_TREE_BOX);
 }
 
 static void test_bad(void)
