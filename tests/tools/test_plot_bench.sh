@@ -44,10 +44,14 @@ python3 - "$OUT/membership" <<'PY' || fail "membership plots' data"
 import json, sys
 d = sys.argv[1]
 ts = [r for r in map(json.loads, open(f"{d}/membership.jsonl")) if r["record"] == "bench-membership-ts"]
-assert {r["nodes"] for r in ts} == {64, 256} and {r["layout"] for r in ts} == {"radix", "torus"}, ts
-blocks = open(f"{d}/membership-ts-radix4.dat").read().split("\n\n\n")
-for layout, block in zip(["radix", "torus"], blocks):
-    assert f"# {layout}: N T_s base distance path (us)" in block, block
+layouts = ["radix", "torus", "box"]
+assert {r["nodes"] for r in ts} == {64, 256} and {r["layout"] for r in ts} == set(layouts), ts
+blocks = [b for b in open(f"{d}/membership-ts-radix4.dat").read().split("\n\n\n") if b.strip()]
+assert len(blocks) == len(layouts), len(blocks)
+for layout in layouts:
+    block = [b for b in blocks if f"# {layout}: N T_s base distance path (us)" in b]
+    assert len(block) == 1, (layout, blocks)
+    block = block[0]
     rows = [list(map(float, l.split())) for l in block.splitlines() if l and not l.startswith("#")]
     want = sorted([r["nodes"], r["ts_ns"] / 1e3, r["base_ns"] / 1e3, r["distance_ns"] / 1e3,
                    r["path_ns"] / 1e3] for r in ts if r["layout"] == layout and r["radix"] == 4)
