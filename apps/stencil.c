@@ -18,11 +18,14 @@
  * After a failure (issue 14) it revokes its communicator (ULFM's idiom:
  * ranks blocked on live neighbours learn it too), rebuilds it per the
  * job's mode, resumes as allreduce does (apps/recovery.h: app-recovered)
- * and starts again from iteration 0 on the new group's live ranks
- * (until checkpoints come with issue 15): under SHRINK a grid over the
- * survivors (a line of ranks when their count is no multiple of the
- * torus's plane), under BLANK over the live ranks in order, under REBUILD
- * the fault-free grid, an adopting spare computing the failed rank's block.
+ * and starts again on the new group's live ranks: under SHRINK a grid over
+ * the survivors (a line of ranks when their count is no multiple of the
+ * torus's plane) and under BLANK over the live ranks in order, both from
+ * iteration 0; under REBUILD the fault-free grid, an adopting spare
+ * computing the failed rank's block, from the last coordinated checkpoint
+ * when the job takes them (--checkpoint-every; node/tori.h), else from 0.
+ * A checkpoint holds the conserved total, the verdict so far and the
+ * current block, so a resumed run ends with the fault-free digest.
  */
 #include <stddef.h>
 
@@ -41,6 +44,42 @@ static int64_t face_out[6][STENCIL_MAX_EDGE * STENCIL_MAX_EDGE];
 static int64_t face_in[6][STENCIL_MAX_EDGE * STENCIL_MAX_EDGE];
 static int64_t reference[2][STENCIL_REFERENCE_POINTS];
 static uint64_t checksums[STENCIL_MAX_RANKS];
+
+/* What a checkpoint holds: the block being computed on (its padded cells),
+ * the grid's total and the verdict so far. */
+static struct {
+    int64_t *grid;
+    uint32_t cells;
+    int64_t total;
+    int64_t ok;
+} state;
+
+static uint32_t save_state(void *context, void *out, uint32_t capacity)
+{
+    (void)context;
+    uint32_t bytes = 16u + state.cells * 8u;
+    if (bytes > capacity)
+        return bytes; /* too big: the round reports it */
+    int64_t *words = out;
+    words[0] = state.total;
+    words[1] = state.ok;
+    for (uint32_t c = 0; c < state.cells; c++)
+        words[2 + c] = state.grid[c];
+    return bytes;
+}
+
+static int load_state(void *context, const void *data, uint32_t length)
+{
+    (void)context;
+    if (length != 16u + state.cells * 8u)
+        return TORI_ERR_CHECKPOINT; /* another block size: not this job's grid */
+    const int64_t *words = data;
+    state.total = words[0];
+    state.ok = words[1];
+    for (uint32_t c = 0; c < state.cells; c++)
+        state.grid[c] = words[2 + c];
+    return TORI_OK;
+}
 
 /* Sends the six faces and fills the six halos.  A face sent towards +dim
  * arrives as the neighbour's -dim halo: its tag names the side it fills. */
@@ -98,23 +137,34 @@ static bool check_reference(const struct stencil_shape *g, uint32_t iterations, 
     return stencil_reference_matches(g, reference[current], checksums, size);
 }
 
-/* One run from iteration 0 on the group's live ranks: TORI_OK with the
- * outcome filled, or the error of the call that failed. */
-static int run(const struct app_group *group, const struct tori_args *args, uint32_t edge,
-               int64_t check_every, struct tori_result *outcome)
+/* The block shape of this rank in the group. */
+static void shape_of(const struct app_group *group, uint32_t edge, struct stencil_shape *g)
 {
     struct tori_torus torus;
     tori_torus_shape(&torus);
+    stencil_shape_grid(group->index, group->live, edge, torus.size[0], torus.size[1], g);
+}
+
+/* One run on the group's live ranks, from iteration `from` (0: the start;
+ * else a checkpoint restored into cells[0] and state): TORI_OK with the
+ * outcome filled, or the error of the call that failed. */
+static int run(const struct app_group *group, const struct tori_args *args, uint32_t edge,
+               int64_t check_every, uint32_t from, struct tori_result *outcome)
+{
     struct stencil_shape g;
-    stencil_shape_grid(group->index, group->live, edge, torus.size[0], torus.size[1], &g);
-    int64_t local_sum = stencil_init_block(&g, cells[0]);
-    int64_t total = 0;
-    int error = tori_allreduce(group->comm, &local_sum, &total, 1, TORI_INT64, TORI_SUM);
-    if (error != TORI_OK)
-        return error;
-    bool ok = true;
+    shape_of(group, edge, &g);
+    int64_t total = state.total;
+    bool ok = state.ok != 0;
+    int error = TORI_OK;
+    if (from == 0) {
+        int64_t local_sum = stencil_init_block(&g, cells[0]);
+        error = tori_allreduce(group->comm, &local_sum, &total, 1, TORI_INT64, TORI_SUM);
+        if (error != TORI_OK)
+            return error;
+        ok = true;
+    }
     unsigned current = 0;
-    for (uint32_t i = 1; i <= args->iterations; i++) {
+    for (uint32_t i = from + 1u; i <= args->iterations; i++) {
         error = exchange_halos(group, &g, cells[current]);
         if (error != TORI_OK)
             return error;
@@ -130,6 +180,12 @@ static int run(const struct app_group *group, const struct tori_args *args, uint
         }
         outcome->iterations = i;
         tori_iteration_done(i);
+        state.grid = cells[current];
+        state.total = total;
+        state.ok = ok;
+        error = tori_checkpoint(group->comm, i);
+        if (error != TORI_OK)
+            return error;
     }
     uint64_t mine = stencil_block_checksum(g.edge, cells[current]);
     /* Gathered at the first live rank: the live ranks' checksums in rank
@@ -170,18 +226,32 @@ struct tori_result tori_app_stencil(const struct tori_args *args)
         tori_report("app-bad-arguments", keys, values, 3); /* edge 1..MAX, check >= 1 */
         return outcome;
     }
+    int error = tori_checkpoint_register(save_state, load_state, NULL);
+    if (error != TORI_OK)
+        return outcome;
+    uint32_t full_grid = group.live; /* a restore needs the fault-free grid */
     bool resume = group.adopted; /* an adopting spare joins the survivors' resume */
     for (;;) {
-        int error = TORI_OK;
+        error = TORI_OK;
         if (resume) {
-            /* Every member starts again from iteration 0 (no checkpoint):
-             * the resume point is zero everywhere. */
+            /* The resume point is agreed by the restore below (zero
+             * everywhere here: apps/recovery.h). */
             int64_t from_iteration = 0;
             error = app_recovery_resume(&group, &from_iteration, 1);
         }
+        uint32_t from = 0;
+        if (error == TORI_OK && group.live == full_grid && group.gap_count == 0) {
+            struct stencil_shape g;
+            shape_of(&group, (uint32_t)edge_arg, &g);
+            state.grid = cells[0];
+            state.cells = stencil_block_cells(g.edge);
+            error = tori_restore(group.comm, &from);
+            if (error == TORI_ERR_NO_CHECKPOINT)
+                error = TORI_OK; /* none yet: from the start */
+        }
         if (error == TORI_OK) {
             resume = false;
-            error = run(&group, args, (uint32_t)edge_arg, check_every, &outcome);
+            error = run(&group, args, (uint32_t)edge_arg, check_every, from, &outcome);
             if (error == TORI_OK)
                 return outcome;
         }

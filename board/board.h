@@ -42,6 +42,22 @@ const uint8_t *board_personality_block(size_t *length);
 const uint8_t *board_job_block(size_t *length);
 
 /*
+ * The job key (issue 20) a board may hold apart from a job block, for
+ * nodes that run no job (host: tori-node --key-file FILE): copies it to
+ * key and returns true; false when there is none.
+ */
+#define BOARD_KEY_BYTES 16
+bool board_link_key(uint8_t key[BOARD_KEY_BYTES]);
+
+/*
+ * Whether a node may run keyless (frames with a CRC only, anyone on the
+ * wire may forge them): false where other processes can reach the links
+ * (host UDP) unless the node was told so (host: --auth off); true on
+ * qemu-virt, where the job block is the only way in for a key.
+ */
+bool board_keyless_allowed(void);
+
+/*
  * Sleeps until deadline_ns (board_now_ns() scale) or until a device or the
  * OS has input for the node, whichever is first.  UINT64_MAX: no deadline.
  * qemu-virt: WFI with interrupts masked in the CPU; host: ppoll.
@@ -54,6 +70,14 @@ void board_idle_until(uint64_t deadline_ns);
  * reset node never speaks with the incarnation of its earlier life.
  */
 uint32_t board_reset_count(void);
+
+/*
+ * The checkpoint store (node/checkpoint.c): CONFIG_CHECKPOINT_STORE_BYTES of
+ * RAM that no start-up code clears.  *survives_reset tells whether a reset
+ * of the node keeps its contents (qemu-virt: yes, system_reset reloads only
+ * the image and the loader's blocks; host: no, a restart is a new process).
+ */
+uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset);
 
 /*
  * The node's one stack: the deepest use so far and the size, in bytes,

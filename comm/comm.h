@@ -114,6 +114,8 @@ struct comm_config {
     uint32_t incarnation; /* this life's (never 0); the membership's boot incarnation */
     uint32_t node_count;  /* node ids < node_count <= CONFIG_MAX_NODES */
     uint32_t world_size;  /* WORLD = node ids 0..world_size-1 */
+    bool restarted;       /* a WORLD node booted again: its rank died with its
+                           * old life; a REBUILD may give it back (comm_iadopt) */
     uint64_t rto_ns;      /* first retransmission timeout */
     uint64_t rto_max_ns;  /* retransmission backoff cap */
     uint64_t ack_delay_ns; /* an ack waits this long for a frame to ride on */
@@ -454,6 +456,11 @@ struct comm {
     uint32_t coll_work;   /* bit per collective slot to advance */
     bool creating;        /* a dup or split is in flight */
 
+    /* Nodes the membership root decided to restart (ABARIS RESTART): a
+     * REBUILD gives a failed rank back to its own node once it is back. */
+    uint32_t restarting[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t restarting_count;
+
     struct comm_counters counters;
 };
 
@@ -613,12 +620,22 @@ enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
  * communicators. */
 enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uint64_t now_ns,
                             struct comm_outbox *out, uint32_t *request);
-/* A spare (node id >= world_size): completes when a REBUILD adopted it
- * (*new_comm, our rank = the gap taken), or never.  ARG on a WORLD node. */
+/* A spare (node id >= world_size) or a restarted WORLD node: completes when
+ * a REBUILD adopted it (*new_comm, our rank = the gap taken: a restarted
+ * node's own rank), or never.  ARG on a WORLD node in its first life. */
 enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out,
                             uint32_t *new_comm, uint32_t *request);
 
 /* ---- queries ---- */
+
+/*
+ * The node will restart (the membership root's recovery decision): a
+ * REBUILD then hands each rank it held back to it, when it is in the view
+ * again, rather than to a spare.  Every member must be told alike (the
+ * decision comes with the view).  False when the table is full.
+ */
+bool comm_expect_restart(struct comm *ctx, uint32_t node);
+bool comm_restart_expected(const struct comm *ctx, uint32_t node);
 
 bool comm_has_view(const struct comm *ctx);
 uint64_t comm_view_epoch(const struct comm *ctx);

@@ -341,9 +341,11 @@ void ft_combine(uint8_t *acc, const uint8_t *in, uint32_t words)
 }
 
 /* The rebuild's group changes: x's members out of the view, in rank order,
- * each removed (SHRINK), a gap (BLANK) or adopted by the next live spare not
- * in x, lowest node id first (REBUILD; gaps when none is left, or x's base
- * is a map a spare could not be told). */
+ * each removed (SHRINK), a gap (BLANK) or, under REBUILD, adopted by the
+ * rank's own node when it is back in the view in a new life (restarted:
+ * ABARIS's RESTART), else by the next live spare not in x, lowest node id
+ * first (gaps when none is left, or x's base is a map a spare could not be
+ * told). */
 static enum comm_error rebuild_changes(const struct comm *ctx, const struct comm_communicator *x,
                                        uint8_t mode, uint64_t *decision)
 {
@@ -357,7 +359,11 @@ static enum comm_error rebuild_changes(const struct comm *ctx, const struct comm
             return COMM_ERR_COUNT;
         }
         uint32_t node = mode == COMM_MODE_SHRINK ? COMM_NODE_NONE : COMM_GAP_NODE;
-        if (mode == COMM_MODE_REBUILD && x->group == GROUP_RANGE) {
+        uint32_t own = group_node(ctx, x, r);
+        if (mode == COMM_MODE_REBUILD && x->group == GROUP_RANGE && own < ctx->config.node_count &&
+            comm_restart_expected(ctx, own) && node_is_live(ctx, own)) {
+            node = own; /* failed and back: its rank returns to it */
+        } else if (mode == COMM_MODE_REBUILD && x->group == GROUP_RANGE) {
             while (spare < ctx->config.node_count &&
                    (!node_is_live(ctx, spare) || group_rank(ctx, x, spare) != COMM_RANK_NONE)) {
                 spare++;
@@ -844,13 +850,36 @@ enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uin
     return e;
 }
 
+bool comm_expect_restart(struct comm *ctx, uint32_t node)
+{
+    if (comm_restart_expected(ctx, node)) {
+        return true;
+    }
+    if (ctx->restarting_count == CONFIG_COMM_FT_MAX_EDITS || node >= ctx->config.node_count) {
+        return false;
+    }
+    ctx->restarting[ctx->restarting_count++] = node;
+    return true;
+}
+
+bool comm_restart_expected(const struct comm *ctx, uint32_t node)
+{
+    for (uint32_t i = 0; i < ctx->restarting_count; i++) {
+        if (ctx->restarting[i] == node) {
+            return true;
+        }
+    }
+    return false;
+}
+
 enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out,
                             uint32_t *new_comm, uint32_t *request)
 {
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
-    if (new_comm == NULL || ctx->config.node_id < ctx->config.world_size) {
-        return COMM_ERR_ARG; /* only a spare is adopted */
+    if (new_comm == NULL ||
+        (ctx->config.node_id < ctx->config.world_size && !ctx->config.restarted)) {
+        return COMM_ERR_ARG; /* only a spare or a restarted node is adopted */
     }
     if (!ctx->has_view) {
         return COMM_ERR_NO_VIEW;

@@ -166,6 +166,21 @@ _Static_assert(CONFIG_APP_STENCIL_MAX_RANKS >= 1 &&
                    CONFIG_APP_STENCIL_MAX_RANKS * 8 <= CONFIG_COMM_COLL_SCRATCH,
                "CONFIG_APP_STENCIL_MAX_RANKS checksums of 8 bytes must fit a gather");
 
+/* Checkpoints (issue 15, node/checkpoint.c): the store's bytes (four slots:
+ * this rank's last two checkpoints and its ward's, a buddy's copies) and the
+ * most ranks of a communicator that checkpoints. */
+#ifndef CONFIG_CHECKPOINT_STORE_BYTES
+#define CONFIG_CHECKPOINT_STORE_BYTES (128 * 1024)
+#endif
+#ifndef CONFIG_CHECKPOINT_MAX_RANKS
+#define CONFIG_CHECKPOINT_MAX_RANKS 1024
+#endif
+_Static_assert(CONFIG_CHECKPOINT_STORE_BYTES >= 4096 && CONFIG_CHECKPOINT_STORE_BYTES % 64 == 0,
+               "CONFIG_CHECKPOINT_STORE_BYTES must be >= 4 KiB and a multiple of 64");
+_Static_assert(CONFIG_CHECKPOINT_MAX_RANKS >= 1 &&
+                   (CONFIG_CHECKPOINT_MAX_RANKS / 62 + 1) * 8 <= CONFIG_COMM_COLL_SCRATCH,
+               "the checkpoint's bitmap of ranks must fit an allreduce");
+
 _Static_assert(CONFIG_MAX_NODES >= 1 && CONFIG_MAX_NODES <= 1048576,
                "CONFIG_MAX_NODES must be 1..2^20");
 _Static_assert((CONFIG_MAX_NODES % 64) == 0 || CONFIG_MAX_NODES < 64,

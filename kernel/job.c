@@ -80,6 +80,23 @@ bool job_has_key(const struct job *job)
     return any != 0;
 }
 
+/* Distinct byte values in the key: 16 random bytes have fewer than
+ * JOB_KEY_MIN_DISTINCT with a probability under 10^-24, a key typed by hand
+ * or filled by a bug ("0000...", "abababab...") has. */
+#define JOB_KEY_MIN_DISTINCT 4u
+
+static unsigned key_distinct_bytes(const struct job *job)
+{
+    unsigned distinct = 0;
+    for (unsigned i = 0; i < JOB_KEY_BYTES; i++) {
+        unsigned j = 0;
+        while (j < i && job->job_key[j] != job->job_key[i])
+            j++;
+        distinct += j == i;
+    }
+    return distinct;
+}
+
 void job_set_defaults(struct job *job)
 {
     memset(job, 0, sizeof *job);
@@ -127,9 +144,9 @@ bool job_validate(const struct job *job, struct personality_error *error)
     if (job->routing_mode != JOB_ROUTING_DEFAULT)
         return fail(error, "routing_mode", job->routing_mode,
                     "0 (the network's own): other routing modes come with issue 16");
-    if (job->checkpoint_interval != 0)
+    if (job->checkpoint_interval > job->iterations)
         return fail(error, "checkpoint_interval", job->checkpoint_interval,
-                    "0 (no checkpoints): checkpoints come with issue 15");
+                    "0 (no checkpoints) or at most the iterations");
     if (job->seed_count != 0)
         return fail(error, "seed_count", job->seed_count,
                     "0 (no seed nodes): seed nodes come with issue 16");
@@ -145,9 +162,10 @@ bool job_validate(const struct job *job, struct personality_error *error)
     if (!recovery_policy_check(policy, &offset, &value, &expected))
         return fail(error, policy_field_names[offset], value, expected);
     /* The key's value is never shown, not even in an error. */
-    if (job_has_key(job))
+    if (job_has_key(job) && key_distinct_bytes(job) < JOB_KEY_MIN_DISTINCT)
         return fail(error, "job_key", 0,
-                    "all zero (no key): job keys come with issue 20 (value not shown)");
+                    "all zero (no key) or 128 random bits from /dev/urandom, not a "
+                    "pattern of a few byte values (value not shown)");
     return true;
 }
 

@@ -17,7 +17,7 @@
  *   11  1    routing_mode           124 4    crc32 of bytes 0..123
  *   12  4    iterations
  *   16  4    progress_interval      (app-progress every K iterations; 0: none)
- *   20  4    checkpoint_interval
+ *   20  4    checkpoint_interval    (every K iterations; 0: none)
  *   24  4    seed_count
  *
  * comm_mode and message_mode are WORLD's failure and message modes (issue
@@ -25,9 +25,12 @@
  * recovery policy (issue 15) is lib/recovery.h's binary form, checked byte
  * by byte; the field only ever accepted 24 zero bytes before, which still
  * read as "no policy", so the block kept its version.  Fields of features
- * later issues bring (checkpoints: issue 15; seed nodes, routing: issue 16;
- * job key: issue 20) are defined now and accept only their "off" value,
- * with an error that says so.  The job key is never printed.
+ * later issues bring (checkpoints: issue 15; seed nodes, routing: issue 16)
+ * are defined now and accept only their "off" value, with an error that
+ * says so.  The job key (issue 20): all zero is none, else 128 random bits
+ * (the launcher's, from /dev/urandom; a key of fewer than 4 distinct byte
+ * values is refused as no random key); every frame is then tagged under it
+ * (net/torus/frame.h).  It is never printed.
  */
 #ifndef KERNEL_JOB_H
 #define KERNEL_JOB_H
@@ -79,11 +82,11 @@ struct job {
     uint8_t routing_mode; /* enum job_routing_mode */
     uint32_t iterations;  /* >= 1 */
     uint32_t progress_interval;   /* app-progress every K iterations, 0: none */
-    uint32_t checkpoint_interval; /* 0 until issue 15 */
+    uint32_t checkpoint_interval; /* checkpoint every K iterations, 0: none */
     uint32_t seed_count;          /* 0 until issue 16 */
     uint32_t seed_node[JOB_SEED_NODES];
     int64_t app_arg[JOB_APP_ARGS];
-    uint8_t job_key[JOB_KEY_BYTES]; /* all zero until issue 20; never printed */
+    uint8_t job_key[JOB_KEY_BYTES]; /* all zero: none; never printed */
     struct recovery_policy recovery; /* version 0: no policy */
 };
 

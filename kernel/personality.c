@@ -48,6 +48,25 @@ void personality_set_defaults(struct personality *p)
     p->partition_policy = PERSONALITY_PARTITION_PRIMARY;
 }
 
+static const char *const tree_layout_names[] = {"radix", "torus", "box"};
+#define TREE_LAYOUT_COUNT (sizeof tree_layout_names / sizeof tree_layout_names[0])
+
+const char *personality_tree_layout_name(uint8_t tree_layout)
+{
+    return tree_layout < TREE_LAYOUT_COUNT ? tree_layout_names[tree_layout] : "?";
+}
+
+bool personality_tree_layout_from_name(const char *text, uint8_t *tree_layout)
+{
+    for (unsigned v = 0; text != NULL && v < TREE_LAYOUT_COUNT; v++) {
+        if (strcmp(text, tree_layout_names[v]) == 0) {
+            *tree_layout = (uint8_t)v;
+            return true;
+        }
+    }
+    return false;
+}
+
 uint32_t personality_node_count(const struct personality *p)
 {
     uint32_t count = 1;
@@ -111,8 +130,8 @@ bool personality_validate(const struct personality *p,
         (p->tree_radix & (p->tree_radix - 1)) != 0)
         return fail(error, "tree_radix", p->tree_radix,
                     "a power of two in 2..16");
-    if (p->tree_layout > PERSONALITY_TREE_TORUS)
-        return fail(error, "tree_layout", p->tree_layout, "0 (radix) or 1 (torus)");
+    if (p->tree_layout > PERSONALITY_TREE_BOX)
+        return fail(error, "tree_layout", p->tree_layout, "0 (radix), 1 (torus) or 2 (box)");
     if (p->role > PERSONALITY_ROLE_SPARE)
         return fail(error, "role", p->role, "0 (compute) or 1 (spare)");
     if (p->member_count < 1 || p->member_count > count)

@@ -34,7 +34,12 @@
 #define PERSONALITY_SIZE 64
 
 enum personality_role { PERSONALITY_ROLE_COMPUTE = 0, PERSONALITY_ROLE_SPARE = 1 };
-enum personality_tree_layout { PERSONALITY_TREE_RADIX = 0, PERSONALITY_TREE_TORUS = 1 };
+/* The values of membership_layout_kind (membership/layout.h). */
+enum personality_tree_layout {
+    PERSONALITY_TREE_RADIX = 0,
+    PERSONALITY_TREE_TORUS = 1,
+    PERSONALITY_TREE_BOX = 2,
+};
 enum personality_partition_policy {
     PERSONALITY_PARTITION_PRIMARY = 0, /* only a majority side goes on */
     PERSONALITY_PARTITION_EVERY_SIDE = 1,
@@ -117,10 +122,11 @@ static inline bool personality_is_spare(const struct personality *p)
 {
     return p->role == PERSONALITY_ROLE_SPARE;
 }
-static inline bool personality_uses_torus_tree(const struct personality *p)
-{
-    return p->tree_layout == PERSONALITY_TREE_TORUS;
-}
+/* "radix", "torus", "box" (tree_layout's values); "?" for others. */
+const char *personality_tree_layout_name(uint8_t tree_layout);
+
+/* The tree_layout value named text; false (value untouched) for none. */
+bool personality_tree_layout_from_name(const char *text, uint8_t *tree_layout);
 uint32_t personality_node_count(const struct personality *p);
 
 #endif /* KERNEL_PERSONALITY_H */

@@ -12,13 +12,27 @@
  *   Consecutive ranks are close in the torus (snake order), so parents and
  *   children are close too.
  *
- * Both trees have exactly the minimum height: levels(L) = the smallest h with
- * 1 + a + ... + a^(h-1) >= L (for runs: a run of k <= C(h) members leaves
- * k-1 <= a*C(h-1), so each chunk fits in height h-1).  Hence height <=
- * ceil(log_a L) + 1 whatever changes came before.
+ * - BOX layout: the subtree of a node is again a contiguous range of
+ *   positions starting with itself, cut where the layout's bisection cuts
+ *   (layout.h): the radix-1 shallowest cuts inside the range, so that every
+ *   child but the first heads a box (or a box's prefix) of which it is the
+ *   apex, on a shortest path from the origin to all of its box.  The first
+ *   child, the next live member after the parent, heads the rest of the
+ *   parent's own box.  A cut that would leave a child more members than
+ *   its levels can hold falls back to the runs cut for that subtree.
+ *
+ * RADIX and TORUS trees have exactly the minimum height: levels(L) = the
+ * smallest h with 1 + a + ... + a^(h-1) >= L (for runs: a run of k <= C(h)
+ * members leaves k-1 <= a*C(h-1), so each chunk fits in height h-1).  The
+ * BOX tree is given levels(L) + 1 and each subtree one level fewer than its
+ * parent, checked at every cut, so it has at most one level more.  Hence
+ * depth <= ceil(log_a L) + 1 whatever changes came before.
  *
  * Locating a node costs O(log_a L) steps plus one select per child:
- * O(a log N) with the view's index.  Pure.
+ * O(a log N) with the view's index; BOX adds the cuts of the bisection on
+ * the way down, O(dims log N) in all, and a count (rank) for a chunk only
+ * when its positions alone exceed its capacity: O(a log_a N log N) at worst.
+ * Pure.
  */
 #ifndef MEMBERSHIP_TREE_H
 #define MEMBERSHIP_TREE_H
@@ -46,12 +60,16 @@ bool membership_tree_radix_valid(unsigned radix);
 /* Levels (height counted in nodes) of a tree of live members; 0 when empty. */
 uint32_t membership_tree_levels(uint32_t live, unsigned radix);
 
+/* Levels the tree of a layout may use: the minimum, or one more (BOX). */
+uint32_t membership_tree_max_levels(uint32_t live, enum membership_layout_kind kind,
+                                    unsigned radix);
+
 /*
  * Parent, children, depth of the live member at layout position pos.
  * Returns false when pos is not live.
  */
 bool membership_tree_locate(const struct membership_view *view,
-                            enum membership_layout_kind kind, unsigned radix, uint32_t pos,
+                            const struct membership_layout *layout, unsigned radix, uint32_t pos,
                             struct membership_tree_links *out);
 
 /*

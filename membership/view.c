@@ -160,6 +160,15 @@ uint32_t membership_view_next_live(const struct membership_view *view, uint32_t 
     return word * 64u + (uint32_t)__builtin_ctzll(bits);
 }
 
+uint32_t membership_view_first_live_in(const struct membership_view *view, uint32_t from,
+                                       uint32_t to)
+{
+    uint64_t bits = view->words[from / 64u] & ~((UINT64_C(1) << (from % 64u)) - 1u);
+    uint32_t found = bits != 0 ? (from / 64u) * 64u + (uint32_t)__builtin_ctzll(bits)
+                               : membership_view_select(view, membership_view_rank(view, from));
+    return found < to ? found : MEMBERSHIP_POS_NONE;
+}
+
 uint32_t membership_view_next_dead(const struct membership_view *view, uint32_t pos)
 {
     if (pos >= view->positions) {

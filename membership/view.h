@@ -50,6 +50,13 @@ uint32_t membership_view_select(const struct membership_view *view, uint32_t k);
 /* First live position >= pos, or MEMBERSHIP_POS_NONE. */
 uint32_t membership_view_next_live(const struct membership_view *view, uint32_t pos);
 
+/*
+ * First live position in [from, to) (from < positions), or
+ * MEMBERSHIP_POS_NONE: O(1) when one lies in from's word, else O(log N).
+ */
+uint32_t membership_view_first_live_in(const struct membership_view *view, uint32_t from,
+                                       uint32_t to);
+
 /* First position >= pos that is not live, or view->positions. */
 uint32_t membership_view_next_dead(const struct membership_view *view, uint32_t pos);
 

@@ -6,12 +6,16 @@
  *                                   takes them
  *   console "flood stats"           what this node received, and its links'
  *                                   and drivers' counters
+ *   console "flood check SIZE"      the per-hop cost of a frame's check on
+ *                                   this CPU: seal and verify, keyless
+ *                                   (CRC-32) and tagged (SipHash-2-4)
  *
  *   event=flood-done dst= count= size= sent= waits= stalled= elapsed_ns=
  *       once every frame is in the injection ring (or the flood stalled)
  *   event=flood-rx src= id= frames= bytes= missing= old= span_ns=
  *                  total_frames= total_bytes=
  *   event=flood-links retransmitted= timeouts= ... (sums over all links)
+ *   event=flood-check size= frames= ok= crc_ns= tag_ns= (totals over frames)
  *
  * Back-pressure: the sender never blocks the poll loop.  Each poll pass it
  * offers at most TORUS_FLOOD_BATCH frames and stops at the first full

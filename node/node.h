@@ -8,6 +8,7 @@
 #define NODE_NODE_H
 
 #include "comm/comm.h"
+#include "kernel/job.h"
 #include "kernel/personality.h"
 #include "membership/membership.h"
 #include "net/torus/network.h"
@@ -73,6 +74,19 @@ void node_job_missing(uint8_t app);
  * ends (`app-abort`) under ABORT, else the application's handler is told
  * in its next call. */
 void node_job_comm_failed(uint32_t comm, bool abort);
+/*
+ * The runtime's own traffic on a job's communicator (node/tori_checkpoint.c):
+ * point-to-point with tags above the application's (NODE_JOB_TAG_BASE +
+ * kind, kind < 16), the node behind a rank, and the job block.
+ */
+#define NODE_JOB_TAG_BASE 0x40000000u
+int node_job_isend(tori_comm comm, uint32_t dest, uint32_t kind, const void *buffer,
+                   uint32_t length, tori_request *request);
+int node_job_irecv(tori_comm comm, uint32_t source, uint32_t kind, void *buffer,
+                   uint32_t capacity, tori_request *request);
+uint32_t node_job_rank_node(tori_comm comm, uint32_t rank);
+const struct job *node_job_block(void);
+const struct torus_geometry *node_job_geometry(void);
 /* Runs the shipped application `app` (node/shipped_apps.c, which links
  * apps/): false when it is not one of them. */
 bool node_run_shipped_app(uint8_t app, const struct tori_args *args,

@@ -186,6 +186,7 @@ void node_comm_init(struct node *node)
     config.incarnation = p->boot_incarnation;
     config.node_count = personality_node_count(p);
     config.world_size = p->member_count; /* WORLD: the initial view's compute nodes */
+    config.restarted = p->boot_incarnation > 1 && p->node_id < p->member_count;
     /* A frame lost on a hop is the link layer's to resend, after its own
      * timeout; the frames queued behind it wait as long.  An end-to-end
      * resend before twice that only duplicates them, into rings they fill. */

@@ -286,6 +286,12 @@ static void command_start(void *context, const char *arguments, uint64_t now_ns)
     flush_outbox(node, now_ns, began);
 }
 
+/* The personality's tree_layout is the membership layout kind itself. */
+_Static_assert(PERSONALITY_TREE_RADIX == (int)MEMBERSHIP_LAYOUT_RADIX &&
+                   PERSONALITY_TREE_TORUS == (int)MEMBERSHIP_LAYOUT_TORUS &&
+                   PERSONALITY_TREE_BOX == (int)MEMBERSHIP_LAYOUT_BOX,
+               "personality tree_layout values differ from membership layout kinds");
+
 void node_membership_init(struct node *node)
 {
     const struct personality *p = node->personality;
@@ -295,8 +301,7 @@ void node_membership_init(struct node *node)
     config.incarnation = p->boot_incarnation;
     config.member_count = p->member_count;
     config.radix = p->tree_radix;
-    config.layout = personality_uses_torus_tree(p) ? MEMBERSHIP_LAYOUT_TORUS
-                                                   : MEMBERSHIP_LAYOUT_RADIX;
+    config.layout = (enum membership_layout_kind)p->tree_layout;
     config.policy = p->partition_policy == PERSONALITY_PARTITION_EVERY_SIDE
                         ? MEMBERSHIP_POLICY_EVERY_SIDE
                         : MEMBERSHIP_POLICY_PRIMARY;

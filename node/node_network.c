@@ -6,8 +6,11 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "board/board.h"
 #include "kernel/console_command.h"
 #include "kernel/event.h"
+#include "kernel/job.h"
+#include "kernel/main.h"
 #include "kernel/panic.h"
 #include "kernel/poll.h"
 #include "kernel/timer.h"
@@ -20,12 +23,33 @@
 
 static timer_id network_timer = -1;
 
+/* Frames refused for their tag, as last told in a bad-tag event. */
+#define NODE_NETWORK_BAD_TAG_EVENT_NS 1000000000ull
+static uint64_t bad_tag_told;
+static uint64_t bad_tag_told_ns;
+
+/* Forged frames, or another job's, are news: the first is told at once,
+ * later ones at most once a second (a flood must not flood the console). */
+static void tell_bad_tags(const struct node *node, uint64_t now_ns)
+{
+    uint64_t refused = node->network.reception.counters.frames.count[TORUS_FRAME_DROP_BAD_TAG];
+    if (refused == bad_tag_told ||
+        (bad_tag_told != 0 && now_ns - bad_tag_told_ns < NODE_NETWORK_BAD_TAG_EVENT_NS))
+        return;
+    event_begin("bad-tag");
+    event_add_u64("frames", refused);
+    event_end();
+    bad_tag_told = refused;
+    bad_tag_told_ns = now_ns;
+}
+
 static unsigned network_poll(void *context, uint64_t now_ns)
 {
     struct node *node = context;
     unsigned work = torus_network_poll(&node->network, NODE_NETWORK_POLL_BUDGET,
                                        now_ns);
     work += torus_ping_poll(&node->ping, now_ns);
+    tell_bad_tags(node, now_ns);
     uint64_t deadline = torus_network_next_deadline(&node->network);
     uint64_t ping_deadline = torus_ping_next_deadline(&node->ping);
     if (ping_deadline < deadline)
@@ -63,6 +87,11 @@ static void command_stats(void *context, const char *arguments, uint64_t now_ns)
         retransmitted += torus_link_counter(&node->network.links[link],
                                             TORUS_LINK_COUNT_RETRANSMITTED);
     event_add_u64("retransmitted", retransmitted);
+    /* Frames the reception ring refused: forged or from another job (bad
+     * tag), damaged (bad checksum, keyless nodes only). */
+    const struct torus_frame_counters *frames = &node->network.reception.counters.frames;
+    event_add_u64("bad_tag", frames->count[TORUS_FRAME_DROP_BAD_TAG]);
+    event_add_u64("bad_checksum", frames->count[TORUS_FRAME_DROP_BAD_CHECKSUM]);
     event_add_hex("up_mask", node->network.up_mask);
     event_end();
 }
@@ -95,6 +124,34 @@ static void command_link(void *context, const char *arguments, uint64_t now_ns)
     event_end();
 }
 
+_Static_assert(BOARD_KEY_BYTES == TORUS_FRAME_KEY_BYTES &&
+                   JOB_KEY_BYTES == TORUS_FRAME_KEY_BYTES,
+               "one job key size");
+
+/* The job key frames are tagged with: the job block's, else the board's
+ * (host: --key-file).  None: keyless, where the board allows it or the
+ * node has no link; otherwise (host UDP, reachable by any local process)
+ * the node stops. */
+static bool network_key(struct torus_frame_key *key, uint32_t link_mask)
+{
+    const struct job *job = kernel_job();
+    uint8_t board_key[BOARD_KEY_BYTES];
+    bool board_has_key = board_link_key(board_key);
+    bool job_keyed = job != NULL && job_has_key(job);
+    if (job_keyed && board_has_key && memcmp(board_key, job->job_key, BOARD_KEY_BYTES) != 0)
+        kernel_panic("network: the job block and --key-file hold different job keys "
+                     "(expected the key in one place)");
+    if (job_keyed)
+        memcpy(key->bytes, job->job_key, TORUS_FRAME_KEY_BYTES);
+    else if (board_has_key)
+        memcpy(key->bytes, board_key, TORUS_FRAME_KEY_BYTES);
+    memset(board_key, 0, sizeof board_key);
+    if (!job_keyed && !board_has_key && link_mask != 0 && !board_keyless_allowed())
+        kernel_panic("network: no job key: this board's links are open to other processes "
+                     "(expected a key in the job block or --key-file FILE, or --auth off)");
+    return job_keyed || board_has_key;
+}
+
 void node_network_init(struct node *node)
 {
     const struct personality *p = node->personality;
@@ -117,6 +174,7 @@ void node_network_init(struct node *node)
     const char *error = NULL;
     if (!torus_driver_init(&config.geometry, config.rank, &config.link_mask, &error))
         kernel_panic(error != NULL ? error : "network: link driver failed");
+    config.keyed = network_key(&config.key, config.link_mask);
 
     torus_network_init(&node->network, &config);
     torus_network_set_link_handler(&node->network, on_link_event, node);
@@ -132,5 +190,7 @@ void node_network_init(struct node *node)
     event_begin("network");
     event_add_str("driver", torus_driver_name());
     event_add_hex("links", config.link_mask);
+    event_add_str("auth", config.keyed ? "siphash" : "off");
     event_end();
+    memset(&config.key, 0, sizeof config.key); /* the network keeps its copy */
 }

@@ -31,6 +31,10 @@ _Static_assert(TORI_ERR_PROC_FAILED == COMM_ERR_PROC_FAILED && TORI_ERR_REVOKED 
                    TORI_ERR_INVALID_RANK == COMM_ERR_INVALID_RANK &&
                    TORI_ERR_ABORTED >= COMM_ERROR_COUNT,
                "tori failure errors are comm errors; ABORTED is the node's own");
+_Static_assert(TORI_ERR_NO_CHECKPOINT > TORI_ERR_ABORTED && TORI_ERR_CHECKPOINT > TORI_ERR_ABORTED,
+               "the checkpoint errors are the node's own");
+_Static_assert(NODE_JOB_TAG_BASE > TORI_TAG_MAX && NODE_JOB_TAG_BASE + 16u <= COMM_TAG_MAX,
+               "the runtime's tags lie above the application's");
 _Static_assert((int)TORI_MODE_ABORT == (int)COMM_MODE_ABORT &&
                    (int)TORI_MODE_BLANK == (int)COMM_MODE_BLANK &&
                    (int)TORI_MODE_SHRINK == (int)COMM_MODE_SHRINK &&
@@ -246,6 +250,10 @@ const char *tori_error_text(int error)
 {
     if (error == TORI_ERR_ABORTED)
         return "the job was aborted (a communicator in abort mode lost a rank)";
+    if (error == TORI_ERR_NO_CHECKPOINT)
+        return "no checkpoint to resume from (none taken, or every copy of one lost)";
+    if (error == TORI_ERR_CHECKPOINT)
+        return "the checkpoint failed (a copy did not verify, or no state is registered)";
     return comm_error_text((enum comm_error)error);
 }
 
@@ -328,6 +336,8 @@ int tori_isend(tori_comm comm, uint32_t dest, int32_t tag, const void *buffer,
 {
     enter_on("tori_isend", comm);
     REFUSE_IF_ABORTED("tori_isend");
+    if (tag > TORI_TAG_MAX)
+        return result("tori_isend", COMM_ERR_TAG); /* above: the runtime's own */
     uint64_t now = board_now_ns();
     enum comm_error error = comm_isend(core(), comm, dest, tag, buffer, length, now,
                                        &job.node->comm_outbox, request);
@@ -340,6 +350,8 @@ int tori_irecv(tori_comm comm, uint32_t source, int32_t tag, void *buffer, uint3
 {
     enter_on("tori_irecv", comm);
     REFUSE_IF_ABORTED("tori_irecv");
+    if (tag > TORI_TAG_MAX)
+        return result("tori_irecv", COMM_ERR_TAG);
     uint64_t now = board_now_ns();
     enum comm_error error = comm_irecv(core(), comm, source, tag, buffer, capacity, now,
                                        &job.node->comm_outbox, request);
@@ -395,6 +407,48 @@ int tori_recv(tori_comm comm, uint32_t source, int32_t tag, void *buffer, uint32
     tori_request request = TORI_REQUEST_NULL;
     int error = tori_irecv(comm, source, tag, buffer, capacity, &request);
     return error != TORI_OK ? error : tori_wait(&request, status);
+}
+
+/* ---- the runtime's own traffic on a job's communicator (node/node.h) ---- */
+
+int node_job_isend(tori_comm comm, uint32_t dest, uint32_t kind, const void *buffer,
+                   uint32_t length, tori_request *request)
+{
+    enter_on("tori_isend", comm);
+    REFUSE_IF_ABORTED("tori_isend");
+    uint64_t now = board_now_ns();
+    enum comm_error error = comm_isend(core(), comm, dest, (int32_t)(NODE_JOB_TAG_BASE + kind),
+                                       buffer, length, now, &job.node->comm_outbox, request);
+    flush(now);
+    return result("tori_isend", error);
+}
+
+int node_job_irecv(tori_comm comm, uint32_t source, uint32_t kind, void *buffer,
+                   uint32_t capacity, tori_request *request)
+{
+    enter_on("tori_irecv", comm);
+    REFUSE_IF_ABORTED("tori_irecv");
+    uint64_t now = board_now_ns();
+    enum comm_error error =
+        comm_irecv(core(), comm, source, (int32_t)(NODE_JOB_TAG_BASE + kind), buffer, capacity,
+                   now, &job.node->comm_outbox, request);
+    flush(now);
+    return result("tori_irecv", error);
+}
+
+uint32_t node_job_rank_node(tori_comm comm, uint32_t rank)
+{
+    return comm_node_of(core(), comm, rank);
+}
+
+const struct job *node_job_block(void)
+{
+    return job.job;
+}
+
+const struct torus_geometry *node_job_geometry(void)
+{
+    return &job.node->network.geometry;
 }
 
 /* ---- collectives: started, then waited for ---- */
@@ -570,10 +624,37 @@ enum tori_comm_state tori_comm_state(tori_comm comm)
 }
 
 /* A rebuild or a shrink: started, waited for, and the new map reported. */
+/*
+ * Before a REBUILD: a failed rank whose node the root decided to restart
+ * is held for it, up to RESTART_GRACE detector timeouts, so that the rank
+ * returns to its own node (and its own checkpoint) rather than to a spare
+ * or a gap.  Every member waits alike; the decision is the rebuild's.
+ */
+#define RESTART_GRACE 30u
+static void await_restarts(tori_comm comm)
+{
+    if (job.job == NULL || job.job->comm_mode != JOB_COMM_REBUILD)
+        return; /* the communicators' mode is the job's */
+    uint64_t until = board_now_ns() + RESTART_GRACE *
+                                           (uint64_t)job.node->personality->detect_timeout_ms *
+                                           1000000u;
+    uint32_t size = comm_size(core(), comm);
+    for (uint32_t r = 0; r < size && !job.aborted; r++) {
+        if (comm_rank_state_of(core(), comm, r) == COMM_RANK_OK)
+            continue;
+        uint32_t node = comm_node_of(core(), comm, r);
+        while (!job.aborted && comm_restart_expected(core(), node) &&
+               !membership_is_member(&job.node->membership, node) && board_now_ns() < until)
+            run_once();
+    }
+}
+
 static int remake(const char *call, tori_comm comm, bool shrink, tori_comm *out)
 {
     enter_on(call, comm);
     REFUSE_IF_ABORTED(call);
+    if (!shrink)
+        await_restarts(comm);
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     uint32_t made = COMM_NULL;
@@ -649,8 +730,9 @@ int tori_adopted(struct tori_adoption *out)
     out->adopted = false;
     out->comm = TORI_COMM_NULL;
     out->rank = COMM_RANK_NONE;
-    if (comm_rank(core(), COMM_WORLD) != COMM_RANK_NONE)
-        return result("tori_adopted", TORI_OK);
+    if (comm_rank(core(), COMM_WORLD) != COMM_RANK_NONE &&
+        job.node->personality->boot_incarnation <= 1)
+        return result("tori_adopted", TORI_OK); /* a WORLD rank in its first life */
     uint32_t made = COMM_NULL;
     for (;;) {
         /* A spare expelled while it waits (a false suspicion) rejoins as a
@@ -742,12 +824,12 @@ void node_job_init(struct node *node)
     job.job = kernel_job();
     console_command_register("appkill", command_appkill, NULL, CONSOLE_NO_ARGUMENTS);
     const struct personality *p = node->personality;
-    /* Spares run nothing but under REBUILD, where their application waits
-     * to adopt a failed rank (tori_adopted); a restarted node runs nothing,
-     * its ranks went on without it (rejoining a running job comes with the
-     * next issues). */
-    if (job.job == NULL || p->boot_incarnation > 1 ||
-        (personality_is_spare(p) && job.job->comm_mode != JOB_COMM_REBUILD))
+    /* Spares and restarted nodes run nothing but under REBUILD, where their
+     * application waits to adopt a failed rank (tori_adopted): a restarted
+     * node its own, when it is back before the survivors rebuild (else its
+     * ranks went on without it). */
+    bool standby = personality_is_spare(p) || p->boot_incarnation > 1;
+    if (job.job == NULL || (standby && job.job->comm_mode != JOB_COMM_REBUILD))
         return;
     job.state = JOB_WAITING;
     job.adopted_rank = COMM_RANK_NONE;

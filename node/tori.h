@@ -30,11 +30,15 @@
 #define TORI_ERR_REVOKED 14
 #define TORI_ERR_INVALID_RANK 15
 #define TORI_ERR_ABORTED 64
+/* Checkpoints (issue 15): nothing to restore; a round that failed. */
+#define TORI_ERR_NO_CHECKPOINT 65
+#define TORI_ERR_CHECKPOINT 66
 #define TORI_COMM_WORLD 0x100u        /* comm/comm.h COMM_WORLD */
 #define TORI_COMM_NULL 0u             /* split with TORI_UNDEFINED */
 #define TORI_UNDEFINED (-1)
 #define TORI_ANY_SOURCE UINT32_MAX
 #define TORI_ANY_TAG (-1)
+#define TORI_TAG_MAX 32767 /* application tags are 0..TORI_TAG_MAX */
 #define TORI_REQUEST_NULL 0u
 #define TORI_APP_ARGS 4
 
@@ -155,6 +159,45 @@ int tori_allreduce(tori_comm comm, const void *send, void *recv, uint32_t count,
 /* block bytes from every rank into recv (size x block) in rank order. */
 int tori_gather(tori_comm comm, uint32_t root, const void *send, uint32_t block, void *recv);
 int tori_allgather(tori_comm comm, const void *send, uint32_t block, void *recv);
+
+/* ---- coordinated checkpoints (issue 15; ABARIS) ----
+ * The application registers how to save and load its state; the runtime
+ * keeps the last two complete checkpoints of every rank in the node's
+ * checkpoint store, each with a copy at the rank's buddy (a torus
+ * neighbour), so that a rank lost with its node resumes elsewhere.
+ *
+ * save writes the state (at most capacity bytes) and returns its length;
+ * load takes it back and returns TORI_OK or an error.  Both run inside
+ * tori_checkpoint / tori_restore, never from the poll loop. */
+typedef uint32_t (*tori_save_fn)(void *context, void *out, uint32_t capacity);
+typedef int (*tori_load_fn)(void *context, const void *data, uint32_t length);
+int tori_checkpoint_register(tori_save_fn save, tori_load_fn load, void *context);
+/* The most bytes save may write on this node. */
+uint32_t tori_checkpoint_capacity(void);
+/*
+ * Collective on comm, called by every rank after each iteration (done:
+ * iterations completed); returns TORI_OK at once unless the job's
+ * checkpoint interval divides done.  Then a round: every rank has
+ * completed its sends (a send completes when its receiver acknowledged
+ * it, so no message of the application is in flight: call it with none of
+ * yours pending), saves, sends the copy to its buddy and keeps its ward's;
+ * an allreduce commits the generation at every rank or at none.  A failure
+ * during the round returns the failure's error and leaves the previous
+ * checkpoint valid; TORI_ERR_CHECKPOINT when a copy did not verify.
+ * Emits `checkpoint`.
+ */
+int tori_checkpoint(tori_comm comm, uint32_t done);
+/*
+ * Collective on comm, after a start or a rebuild, by every rank (survivors,
+ * a restarted node, an adopting spare): the newest checkpoint every rank
+ * completed, loaded through the registered load; *done its iteration.  A
+ * rank that lacks it locally gets its buddy's copy (a reset QEMU node
+ * still holds its own: zero bytes move).  TORI_ERR_NO_CHECKPOINT at every
+ * rank when there is none or a needed copy is lost: start from the
+ * beginning.  Emits `restore`.  Communicators whose ranks survive a
+ * rebuild (REBUILD, BLANK) only: SHRINK renumbers the ranks.
+ */
+int tori_restore(tori_comm comm, uint32_t *done);
 
 /* ---- the runtime ---- */
 /* Lets the node run once (links, membership, retransmissions). */

@@ -1,9 +1,10 @@
 /*
  * tori-bench-membership: what the membership protocol costs, as ratios.
  *
- *   tori-bench-membership [--max-nodes N] [--iterations K]
+ *   tori-bench-membership [--max-nodes N] [--iterations K] [--no-timing] [--json FILE]
  *
- * 1. O_cp, the local recomputation after a change, versus N up to 65,536:
+ * 1. O_cp, the local recomputation after a change, versus N up to 65,536
+ *    (wall-clock; --no-timing leaves it out):
  *    (a) "core": one change to the live set (remove or re-add a member,
  *        index and digest) plus recomputing a member's place in the tree
  *        (parent, children, depth), the member drawn at random per change;
@@ -13,14 +14,21 @@
  *    Both relative to N = 64 in the same run, beside log2(N)/log2(64), and
  *    a least-squares fit a + b log2(N) with its worst residual.
  * 2. T_s versus N in the simulator with the paper's BG/L figures (4.6 us
- *    per hop, 2 us per message), single failure, both layouts, radix 2/4/8,
+ *    per hop, 2 us per message), single failure, every layout, radix 2/4/8,
  *    with the paper's base and distance models and the critical-path model
- *    beside it.
- * 3. Bytes of membership state per node at this build's CONFIG_MAX_NODES.
+ *    beside it: the paper's Figures 4 (a = 2) and 5 (a = 4), which read
+ *    hundreds of microseconds at 1,024 nodes.
+ * 3. T_s over the physical bound of any tree round, 2 L ecc(root) + 2 O_cp
+ *    log_a(N) (down and back up; ecc(root) the root's largest hop distance),
+ *    per layout, radix 4, after a single failure, a root failure and two
+ *    failures at once, at 4,096 and 65,536 nodes (or the largest size within
+ *    --max-nodes).
+ * 4. Bytes of membership state per node at this build's CONFIG_MAX_NODES.
  *
  * Timings are wall-clock (this is a benchmark, not a test), the best of 7
  * runs, printed next to ratios; the simulator figures are exact and
- * reproducible.
+ * reproducible.  --json FILE also writes what sections 1 and 2 print as
+ * JSON lines, keyed by series and layout name, for tools/plot/tori-plot.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime: a host tool */
 
@@ -37,6 +45,7 @@
 #include "membership/tree.h"
 #include "membership/view.h"
 #include "net/torus/geometry.h"
+#include "tools/cli.h"
 
 #define TOOL "tori-bench-membership"
 
@@ -79,9 +88,11 @@ static uint32_t rng(uint32_t bound)
  * root locate themselves at different costs, so a single fixed member would
  * measure where it happens to sit in the tree at this N rather than N.
  */
-static double bench_core(uint32_t n, enum membership_layout_kind kind, unsigned radix,
-                         uint32_t iterations)
+static double bench_core(const struct torus_geometry *g, enum membership_layout_kind kind,
+                         unsigned radix, uint32_t iterations)
 {
+    struct membership_layout layout = {.kind = kind, .geometry = *g};
+    uint32_t n = g->node_count;
     static struct membership_view view;
     membership_view_reset(&view, n);
     for (uint32_t p = 0; p < n; p++) {
@@ -99,11 +110,11 @@ static double bench_core(uint32_t n, enum membership_layout_kind kind, unsigned 
         struct membership_tree_links links;
         membership_view_remove(&view, victim);
         digest ^= membership_id_digest(victim);
-        membership_tree_locate(&view, kind, radix, self, &links);
+        membership_tree_locate(&view, &layout, radix, self, &links);
         sink += links.child_count + links.parent;
         membership_view_add(&view, victim);
         digest ^= membership_id_digest(victim);
-        membership_tree_locate(&view, kind, radix, self, &links);
+        membership_tree_locate(&view, &layout, radix, self, &links);
         sink += links.child_count + links.parent;
     }
     uint64_t elapsed = now_ns() - start;
@@ -230,13 +241,19 @@ static double bench_receive(const struct torus_geometry *g, enum membership_layo
 
 struct ts_result {
     bool ok;
+    uint32_t root; /* id of the root that completed the view */
+    uint32_t rounds;
     uint64_t ts_ns;
     uint32_t messages;
     struct ts_model model;
 };
 
+/* What fails, all at 1 ms, each dead node suspected at once by a neighbour. */
+enum ts_case { TS_SINGLE, TS_ROOT, TS_TWO, TS_CASES };
+static const char *const ts_case_names[TS_CASES] = {"single", "root", "two"};
+
 static struct ts_result bench_ts(const struct torus_geometry *g, enum membership_layout_kind kind,
-                                 unsigned radix)
+                                 unsigned radix, enum ts_case which)
 {
     struct ts_result r;
     memset(&r, 0, sizeof r);
@@ -255,20 +272,25 @@ static struct ts_result bench_ts(const struct torus_geometry *g, enum membership
         fprintf(stderr, TOOL ": %s\n", error);
         return r;
     }
-    uint32_t dead = g->node_count / 2 + 1;
-    struct fault items[2];
+    uint32_t dead[2] = {which == TS_ROOT ? 0 : g->node_count / 2 + 1, g->node_count / 4 + 3};
+    unsigned count = which == TS_TWO ? 2 : 1;
+    struct fault items[4];
     memset(items, 0, sizeof items);
-    items[0].kind = FAULT_KILL;
-    items[0].time_ns = 1000000;
-    items[0].node = dead;
-    items[1].kind = FAULT_SUSPECT;
-    items[1].time_ns = 1000000;
-    items[1].node = torus_geometry_neighbour(g, dead, 0);
-    items[1].other = dead;
-    sim_add_injections(sim, items, 2);
+    for (unsigned i = 0; i < count; i++) {
+        items[2 * i].kind = FAULT_KILL;
+        items[2 * i].time_ns = 1000000;
+        items[2 * i].node = dead[i];
+        items[2 * i + 1].kind = FAULT_SUSPECT;
+        items[2 * i + 1].time_ns = 1000000;
+        items[2 * i + 1].node = torus_geometry_neighbour(g, dead[i], 0);
+        items[2 * i + 1].other = dead[i];
+    }
+    sim_add_injections(sim, items, 2 * count);
     r.ok = sim_run(sim, NULL);
     const struct sim_stats *s = sim_get_stats(sim);
-    r.ok = r.ok && s->stable_count == 1;
+    r.ok = r.ok && s->stable_count == 1 && s->final_live == g->node_count - count;
+    r.root = s->last_stable.root;
+    r.rounds = s->last_stable.rounds;
     r.ts_ns = s->last_stable.ts_ns;
     r.messages = s->last_stable.messages;
     r.model = s->last_stable.model;
@@ -276,37 +298,70 @@ static struct ts_result bench_ts(const struct torus_geometry *g, enum membership
     return r;
 }
 
+/* --json FILE: one JSON line per figure printed (NULL: none). */
+static FILE *records;
+
+static void record_ocp(const char *dims, uint32_t n, const char *series, double ns)
+{
+    if (records != NULL)
+        fprintf(records,
+                "{\"record\":\"bench-membership-ocp\",\"dims\":\"%s\",\"nodes\":%u,"
+                "\"series\":\"%s\",\"ns\":%.1f}\n",
+                dims, n, series, ns);
+}
+
+static void record_fit(const char *series, const struct log_fit *f)
+{
+    if (records != NULL)
+        fprintf(records,
+                "{\"record\":\"bench-membership-ocp-fit\",\"series\":\"%s\",\"a_ns\":%.3f,"
+                "\"b_ns\":%.3f,\"worst_residual\":%.4f}\n",
+                series, f->a, f->b, f->worst_residual);
+}
+
+static void record_ts(const char *dims, uint32_t n, const char *layout, unsigned radix,
+                      const struct ts_result *r)
+{
+    if (records != NULL)
+        fprintf(records,
+                "{\"record\":\"bench-membership-ts\",\"dims\":\"%s\",\"nodes\":%u,"
+                "\"layout\":\"%s\",\"radix\":%u,\"hop_ns\":4600,\"cp_ns\":2000,"
+                "\"levels\":%u,\"messages\":%u,\"ts_ns\":%" PRIu64 ",\"base_ns\":%.0f,"
+                "\"distance_ns\":%.0f,\"path_ns\":%.0f,\"hop_sum\":%u,\"path_hops\":%u}\n",
+                dims, n, layout, radix, r->model.levels, r->messages, r->ts_ns,
+                r->model.base_ns, r->model.distance_ns, r->model.path_ns, r->model.hop_sum,
+                r->model.path_hops);
+}
+
 static double ratio(uint64_t a, uint64_t b)
 {
     return b == 0 ? 0.0 : (double)a / (double)b;
 }
 
-int main(int argc, char **argv)
+/* Largest hop distance from id: its eccentricity on the torus. */
+static uint32_t eccentricity(const struct torus_geometry *g, uint32_t id)
 {
-    uint32_t max_nodes = CONFIG_MAX_NODES;
-    uint32_t iterations = 200000;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--max-nodes") == 0 && i + 1 < argc) {
-            max_nodes = (uint32_t)strtoul(argv[++i], NULL, 10);
-        } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-            iterations = (uint32_t)strtoul(argv[++i], NULL, 10);
-        } else {
-            fprintf(stderr, TOOL ": unknown option '%s' (expected --max-nodes N, --iterations K)\n",
-                    argv[i]);
-            return 2;
-        }
+    uint32_t ecc = 0;
+    for (unsigned d = 0; d < g->dims; d++) {
+        uint32_t n = g->size[d];
+        uint32_t c = (id / g->stride[d]) % n;
+        ecc += g->wraps[d] ? n / 2u : (c > n - 1u - c ? c : n - 1u - c);
     }
-    if (iterations < 100) {
-        fprintf(stderr, TOOL ": --iterations %u is too few (expected at least 100)\n", iterations);
-        return 2;
-    }
+    return ecc;
+}
 
+#define HOP_NS 4600.0
+#define CP_NS 2000.0
+
+/* 1: O_cp per layout (wall-clock). */
+static void print_ocp(uint32_t max_nodes, uint32_t iterations)
+{
     printf("== O_cp: local view and tree recomputation per change (radix 4) ==\n");
-    printf("%-9s %6s | %-27s | %-27s | %-27s | log2(N)/6\n", "dims", "N", "core radix (ns, x N=64)",
-           "core torus (ns, x N=64)", "receive radix (ns, x N=64)");
-    double base_core[2] = {0, 0};
-    double base_recv = 0;
-    double fit_n[SIZE_COUNT], fit_cost[3][SIZE_COUNT];
+    printf("%-9s %6s | %-20s | %-20s | %-20s | %-20s | log2(N)/6\n", "dims", "N",
+           "core radix (ns, xN64)", "core torus (ns, xN64)", "core box (ns, xN64)",
+           "receive radix (ns, xN64)");
+    double base[4] = {0, 0, 0, 0};
+    double fit_n[SIZE_COUNT], fit_cost[4][SIZE_COUNT];
     size_t fitted = 0;
     for (size_t i = 0; i < SIZE_COUNT; i++) {
         struct torus_geometry g;
@@ -314,47 +369,55 @@ int main(int argc, char **argv)
             continue;
         }
         /* The best of 7 runs: the machine may be shared. */
-        double core_radix = 1e18;
-        double core_torus = 1e18;
-        double recv = 1e18;
+        double cost[4] = {1e18, 1e18, 1e18, 1e18};
         for (int rep = 0; rep < 7; rep++) {
-            core_radix = fmin(core_radix, bench_core(g.node_count, MEMBERSHIP_LAYOUT_RADIX, 4,
-                                                     iterations));
-            core_torus = fmin(core_torus, bench_core(g.node_count, MEMBERSHIP_LAYOUT_TORUS, 4,
-                                                     iterations));
-            recv = fmin(recv, bench_receive(&g, MEMBERSHIP_LAYOUT_RADIX, 4, iterations / 10));
+            for (unsigned kind = 0; kind < MEMBERSHIP_LAYOUT_KINDS; kind++) {
+                cost[kind] = fmin(cost[kind], bench_core(&g, (enum membership_layout_kind)kind, 4,
+                                                         iterations));
+            }
+            cost[3] = fmin(cost[3], bench_receive(&g, MEMBERSHIP_LAYOUT_RADIX, 4, iterations / 10));
         }
-        if (i == 0) {
-            base_core[0] = core_radix;
-            base_core[1] = core_torus;
-            base_recv = recv;
+        printf("%-9s %6u", sizes[i].dims, g.node_count);
+        for (int c = 0; c < 4; c++) {
+            if (fitted == 0) {
+                base[c] = cost[c];
+            }
+            printf(" | %8.1f ns x%6.2f   ", cost[c], cost[c] / base[c]);
+            fit_cost[c][fitted] = cost[c];
         }
-        printf("%-9s %6u | %8.1f ns  x%6.2f        | %8.1f ns  x%6.2f        | %8.1f ns  x%6.2f        | %5.2f\n",
-               sizes[i].dims, g.node_count, core_radix, core_radix / base_core[0], core_torus,
-               core_torus / base_core[1], recv, recv / base_recv,
-               log2((double)g.node_count) / 6.0);
+        printf(" | %5.2f\n", log2((double)g.node_count) / 6.0);
+        static const char *const series[4] = {"core radix", "core torus", "core box",
+                                              "receive radix"};
+        for (int c = 0; c < 4; c++) {
+            record_ocp(sizes[i].dims, g.node_count, series[c], cost[c]);
+        }
         fit_n[fitted] = g.node_count;
-        fit_cost[0][fitted] = core_radix;
-        fit_cost[1][fitted] = core_torus;
-        fit_cost[2][fitted] = recv;
         fitted++;
     }
-    static const char *const fit_names[3] = {"core radix", "core torus", "receive radix"};
+    static const char *const fit_names[4] = {"core radix", "core torus", "core box",
+                                             "receive radix"};
     printf("fit a + b log2(N) (ns):");
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 4; c++) {
         struct log_fit f = fit_log(fit_n, fit_cost[c], fitted);
         printf("%s %s %.1f + %.2f log2 N (worst residual %.0f%%)", c == 0 ? "" : ";", fit_names[c],
                f.a, f.b, 100.0 * f.worst_residual);
+        record_fit(fit_names[c], &f);
     }
-    printf("\n");
+    printf("\n\n");
+}
 
-    printf("\n== T_s, single failure, simulator with BG/L figures (L = 4.6 us/hop, O_cp = 2 us/message) ==\n");
+/* 2: the paper's Figures 4 and 5 (and a = 8), every layout. */
+static void print_figures(uint32_t max_nodes)
+{
+    printf("== T_s, single failure, simulator with BG/L figures (L = 4.6 us/hop, O_cp = 2 us/message):"
+           " the paper's Figures 4 (a = 2) and 5 (a = 4) ==\n");
+    printf("paper (BG/L, 2 x 8x8x8 midplanes): T_s of hundreds of microseconds up to 1,024 nodes, "
+           "growing as log N; its distance model fits, its base model falls short\n");
     printf("models: base 2L(H-1)+O_cp*H; distance 2L*sum(max hops per level)+O_cp*H;"
            " path max_v(2L*hops(v)+2*O_cp*depth(v))\n");
-    printf("%-9s %6s %-5s %2s %3s %5s | %9s %8s | %6s %7s %6s | %5s %5s\n", "dims", "N", "tree",
-           "a", "H", "msgs", "T_s(us)", "T_s/L", "/base", "/dist", "/path", "hops", "path");
-    uint64_t first_ts[2][3];
-    memset(first_ts, 0, sizeof first_ts);
+    printf("%-9s %6s %-5s %2s %3s %5s | %9s %9s %9s | %6s %7s %6s | %5s %5s | %s\n", "dims", "N",
+           "tree", "a", "H", "msgs", "T_s(us)", "base(us)", "dist(us)", "/base", "/dist", "/path",
+           "hops", "path", "T_s / radix tree's");
     for (size_t i = 0; i < SIZE_COUNT; i++) {
         struct torus_geometry g;
         if (sizes[i].nodes > max_nodes || !geometry(sizes[i].dims, &g)) {
@@ -363,32 +426,122 @@ int main(int argc, char **argv)
         static const unsigned radices[] = {2, 4, 8};
         for (unsigned a = 0; a < 3; a++) {
             uint64_t radix_ts = 0;
-            for (int kind = 0; kind < 2; kind++) {
-                struct ts_result r = bench_ts(&g, (enum membership_layout_kind)kind, radices[a]);
+            for (unsigned kind = 0; kind < MEMBERSHIP_LAYOUT_KINDS; kind++) {
+                const char *name = membership_layout_name((enum membership_layout_kind)kind);
+                struct ts_result r = bench_ts(&g, (enum membership_layout_kind)kind, radices[a],
+                                              TS_SINGLE);
                 if (!r.ok) {
                     printf("%-9s %6u %-5s %2u: simulation failed\n", sizes[i].dims, g.node_count,
-                           kind ? "torus" : "radix", radices[a]);
+                           name, radices[a]);
                     continue;
                 }
-                if (first_ts[kind][a] == 0) {
-                    first_ts[kind][a] = r.ts_ns;
-                }
-                printf("%-9s %6u %-5s %2u %3u %5u | %9.1f %8.1f | %6.2f %7.3f %6.3f | %5u %5u",
-                       sizes[i].dims, g.node_count, kind ? "torus" : "radix", radices[a],
-                       r.model.levels, r.messages, r.ts_ns / 1000.0, ratio(r.ts_ns, 4600),
-                       ratio(r.ts_ns, (uint64_t)r.model.base_ns), ratio(r.ts_ns, (uint64_t)r.model.distance_ns),
-                       ratio(r.ts_ns, (uint64_t)r.model.path_ns), r.model.hop_sum, r.model.path_hops);
-                if (kind == 0) {
+                record_ts(sizes[i].dims, g.node_count, name, radices[a], &r);
+                if (kind == MEMBERSHIP_LAYOUT_RADIX) {
                     radix_ts = r.ts_ns;
-                    printf("\n");
-                } else {
-                    printf("  torus/radix T_s %.3f\n", ratio(r.ts_ns, radix_ts));
                 }
+                printf("%-9s %6u %-5s %2u %3u %5u | %9.1f %9.1f %9.1f | %6.2f %7.3f %6.3f | %5u %5u"
+                       " | %.3f\n",
+                       sizes[i].dims, g.node_count, name, radices[a], r.model.levels, r.messages,
+                       r.ts_ns / 1000.0, r.model.base_ns / 1000.0, r.model.distance_ns / 1000.0,
+                       ratio(r.ts_ns, (uint64_t)r.model.base_ns),
+                       ratio(r.ts_ns, (uint64_t)r.model.distance_ns),
+                       ratio(r.ts_ns, (uint64_t)r.model.path_ns), r.model.hop_sum,
+                       r.model.path_hops, ratio(r.ts_ns, radix_ts));
             }
         }
     }
+    printf("\n");
+}
 
-    printf("\n== membership state per node at CONFIG_MAX_NODES=%u ==\n", (unsigned)CONFIG_MAX_NODES);
+/* 3: T_s over the bound of any tree round, per layout and case. */
+static void print_bound(uint32_t max_nodes)
+{
+    const unsigned radix = 4;
+    printf("== T_s over the physical bound 2 L ecc(root) + 2 O_cp log_a(N), radix 4, BG/L figures"
+           " (target for box: within 1.2x) ==\n");
+    printf("%-9s %6s %-6s %-5s | %4s %9s | %9s %6s | %5s %5s | %s\n", "dims", "N", "case", "tree",
+           "ecc", "bound(us)", "T_s(us)", "/bound", "path", "H", "rounds");
+    /* 4,096 and 65,536 nodes, or the largest size within max_nodes. */
+    size_t picked[2];
+    size_t count = 0;
+    for (size_t i = 0; i < SIZE_COUNT; i++) {
+        if ((sizes[i].nodes == 4096 || sizes[i].nodes == 65536) && sizes[i].nodes <= max_nodes) {
+            picked[count++] = i;
+        }
+    }
+    for (size_t i = SIZE_COUNT; count == 0 && i-- > 0;) {
+        if (sizes[i].nodes <= max_nodes) {
+            picked[count++] = i;
+        }
+    }
+    for (size_t p = 0; p < count; p++) {
+        struct torus_geometry g;
+        if (!geometry(sizes[picked[p]].dims, &g)) {
+            continue;
+        }
+        for (unsigned which = 0; which < TS_CASES; which++) {
+            for (unsigned kind = 0; kind < MEMBERSHIP_LAYOUT_KINDS; kind++) {
+                const char *name = membership_layout_name((enum membership_layout_kind)kind);
+                struct ts_result r = bench_ts(&g, (enum membership_layout_kind)kind, radix,
+                                              (enum ts_case)which);
+                if (!r.ok) {
+                    printf("%-9s %6u %-6s %-5s: simulation failed\n", sizes[picked[p]].dims,
+                           g.node_count, ts_case_names[which], name);
+                    continue;
+                }
+                uint32_t ecc = eccentricity(&g, r.root);
+                double bound = 2.0 * HOP_NS * ecc +
+                               2.0 * CP_NS * log((double)g.node_count) / log((double)radix);
+                printf("%-9s %6u %-6s %-5s | %4u %9.1f | %9.1f %6.2f | %5u %5u | %u\n",
+                       sizes[picked[p]].dims, g.node_count, ts_case_names[which], name, ecc,
+                       bound / 1000.0, r.ts_ns / 1000.0, r.ts_ns / bound, r.model.path_hops,
+                       r.model.levels, r.rounds);
+            }
+        }
+    }
+    printf("(two failures: the second dead node sits in the first round's tree, so that round"
+           " waits for its acks, and its own round follows; no layout removes those waits)\n\n");
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t max_nodes = CONFIG_MAX_NODES;
+    uint64_t iterations = 200000;
+    bool timing = true;
+    const char *json_path = NULL;
+    char error[160];
+    for (int i = 1; i < argc; i++) {
+        bool valued = i + 1 < argc;
+        if (strcmp(argv[i], "--max-nodes") == 0 && valued) {
+            if (!cli_parse_u64_option("--max-nodes", argv[++i], 8, CONFIG_MAX_NODES, &max_nodes,
+                                      error, sizeof error))
+                goto refused;
+        } else if (strcmp(argv[i], "--iterations") == 0 && valued) {
+            if (!cli_parse_u64_option("--iterations", argv[++i], 100, UINT32_MAX, &iterations,
+                                      error, sizeof error))
+                goto refused;
+        } else if (strcmp(argv[i], "--json") == 0 && valued) {
+            json_path = argv[++i];
+        } else if (strcmp(argv[i], "--no-timing") == 0) {
+            timing = false;
+        } else {
+            fprintf(stderr, TOOL ": unknown option '%s' (expected --max-nodes N, --iterations K, "
+                            "--no-timing, --json FILE)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (json_path != NULL && (records = fopen(json_path, "we")) == NULL) {
+        fprintf(stderr, TOOL ": cannot create --json file '%s' (expected a writable path)\n",
+                json_path);
+        return 2;
+    }
+    if (timing) {
+        print_ocp((uint32_t)max_nodes, (uint32_t)iterations);
+    }
+    print_figures((uint32_t)max_nodes);
+    print_bound((uint32_t)max_nodes);
+    printf("== membership state per node at CONFIG_MAX_NODES=%u ==\n", (unsigned)CONFIG_MAX_NODES);
     struct membership *m = NULL;
     printf("total                      %8zu bytes (%.1f KiB)\n", sizeof(struct membership),
            sizeof(struct membership) / 1024.0);
@@ -404,5 +557,12 @@ int main(int argc, char **argv)
     printf("per member: %.2f bytes (%u members); outbox (caller's) %zu bytes\n",
            (double)sizeof(struct membership) / CONFIG_MAX_NODES, (unsigned)CONFIG_MAX_NODES,
            sizeof(struct membership_outbox));
+    if (records != NULL && fclose(records) != 0) {
+        fprintf(stderr, TOOL ": cannot write --json file '%s'\n", json_path);
+        return 1;
+    }
     return 0;
+refused:
+    fprintf(stderr, TOOL ": %s\n", error);
+    return 2;
 }

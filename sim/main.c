@@ -1,22 +1,24 @@
 /*
  * tori-sim: the deterministic membership simulator's command line.
  *
- *   tori-sim --dims 16x8x8 [--mesh] [--radix 4] [--tree radix|torus]
+ *   tori-sim --dims 16x8x8 [--mesh] [--radix 4] [--tree radix|torus|box]
  *            [--hop-ns 4600] [--cp-ns 2000] [--members M]
  *            [--policy primary|every-side] [--heartbeat-us N]
  *            [--link-detect-ns N] [--routes] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms' | --inject-file F]
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
- *            [--emit-script FILE] [--pcap DIR]
+ *            [--emit-script FILE] [--pcap DIR] [--out DIR]
  *            [--app allreduce|stencil [--iterations N] [--app-args a,b,...]]
  *            [--json] [--events | --quiet] [--trace-node N]
  *
  * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/sim.h"
 #include "sim/sim_chaos.h"
@@ -48,6 +50,8 @@ struct options {
     char *inject_read; /* the text of --inject-file, freed at exit */
     const char *emit_script; /* --emit-script FILE: the run's faults, in the fault language */
     const char *pcap_dir;    /* --pcap DIR: every node's frames (sim/sim_pcap.h) */
+    const char *out_dir;     /* --out DIR: the run's records, DIR/sim.jsonl */
+    FILE *records;           /* DIR/sim.jsonl, opened with the options */
     const char *dims_text;
     bool routes;
     bool chaos;
@@ -150,7 +154,7 @@ static void usage(void)
           "  --dims DIMS          torus shape, e.g. 16x8x8 (1 to 6 sizes)\n"
           "  --mesh               every dimension a mesh\n"
           "  --radix N            tree radix: 2, 4, 8 or 16 (4)\n"
-          "  --tree radix|torus   tree layout (radix)\n"
+          "  --tree radix|torus|box  tree layout (radix)\n"
           "  --members N          initial view: ids 0..N-1 (all)\n"
           "  --policy primary|every-side  partition policy (primary)\n"
           "  --hop-ns N           latency of one torus hop (4600, BG/L)\n"
@@ -202,6 +206,9 @@ static void usage(void)
           "  --trace-node N       print what node N receives and sends\n"
           "  --pcap DIR           every node's frames, sent and received, in\n"
           "                       DIR/nodeN.pcap (virtual time; tools/wireshark/tori.lua)\n"
+          "  --out DIR            the run's records in DIR/sim.jsonl: its\n"
+          "                       configuration, every result line as JSON and the\n"
+          "                       summary (tools/plot/tori-report; not with --chaos)\n"
           "  --json               one JSON object per result\n"
           "  --events             print every membership event\n"
           "  --quiet              only the summary\n"
@@ -325,12 +332,8 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("--radix %s is not a power of two", v, "2, 4, 8 or 16");
             }
         } else if (strcmp(a, "--tree") == 0) {
-            if (v != NULL && strcmp(v, "radix") == 0) {
-                o->layout = MEMBERSHIP_LAYOUT_RADIX;
-            } else if (v != NULL && strcmp(v, "torus") == 0) {
-                o->layout = MEMBERSHIP_LAYOUT_TORUS;
-            } else {
-                usage_error("--tree '%s' is not a layout", v ? v : "", "radix or torus");
+            if (!membership_layout_from_name(v, &o->layout)) {
+                usage_error("--tree '%s' is not a layout", v ? v : "", "radix, torus or box");
             }
         } else if (strcmp(a, "--policy") == 0) {
             if (v != NULL && strcmp(v, "primary") == 0) {
@@ -383,6 +386,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->emit_script = v;
         } else if (strcmp(a, "--pcap") == 0) {
             o->pcap_dir = v;
+        } else if (strcmp(a, "--out") == 0) {
+            o->out_dir = v;
         } else if (strcmp(a, "--app") == 0) {
             o->job_text.app = v;
             if (v != NULL && strcmp(v, "allreduce") == 0) {
@@ -446,7 +451,7 @@ static void parse_args(int argc, char **argv, struct options *o)
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
-                            "--settle-ms, --inject, --inject-file, --emit-script, --pcap, "
+                            "--settle-ms, --inject, --inject-file, --emit-script, --pcap, --out, "
                             "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --app, "
                             "--iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery-kills, --json, "
                             "--events, --quiet");
@@ -524,6 +529,22 @@ static void parse_args(int argc, char **argv, struct options *o)
     if (o->pcap_dir != NULL && o->chaos && o->seeds != 1) {
         usage_error("--pcap with --seeds %s", argv_seeds_text(o->seeds),
                     "one run to capture: --seeds 1");
+    }
+    if (o->out_dir != NULL && o->chaos) {
+        usage_error("%s", "--out with --chaos",
+                    "a scripted run to record; a seed's faults replay with --emit-script");
+    }
+    if (o->out_dir != NULL) {
+        /* Made now: a directory that cannot be written is bad input. */
+        char path[4096];
+        if ((mkdir(o->out_dir, 0755) != 0 && errno != EEXIST) ||
+            snprintf(path, sizeof path, "%s/sim.jsonl", o->out_dir) >= (int)sizeof path ||
+            (o->records = fopen(path, "w")) == NULL) {
+            fprintf(stderr, TOOL ": --out '%s' cannot be written (expected a writable "
+                            "directory)\n",
+                    o->out_dir);
+            exit(2);
+        }
     }
     if (o->emit_script != NULL && o->chaos && o->seeds != 1) {
         usage_error("--emit-script with --seeds %s", argv_seeds_text(o->seeds),
@@ -657,10 +678,26 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
     fprintf(out, "\n");
 }
 
-/* Under a recovering mode: what recovered and what issue 14's checks saw. */
+/* Under a recovering mode: what recovered and what issue 14's checks saw
+ * (--json: an object whose event is the prefix, "chaos recovery" as
+ * "chaos-recovery"). */
 static void print_recovery(const struct sim_params *p, const struct sim_stats *s, FILE *out,
                            const char *prefix)
 {
+    if (p->json) {
+        fputs("{\"event\":\"", out);
+        for (const char *c = prefix; *c != '\0'; c++) {
+            fputc(*c == ' ' ? '-' : *c, out);
+        }
+        fprintf(out,
+                "\",\"mode\":\"%s\",\"msg\":\"%s\",\"survivors\":%" PRIu32
+                ",\"rebuilds\":%" PRIu32 ",\"adopted\":%" PRIu32 ",\"maps\":%" PRIu64
+                ",\"comm_epochs\":%" PRIu64 ",\"outcomes\":%" PRIu64 ",\"agrees\":%" PRIu64 "}\n",
+                job_comm_mode_name(p->app.comm_mode), job_message_mode_name(p->app.msg_mode),
+                s->app_survivors, s->app_rebuilds, s->app_adopted, s->ft_maps, s->ft_epochs,
+                s->ft_outcomes, s->ft_agrees);
+        return;
+    }
     fprintf(out,
             "%s mode=%s msg=%s survivors=%" PRIu32 " rebuilds=%" PRIu32 " adopted=%" PRIu32
             " maps=%" PRIu64 " comm_epochs=%" PRIu64 " outcomes=%" PRIu64 " agrees=%" PRIu64 "\n",
@@ -747,12 +784,25 @@ static int run_script(const struct options *o)
     emit_script(o, p.seed, items, count);
     sim_add_injections(sim, items, count);
     fault_script_free(&script);
+    struct sim_params records_params = p; /* the records are JSON whatever is printed */
+    records_params.json = true;
+    if (o->records != NULL) {
+        fprintf(o->records,
+                "{\"event\":\"config\",\"dims\":\"%s\",\"nodes\":%" PRIu32
+                ",\"radix\":%u,\"tree\":\"%s\",\"hop_ns\":%" PRIu64 ",\"cp_ns\":%" PRIu64
+                ",\"heartbeat_ns\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"app\":\"%s\"}\n",
+                o->dims_text, o->geometry.node_count, p.radix,
+                p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", p.hop_ns, p.cp_ns,
+                p.heartbeat_ns, p.seed,
+                p.app.kind != SIM_APP_NONE ? sim_app_name(p.app.kind) : "none");
+        sim_set_records(sim, o->records);
+    }
     if (!p.json) {
         printf("sim dims=%" PRIu32 " nodes=%" PRIu32 " radix=%u tree=%s hop_ns=%" PRIu64
                " cp_ns=%" PRIu64 " heartbeat_ns=%" PRIu64 " unit_ns=%" PRIu64
                " context_bytes=%zu seed=%" PRIu64 "\n",
                o->geometry.dims, o->geometry.node_count, p.radix,
-               p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", p.hop_ns, p.cp_ns,
+               membership_layout_name(p.layout), p.hop_ns, p.cp_ns,
                p.heartbeat_ns, sim_unit_ns(&p), membership_context_bytes(), p.seed);
         if (p.app.kind != SIM_APP_NONE) {
             /* The simulator's comm build (sim/CMakeLists.txt), not the node's. */
@@ -762,12 +812,20 @@ static int run_script(const struct options *o)
     }
     bool ok = sim_run(sim, stdout);
     print_summary(&p, sim_get_stats(sim), stdout);
+    if (o->records != NULL)
+        print_summary(&records_params, sim_get_stats(sim), o->records);
     bool aborted = false;
     if (p.app.kind != SIM_APP_NONE) {
         print_app(&p, sim_get_stats(sim), stdout);
+        if (o->records != NULL)
+            print_app(&records_params, sim_get_stats(sim), o->records);
         aborted = sim_get_stats(sim)->app_aborted;
     }
     sim_destroy(sim);
+    if (o->records != NULL && fclose(o->records) != 0) {
+        fprintf(stderr, TOOL ": --out '%s': cannot write sim.jsonl\n", o->out_dir);
+        return 1;
+    }
     return !ok ? 1 : aborted ? 3 : 0;
 }
 
@@ -779,7 +837,7 @@ static void print_replay(const struct options *o, const struct sim_params *pp,
     printf("replay: tori-sim --dims %s%s%s --radix %u --tree %s --policy %s --hop-ns %" PRIu64
            " --cp-ns %" PRIu64 " --heartbeat-ns %" PRIu64 " --link-detect-ns %" PRIu64
            " --seed %" PRIu64,
-           o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix",
+           o->dims_text, o->mesh ? " --mesh" : "", p.routes ? " --routes" : "", p.radix, membership_layout_name(p.layout),
            p.policy == MEMBERSHIP_POLICY_PRIMARY ? "primary" : "every-side", p.hop_ns,
            p.cp_ns, p.heartbeat_ns, p.link_detect_ns, seed);
     if (p.members != o->geometry.node_count) {
@@ -909,7 +967,7 @@ static int run_chaos(const struct options *o)
            " max_ts_ns=%" PRIu64 " converged=%" PRIu64 "/%" PRIu64 " mean_settle_ns=%" PRIu64
            " max_settle_ns=%" PRIu64 " violations=%" PRIu64 "\n",
            o->seeds, o->seed, o->geometry.node_count, p.radix,
-           p.layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix", faults, stables, expelled,
+           membership_layout_name(p.layout), faults, stables, expelled,
            joined, partitioned, false_detections, messages, max_ts, o->seeds - failed, o->seeds,
            o->seeds > failed ? settle_sum / (o->seeds - failed) : 0, settle_max, failed);
     if (p.app.kind != SIM_APP_NONE) {

@@ -98,6 +98,7 @@ struct sim {
     uint64_t now;
     uint64_t end_ns;
     FILE *out;
+    FILE *records; /* NULL, or every line out gets, as JSON (sim_set_records) */
     struct membership_config base_config;
     struct sim_block blocks[SIM_BLOCKS_MAX];
     unsigned block_count;
@@ -198,62 +199,76 @@ static void violation(struct sim *sim, const char *fmt, ...)
     }
 }
 
-/* Starts an output line: text "t_ns=.. node=.. event=.." or a JSON object. */
+/* Starts an output line: text "t_ns=.. node=.. event=.." or a JSON object;
+ * each helper writes the records' JSON too. */
 static void line_begin(struct sim *sim, uint32_t node, const char *event)
 {
-    if (sim->out == NULL) {
-        return;
-    }
-    if (sim->params.json) {
-        fprintf(sim->out, "{\"t_ns\":%" PRIu64 ",\"node\":%" PRIu32 ",\"event\":\"%s\"", sim->now,
-                node, event);
-    } else {
+    if (sim->out != NULL && !sim->params.json) {
         fprintf(sim->out, "t_ns=%" PRIu64 " node=%" PRIu32 " event=%s", sim->now, node, event);
+    }
+    FILE *sinks[2] = {sim->out != NULL && sim->params.json ? sim->out : NULL, sim->records};
+    for (unsigned i = 0; i < 2; i++) {
+        if (sinks[i] != NULL) {
+            fprintf(sinks[i], "{\"t_ns\":%" PRIu64 ",\"node\":%" PRIu32 ",\"event\":\"%s\"",
+                    sim->now, node, event);
+        }
     }
 }
 
 static void line_u64(struct sim *sim, const char *key, uint64_t value)
 {
-    if (sim->out == NULL) {
-        return;
+    if (sim->out != NULL) {
+        fprintf(sim->out, sim->params.json ? ",\"%s\":%" PRIu64 : " %s=%" PRIu64, key, value);
     }
-    fprintf(sim->out, sim->params.json ? ",\"%s\":%" PRIu64 : " %s=%" PRIu64, key, value);
+    if (sim->records != NULL) {
+        fprintf(sim->records, ",\"%s\":%" PRIu64, key, value);
+    }
 }
 
 static void line_hex(struct sim *sim, const char *key, uint64_t value)
 {
-    if (sim->out == NULL) {
-        return;
+    if (sim->out != NULL) {
+        fprintf(sim->out, sim->params.json ? ",\"%s\":\"%016" PRIx64 "\"" : " %s=%016" PRIx64,
+                key, value);
     }
-    fprintf(sim->out, sim->params.json ? ",\"%s\":\"%016" PRIx64 "\"" : " %s=%016" PRIx64, key,
-            value);
+    if (sim->records != NULL) {
+        fprintf(sim->records, ",\"%s\":\"%016" PRIx64 "\"", key, value);
+    }
 }
 
 static void line_str(struct sim *sim, const char *key, const char *value)
 {
-    if (sim->out == NULL) {
-        return;
+    if (sim->out != NULL) {
+        fprintf(sim->out, sim->params.json ? ",\"%s\":\"%s\"" : " %s=%s", key, value);
     }
-    fprintf(sim->out, sim->params.json ? ",\"%s\":\"%s\"" : " %s=%s", key, value);
+    if (sim->records != NULL) {
+        fprintf(sim->records, ",\"%s\":\"%s\"", key, value);
+    }
 }
 
 /* Ratios in thousandths, printed as a decimal: deterministic, no floats. */
 static void line_ratio(struct sim *sim, const char *key, uint64_t num, uint64_t den)
 {
-    if (sim->out == NULL) {
-        return;
-    }
     uint64_t milli = den == 0 ? 0 : (num * 1000u + den / 2u) / den;
-    fprintf(sim->out, sim->params.json ? ",\"%s\":%" PRIu64 ".%03" PRIu64 : " %s=%" PRIu64 ".%03" PRIu64,
-            key, milli / 1000u, milli % 1000u);
+    if (sim->out != NULL) {
+        fprintf(sim->out,
+                sim->params.json ? ",\"%s\":%" PRIu64 ".%03" PRIu64 : " %s=%" PRIu64 ".%03" PRIu64,
+                key, milli / 1000u, milli % 1000u);
+    }
+    if (sim->records != NULL) {
+        fprintf(sim->records, ",\"%s\":%" PRIu64 ".%03" PRIu64, key, milli / 1000u,
+                milli % 1000u);
+    }
 }
 
 static void line_end(struct sim *sim)
 {
-    if (sim->out == NULL) {
-        return;
+    if (sim->out != NULL) {
+        fputs(sim->params.json ? "}\n" : "\n", sim->out);
     }
-    fputs(sim->params.json ? "}\n" : "\n", sim->out);
+    if (sim->records != NULL) {
+        fputs("}\n", sim->records);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -1918,6 +1933,11 @@ bool sim_add_injections(struct sim *sim, const struct fault *items, size_t count
     sim->injections = grown;
     sim->injection_count += count;
     return true;
+}
+
+void sim_set_records(struct sim *sim, FILE *records)
+{
+    sim->records = records;
 }
 
 bool sim_run(struct sim *sim, FILE *out)

@@ -179,6 +179,12 @@ bool sim_add_injections(struct sim *sim, const struct fault *items, size_t count
  */
 bool sim_run(struct sim *sim, FILE *out);
 
+/*
+ * Every result line sim_run prints (faults, detections, stable, ...) also
+ * goes to records as a JSON object, whatever out's format (tori-sim --out).
+ */
+void sim_set_records(struct sim *sim, FILE *records);
+
 const struct sim_stats *sim_get_stats(const struct sim *sim);
 const struct sim_params *sim_get_params(const struct sim *sim);
 /* The node's state machine (read-only), for tests. */

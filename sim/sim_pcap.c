@@ -84,7 +84,7 @@ void sim_pcap_frame(struct sim_pcap *pcap, uint32_t node, uint64_t time_ns,
     rank_mac(header->destination_mac, header->destination);
     rank_mac(header->source_mac, header->source);
     uint8_t frame[TORUS_FRAME_MAX_SIZE];
-    size_t size = torus_frame_encode(header, payload, length, frame, sizeof frame);
+    size_t size = torus_frame_encode(header, payload, length, NULL, frame, sizeof frame);
     if (size == 0 || !pcap_file_write(pcap->files[node], time_ns, frame, size))
         pcap->failed = true;
 }

@@ -106,3 +106,34 @@ check_refused() {
     check_contains "$dir/refused.err" "$name: $expected"
     [[ ! -s "$dir/refused.out" ]] || { cat "$dir/refused.out" >&2; fail "$name $*: printed on stdout"; }
 }
+
+# check_plot_files DIR NAME...: DIR/NAME.png is a PNG, DIR/NAME.svg parses
+# as an SVG with something drawn, DIR/NAME.dat holds data (tools/plot/tori-plot).
+check_plot_files() {
+    local dir=$1; shift
+    local name
+    for name in "$@"; do
+        [[ $(head -c 8 "$dir/$name.png" 2>/dev/null | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] \
+            || fail "$dir/$name.png is not a PNG"
+        python3 -c '
+import sys, xml.etree.ElementTree as tree
+root = tree.parse(sys.argv[1]).getroot()
+assert root.tag.endswith("svg"), root.tag
+assert len(list(root.iter())) > 20, "an empty picture"
+' "$dir/$name.svg" > "$dir/$name.svg-check" 2>&1 \
+            || fail "$dir/$name.svg: $(tail -1 "$dir/$name.svg-check")"
+        rm -f "$dir/$name.svg-check"
+        grep -qv '^#' "$dir/$name.dat" || fail "$dir/$name.dat holds no data"
+    done
+}
+
+# draw_bench_plots RECORDS DIR NAME...: a benchmark's records drawn into DIR
+# by tools/plot/tori-plot (what ./tori bench ... --plot DIR does), checked.
+draw_bench_plots() {
+    local records=$1 dir=$2; shift 2
+    command -v gnuplot >/dev/null || fail "gnuplot is not installed (./tori test installs gnuplot-nox)"
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../tools/plot/tori-plot" "$records" -o "$dir" \
+        > "$dir.out" 2>&1
+    check_status 0 $? "tori-plot $records -o $dir (see $dir.out)"
+    check_plot_files "$dir" "$@"
+}

@@ -241,6 +241,12 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
             return cli_invalid(error, capacity, "--msg-mode", options->msg_mode,
                                JOB_OPTIONS_MSG_MODES);
     }
+    if (options->checkpoint_every != NULL) {
+        if (!cli_parse_u64(options->checkpoint_every, 1, job->iterations, &value))
+            return cli_invalid(error, capacity, "--checkpoint-every", options->checkpoint_every,
+                               "a count of iterations in 1..--iterations");
+        job->checkpoint_interval = (uint32_t)value;
+    }
     if (options->recovery != NULL &&
         !job_options_parse_recovery(options->recovery, &job->recovery, error, capacity))
         return false;

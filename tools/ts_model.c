@@ -24,7 +24,7 @@ void ts_model_compute(const struct membership_view *view, const struct membershi
     for (uint32_t k = 0; k < live; k++) {
         uint32_t pos = membership_view_select(view, k);
         struct membership_tree_links links;
-        if (!membership_tree_locate(view, layout->kind, radix, pos, &links)) {
+        if (!membership_tree_locate(view, layout, radix, pos, &links)) {
             continue;
         }
         if (links.depth + 1u > model->levels) {

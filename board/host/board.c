@@ -3,9 +3,13 @@
  * CLOCK_MONOTONIC, idling is ppoll() on the link sockets until the next timer
  * deadline, and the personality comes from a file named on the command line:
  *
- *   tori-node --personality FILE [--job FILE] [driver options...]
+ *   tori-node --personality FILE [--job FILE] [--key-file FILE | --auth off]
+ *             [driver options...]
  *
- * Without --job the node runs no application.
+ * Without --job the node runs no application.  Its links are UDP sockets
+ * any local process can send to, so a node needs a job key (issue 20): in
+ * the job block, or in --key-file (16 raw bytes, readable by its owner
+ * only: the launcher writes one per run); `--auth off` runs keyless.
  */
 #define _GNU_SOURCE
 #include "board/board.h"
@@ -16,10 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "board/host/host.h"
+#include "config/tori_config.h"
 #include "kernel/main.h"
 #include "kernel/job.h"
 #include "kernel/personality.h"
@@ -32,6 +38,11 @@ static bool personality_present;
 /* The same room for the job block; a named file must be readable. */
 static uint8_t job_block[JOB_SIZE * 2];
 static size_t job_length;
+
+/* --key-file's key, and --auth off. */
+static uint8_t link_key[BOARD_KEY_BYTES];
+static bool link_key_present;
+static bool auth_off;
 
 static struct pollfd watched[HOST_MAX_WATCHED_FDS];
 static int watched_count;
@@ -96,6 +107,18 @@ const uint8_t *board_personality_block(size_t *length)
     return personality_present ? personality_block : NULL;
 }
 
+bool board_link_key(uint8_t key[BOARD_KEY_BYTES])
+{
+    if (link_key_present)
+        memcpy(key, link_key, BOARD_KEY_BYTES);
+    return link_key_present;
+}
+
+bool board_keyless_allowed(void)
+{
+    return auth_off;
+}
+
 const uint8_t *board_job_block(size_t *length)
 {
     *length = job_length;
@@ -146,6 +169,16 @@ uint32_t board_reset_count(void)
     return 0;
 }
 
+/* A restart is a new process: the store starts zeroed, and a rank restored
+ * on it takes its checkpoint from the buddy's copy. */
+uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
+{
+    static uint8_t store[CONFIG_CHECKPOINT_STORE_BYTES] __attribute__((aligned(8)));
+    *bytes = sizeof store;
+    *survives_reset = false;
+    return store;
+}
+
 /* The process stack is the operating system's: its size is a ulimit, its
  * use nothing the node can read without guessing. */
 bool board_stack_usage(size_t *high_water, size_t *size, const char **why)
@@ -166,10 +199,14 @@ _Noreturn void board_halt(int code)
 
 static void usage(FILE *out)
 {
-    fputs("usage: tori-node --personality FILE [--job FILE] [link options]\n"
+    fputs("usage: tori-node --personality FILE [--job FILE] [--key-file FILE | --auth off]\n"
+          "                 [link options]\n"
           "Runs one tori node as a host process; events go to stdout.\n"
           "--job FILE names the job block (tori-personality --job-out): the\n"
-          "application the node runs after start; without it, none.\n",
+          "application the node runs after start; without it, none.\n"
+          "--key-file FILE holds the job key (16 bytes, mode 0600) that tags every\n"
+          "frame when the job block has none; --auth off runs without a key (any\n"
+          "local process can then forge frames).\n",
           out);
 }
 
@@ -188,6 +225,35 @@ static void load_personality(const char *path)
         personality_length = (size_t)got;
         personality_present = true;
     }
+}
+
+/* The key file: exactly BOARD_KEY_BYTES bytes, not readable by group or
+ * others (a key anyone can read protects nothing).  Never printed. */
+static bool load_key(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        fprintf(stderr, "tori-node: cannot open key file '%s': %s\n", path, strerror(errno));
+        return false;
+    }
+    struct stat info;
+    uint8_t buffer[BOARD_KEY_BYTES + 1];
+    ssize_t got = fstat(fd, &info) == 0 ? read(fd, buffer, sizeof buffer) : -1;
+    close(fd);
+    if (got != (ssize_t)BOARD_KEY_BYTES) {
+        fprintf(stderr, "tori-node: key file '%s' must hold exactly %u bytes\n", path,
+                (unsigned)BOARD_KEY_BYTES);
+        return false;
+    }
+    if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+        fprintf(stderr, "tori-node: key file '%s' is open to group or others "
+                        "(expected mode 0600 or 0400)\n", path);
+        return false;
+    }
+    memcpy(link_key, buffer, BOARD_KEY_BYTES);
+    memset(buffer, 0, sizeof buffer); /* one copy of the key, not two */
+    link_key_present = true;
+    return true;
 }
 
 /* A job named but unreadable (or empty) is refused before the node starts:
@@ -215,6 +281,7 @@ int main(int argc, char **argv)
 {
     const char *personality_path = NULL;
     const char *job_path = NULL;
+    const char *key_path = NULL;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -230,6 +297,19 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--job") == 0) {
             fprintf(stderr, "tori-node: --job needs a file name\n");
             return 2;
+        } else if (strcmp(argv[i], "--key-file") == 0 && i + 1 < argc) {
+            key_path = argv[++i];
+        } else if (strcmp(argv[i], "--key-file") == 0) {
+            fprintf(stderr, "tori-node: --key-file needs a file name\n");
+            return 2;
+        } else if (strcmp(argv[i], "--auth") == 0 && i + 1 < argc &&
+                   strcmp(argv[i + 1], "off") == 0) {
+            auth_off = true;
+            i++;
+        } else if (strcmp(argv[i], "--auth") == 0) {
+            fprintf(stderr, "tori-node: --auth takes only 'off' (on is the default: "
+                            "the key comes from the job block or --key-file)\n");
+            return 2;
         } else {
             break; /* the rest belongs to the link driver */
         }
@@ -239,6 +319,12 @@ int main(int argc, char **argv)
     if (personality_path != NULL)
         load_personality(personality_path);
     if (job_path != NULL && !load_job(job_path))
+        return 2;
+    if (key_path != NULL && auth_off) {
+        fprintf(stderr, "tori-node: --key-file and --auth off contradict each other\n");
+        return 2;
+    }
+    if (key_path != NULL && !load_key(key_path))
         return 2;
     kernel_main();
 }

@@ -12,6 +12,7 @@
 #include "board/qemu-virt/board_irq.h"
 #include "board/qemu-virt/generic_timer.h"
 #include "board/qemu-virt/memory_map.h"
+#include "config/tori_config.h"
 #include "board/qemu-virt/pl011.h"
 #include "kernel/panic.h"
 #include "kernel/personality.h"
@@ -81,6 +82,22 @@ const uint8_t *board_job_block(size_t *length)
     return (const uint8_t *)QEMU_VIRT_JOB_ADDRESS;
 }
 
+/* A QEMU node's key comes in its job block or not at all. */
+bool board_link_key(uint8_t key[BOARD_KEY_BYTES])
+{
+    (void)key;
+    return false;
+}
+
+/* A QEMU node's only way in for a key is its job block, so one with no
+ * job, or a job without a key (`tori-emu --auth off`, to measure the tag's
+ * cost), runs keyless.  Its links are the launcher's UDP sockets, each
+ * connected to its peer's address. */
+bool board_keyless_allowed(void)
+{
+    return true;
+}
+
 /* "BOOT", the count, and the personality CRC it belongs to: a different
  * personality (a new job) starts counting again. */
 #define BOOT_RECORD_MAGIC 0x544F4F42u
@@ -110,6 +127,16 @@ uint32_t board_reset_count(void)
     record->resets = resets;
     record->personality_crc = crc;
     return resets;
+}
+
+_Static_assert(CONFIG_CHECKPOINT_STORE_BYTES <= QEMU_VIRT_CHECKPOINT_REGION_SIZE,
+               "the checkpoint store must fit its window in the memory map");
+
+uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
+{
+    *bytes = CONFIG_CHECKPOINT_STORE_BYTES;
+    *survives_reset = true;
+    return (uint8_t *)QEMU_VIRT_CHECKPOINT_ADDRESS;
 }
 
 void board_idle_until(uint64_t deadline_ns)

@@ -16,7 +16,13 @@
  *                       on every system_reset.  Nothing in the image lives
  *                       here, so neither the ELF load nor start-up code
  *                       (.data copy, .bss zeroing, stack paint) touches it.
- *   0x40101000  -       unused gap up to the image (1 MiB alignment).
+ *   0x40101000  60 KiB  unused.
+ *   0x40110000  960 KiB The checkpoint store (board_checkpoint_store): the
+ *                       application's checkpoints and a buddy's copies.
+ *                       Outside the image and the loader's blobs, so that
+ *                       system_reset (which reloads only those) keeps it: a
+ *                       reset node restores with no transfer.  A new QEMU
+ *                       process starts with it zeroed.
  *   0x40200000  rest    The node image: text, rodata, data, bss, the stack.
  *                       The linker script fails the build if it outgrows RAM.
  *
@@ -51,6 +57,11 @@
  * back with a new incarnation, as a node with a persistent boot counter.
  */
 #define QEMU_VIRT_BOOT_RECORD_ADDRESS 0x40100800
+
+/* The checkpoint store's window (the build's CONFIG_CHECKPOINT_STORE_BYTES
+ * of it are used; the board checks the size at compile time). */
+#define QEMU_VIRT_CHECKPOINT_ADDRESS 0x40110000
+#define QEMU_VIRT_CHECKPOINT_REGION_SIZE 0x000F0000
 
 /* Load and run address of node.elf / node.bin (one region, LMA = VMA). */
 #define QEMU_VIRT_IMAGE_ADDRESS 0x40200000

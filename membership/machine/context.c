@@ -82,7 +82,7 @@ static enum membership_init_status check_config(const struct membership_config *
     if (!membership_tree_radix_valid(cfg->radix)) {
         return MEMBERSHIP_INIT_BAD_RADIX;
     }
-    if (cfg->layout != MEMBERSHIP_LAYOUT_RADIX && cfg->layout != MEMBERSHIP_LAYOUT_TORUS) {
+    if ((unsigned)cfg->layout >= MEMBERSHIP_LAYOUT_KINDS) {
         return MEMBERSHIP_INIT_BAD_LAYOUT;
     }
     if (cfg->policy != MEMBERSHIP_POLICY_PRIMARY && cfg->policy != MEMBERSHIP_POLICY_EVERY_SIDE) {

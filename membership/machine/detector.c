@@ -155,7 +155,7 @@ static uint32_t search_step(struct membership *ctx, uint64_t now, struct members
  * Members of the subtree rooted at the live position pos in the current
  * tree (pos itself excluded), at most capacity of them.  Heap layout: the
  * subtree of rank r holds, at depth d below it, the ranks
- * r*a^d + (a^d - 1)/(a - 1) .. + a^d - 1; runs layout: one rank interval.
+ * r*a^d + (a^d - 1)/(a - 1) .. + a^d - 1; runs and box trees: one rank interval.
  */
 static uint32_t subtree_members(const struct membership *ctx, uint32_t pos, uint32_t *ids,
                                 uint32_t capacity)
@@ -163,10 +163,10 @@ static uint32_t subtree_members(const struct membership *ctx, uint32_t pos, uint
     const struct membership_view *v = &ctx->view;
     uint32_t count = 0;
     struct membership_tree_links links;
-    if (!membership_tree_locate(v, ctx->layout.kind, ctx->config.radix, pos, &links)) {
+    if (!membership_tree_locate(v, &ctx->layout, ctx->config.radix, pos, &links)) {
         return 0;
     }
-    if (ctx->layout.kind == MEMBERSHIP_LAYOUT_TORUS) {
+    if (ctx->layout.kind != MEMBERSHIP_LAYOUT_RADIX) {
         for (uint32_t k = links.rank + 1u; k < links.rank + links.subtree_size && count < capacity;
              k++) {
             ids[count++] = machine_id_at(ctx, membership_view_select(v, k));

@@ -139,8 +139,8 @@ void machine_learn_stable(struct membership *ctx, uint64_t stable)
 void machine_locate_tree(struct membership *ctx)
 {
     ctx->root_pos = membership_tree_root(&ctx->view);
-    ctx->levels = membership_tree_levels(ctx->view.live, ctx->config.radix);
-    if (!membership_tree_locate(&ctx->view, ctx->layout.kind, ctx->config.radix, ctx->self_pos,
+    ctx->levels = membership_tree_max_levels(ctx->view.live, ctx->layout.kind, ctx->config.radix);
+    if (!membership_tree_locate(&ctx->view, &ctx->layout, ctx->config.radix, ctx->self_pos,
                                 &ctx->links)) {
         memset(&ctx->links, 0, sizeof ctx->links);
         ctx->links.parent = MEMBERSHIP_POS_NONE;

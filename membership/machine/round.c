@@ -329,7 +329,7 @@ bool round_ack_fits(struct membership *ctx, const struct membership_msg *msg)
     struct membership_tree_links links;
     uint32_t sender = msg->header.sender;
     if (sender < ctx->node_count &&
-        membership_tree_locate(&ctx->view, ctx->layout.kind, ctx->config.radix,
+        membership_tree_locate(&ctx->view, &ctx->layout, ctx->config.radix,
                                machine_pos_of(ctx, sender), &links) &&
         msg->body.ack.reached <= links.subtree_size) {
         return true;

@@ -4,11 +4,13 @@
 
 _Static_assert(CONFIG_MAX_FRAME <= UINT16_MAX, "descriptor length is 16 bits");
 
-void torus_dma_ring_init(struct torus_dma_ring *ring, uint32_t node_count)
+void torus_dma_ring_init(struct torus_dma_ring *ring, uint32_t node_count,
+                         const struct torus_frame_key *key)
 {
     ring->producer = 0;
     ring->consumer = 0;
     ring->node_count = node_count;
+    ring->key = key;
     memset(&ring->counters, 0, sizeof(ring->counters));
     for (unsigned i = 0; i < CONFIG_RING_SIZE; i++)
         ring->slots[i].length = 0;
@@ -99,7 +101,7 @@ unsigned torus_dma_poll(struct torus_dma_ring *ring, unsigned max,
         struct torus_frame_header header;
         const uint8_t *payload;
         enum torus_frame_status status = torus_frame_decode(
-            slot->frame, slot->length, ring->node_count, &header, &payload);
+            slot->frame, slot->length, ring->node_count, ring->key, &header, &payload);
         torus_frame_count(&ring->counters.frames, status);
         if (status == TORUS_FRAME_OK) {
             torus_dma_handler handler = table != NULL ? table->handler[header.type] : NULL;

@@ -50,6 +50,7 @@ struct torus_dma_ring {
     uint32_t producer;   /* descriptors ever filled (mod 2^32) */
     uint32_t consumer;   /* descriptors ever emptied (mod 2^32) */
     uint32_t node_count; /* ranks below it are valid in polled frames */
+    const struct torus_frame_key *key; /* polled frames' tag key; NULL: CRC */
     struct torus_dma_counters counters;
     struct torus_dma_descriptor slots[CONFIG_RING_SIZE];
 };
@@ -70,8 +71,10 @@ struct torus_dma_dispatch {
     torus_dma_handler handler[TORUS_FRAME_TYPE_COUNT];
 };
 
-/* Empties the ring and its counters. */
-void torus_dma_ring_init(struct torus_dma_ring *ring, uint32_t node_count);
+/* Empties the ring and its counters.  Polled frames are checked under key
+ * (kept by pointer, NULL: keyless, see torus_frame_decode). */
+void torus_dma_ring_init(struct torus_dma_ring *ring, uint32_t node_count,
+                         const struct torus_frame_key *key);
 
 /*
  * Copies frame into the next free descriptor.  On TORUS_DMA_OK, *ticket
@@ -102,8 +105,8 @@ bool torus_dma_take(struct torus_dma_ring *ring);
 
 /*
  * Takes ONE snapshot of the producer index and handles up to max of the
- * frames present then, oldest first: each is decoded (a bad frame is
- * counted by reason and dropped), then passed to table->handler[type] (no
+ * frames present then, oldest first: each is decoded and its tag checked
+ * (a bad frame is counted by reason and dropped), then passed to table->handler[type] (no
  * handler: counted as unhandled).  Frames produced meanwhile, by a handler
  * included, wait for the next call.  Returns the frames removed.
  */

@@ -4,6 +4,7 @@
 
 #include "lib/crc32.h"
 #include "lib/le.h"
+#include "lib/siphash.h"
 
 _Static_assert(TORUS_FRAME_MAX_PAYLOAD <= UINT16_MAX,
                "payload length must fit its 16-bit field");
@@ -34,7 +35,9 @@ enum {
     OFFSET_CHECKSUM = TORUS_FRAME_OFFSET_CHECKSUM,
     OFFSET_PAYLOAD = TORUS_FRAME_HEADER_SIZE,
 };
-_Static_assert(OFFSET_CHECKSUM + 4 == OFFSET_PAYLOAD, "layout is contiguous");
+_Static_assert(OFFSET_CHECKSUM + TORUS_FRAME_CHECK_SIZE == OFFSET_PAYLOAD,
+               "layout is contiguous");
+_Static_assert(TORUS_FRAME_KEY_BYTES == SIPHASH_KEY_BYTES, "the key is SipHash's");
 
 static const char *const status_names[] = {
     "ok",
@@ -51,18 +54,34 @@ static const char *const type_names[] = {
 
 static const uint8_t mac_prefix[2] = {0x02, 0x74};
 
-/* CRC of the frame as if its checksum field were zero. */
-static uint32_t frame_checksum(const uint8_t *frame, size_t length)
+/* The check of a frame as if its check field were zero: the SipHash-2-4
+ * tag under key, or (key NULL) the CRC-32 in the low 32 bits. */
+static uint64_t frame_check(const uint8_t *frame, size_t length,
+                            const struct torus_frame_key *key)
 {
-    static const uint8_t zero[4] = {0, 0, 0, 0};
-    uint32_t crc = crc32_update(0, frame, OFFSET_CHECKSUM);
-    crc = crc32_update(crc, zero, sizeof(zero));
-    return crc32_update(crc, frame + OFFSET_PAYLOAD, length - OFFSET_PAYLOAD);
+    static const uint8_t zero[TORUS_FRAME_CHECK_SIZE] = {0};
+    if (key == NULL) {
+        uint32_t crc = crc32_update(0, frame, OFFSET_CHECKSUM);
+        crc = crc32_update(crc, zero, sizeof(zero));
+        return crc32_update(crc, frame + OFFSET_PAYLOAD, length - OFFSET_PAYLOAD);
+    }
+    struct siphash_state state;
+    siphash_init(&state, key->bytes);
+    siphash_update(&state, frame, OFFSET_CHECKSUM);
+    siphash_update(&state, zero, sizeof(zero));
+    siphash_update(&state, frame + OFFSET_PAYLOAD, length - OFFSET_PAYLOAD);
+    return siphash_final(&state);
+}
+
+static void put_check(uint8_t *frame, size_t length, const struct torus_frame_key *key)
+{
+    le_put_u64(frame + OFFSET_CHECKSUM, frame_check(frame, length, key));
 }
 
 size_t torus_frame_encode(const struct torus_frame_header *header,
                           const void *payload, size_t payload_length,
-                          uint8_t *out, size_t capacity)
+                          const struct torus_frame_key *key, uint8_t *out,
+                          size_t capacity)
 {
     if (header->type >= TORUS_FRAME_TYPE_COUNT ||
         (header->flags & ~TORUS_FRAME_FLAGS_KNOWN) != 0 || header->ttl == 0 ||
@@ -93,12 +112,13 @@ size_t torus_frame_encode(const struct torus_frame_header *header,
     le_put_u32(out + OFFSET_RECEIVER_INCARNATION, header->link_receiver_incarnation);
     if (payload_length > 0)
         memmove(out + OFFSET_PAYLOAD, payload, payload_length);
-    le_put_u32(out + OFFSET_CHECKSUM, frame_checksum(out, length));
+    put_check(out, length, key);
     return length;
 }
 
 enum torus_frame_status torus_frame_decode(const uint8_t *frame, size_t length,
                                            uint32_t node_count,
+                                           const struct torus_frame_key *key,
                                            struct torus_frame_header *header,
                                            const uint8_t **payload)
 {
@@ -120,9 +140,10 @@ enum torus_frame_status torus_frame_decode(const uint8_t *frame, size_t length,
     uint16_t payload_length = le_get_u16(frame + OFFSET_PAYLOAD_LENGTH);
     if ((size_t)payload_length != length - TORUS_FRAME_HEADER_SIZE)
         return TORUS_FRAME_DROP_LENGTH_MISMATCH;
-    /* The checksum before any meaning: damage is reported as damage. */
-    if (le_get_u32(frame + OFFSET_CHECKSUM) != frame_checksum(frame, length))
-        return TORUS_FRAME_DROP_BAD_CHECKSUM;
+    /* The check before any meaning: damage is reported as damage, and with
+     * a key nothing from outside the job reaches the fields below. */
+    if (le_get_u64(frame + OFFSET_CHECKSUM) != frame_check(frame, length, key))
+        return key != NULL ? TORUS_FRAME_DROP_BAD_TAG : TORUS_FRAME_DROP_BAD_CHECKSUM;
     if (frame[OFFSET_TYPE] >= TORUS_FRAME_TYPE_COUNT)
         return TORUS_FRAME_DROP_BAD_TYPE;
     if ((frame[OFFSET_FLAGS] & ~TORUS_FRAME_FLAGS_KNOWN) != 0)
@@ -184,15 +205,16 @@ bool torus_frame_is_well_formed(const uint8_t *frame, size_t length)
                length - TORUS_FRAME_HEADER_SIZE;
 }
 
-void torus_frame_seal(uint8_t *frame, size_t length)
+void torus_frame_seal(uint8_t *frame, size_t length, const struct torus_frame_key *key)
 {
     if (!torus_frame_is_well_formed(frame, length))
         return;
-    le_put_u32(frame + OFFSET_CHECKSUM, frame_checksum(frame, length));
+    put_check(frame, length, key);
 }
 
 void torus_frame_stamp_link(uint8_t *frame, size_t length,
-                            const struct torus_frame_link_fields *fields)
+                            const struct torus_frame_link_fields *fields,
+                            const struct torus_frame_key *key)
 {
     if (!torus_frame_is_well_formed(frame, length))
         return;
@@ -204,7 +226,7 @@ void torus_frame_stamp_link(uint8_t *frame, size_t length,
     le_put_u32(frame + OFFSET_ACK, fields->ack);
     le_put_u32(frame + OFFSET_SENDER_INCARNATION, fields->sender_incarnation);
     le_put_u32(frame + OFFSET_RECEIVER_INCARNATION, fields->receiver_incarnation);
-    le_put_u32(frame + OFFSET_CHECKSUM, frame_checksum(frame, length));
+    put_check(frame, length, key);
 }
 
 enum torus_frame_status torus_frame_forward(uint8_t *frame, size_t length)

@@ -138,7 +138,7 @@ enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *fr
     }
     struct torus_frame_link_fields fields;
     fill_link_fields(link, ack_going_out(link), link->next_sequence, &fields);
-    torus_frame_stamp_link(frame, length, &fields);
+    torus_frame_stamp_link(frame, length, &fields, link->config.key);
     /* The piggybacked ack pays what was owed (a requested SYN still goes). */
     if (!link->syn_requested)
         link->control_deadline = TORUS_LINK_NEVER;
@@ -294,7 +294,7 @@ static void resend_window(struct torus_link *link, struct torus_link_outbox *out
         struct torus_link_slot *slot = &link->window[seq & WINDOW_MASK];
         struct torus_frame_link_fields fields;
         fill_link_fields(link, flags, seq, &fields);
-        torus_frame_stamp_link(slot->frame, slot->length, &fields);
+        torus_frame_stamp_link(slot->frame, slot->length, &fields, link->config.key);
         emit(out, slot->frame, slot->length);
         link->counters[TORUS_LINK_COUNT_RETRANSMITTED]++;
     }
@@ -313,10 +313,11 @@ static void send_control(struct torus_link *link, uint64_t now_ns,
     h.ttl = 1;
     h.source = link->config.local_rank;
     h.destination = link->config.peer_rank;
-    size_t length = torus_frame_encode(&h, NULL, 0, link->control, sizeof(link->control));
+    /* Keyless here: the stamp below seals it under the link's key. */
+    size_t length = torus_frame_encode(&h, NULL, 0, NULL, link->control, sizeof(link->control));
     struct torus_frame_link_fields fields;
     fill_link_fields(link, flags, link->next_sequence, &fields);
-    torus_frame_stamp_link(link->control, length, &fields);
+    torus_frame_stamp_link(link->control, length, &fields, link->config.key);
     emit(out, link->control, length);
     link->counters[syn ? TORUS_LINK_COUNT_SYNS_SENT : TORUS_LINK_COUNT_ACKS_SENT]++;
     link->syn_requested = false;

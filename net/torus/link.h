@@ -140,6 +140,7 @@ struct torus_link_config {
     uint32_t retry_limit;       /* resends without progress before DOWN */
     uint64_t ack_delay_ns;      /* how long an ack may wait for data */
     uint64_t probe_interval_ns; /* SYN period while not UP; 0: rto_ns */
+    const struct torus_frame_key *key; /* frames are sealed under it; NULL: CRC */
 };
 
 /* One window slot: a sent, not yet acknowledged frame. */
@@ -184,8 +185,8 @@ struct torus_link_outbox {
     uint16_t length[TORUS_LINK_OUTBOX_SIZE];
 };
 
-/* rto 20 ms, 5 retries, ack delay 1 ms, probe every rto; ranks, link and
- * incarnation 0 (the caller sets them). */
+/* rto 20 ms, 5 retries, ack delay 1 ms, probe every rto, keyless; ranks,
+ * link and incarnation 0 (the caller sets them). */
 void torus_link_config_defaults(struct torus_link_config *config);
 
 /* Starts a link in SYNCING (a SYN is due at once).  False, and the link

@@ -35,9 +35,12 @@ void torus_network_init(struct torus_network *network,
     network->rank = config->rank;
     network->link_mask = config->link_mask &
                          torus_geometry_link_mask(&config->geometry, config->rank);
+    network->keyed = config->keyed;
+    network->key = config->key;
+    const struct torus_frame_key *key = torus_network_key(network);
     uint32_t node_count = torus_geometry_node_count(&network->geometry);
     for (unsigned link = 0; link < CONFIG_MAX_LINKS; link++) {
-        torus_dma_ring_init(&network->injection[link], node_count);
+        torus_dma_ring_init(&network->injection[link], node_count, key);
         if (((network->link_mask >> link) & 1u) == 0)
             continue;
         struct torus_link_config link_config;
@@ -49,10 +52,11 @@ void torus_network_init(struct torus_network *network,
         link_config.incarnation = link_incarnation(config->incarnation);
         link_config.rto_ns = config->link_rto_ns;
         link_config.retry_limit = config->link_retries;
+        link_config.key = key;
         torus_link_init(&network->links[link], &link_config);
     }
-    torus_dma_ring_init(&network->reception, node_count);
-    torus_dma_ring_init(&network->loopback, node_count);
+    torus_dma_ring_init(&network->reception, node_count, key);
+    torus_dma_ring_init(&network->loopback, node_count, key);
 }
 
 void torus_network_set_handler(struct torus_network *network, unsigned type,
@@ -145,6 +149,7 @@ enum torus_network_status torus_network_send(struct torus_network *network,
     header.destination = destination;
     header.epoch = epoch;
     size_t frame_length = torus_frame_encode(&header, payload, length,
+                                             torus_network_key(network),
                                              network->scratch,
                                              sizeof network->scratch);
     if (frame_length == 0)

@@ -9,6 +9,9 @@
  *
  * The arrival link of a frame is read from its destination MAC (each NIC's
  * address names its node and link), so one reception ring serves all links.
+ * With a job key every frame is tagged (SipHash-2-4, see frame.h) and a
+ * frame whose tag fails is counted (bad_tag) and dropped by the ring's poll,
+ * before the link layer or anything else reads it.
  * Frames for a link that is not up are dropped and counted: the layer above
  * (membership) owns end-to-end recovery, as the link layer owns per-hop
  * recovery.  Everything is static and sized by CONFIG_MAX_LINKS and
@@ -74,6 +77,8 @@ struct torus_network_config {
     uint32_t incarnation;    /* boot incarnation: seeds link sessions */
     uint64_t link_rto_ns;
     uint32_t link_retries;
+    bool keyed;                 /* frames carry a SipHash tag under key */
+    struct torus_frame_key key; /* the job key (issue 20); never printed */
 };
 
 struct torus_network {
@@ -84,6 +89,8 @@ struct torus_network {
     uint32_t cut_mask; /* links cut on purpose: every frame in or out lost */
     uint32_t absent_mask; /* links to nodes out of the view or suspected: transit last */
     uint64_t now_ns;  /* time of the poll being served, for handlers */
+    bool keyed;
+    struct torus_frame_key key; /* rings and links point here when keyed */
     uint64_t counters[TORUS_NETWORK_COUNTER_COUNT];
     torus_network_handler handler[TORUS_FRAME_TYPE_COUNT];
     void *handler_context[TORUS_FRAME_TYPE_COUNT];
@@ -158,5 +165,11 @@ static inline uint64_t torus_network_counter(const struct torus_network *network
     return (unsigned)counter < TORUS_NETWORK_COUNTER_COUNT ? network->counters[counter] : 0;
 }
 const char *torus_network_counter_name(enum torus_network_counter counter);
+
+/* The key frames are tagged with; NULL when the network is keyless. */
+static inline const struct torus_frame_key *torus_network_key(const struct torus_network *network)
+{
+    return network->keyed ? &network->key : NULL;
+}
 
 #endif /* NET_TORUS_NETWORK_H */

@@ -380,7 +380,7 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
 void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
 {
     fprintf(out,
-            "{\"config\":\"%s\",\"board\":\"%s\",\"dims\":\"%s\",\"nodes\":%u,"
+            "{\"record\":\"bench-faults\",\"config\":\"%s\",\"board\":\"%s\",\"dims\":\"%s\",\"nodes\":%u,"
             "\"heartbeat_ms\":%u,\"detect_timeout_ms\":%u,\"status\":%d,\"faults\":%u,"
             "\"checks\":%u,\"checks_passed\":%u,\"kills\":%u,\"detected\":%u,\"stabilized\":%u,"
             "\"multi_round\":%u,\"one_hop_ns\":%.0f,\"ocp_ns\":%.1f,\"detection_ns\":%.0f,"

@@ -55,9 +55,10 @@ static void usage(FILE *out)
           "  --detect-timeout-ms N  detector timeout for every configuration (default:\n"
           "                     by size, " STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) " up to 16 nodes, else 10 heartbeats;\n"
           "                     links then resend 10 times 25 ms apart)\n"
-          "  --out DIR          where each configuration's run goes\n"
-          "                     (default: a fresh /tmp/tori-bench-faults-XXXXXX)\n"
-          "  --json             one JSON object per configuration on stdout (the\n"
+          "  --out DIR          where each configuration's run goes, and the summaries\n"
+          "                     (DIR/bench-faults.jsonl; default: a fresh\n"
+          "                     /tmp/tori-bench-faults-XXXXXX)\n"
+          "  --json             one JSON object per configuration on stdout too (the\n"
           "                     table then goes to stderr)\n"
           "  --image FILE       node image for QEMU (build/qemu-virt/node.elf)\n"
           "  --node-binary FILE host node program (the build's tori-node)\n"
@@ -223,7 +224,8 @@ int main(int argc, char **argv)
                 o.emu);
         return 2;
     }
-    const struct emu_programs wanted = {"qemu-system-arm", o.image, o.node_binary, NULL, NULL};
+    const struct emu_programs wanted = {
+        .qemu = "qemu-system-arm", .image = o.image, .node_binary = o.node_binary};
     static struct emu_program_paths paths;
     static char why[EMU_PATH_MAX + 256];
     if (!emu_spawn_check_programs(&wanted, want_qemu, want_host, &paths, why, sizeof why)) {
@@ -249,6 +251,15 @@ int main(int argc, char **argv)
         snprintf(out, sizeof out, "%s", template);
     }
     FILE *human = o.json ? stderr : stdout;
+    /* <out>/bench-faults.jsonl: the summaries, beside the runs' own
+     * faults.jsonl, for tools/plot/tori-plot. */
+    char records_path[sizeof out + 32];
+    snprintf(records_path, sizeof records_path, "%s/bench-faults.jsonl", out);
+    FILE *records = fopen(records_path, "we");
+    if (records == NULL) {
+        fprintf(stderr, TOOL ": cannot create '%s': %s\n", records_path, strerror(errno));
+        return 2;
+    }
     int status = 0;
     for (unsigned i = 0; i < count; i++) {
         struct bench_faults_summary *s = &summaries[i];
@@ -264,8 +275,15 @@ int main(int argc, char **argv)
                     s->config.name, s->out_dir, s->status, s->out_dir);
         if (s->status != 0 || s->checks_passed != s->checks || s->faults == 0)
             status = 1;
+        bench_faults_write_json(s, records);
         if (o.json)
             bench_faults_write_json(s, stdout);
+    }
+    if (fclose(records) != 0) {
+        fprintf(stderr, TOOL ": cannot write '%s'\n", records_path);
+        status = 1;
+    } else {
+        fprintf(stderr, TOOL ": records written to %s\n", records_path);
     }
     bench_faults_print_table(summaries, count, human);
     return status;

@@ -44,10 +44,11 @@ enum reply_kind {
     REPLY_FLOOD_LINKS, /* flood-links */
     REPLY_FLOOD_DONE,  /* flood-done */
     REPLY_PING_DONE,   /* ping-done */
+    REPLY_FLOOD_CHECK, /* flood-check */
     REPLY_KINDS
 };
-static const char *const reply_names[REPLY_KINDS] = {"stats", "flood-rx", "flood-links",
-                                                     "flood-done", "ping-done"};
+static const char *const reply_names[REPLY_KINDS] = {"stats",      "flood-rx",  "flood-links",
+                                                     "flood-done", "ping-done", "flood-check"};
 
 #define REPLY_MAX_VALUES EVENT_LINE_MAX_FIELDS
 
@@ -394,6 +395,26 @@ bool bench_link_probe_flood(struct bench_link_probe *s, uint32_t hops, unsigned 
 
 /* ---- one board ---- */
 
+bool bench_link_probe_check_cost(struct bench_link_probe *s, unsigned size,
+                                 struct bench_link_check_cost *cost)
+{
+    char command[32];
+    snprintf(command, sizeof command, "flood check %u", size);
+    if (!ask(s, 0, command, 1u << REPLY_FLOOD_CHECK, 30 * NS_PER_S))
+        return false;
+    const struct reply *reply = reply_of(s, 0, REPLY_FLOOD_CHECK);
+    uint64_t frames = 0, ok = 0, crc_ns = 0, tag_ns = 0;
+    if (!reply_get(reply, "frames", &frames) || frames == 0 || !reply_get(reply, "ok", &ok) ||
+        ok != 1 || !reply_get(reply, "crc_ns", &crc_ns) || !reply_get(reply, "tag_ns", &tag_ns)) {
+        fail(s, "node 0: `%s` answered without frames, ok=1, crc_ns and tag_ns", command);
+        return false;
+    }
+    cost->size = size;
+    cost->crc_ns = (double)crc_ns / (double)frames;
+    cost->tag_ns = (double)tag_ns / (double)frames;
+    return true;
+}
+
 struct bench_link_probe *bench_link_probe_attach(const char *tool, struct emu *emu,
                                                  struct bench_link_board *result,
                                                  emu_event_observer next, void *next_context)
@@ -495,6 +516,15 @@ int bench_link_run_board(const struct bench_link_options *o, unsigned board,
                                               &result->flood[h - 1]);
             if (measured)
                 result->floods = h;
+        }
+        /* The frame check's cost, keyless and tagged, on node 0's CPU: a
+         * minimum frame and a flood frame. */
+        const unsigned check_sizes[BENCH_LINK_CHECK_SIZES] = {0, o->flood_size};
+        for (unsigned c = 0; measured && c < BENCH_LINK_CHECK_SIZES; c++) {
+            measured = bench_link_probe_check_cost(probe, check_sizes[c],
+                                                   &result->check[c]);
+            if (measured)
+                result->checks = c + 1;
         }
         bench_link_probe_detach(probe);
     } else if (result->error[0] == '\0') {

@@ -12,6 +12,11 @@
  *           `flood DST COUNT SIZE` (node/flood.h); `stats` and
  *           `flood stats` on every node of the path before and after give
  *           the counters' deltas; the receiver's count gives delivered/sent.
+ *   check   node 0 times `flood check SIZE` for an empty and a flood-sized
+ *           frame: sealing and verifying a frame keyless (CRC-32) and with
+ *           the job key's tag (SipHash-2-4), back to back on its own CPU;
+ *           per frame and per hop, with the ratio tag / CRC and the tag's
+ *           share of the one-hop RTT (a round trip is two hops).
  */
 #ifndef QEMU_BENCH_BENCH_LINK_H
 #define QEMU_BENCH_BENCH_LINK_H
@@ -88,6 +93,14 @@ struct bench_link_flood {
     uint64_t counter[BENCH_LINK_COUNTER_COUNT];
 };
 
+/* Per frame and hop: seal at the sender, verify at the receiver. */
+#define BENCH_LINK_CHECK_SIZES 2u /* an empty frame, a flood frame */
+struct bench_link_check_cost {
+    unsigned size;  /* payload bytes */
+    double crc_ns;  /* keyless */
+    double tag_ns;  /* with the job key */
+};
+
 struct bench_link_board {
     const char *name;      /* "qemu", "host" */
     bool attempted;
@@ -100,6 +113,8 @@ struct bench_link_board {
     struct bench_link_line per_hop;  /* RTT (ns) against hops, per-hop medians */
     unsigned floods;
     struct bench_link_flood flood[BENCH_LINK_FLOODS];
+    unsigned checks;
+    struct bench_link_check_cost check[BENCH_LINK_CHECK_SIZES];
     /* Membership runs beside the measurements (the launcher starts the
      * job): its churn is background load, reported with the results. */
     uint64_t failure_detections, views;
@@ -131,6 +146,9 @@ struct bench_link_probe *bench_link_probe_attach(const char *tool, struct emu *e
 bool bench_link_probe_rtt(struct bench_link_probe *probe, unsigned rounds);
 bool bench_link_probe_flood(struct bench_link_probe *probe, uint32_t hops, unsigned count,
                             unsigned size, struct bench_link_flood *flood);
+/* Node 0's `flood check size`: the check's cost per frame, both ways. */
+bool bench_link_probe_check_cost(struct bench_link_probe *probe, unsigned size,
+                                 struct bench_link_check_cost *cost);
 void bench_link_probe_detach(struct bench_link_probe *probe);
 
 /* The one-hop median RTT (ns), the run's own baseline; 0 when none. */

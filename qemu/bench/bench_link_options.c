@@ -54,7 +54,8 @@ void bench_link_options_usage(FILE *out)
 bool bench_check_programs(const char *tool, const char *qemu, const char *image,
                           const char *node_binary, bool qemu_needed, bool host_needed)
 {
-    const struct emu_programs wanted = {qemu, image, node_binary, NULL, NULL};
+    const struct emu_programs wanted = {
+        .qemu = qemu, .image = image, .node_binary = node_binary};
     static struct emu_program_paths paths;
     char error[EMU_PATH_MAX + 256];
     if (!emu_spawn_check_programs(&wanted, qemu_needed, host_needed, &paths, error,

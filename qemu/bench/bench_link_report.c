@@ -148,6 +148,23 @@ void bench_link_print_table(FILE *out, const struct bench_link_options *o,
                     any ? "" : " none", f->waits);
         }
     }
+    fprintf(out, "\nframe check per hop (seal + verify on node 0's CPU, this run): keyless "
+                 "CRC-32 against the job key's SipHash-2-4 tag\n");
+    fprintf(out, "%-5s %8s %10s %10s %9s %14s\n", "board", "payload", "CRC-32", "tag",
+            "tag/CRC", "tag/1-hop RTT");
+    for (unsigned b = 0; b < count; b++) {
+        const struct bench_link_board *r = &boards[b];
+        double one = (double)bench_link_one_hop_ns(r);
+        for (unsigned c = 0; c < r->checks; c++) {
+            const struct bench_link_check_cost *k = &r->check[c];
+            /* A round trip is two frames, each checked once per hop. */
+            fprintf(out, "%-5s %8u %10s %10s %9.2f %13.3f%%\n", r->name, k->size,
+                    format_time(k->crc_ns, t[0], sizeof t[0]),
+                    format_time(k->tag_ns, t[1], sizeof t[1]),
+                    bench_link_ratio(k->tag_ns, k->crc_ns),
+                    100.0 * bench_link_ratio(2.0 * k->tag_ns, one));
+        }
+    }
     fprintf(out, "\nmembership in the background (false suspicions mean the host was "
                  "loaded):");
     for (unsigned b = 0; b < count; b++)
@@ -232,7 +249,20 @@ static void json_board(FILE *out, const struct bench_link_board *r)
     } else {
         fputs("null", out);
     }
-    fputs(",\"floods\":[", out);
+    fputs(",\"frame_check\":[", out);
+    for (unsigned c = 0; c < r->checks; c++) {
+        const struct bench_link_check_cost *k = &r->check[c];
+        fprintf(out, "%s{\"payload\":%u,\"crc_ns\":", c == 0 ? "" : ",", k->size);
+        bench_link_json_number(out, k->crc_ns);
+        fputs(",\"tag_ns\":", out);
+        bench_link_json_number(out, k->tag_ns);
+        fputs(",\"tag_to_crc\":", out);
+        bench_link_json_number(out, bench_link_ratio(k->tag_ns, k->crc_ns));
+        fputs(",\"tag_round_trip_to_one_hop_rtt\":", out);
+        bench_link_json_number(out, bench_link_ratio(2.0 * k->tag_ns, one));
+        fputc('}', out);
+    }
+    fputs("],\"floods\":[", out);
     for (unsigned i = 0; i < r->floods; i++) {
         const struct bench_link_flood *f = &r->flood[i];
         fprintf(out, "%s{\"hops\":%u,\"dst\":%u,\"count\":%" PRIu64 ",\"size\":%" PRIu64

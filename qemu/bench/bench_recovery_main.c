@@ -486,7 +486,8 @@ int main(int argc, char **argv)
         FILE *out = outs[f];
         if (out == NULL)
             continue;
-        fprintf(out, "{\"runs\":%u,\"iterations\":%u,\"rows\":[", o.runs, o.iterations);
+        fprintf(out, "{\"benchmark\":\"recovery\",\"runs\":%u,\"iterations\":%u,\"rows\":[",
+                o.runs, o.iterations);
         for (unsigned i = 0; i < row_count; i++) {
             if (i > 0)
                 fputc(',', out);

@@ -195,8 +195,7 @@ bool emu_faults_prepare(struct emu *emu)
         f->expected[r] = r < members;
     }
     f->model.geometry = emu->geometry;
-    f->model.layout = o->tree_layout == PERSONALITY_TREE_TORUS ? MEMBERSHIP_LAYOUT_TORUS
-                                                                : MEMBERSHIP_LAYOUT_RADIX;
+    f->model.layout = (enum membership_layout_kind)o->tree_layout; /* same values */
     f->model.radix = o->radix;
     /* The first view holds the compute nodes; spares join after it (under
      * --comm-mode rebuild at once, started with the others), so a view's

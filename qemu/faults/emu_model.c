@@ -113,7 +113,7 @@ double emu_model_measure_ocp_ns(const struct emu_model_params *params)
         uint32_t victim = membership_view_select(view, i % (view->live - 1u));
         membership_view_remove(view, victim);
         struct membership_tree_links links;
-        if (membership_tree_locate(view, params->layout, params->radix, self, &links))
+        if (membership_tree_locate(view, &layout, params->radix, self, &links))
             sink += links.child_count + links.depth;
         membership_view_add(view, victim);
     }

@@ -45,7 +45,8 @@ static bool is_routine(const struct emu *emu, const struct event_line *line)
         return true;
     return strcmp(name, "boot") == 0 || strcmp(name, "ready") == 0 ||
            strcmp(name, "network") == 0 || strcmp(name, "ping") == 0 ||
-           strcmp(name, "ping-done") == 0 || strcmp(name, "view-state") == 0;
+           strcmp(name, "ping-done") == 0 || strcmp(name, "view-state") == 0 ||
+           strcmp(name, "stats") == 0;
 }
 
 static void show_event(struct emu *emu, const struct emu_node *node,
@@ -130,6 +131,8 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
         emu_complain(emu, "node %u (%s) panicked: %s", (unsigned)node->rank,
                      emu_node_board_name(node->board), node->panic_reason);
         emu->failed = true;
+    } else if (strcmp(name, "stats") == 0) {
+        node->stats_answered = true;
     } else if (strcmp(name, "ping") == 0) {
         on_ping(emu, node, line);
     } else if (strcmp(name, "ping-done") == 0) {

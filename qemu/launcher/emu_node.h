@@ -102,6 +102,9 @@ struct emu_node {
         uint64_t epoch;
     } comm[EMU_NODE_COMM_REPORTS];
 
+    /* The closing `stats` (emu_run.c): asked, and answered. */
+    bool stats_asked, stats_answered;
+
     /* Counters. */
     unsigned events, malformed;
     char panic_reason[160];

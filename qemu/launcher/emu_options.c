@@ -24,7 +24,7 @@ void emu_options_usage(FILE *out)
         "  --board qemu|host|mixed  what runs each node (qemu); mixed puts QEMU on\n"
         "                       nodes with an even coordinate sum, host on the rest\n"
         "  --radix N            membership tree radix, power of two 2..16 (4)\n"
-        "  --tree radix|torus   membership tree layout (radix)\n"
+        "  --tree radix|torus|box  membership tree layout (radix)\n"
         "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ";\n"
         "                       above 16 nodes 10 per 16 nodes, at most 100)\n"
         "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ";\n"
@@ -76,6 +76,9 @@ void emu_options_usage(FILE *out)
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
         "                       (<out>/nodeN.qmp) for its status; fail unless running\n"
+        "  --auth on|off        tag every frame with a job key (SipHash-2-4) made for\n"
+        "                       this run from /dev/urandom, never shown (default on;\n"
+        "                       off: frames carry only a CRC, to measure the cost)\n"
         "  --pcap               capture every link end's frames, both directions, in\n"
         "                       <out>/pcap/nodeN-DIR.pcap (pcap, for tshark/Wireshark\n"
         "                       with tools/wireshark/tori.lua)\n"
@@ -134,9 +137,9 @@ static bool parse_duration_option(const char *option, const char *value, bool al
 struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
-    const char *image, *node_binary, *qemu, *job;
-    const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode,
-        *recovery;
+    const char *image, *node_binary, *qemu, *job, *auth;
+    const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
+    const char *checkpoint_every, *recovery;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
@@ -162,6 +165,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--node-binary", &raw->node_binary, NULL},
         {"--qemu", &raw->qemu, NULL},
         {"--job", &raw->job, NULL},
+        {"--auth", &raw->auth, NULL},
         {"--app", &raw->app, NULL},
         {"--iterations", &raw->iterations, NULL},
         {"--progress", &raw->progress, NULL},
@@ -169,6 +173,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--app-timeout", &raw->app_timeout, NULL},
         {"--comm-mode", &raw->comm_mode, NULL},
         {"--msg-mode", &raw->msg_mode, NULL},
+        {"--checkpoint-every", &raw->checkpoint_every, NULL},
         {"--recovery", &raw->recovery, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
@@ -211,6 +216,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                             : raw->app_timeout != NULL ? "--app-timeout"
                             : raw->comm_mode != NULL   ? "--comm-mode"
                             : raw->msg_mode != NULL    ? "--msg-mode"
+                            : raw->checkpoint_every != NULL ? "--checkpoint-every"
                             : raw->recovery != NULL    ? "--recovery"
                                                        : NULL;
         if (stray != NULL)
@@ -224,15 +230,16 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                   "an --app run ends when every node reported)", clash);
         return false;
     }
-    const struct job_options wanted = {raw->app,
-                                       raw->iterations,
-                                       raw->progress,
-                                       raw->app_args,
-                                       raw->comm_mode,
-                                       raw->msg_mode,
-                                       raw->recovery,
-                                       EMU_APP_DEFAULT_ITERATIONS,
-                                       EMU_APP_MAX_ITERATIONS};
+    const struct job_options wanted = {.app = raw->app,
+                                       .iterations = raw->iterations,
+                                       .progress = raw->progress,
+                                       .app_args = raw->app_args,
+                                       .comm_mode = raw->comm_mode,
+                                       .msg_mode = raw->msg_mode,
+                                       .checkpoint_every = raw->checkpoint_every,
+                                       .recovery = raw->recovery,
+                                       .default_iterations = EMU_APP_DEFAULT_ITERATIONS,
+                                       .max_iterations = EMU_APP_MAX_ITERATIONS};
     if (!job_options_build(&wanted, &o->app_job, error, capacity))
         return false;
     if (o->app_job.comm_mode == JOB_COMM_REBUILD)
@@ -269,7 +276,11 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->verbose = raw.verbose;
     o->check_qmp = raw.check_qmp;
     o->pcap = raw.pcap;
-    o->sequential = raw.sequential || raw.demo;
+    o->auth = raw.auth == NULL || strcmp(raw.auth, "on") == 0;
+    if (raw.auth != NULL && !o->auth && strcmp(raw.auth, "off") != 0) {
+        cli_invalid(error, capacity, "--auth", raw.auth, "on or off");
+        return EMU_OPTIONS_ERROR;
+    }    o->sequential = raw.sequential || raw.demo;
     o->image = raw.image != NULL ? raw.image : default_image;
     o->node_binary = raw.node_binary != NULL ? raw.node_binary : default_node_binary;
     o->qemu = raw.qemu != NULL ? raw.qemu : "qemu-system-arm";
@@ -328,12 +339,8 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         o->radix = (uint8_t)value;
     }
     if (raw.tree != NULL) {
-        if (strcmp(raw.tree, "radix") == 0)
-            o->tree_layout = PERSONALITY_TREE_RADIX;
-        else if (strcmp(raw.tree, "torus") == 0)
-            o->tree_layout = PERSONALITY_TREE_TORUS;
-        else {
-            cli_invalid(error, capacity, "--tree", raw.tree, "radix or torus");
+        if (!personality_tree_layout_from_name(raw.tree, &o->tree_layout)) {
+            cli_invalid(error, capacity, "--tree", raw.tree, "radix, torus or box");
             return EMU_OPTIONS_ERROR;
         }
     }

@@ -39,6 +39,7 @@ struct emu_options {
     bool ping, json, demo, verbose;
     bool check_qmp;           /* ask every QEMU node's QMP socket once ready */
     bool pcap;                /* capture every link end in <out>/pcap/ */
+    bool auth;                /* frames tagged with a fresh job key (--auth, on) */
     const char *out_dir;      /* NULL: a fresh directory under /tmp */
     uint32_t base_port;       /* 0: the system picks free ports */
     const char *image, *node_binary, *qemu;

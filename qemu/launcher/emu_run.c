@@ -346,9 +346,39 @@ static void summarize(struct emu *emu)
     fflush(out);
 }
 
+/*
+ * Before the nodes stop: every running node's counters (frames dropped by
+ * reason, retransmissions) as a `stats` event in events.jsonl, for the run
+ * report.  A node that does not answer within a second is left out.
+ */
+static void collect_stats(struct emu *emu)
+{
+    if (!emu->job_started || emu->interrupted != 0)
+        return;
+    unsigned asked = 0;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        struct emu_node *node = &emu->nodes[r];
+        node->stats_asked = node->stats_answered = false;
+        if (node->state == EMU_NODE_READY && !node->hung && !node->panicked &&
+            emu_node_send(node, "stats")) {
+            node->stats_asked = true;
+            asked++;
+        }
+    }
+    uint64_t end = emu_now_ns(emu) + 1000 * NS_PER_MS;
+    while (asked > 0 && emu_now_ns(emu) < end && emu->interrupted == 0) {
+        emu_step(emu, 50);
+        asked = 0;
+        for (uint32_t r = 0; r < emu->count; r++)
+            asked += emu->nodes[r].stats_asked && !emu->nodes[r].stats_answered &&
+                     emu->nodes[r].state == EMU_NODE_READY;
+    }
+}
+
 /* The end of every run: no node left running, the summary printed. */
 static void stop_and_summarize(struct emu *emu)
 {
+    collect_stats(emu);
     emu_process_stop_all(emu);
     if (emu->interrupted != 0)
         emu_complain(emu, "stopped by signal %d (%s); every node stopped", emu->interrupted,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "qemu/launcher/emu_app.h"
+#include "qemu/launcher/emu_auth.h"
 
 static char *format_alloc(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static char *format_alloc(const char *format, ...)
@@ -86,7 +87,8 @@ static bool prepare_out_dir(struct emu *emu)
 static bool check_programs(struct emu *emu, bool want_qemu, bool want_host)
 {
     const struct emu_options *o = emu->options;
-    const struct emu_programs wanted = {o->qemu, o->image, o->node_binary, NULL, o->job};
+    const struct emu_programs wanted = {
+        .qemu = o->qemu, .image = o->image, .node_binary = o->node_binary, .job = o->job};
     char error[EMU_PATH_MAX + 256];
     if (!emu_spawn_check_programs(&wanted, want_qemu, want_host, &emu->program_paths, error,
                                   sizeof error)) {
@@ -231,6 +233,8 @@ bool emu_setup_prepare(struct emu *emu)
                                                     sizeof emu->program_paths.job))
         return false;
     emu->programs.job = emu->program_paths.job[0] != '\0' ? emu->program_paths.job : NULL;
+    if (!emu_auth_prepare(emu))
+        return false;
     struct sockaddr_un unix_address;
     for (uint32_t r = 0; r < emu->count; r++) {
         struct emu_node *node = &emu->nodes[r];

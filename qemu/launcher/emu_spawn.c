@@ -143,6 +143,13 @@ static void host_command(const struct emu_programs *programs,
         emu_argv_add(argv, "--job");
         emu_argv_add(argv, "%s", programs->job);
     }
+    if (programs->key_file != NULL) {
+        emu_argv_add(argv, "--key-file");
+        emu_argv_add(argv, "%s", programs->key_file);
+    } else if (programs->auth_off) {
+        emu_argv_add(argv, "--auth");
+        emu_argv_add(argv, "off");
+    }
     for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++) {
         const struct emu_link *link = &node->link[l];
         if (!link->present)

@@ -44,6 +44,8 @@ struct emu_programs {
     const char *node_binary; /* tori-node for host nodes */
     const char *out_dir;     /* absolute; the children's working directory */
     const char *job;         /* the job block every node gets (NULL: none) */
+    const char *key_file;    /* host nodes' --key-file (NULL: none; emu_auth.h) */
+    bool auth_off;           /* --auth off: host nodes run keyless */
 };
 
 /*
@@ -97,6 +99,7 @@ struct emu_program_paths {
     char image[EMU_PATH_MAX];
     char node_binary[EMU_PATH_MAX];
     char job[EMU_PATH_MAX]; /* empty: no job */
+    char key_file[64];      /* /proc/self/fd/N of the run's key (emu_auth.h) */
 };
 
 /*

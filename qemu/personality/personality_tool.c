@@ -39,7 +39,7 @@ static void usage(FILE *out)
             "  --dims DIMS           torus shape, e.g. 2x2x2, 1 to 6 sizes (required)\n"
             "  --mesh x,z | all      these dimensions are meshes, not tori\n"
             "  --radix R             membership tree radix, power of two 2..16 (%u)\n"
-            "  --tree radix|torus    membership tree layout (radix)\n"
+            "  --tree radix|torus|box  membership tree layout (radix)\n"
             "  --members M           size of the initial view, 1..nodes (all);\n"
             "                        ranks >= M are spares\n"
             "  --incarnation K       boot incarnation counter (%u)\n"
@@ -104,7 +104,7 @@ static void print_personality(const struct personality *p)
     printf("\nnodes=%u\n", (unsigned)personality_node_count(p));
     printf("member_count=%u\n", (unsigned)p->member_count);
     printf("tree_radix=%u\n", (unsigned)p->tree_radix);
-    printf("tree_layout=%s\n", personality_uses_torus_tree(p) ? "torus" : "radix");
+    printf("tree_layout=%s\n", personality_tree_layout_name(p->tree_layout));
     printf("heartbeat_ms=%u\n", (unsigned)p->heartbeat_ms);
     printf("detect_timeout_ms=%u\n", (unsigned)p->detect_timeout_ms);
     printf("link_rto_ms=%u\n", (unsigned)p->link_rto_ms);
@@ -275,12 +275,8 @@ static void build(const struct request *r, struct personality *p)
         p->tree_radix = (uint8_t)radix;
     }
     if (r->tree != NULL) {
-        if (strcmp(r->tree, "radix") == 0)
-            p->tree_layout = PERSONALITY_TREE_RADIX;
-        else if (strcmp(r->tree, "torus") == 0)
-            p->tree_layout = PERSONALITY_TREE_TORUS;
-        else
-            fail("--tree '%.40s' is invalid (expected radix or torus)", r->tree);
+        if (!personality_tree_layout_from_name(r->tree, &p->tree_layout))
+            fail("--tree '%.40s' is invalid (expected radix, torus or box)", r->tree);
     }
     p->member_count = nodes;
     if (r->members != NULL) {
@@ -425,12 +421,13 @@ static int job_main(int argc, char **argv)
 {
     const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
     const char *progress = NULL, *app_args = NULL, *comm_mode = NULL, *msg_mode = NULL;
-    const char *recovery = NULL;
+    const char *checkpoint_every = NULL, *recovery = NULL;
     const struct cli_option options[] = {
         {"--job-out", &output, NULL},   {"--dump-job", &dump_path, NULL},
         {"--app", &app, NULL},          {"--iterations", &iterations, NULL},
         {"--progress", &progress, NULL}, {"--app-args", &app_args, NULL},
         {"--comm-mode", &comm_mode, NULL}, {"--msg-mode", &msg_mode, NULL},
+        {"--checkpoint-every", &checkpoint_every, NULL},
         {"--recovery", &recovery, NULL},
     };
     char error[200];
@@ -441,20 +438,28 @@ static int job_main(int argc, char **argv)
         return 0;
     case CLI_SCAN_ERROR:
         fail("%s (the job block takes only --job-out, --app, --iterations, --progress, "
-             "--app-args, --comm-mode, --msg-mode, --recovery; or --dump-job alone)", error);
+             "--app-args, --comm-mode, --msg-mode, --checkpoint-every, --recovery; or --dump-job "
+             "alone)", error);
     case CLI_SCAN_OK:
         break;
     }
     if (dump_path != NULL) {
         if (output != NULL || app != NULL || iterations != NULL || progress != NULL ||
             app_args != NULL || comm_mode != NULL || msg_mode != NULL ||
-            recovery != NULL)
+            checkpoint_every != NULL || recovery != NULL)
             fail("--dump-job takes no other options (expected --dump-job FILE alone)");
         return dump_job(dump_path);
     }
-    const struct job_options wanted = {app,       iterations, progress, app_args,
-                                       comm_mode, msg_mode,   recovery, 1,
-                                       UINT32_MAX};
+    const struct job_options wanted = {.app = app,
+                                       .iterations = iterations,
+                                       .progress = progress,
+                                       .app_args = app_args,
+                                       .comm_mode = comm_mode,
+                                       .msg_mode = msg_mode,
+                                       .recovery = recovery,
+                                       .checkpoint_every = checkpoint_every,
+                                       .default_iterations = 1,
+                                       .max_iterations = UINT32_MAX};
     struct job job;
     if (!job_options_build(&wanted, &job, error, sizeof error))
         fail("%s", error);

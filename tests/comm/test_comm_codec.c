@@ -253,11 +253,11 @@ static void test_rejections(void)
     /* offset == total (no bytes left) is not a fragment */
     uint8_t empty[COMM_DATA_HEADER] = {COMM_WIRE_VERSION, COMM_KIND_DATA, 0, 0, 1, 0, 0, 0, 1, 0,
                                        0, 0, 1, 0, 0, 0};
-    empty[d + 8] = 0x72; /* offset = total = COMM_FRAGMENT_BYTES (0x572) */
+    empty[d + 8] = 0x6e; /* offset = total = COMM_FRAGMENT_BYTES (0x56e) */
     empty[d + 9] = 0x05;
-    empty[d + 12] = 0x72;
+    empty[d + 12] = 0x6e;
     empty[d + 13] = 0x05;
-    _Static_assert(COMM_FRAGMENT_BYTES == 0x572, "edit the bytes above");
+    _Static_assert(COMM_FRAGMENT_BYTES == 0x56e, "edit the bytes above");
     CHECK_EQ(comm_decode(empty, sizeof empty, &g), COMM_DECODE_OFFSET);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, COMM_FRAGMENT_BYTES, 2, COMM_FLAG_FIRST, 0),
              COMM_DECODE_ENVELOPE);

@@ -1470,6 +1470,75 @@ static void test_rejoined_stays_failed(uint64_t seed)
     harness_free(&h);
 }
 
+/*
+ * ABARIS RESTART: node 4 fails and boots again (a new comm context with
+ * restarted set); every member was told it restarts (comm_expect_restart),
+ * so the REBUILD hands rank 4 back to node 4, which adopts it, rather than
+ * to the spare 6.  Without the expectation the spare takes it and the
+ * restarted node is refused (a WORLD node in its first life may not adopt
+ * either: ARG).
+ */
+static void test_restart_readopts(uint64_t seed, bool expected)
+{
+    enum { N = 7, WORLD = 6 };
+    struct harness h;
+    harness_init(&h, N, WORLD, seed);
+    h.loss_percent = 5;
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_REBUILD, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    uint32_t r;
+    uint32_t made;
+    CHECK_EQ(comm_iadopt(harness_node(&h, 4), h.now_ns, harness_begin(&h), &made, &r),
+             COMM_ERR_ARG);
+    harness_end(&h, 4);
+    bool live[N] = {true, true, true, true, true, true, true};
+    uint32_t gone = 4;
+    remove_nodes(&h, 2, &gone, 1, live);
+    for (uint32_t i = 0; i < N; i++) {
+        if (expected && i != 4) {
+            CHECK(comm_expect_restart(harness_node(&h, i), 4));
+        }
+    }
+    struct comm_config config = harness_node(&h, 4)->config;
+    config.incarnation += 1000u;
+    config.restarted = true;
+    CHECK_EQ(comm_init(harness_node(&h, 4), &config), COMM_INIT_OK);
+    live[4] = true;
+    harness_install(&h, 3, live, NULL); /* it is back in the view */
+    uint32_t comm[N];
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        enum comm_error e;
+        struct comm *c = harness_node(&h, i);
+        if (i == 4 || i == WORLD) {
+            e = comm_iadopt(c, h.now_ns, harness_begin(&h), &comm[i], &r);
+        } else {
+            e = comm_irebuild(c, COMM_WORLD, h.now_ns, harness_begin(&h), &comm[i], &r);
+        }
+        harness_end(&h, i);
+        CHECK_EQ(e, COMM_ERR_OK);
+        if (i != (expected ? WORLD : 4u)) {
+            harness_requests_add(&reqs, i, r); /* the one left out waits for good */
+        }
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_OK);
+    }
+    uint32_t holder = expected ? 4u : (uint32_t)WORLD;
+    bool in[N] = {true, true, true, true, true, true, true};
+    in[expected ? WORLD : 4] = false;
+    check_one_map(&h, comm, in);
+    struct comm *c0 = harness_node(&h, 0);
+    CHECK_EQ(comm_size(c0, comm[0]), WORLD);
+    CHECK_EQ(comm_node_of(c0, comm[0], 4), holder);
+    CHECK_EQ(comm_rank(harness_node(&h, holder), comm[holder]), 4);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* A round's messages name the view they belong to, so those of a round cut
  * by a view change match nothing in the round started again.  The views'
  * epochs are the membership's (counter, root position, incarnation): two
@@ -1669,6 +1738,8 @@ int main(void)
     }
     for (uint64_t seed = 1300; seed < 1305; seed++) {
         test_rejoined_stays_failed(seed);
+        test_restart_readopts(seed, true);
+        test_restart_readopts(seed, false);
     }
     for (uint64_t seed = 1200; seed < 1210; seed++) {
         test_strict_abstain(seed, COMM_MODE_SHRINK);

@@ -29,7 +29,7 @@ static void check_frame(const uint8_t *frame, size_t length, const char *what)
 {
     struct torus_frame_header header;
     const uint8_t *payload = NULL;
-    enum torus_frame_status status = torus_frame_decode(frame, length, 2, &header, &payload);
+    enum torus_frame_status status = torus_frame_decode(frame, length, 2, NULL, &header, &payload);
     FUZZ_CHECK(status == TORUS_FRAME_OK, "%s: a frame that does not decode: %s", what,
                torus_frame_status_name(status));
 }
@@ -74,7 +74,7 @@ static void send_data(unsigned i, uint32_t number, uint64_t now)
     header.destination = i ^ 1u;
     uint8_t payload[4] = {(uint8_t)number, (uint8_t)(number >> 8), (uint8_t)(number >> 16),
                           (uint8_t)(number >> 24)};
-    size_t length = torus_frame_encode(&header, payload, sizeof payload, scratch, sizeof scratch);
+    size_t length = torus_frame_encode(&header, payload, sizeof payload, NULL, scratch, sizeof scratch);
     FUZZ_CHECK(length != 0, "encode");
     if (torus_link_send(&ends[i], scratch, length, now) == TORUS_LINK_SEND_OK) {
         check_frame(scratch, length, "send");
@@ -98,14 +98,14 @@ static void deliver(unsigned i, struct fuzz_input *in, bool edit, uint64_t now)
             unsigned at = TORUS_FRAME_ETHERNET_SIZE + fuzz_u8(in) % 42u; /* header fields */
             scratch[at] = fuzz_u8(in);
         }
-        torus_frame_seal(scratch, length);
+        torus_frame_seal(scratch, length, NULL);
     } else {
         w->head = (w->head + 1u) % WIRE_FRAMES;
         w->count--;
     }
     struct torus_frame_header header;
     const uint8_t *payload = NULL;
-    if (torus_frame_decode(scratch, length, 2, &header, &payload) != TORUS_FRAME_OK) {
+    if (torus_frame_decode(scratch, length, 2, NULL, &header, &payload) != TORUS_FRAME_OK) {
         return; /* the network drops it before any link sees it */
     }
     enum torus_link_verdict verdict = torus_link_receive(&ends[i], &header, now);

@@ -59,18 +59,18 @@ static void frame_seeds(void)
     h.link_sender_incarnation = 2;
     h.link_receiver_incarnation = 9;
     uint8_t ping[13] = {1, 0, 0, 0, 0x40, 0x42, 0x0f};
-    write_seed("frame", "ping", frame, torus_frame_encode(&h, ping, sizeof ping, frame, sizeof frame));
+    write_seed("frame", "ping", frame, torus_frame_encode(&h, ping, sizeof ping, NULL, frame, sizeof frame));
     h.type = TORUS_FRAME_TYPE_LINK_ACK;
     h.flags = TORUS_FRAME_FLAG_SYN;
     h.link_receiver_incarnation = 0;
-    write_seed("frame", "syn", frame, torus_frame_encode(&h, NULL, 0, frame, sizeof frame));
+    write_seed("frame", "syn", frame, torus_frame_encode(&h, NULL, 0, NULL, frame, sizeof frame));
     h.type = TORUS_FRAME_TYPE_MEMBERSHIP;
     h.flags = 0;
     static uint8_t body[600];
     for (unsigned i = 0; i < sizeof body; i++)
         body[i] = (uint8_t)(i * 7u);
     write_seed("frame", "membership", frame,
-               torus_frame_encode(&h, body, sizeof body, frame, sizeof frame));
+               torus_frame_encode(&h, body, sizeof body, NULL, frame, sizeof frame));
 }
 
 /* Link ops (fuzz_link.c): bit 0 the end, bits 1.. the action. */

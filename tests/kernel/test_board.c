@@ -55,6 +55,17 @@ const uint8_t *board_job_block(size_t *length)
     return NULL;
 }
 
+bool board_link_key(uint8_t key[BOARD_KEY_BYTES])
+{
+    (void)key;
+    return false;
+}
+
+bool board_keyless_allowed(void)
+{
+    return true;
+}
+
 void board_idle_until(uint64_t deadline_ns)
 {
     test_board_clock_ns = deadline_ns;
@@ -63,6 +74,14 @@ void board_idle_until(uint64_t deadline_ns)
 uint32_t board_reset_count(void)
 {
     return 0;
+}
+
+uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
+{
+    static uint8_t store[4096];
+    *bytes = sizeof store;
+    *survives_reset = false;
+    return store;
 }
 
 size_t test_board_stack_high_water;

@@ -140,8 +140,16 @@ static void test_out_of_range_fields(void)
     CHECK(strcmp(field_of_encoded(&p), "tree_radix") == 0);
     p = valid_personality(); p.tree_radix = 32;
     CHECK(strcmp(field_of_encoded(&p), "tree_radix") == 0);
-    p = valid_personality(); p.tree_layout = 2;
+    p = valid_personality(); p.tree_layout = 3;
     CHECK(strcmp(field_of_encoded(&p), "tree_layout") == 0);
+    p = valid_personality(); p.tree_layout = PERSONALITY_TREE_BOX;
+    struct personality_error layout_error = {0};
+    CHECK(personality_validate(&p, &layout_error));
+    uint8_t layout = 0;
+    CHECK(personality_tree_layout_from_name("box", &layout) && layout == PERSONALITY_TREE_BOX);
+    CHECK(!personality_tree_layout_from_name("ring", &layout) && layout == PERSONALITY_TREE_BOX);
+    CHECK(strcmp(personality_tree_layout_name(PERSONALITY_TREE_TORUS), "torus") == 0 &&
+          strcmp(personality_tree_layout_name(3), "?") == 0);
     p = valid_personality(); p.role = 9;
     CHECK(strcmp(field_of_encoded(&p), "role") == 0);
     p = valid_personality(); p.member_count = 0;

@@ -8,7 +8,7 @@
  *
  * Lines ('#' starts a comment; options are key=value):
  *   set-up, before `start`:
- *     torus 4x4x4 | members N | radix N | tree radix|torus
+ *     torus 4x4x4 | members N | radix N | tree radix|torus|box
  *     timeouts HEARTBEAT DETECT   membership_config_timeouts_ms (e.g. 10ms 60ms)
  *     heartbeat off               no heartbeats (the script detects)
  *     recovery POLICY             every node's recovery policy (tori-emu --recovery)
@@ -692,9 +692,8 @@ static bool setup_line(struct script *s, char **tok, int n)
         return true;
     }
     if (strcmp(tok[0], "tree") == 0 && n == 2) {
-        bool torus = strcmp(tok[1], "torus") == 0;
-        u->layout = torus ? MEMBERSHIP_LAYOUT_TORUS : MEMBERSHIP_LAYOUT_RADIX;
-        return torus || strcmp(tok[1], "radix") == 0 || bad("tree '%s': radix or torus", tok[1]);
+        return membership_layout_from_name(tok[1], &u->layout) ||
+               bad("tree '%s': radix, torus or box", tok[1]);
     }
     if (strcmp(tok[0], "timeouts") == 0 && n == 3) {
         uint64_t beat;

@@ -6,6 +6,7 @@
  * the same live set by different histories compute the same tree.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ static void check_layout(unsigned dims, const uint32_t *sizes, bool mesh)
         return; /* larger than CONFIG_MAX_NODES in this build */
     }
     uint32_t n = layout.geometry.node_count;
-    for (int kind = 0; kind < 2; kind++) {
+    for (unsigned kind = 0; kind < MEMBERSHIP_LAYOUT_KINDS; kind++) {
         layout.kind = (enum membership_layout_kind)kind;
         for (uint32_t pos = 0; pos < n; pos++) {
             uint32_t id = membership_layout_id(&layout, pos);
@@ -67,10 +68,11 @@ static uint32_t ceil_log(uint32_t live, unsigned radix)
     return levels;
 }
 
-/* Checks the whole tree of a view; returns its height in levels. */
+/* Checks the whole tree of a view (positions of layout). */
 static void check_tree(const struct membership_view *v, const struct membership_view *other,
-                       enum membership_layout_kind kind, unsigned radix)
+                       const struct membership_layout *layout, unsigned radix)
 {
+    enum membership_layout_kind kind = layout->kind;
     uint32_t live = v->live;
     uint32_t levels = membership_tree_levels(live, radix);
     CHECKF(levels <= ceil_log(live, radix) + 1u, "levels %u for %u live, radix %u", levels, live,
@@ -81,10 +83,10 @@ static void check_tree(const struct membership_view *v, const struct membership_
         uint32_t pos = membership_view_select(v, k);
         struct membership_tree_links links;
         struct membership_tree_links same;
-        CHECK(membership_tree_locate(v, kind, radix, pos, &links));
+        CHECK(membership_tree_locate(v, layout, radix, pos, &links));
         CHECK(links.rank == k);
         /* Same live set, other history: same tree. */
-        CHECK(membership_tree_locate(other, kind, radix, pos, &same));
+        CHECK(membership_tree_locate(other, layout, radix, pos, &same));
         CHECK(links.rank == same.rank && links.depth == same.depth &&
               links.parent == same.parent && links.child_count == same.child_count &&
               links.subtree_levels == same.subtree_levels);
@@ -101,7 +103,7 @@ static void check_tree(const struct membership_view *v, const struct membership_
             CHECK(pos == membership_tree_root(v));
         } else {
             struct membership_tree_links parent;
-            CHECK(membership_tree_locate(v, kind, radix, links.parent, &parent));
+            CHECK(membership_tree_locate(v, layout, radix, links.parent, &parent));
             bool listed = false;
             for (uint32_t c = 0; c < parent.child_count; c++) {
                 listed = listed || parent.children[c] == pos;
@@ -118,13 +120,18 @@ static void check_tree(const struct membership_view *v, const struct membership_
         uint32_t size = 1;
         for (uint32_t c = 0; c < links.child_count; c++) {
             struct membership_tree_links child;
-            CHECK(membership_tree_locate(v, kind, radix, links.children[c], &child));
+            CHECK(membership_tree_locate(v, layout, radix, links.children[c], &child));
             if (child.subtree_levels > deepest_child) {
                 deepest_child = child.subtree_levels;
             }
             size += child.subtree_size;
         }
-        CHECK(links.subtree_levels == deepest_child + 1);
+        if (kind == MEMBERSHIP_LAYOUT_BOX) {
+            /* An upper bound (it times the waits for acks). */
+            CHECK(links.subtree_levels >= deepest_child + 1);
+        } else {
+            CHECK(links.subtree_levels == deepest_child + 1);
+        }
         CHECKF(links.subtree_size == size, "subtree size %u, children add to %u", links.subtree_size,
                size);
         if (k == 0) {
@@ -132,12 +139,156 @@ static void check_tree(const struct membership_view *v, const struct membership_
         }
     }
     CHECK(child_total + 1 == live || live == 0);
-    CHECKF(live == 0 || max_depth + 1 == levels, "height %u, expected %u (live %u radix %u)",
-           max_depth + 1, levels, live, radix);
+    if (kind == MEMBERSHIP_LAYOUT_BOX) {
+        /* At most one level over the minimum: depth <= ceil(log_a L) + 1. */
+        CHECKF(live == 0 || (max_depth + 1 <= levels + 1 && max_depth <= ceil_log(live, radix) + 1),
+               "box height %u, minimum %u (live %u radix %u)", max_depth + 1, levels, live, radix);
+        CHECK(max_depth + 1 <= membership_tree_max_levels(live, kind, radix));
+    } else {
+        CHECKF(live == 0 || max_depth + 1 == levels, "height %u, expected %u (live %u radix %u)",
+               max_depth + 1, levels, live, radix);
+    }
 }
 
-static void random_history(uint32_t n, uint32_t steps, unsigned long long seed)
+/* Every layout over the positions of g, in turn. */
+static void check_trees(const struct membership_view *v, const struct membership_view *other,
+                        const struct torus_geometry *g, unsigned radix)
 {
+    struct membership_layout layout = {.geometry = *g};
+    for (unsigned kind = 0; kind < MEMBERSHIP_LAYOUT_KINDS; kind++) {
+        layout.kind = (enum membership_layout_kind)kind;
+        check_tree(v, other, &layout, radix);
+    }
+}
+
+/*
+ * The BOX tree's paths over a view: hops[k] the torus hops down the tree
+ * from the root to member k, relays[k] how many of those steps go to a
+ * first child (the next live member after its parent, relaying the rest of
+ * the parent's own box), parent_of[k] the parent's rank.  Parents come
+ * before their children in rank order.
+ */
+static uint32_t box_hops[CONFIG_MAX_NODES];
+static uint32_t box_relays[CONFIG_MAX_NODES];
+static uint32_t box_parent[CONFIG_MAX_NODES];
+
+static void box_paths(const struct membership_view *v, const struct membership_layout *layout,
+                      unsigned radix)
+{
+    const struct torus_geometry *g = &layout->geometry;
+    for (uint32_t k = 0; k < v->live; k++) {
+        uint32_t pos = membership_view_select(v, k);
+        struct membership_tree_links links;
+        CHECK(membership_tree_locate(v, layout, radix, pos, &links));
+        box_hops[k] = 0;
+        box_relays[k] = 0;
+        box_parent[k] = UINT32_MAX;
+        if (k == 0) {
+            continue;
+        }
+        uint32_t up = membership_view_rank(v, links.parent);
+        CHECK(up < k);
+        struct membership_tree_links parent;
+        CHECK(membership_tree_locate(v, layout, radix, links.parent, &parent));
+        box_parent[k] = up;
+        box_hops[k] = box_hops[up] + torus_geometry_distance(g, membership_layout_id(layout, pos),
+                                                             membership_layout_id(layout, links.parent));
+        box_relays[k] = box_relays[up] + (parent.children[0] == pos ? 1u : 0u);
+    }
+}
+
+static uint32_t eccentricity(const struct torus_geometry *g, uint32_t id)
+{
+    uint32_t ecc = 0;
+    for (uint32_t other = 0; other < g->node_count; other++) {
+        uint32_t d = torus_geometry_distance(g, id, other);
+        ecc = d > ecc ? d : ecc;
+    }
+    return ecc;
+}
+
+/*
+ * No member missing: the root is id 0, the origin of the bisection.  A
+ * member reached through children that head boxes only (no relay) is on a
+ * shortest torus path; each relay step adds at most 2 hops (it is one hop
+ * from its parent).  All of them shortest is not possible with fan-out <= a
+ * when the root has more than a torus neighbours (each neighbour, one hop
+ * away, would have to be the root's child).  Also the tree's longest path
+ * against the root's eccentricity, the term of T_s the tree decides.
+ */
+static void check_box_full(const struct torus_geometry *g, unsigned radix, bool print)
+{
+    struct membership_layout layout = {.kind = MEMBERSHIP_LAYOUT_BOX, .geometry = *g};
+    uint32_t n = g->node_count;
+    membership_view_reset(&incremental, n);
+    for (uint32_t p = 0; p < n; p++) {
+        membership_view_add(&incremental, p);
+    }
+    CHECK(membership_layout_id(&layout, membership_tree_root(&incremental)) == 0);
+    box_paths(&incremental, &layout, radix);
+    uint32_t shortest = 0;
+    uint32_t worst = 0;
+    uint32_t longest = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id = membership_layout_id(&layout, membership_view_select(&incremental, k));
+        uint32_t excess = box_hops[k] - torus_geometry_distance(g, 0, id);
+        CHECKF(box_relays[k] > 0 || excess == 0,
+               "id %u: %u hops over its distance without a relay (a=%u)", id, excess, radix);
+        CHECKF(excess <= 2u * box_relays[k], "id %u: %u hops over, %u relays (a=%u)", id, excess,
+               box_relays[k], radix);
+        shortest += excess == 0 ? 1u : 0u;
+        worst = excess > worst ? excess : worst;
+        longest = box_hops[k] > longest ? box_hops[k] : longest;
+    }
+    if (print) {
+        printf("box a=%-2u %5u nodes: %5.1f%% shortest, at most %2u hops over, longest path %u, "
+               "eccentricity %u\n",
+               radix, n, 100.0 * shortest / n, worst, longest, eccentricity(g, 0));
+    }
+}
+
+/*
+ * A hole absorbed: after any one member h (not the root) fails, every
+ * member outside h's old subtree keeps its parent, so its path (shortest
+ * or not) is unchanged; h's place goes to the next member of its chunk.
+ */
+static void check_box_hole(const struct torus_geometry *g, unsigned radix, uint32_t hole_id)
+{
+    static uint32_t hops_before[CONFIG_MAX_NODES];
+    static uint32_t parent_before[CONFIG_MAX_NODES];
+    static bool under_hole[CONFIG_MAX_NODES];
+    struct membership_layout layout = {.kind = MEMBERSHIP_LAYOUT_BOX, .geometry = *g};
+    uint32_t n = g->node_count;
+    uint32_t hole = membership_layout_pos(&layout, hole_id);
+    membership_view_reset(&incremental, n);
+    for (uint32_t p = 0; p < n; p++) {
+        membership_view_add(&incremental, p);
+    }
+    box_paths(&incremental, &layout, radix);
+    for (uint32_t k = 0; k < n; k++) {
+        hops_before[k] = box_hops[k];
+        parent_before[k] = box_parent[k];
+        under_hole[k] = k == hole || (k > 0 && under_hole[box_parent[k]]);
+    }
+    membership_view_remove(&incremental, hole);
+    box_paths(&incremental, &layout, radix);
+    for (uint32_t k = 0; k + 1 < n; k++) {
+        uint32_t was = k < hole ? k : k + 1u; /* rank before the hole */
+        if (under_hole[was]) {
+            continue;
+        }
+        uint32_t parent_was = box_parent[k] == UINT32_MAX ? UINT32_MAX
+                              : box_parent[k] < hole      ? box_parent[k]
+                                                          : box_parent[k] + 1u;
+        CHECKF(parent_was == parent_before[was] && box_hops[k] == hops_before[was],
+               "member at position %u moved when position %u failed", was, hole);
+    }
+}
+
+static void random_history(const struct torus_geometry *g, uint32_t steps,
+                           unsigned long long seed)
+{
+    uint32_t n = g->node_count;
     static uint8_t live[CONFIG_MAX_NODES];
     unsigned long long rng = seed;
     membership_view_reset(&incremental, n);
@@ -168,8 +319,7 @@ static void random_history(uint32_t n, uint32_t steps, unsigned long long seed)
     CHECK(rebuilt.live == incremental.live);
     static const unsigned radices[] = {2, 4, 8, 16};
     for (unsigned r = 0; r < 4; r++) {
-        check_tree(&incremental, &rebuilt, MEMBERSHIP_LAYOUT_RADIX, radices[r]);
-        check_tree(&incremental, &rebuilt, MEMBERSHIP_LAYOUT_TORUS, radices[r]);
+        check_trees(&incremental, &rebuilt, g, radices[r]);
     }
 }
 
@@ -197,7 +347,10 @@ int main(void)
     CHECK(membership_tree_levels(6, 4) == 3);
     CHECK(membership_tree_levels(1023, 2) == 10);
 
-    /* Every live-set size from 1 to 200, all radices and both layouts. */
+    /* Every live-set size from 1 to 200, all radices and layouts. */
+    static const uint32_t slab[] = {8, 8, 4};
+    struct torus_geometry g256;
+    CHECK(make_geometry(&g256, 3, slab, false));
     membership_view_reset(&incremental, 256);
     membership_view_reset(&rebuilt, 256);
     for (uint32_t p = 0; p < 200; p++) {
@@ -205,15 +358,43 @@ int main(void)
         membership_view_add(&rebuilt, p * 1u);
         static const unsigned radices[] = {2, 4, 8, 16};
         for (unsigned r = 0; r < 4; r++) {
-            check_tree(&incremental, &rebuilt, MEMBERSHIP_LAYOUT_RADIX, radices[r]);
-            check_tree(&incremental, &rebuilt, MEMBERSHIP_LAYOUT_TORUS, radices[r]);
+            check_trees(&incremental, &rebuilt, &g256, radices[r]);
         }
     }
-    random_history(64, 500, 1);
-    random_history(1024, 5000, 2);
-    random_history(4096, 20000, 3);
-    if (CONFIG_MAX_NODES >= 65536) {
-        random_history(65536, 60000, 4);
+    struct torus_geometry g;
+    CHECK(make_geometry(&g, 3, cube, false));
+    random_history(&g, 500, 1);
+    CHECK(make_geometry(&g, 3, bgl, false));
+    random_history(&g, 5000, 2);
+    static const uint32_t k16[] = {16, 16, 16};
+    CHECK(make_geometry(&g, 3, k16, false));
+    random_history(&g, 20000, 3);
+    if (make_geometry(&g, 3, big, false)) {
+        random_history(&g, 60000, 4);
+    }
+    /* The BOX tree's paths, no member missing, then one missing. */
+    static const uint32_t shapes[][3] = {{4, 4, 4},  {16, 8, 8}, {16, 16, 16},
+                                         {64, 32, 32}, {3, 5, 7}, {6, 6, 6}};
+    for (unsigned i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        for (int mesh = 0; mesh < 2; mesh++) {
+            if ((mesh && shapes[i][0] > 16) || !make_geometry(&g, 3, shapes[i], mesh)) {
+                continue;
+            }
+            for (unsigned a = 2; a <= 16; a *= 2) {
+                /* 65,536 nodes: the radix only (time). */
+                if (g.node_count <= 4096 || a == 4) {
+                    check_box_full(&g, a, !mesh && shapes[i][0] >= 16);
+                }
+            }
+            if (g.node_count <= 4096) {
+                unsigned long long rng = 7 + i;
+                for (int h = 0; h < 4; h++) {
+                    uint32_t hole = 1u + (uint32_t)(test_random(&rng) % (g.node_count - 1u));
+                    check_box_hole(&g, 4, hole);
+                    check_box_hole(&g, 2, hole);
+                }
+            }
+        }
     }
     return check_report("membership.tree");
 }

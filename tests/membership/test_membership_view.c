@@ -53,6 +53,8 @@ static void check_against_model(uint32_t n, unsigned long long *rng)
             }
         }
         CHECK(membership_view_next_live(&view, p) == next);
+        uint32_t to = p + 1u + (uint32_t)(test_random(rng) % (n - p));
+        CHECK(membership_view_first_live_in(&view, p, to) == (next < to ? next : MEMBERSHIP_POS_NONE));
         uint32_t dead = n;
         for (uint32_t q = p; q < n; q++) {
             if (!model[q]) {

@@ -68,7 +68,7 @@ static void bench_frame_size(size_t payload_length, unsigned long scale)
     h.destination = 60;
     for (size_t i = 0; i < payload_length; i++)
         payload[i] = (uint8_t)i;
-    size_t length = torus_frame_encode(&h, payload, payload_length, frame, sizeof(frame));
+    size_t length = torus_frame_encode(&h, payload, payload_length, NULL, frame, sizeof(frame));
     unsigned long n = scale * (payload_length > 200 ? 2000ul : 20000ul);
 
     double copy_ns, encode_ns, decode_ns, dma_ns, link_ns;
@@ -78,18 +78,18 @@ static void bench_frame_size(size_t payload_length, unsigned long scale)
     });
     MEASURE(encode_ns, n, {
         h.epoch = i_;
-        sink += torus_frame_encode(&h, payload, payload_length, copy, sizeof(copy));
+        sink += torus_frame_encode(&h, payload, payload_length, NULL, copy, sizeof(copy));
     });
     struct torus_frame_header out;
     MEASURE(decode_ns, n, {
-        sink += (uint64_t)torus_frame_decode(frame, length, 64, &out, NULL) + out.epoch;
+        sink += (uint64_t)torus_frame_decode(frame, length, 64, NULL, &out, NULL) + out.epoch;
     });
     /* Inject into a reception ring and poll it back (decode included). */
     static const struct torus_dma_dispatch table = {
         .handler = {[TORUS_FRAME_TYPE_MEMBERSHIP] = handler},
     };
     uint64_t seen = 0;
-    torus_dma_ring_init(&ring, 64);
+    torus_dma_ring_init(&ring, 64, NULL);
     MEASURE(dma_ns, n, {
         torus_dma_inject(&ring, frame, length, NULL);
         torus_dma_poll(&ring, 1, &table, &seen);
@@ -114,7 +114,7 @@ static void bench_frame_size(size_t payload_length, unsigned long scale)
         struct torus_link *to = step % 2 == 0 ? &link_b : &link_a;
         torus_link_tick(from, 0, &out_box);
         for (unsigned k = 0; k < out_box.count; k++) {
-            torus_frame_decode(out_box.frame[k], out_box.length[k], 64, &out, NULL);
+            torus_frame_decode(out_box.frame[k], out_box.length[k], 64, NULL, &out, NULL);
             torus_link_receive(to, &out, 0);
         }
     }
@@ -125,10 +125,10 @@ static void bench_frame_size(size_t payload_length, unsigned long scale)
     MEASURE(link_ns, n, {
         memcpy(copy, frame, length);
         torus_link_send(&link_a, copy, length, i_);
-        torus_frame_decode(copy, length, 64, &out, NULL);
+        torus_frame_decode(copy, length, 64, NULL, &out, NULL);
         torus_link_receive(&link_b, &out, i_);
         if (torus_link_tick(&link_b, i_ + 2000000, &out_box) > 0) { /* the ack */
-            torus_frame_decode(out_box.frame[0], out_box.length[0], 64, &out, NULL);
+            torus_frame_decode(out_box.frame[0], out_box.length[0], 64, NULL, &out, NULL);
             torus_link_receive(&link_a, &out, i_);
         }
     });
@@ -173,7 +173,7 @@ static void bench_route(unsigned long scale)
     memset(&h, 0, sizeof(h));
     h.type = TORUS_FRAME_TYPE_PING;
     h.ttl = 1;
-    size_t length = torus_frame_encode(&h, payload, 64, frame, sizeof(frame));
+    size_t length = torus_frame_encode(&h, payload, 64, NULL, frame, sizeof(frame));
     MEASURE(copy_ns, n, {
         memcpy(copy, frame, length);
         __asm__ volatile("" : : "r"(copy) : "memory");

@@ -33,7 +33,7 @@ static bool raw_frame_matches(uint32_t n, const uint8_t *frame, size_t length)
 static void check_empty_and_full(void)
 {
     static uint8_t frame[CONFIG_MAX_FRAME + 1];
-    torus_dma_ring_init(&ring, NODES);
+    torus_dma_ring_init(&ring, NODES, NULL);
     const uint8_t *peeked = frame;
     size_t length = 99;
     CHECK(torus_dma_is_empty(&ring));
@@ -95,7 +95,7 @@ static void check_empty_and_full(void)
 static void check_wrap_around(uint32_t start, struct check_rng *rng)
 {
     static uint8_t frame[CONFIG_MAX_FRAME];
-    torus_dma_ring_init(&ring, NODES);
+    torus_dma_ring_init(&ring, NODES, NULL);
     ring.producer = start;
     ring.consumer = start;
     uint32_t produced = 0, consumed = 0;
@@ -136,7 +136,7 @@ static void check_wrap_around(uint32_t start, struct check_rng *rng)
 
 static void check_reserve_commit(void)
 {
-    torus_dma_ring_init(&ring, NODES);
+    torus_dma_ring_init(&ring, NODES, NULL);
     uint8_t *a = torus_dma_reserve(&ring);
     uint8_t *b = torus_dma_reserve(&ring);
     CHECK(a != NULL && a == b);
@@ -172,7 +172,7 @@ static size_t tori_frame(uint8_t type, uint32_t source, uint8_t *out)
     h.source = source;
     h.destination = 1;
     const uint8_t payload[4] = {(uint8_t)source, 2, 3, 4};
-    return torus_frame_encode(&h, payload, sizeof(payload), out, CONFIG_MAX_FRAME);
+    return torus_frame_encode(&h, payload, sizeof(payload), NULL, out, CONFIG_MAX_FRAME);
 }
 
 static void record(void *context, const struct torus_frame_header *header,
@@ -204,7 +204,7 @@ static void check_poll(void)
     };
     struct seen seen;
     memset(&seen, 0, sizeof(seen));
-    torus_dma_ring_init(&ring, NODES);
+    torus_dma_ring_init(&ring, NODES, NULL);
     ring.producer = ring.consumer = UINT32_MAX - 2; /* poll across the wrap too */
 
     /* 0 ping, 1 pong (unhandled), 2 membership, 3 bad checksum, 4 ping,
@@ -279,6 +279,38 @@ static void check_poll(void)
         CHECK_EQ(seen.source[i], i % NODES);
 }
 
+/* A keyed ring hands up only frames tagged under its key: a keyless frame
+ * (a forger's, with a right CRC) or another job's is counted as bad_tag
+ * and no handler sees it. */
+static void check_keyed_poll(void)
+{
+    static uint8_t frame[CONFIG_MAX_FRAME];
+    static const struct torus_dma_dispatch table = {
+        .handler = {[TORUS_FRAME_TYPE_MEMBERSHIP] = record},
+    };
+    struct torus_frame_key key, other;
+    memset(&key, 0x5A, sizeof(key));
+    memset(&other, 0x5B, sizeof(other));
+    struct seen seen;
+    memset(&seen, 0, sizeof(seen));
+    torus_dma_ring_init(&ring, NODES, &key);
+    /* Sources 1, 2, 3: keyless, under another key, under the ring's key. */
+    size_t l = tori_frame(TORUS_FRAME_TYPE_MEMBERSHIP, 1, frame);
+    CHECK_EQ(torus_dma_inject(&ring, frame, l, NULL), TORUS_DMA_OK);
+    l = tori_frame(TORUS_FRAME_TYPE_MEMBERSHIP, 2, frame);
+    torus_frame_seal(frame, l, &other);
+    CHECK_EQ(torus_dma_inject(&ring, frame, l, NULL), TORUS_DMA_OK);
+    l = tori_frame(TORUS_FRAME_TYPE_MEMBERSHIP, 3, frame);
+    torus_frame_seal(frame, l, &key);
+    CHECK_EQ(torus_dma_inject(&ring, frame, l, NULL), TORUS_DMA_OK);
+    CHECK_EQ(torus_dma_poll(&ring, 10, &table, &seen), 3);
+    CHECK_EQ(seen.calls, 1);
+    CHECK_EQ(seen.source[0], 3);
+    CHECK_EQ(ring.counters.frames.count[TORUS_FRAME_DROP_BAD_TAG], 2);
+    CHECK_EQ(ring.counters.frames.count[TORUS_FRAME_OK], 1);
+    CHECK_EQ(ring.counters.dispatched, 1);
+}
+
 int main(void)
 {
     struct check_rng rng;
@@ -289,5 +321,6 @@ int main(void)
     check_wrap_around(UINT32_MAX - CONFIG_RING_SIZE, &rng);
     check_reserve_commit();
     check_poll();
+    check_keyed_poll();
     return check_report("net.dma");
 }

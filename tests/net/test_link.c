@@ -52,7 +52,7 @@ static size_t data_frame(uint32_t source, uint8_t type, uint32_t tag, uint8_t *o
     for (unsigned i = 0; i < 4; i++)
         payload[i] = (uint8_t)(tag >> (8 * i));
     memset(payload + 4, 0xC3, 4);
-    return torus_frame_encode(&h, payload, sizeof(payload), out, CONFIG_MAX_FRAME);
+    return torus_frame_encode(&h, payload, sizeof(payload), NULL, out, CONFIG_MAX_FRAME);
 }
 
 static uint32_t frame_tag(const uint8_t *frame)
@@ -67,7 +67,7 @@ static enum torus_link_verdict hand_receive(struct torus_link *link, const uint8
                                             size_t length, uint64_t now)
 {
     struct torus_frame_header h;
-    enum torus_frame_status s = torus_frame_decode(frame, length, 2, &h, NULL);
+    enum torus_frame_status s = torus_frame_decode(frame, length, 2, NULL, &h, NULL);
     CHECK_EQ(s, TORUS_FRAME_OK);
     if (s != TORUS_FRAME_OK)
         return TORUS_LINK_VERDICT_COUNT;
@@ -136,7 +136,7 @@ static void check_hand_basics(void)
     CHECK_EQ(torus_link_tick(&hand_a, 1 * MS, &hand_out), 1);
     CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_SYNS_SENT), 2);
     struct torus_frame_header h;
-    CHECK_EQ(torus_frame_decode(hand_out.frame[0], hand_out.length[0], 2, &h, NULL),
+    CHECK_EQ(torus_frame_decode(hand_out.frame[0], hand_out.length[0], 2, NULL, &h, NULL),
              TORUS_FRAME_OK);
     CHECK_EQ(h.type, TORUS_FRAME_TYPE_LINK_ACK);
     CHECK_EQ(h.flags, TORUS_FRAME_FLAG_SYN);
@@ -169,7 +169,7 @@ static void check_hand_basics(void)
     CHECK_EQ(hand_receive(&hand_b, sent[2], sent_length, 10), TORUS_LINK_OUT_OF_ORDER);
     CHECK_EQ(torus_link_next_deadline(&hand_b), 10);
     CHECK_EQ(torus_link_tick(&hand_b, 10, &hand_out), 1);
-    CHECK_EQ(torus_frame_decode(hand_out.frame[0], hand_out.length[0], 2, &h, NULL),
+    CHECK_EQ(torus_frame_decode(hand_out.frame[0], hand_out.length[0], 2, NULL, &h, NULL),
              TORUS_FRAME_OK);
     CHECK_EQ(h.flags, TORUS_FRAME_FLAG_NAK);
     CHECK_EQ(h.link_ack, 0);
@@ -203,7 +203,7 @@ static void check_hand_basics(void)
     length = data_frame(1, TORUS_FRAME_TYPE_PONG, 77, frame);
     CHECK_EQ(torus_link_send(&hand_b, frame, length, 40), TORUS_LINK_SEND_OK);
     CHECK_EQ(hand_receive(&hand_a, frame, length, 40), TORUS_LINK_DELIVER);
-    CHECK_EQ(torus_frame_decode(frame, length, 2, &h, NULL), TORUS_FRAME_OK);
+    CHECK_EQ(torus_frame_decode(frame, length, 2, NULL, &h, NULL), TORUS_FRAME_OK);
     CHECK_EQ(h.link_ack, CONFIG_LINK_WINDOW);
     CHECK_EQ(h.link_sender_incarnation, 20);
     CHECK_EQ(h.link_receiver_incarnation, 10);
@@ -225,7 +225,7 @@ static void check_hand_basics(void)
     f.sender_incarnation = 10;
     f.receiver_incarnation = 20;
     size_t ack_length = data_frame(0, TORUS_FRAME_TYPE_LINK_ACK, 0, frame);
-    torus_frame_stamp_link(frame, ack_length, &f);
+    torus_frame_stamp_link(frame, ack_length, &f, NULL);
     CHECK_EQ(hand_receive(&hand_b, frame, ack_length, 50), TORUS_LINK_CONTROL);
     CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_BAD_ACKS), 1);
     CHECK_EQ(torus_link_in_flight(&hand_b), 1);
@@ -233,24 +233,24 @@ static void check_hand_basics(void)
     /* Wrong MACs, a SYN on a data frame, another session's frame. */
     f.ack = 1;
     f.source_mac[4] = 7;
-    torus_frame_stamp_link(frame, ack_length, &f);
+    torus_frame_stamp_link(frame, ack_length, &f, NULL);
     CHECK_EQ(hand_receive(&hand_b, frame, ack_length, 50), TORUS_LINK_WRONG_PEER);
     memcpy(f.source_mac, hand_a.local_mac, 6);
     f.destination_mac[5] = 0;
-    torus_frame_stamp_link(frame, ack_length, &f);
+    torus_frame_stamp_link(frame, ack_length, &f, NULL);
     CHECK_EQ(hand_receive(&hand_b, frame, ack_length, 50), TORUS_LINK_WRONG_PEER);
     memcpy(f.destination_mac, hand_b.local_mac, 6);
     length = data_frame(0, TORUS_FRAME_TYPE_PING, 0, frame);
     f.flags = TORUS_FRAME_FLAG_SYN;
-    torus_frame_stamp_link(frame, length, &f);
+    torus_frame_stamp_link(frame, length, &f, NULL);
     CHECK_EQ(hand_receive(&hand_b, frame, length, 50), TORUS_LINK_PROTOCOL);
     f.flags = 0;
     f.sender_incarnation = 9;
-    torus_frame_stamp_link(frame, length, &f);
+    torus_frame_stamp_link(frame, length, &f, NULL);
     CHECK_EQ(hand_receive(&hand_b, frame, length, 50), TORUS_LINK_STALE);
     f.sender_incarnation = 10;
     f.receiver_incarnation = 19;
-    torus_frame_stamp_link(frame, length, &f);
+    torus_frame_stamp_link(frame, length, &f, NULL);
     CHECK_EQ(hand_receive(&hand_b, frame, length, 50), TORUS_LINK_STALE);
     CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_WRONG_PEER), 2);
     CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_PROTOCOL), 1);
@@ -263,7 +263,7 @@ static void check_hand_basics(void)
     f.flags = TORUS_FRAME_FLAG_SYN;
     f.sender_incarnation = 3;
     f.receiver_incarnation = 19;
-    torus_frame_stamp_link(frame, ack_length, &f);
+    torus_frame_stamp_link(frame, ack_length, &f, NULL);
     CHECK_EQ(hand_receive(&hand_b, frame, ack_length, 50), TORUS_LINK_STALE);
     CHECK(torus_link_is_up(&hand_b));
 
@@ -303,7 +303,7 @@ static void check_hand_timeout(void)
     CHECK_EQ(torus_link_in_flight(&hand_a), 0);
     CHECK_EQ(hand_a.local_incarnation, 11); /* a new session */
     struct torus_frame_header h;
-    CHECK_EQ(torus_frame_decode(hand_out.frame[0], hand_out.length[0], 2, &h, NULL),
+    CHECK_EQ(torus_frame_decode(hand_out.frame[0], hand_out.length[0], 2, NULL, &h, NULL),
              TORUS_FRAME_OK);
     CHECK_EQ(h.flags, TORUS_FRAME_FLAG_SYN);
     CHECK_EQ(h.link_sender_incarnation, 11);
@@ -510,7 +510,7 @@ static size_t app_frame(unsigned from, uint32_t tag, uint8_t *out)
     h.source = from;
     h.destination = 1 - from;
     h.epoch = tag;
-    return torus_frame_encode(&h, payload, n, out, CONFIG_MAX_FRAME);
+    return torus_frame_encode(&h, payload, n, NULL, out, CONFIG_MAX_FRAME);
 }
 
 static void deliver(unsigned i)
@@ -520,7 +520,7 @@ static void deliver(unsigned i)
     while (channel_take(i, &w)) {
         struct torus_frame_header h;
         const uint8_t *payload;
-        if (torus_frame_decode(w.bytes, w.length, 2, &h, &payload) != TORUS_FRAME_OK) {
+        if (torus_frame_decode(w.bytes, w.length, 2, NULL, &h, &payload) != TORUS_FRAME_OK) {
             n->decode_drops++;
             continue;
         }

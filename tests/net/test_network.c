@@ -99,7 +99,7 @@ static void peer_takes(unsigned from, uint64_t now_ns)
     for (unsigned i = from; i < fake.out_count; i++) {
         struct torus_frame_header h;
         const uint8_t *payload;
-        if (torus_frame_decode(fake.out[i].bytes, fake.out[i].length, 4, &h, &payload) ==
+        if (torus_frame_decode(fake.out[i].bytes, fake.out[i].length, 4, NULL, &h, &payload) ==
             TORUS_FRAME_OK)
             torus_link_receive(&peer, &h, now_ns);
     }
@@ -180,7 +180,7 @@ int main(void)
         uint8_t payload[64];
         memset(payload, (int)i, sizeof payload);
         uint8_t frame[CONFIG_MAX_FRAME];
-        size_t length = torus_frame_encode(&h, payload, sizeof payload, frame, sizeof frame);
+        size_t length = torus_frame_encode(&h, payload, sizeof payload, NULL, frame, sizeof frame);
         CHECK(length > 0);
         CHECK_EQ(torus_link_send(&peer, frame, length, now), TORUS_LINK_SEND_OK);
         push_in(frame, length);
@@ -192,7 +192,7 @@ int main(void)
     for (unsigned i = from; i < fake.out_count; i++) {
         struct torus_frame_header h;
         const uint8_t *payload;
-        if (torus_frame_decode(fake.out[i].bytes, fake.out[i].length, 4, &h, &payload) ==
+        if (torus_frame_decode(fake.out[i].bytes, fake.out[i].length, 4, NULL, &h, &payload) ==
                 TORUS_FRAME_OK &&
             h.type == TORUS_FRAME_TYPE_COMM)
             answer_at = fake.out_handled[i];

@@ -2,7 +2,8 @@
 # tori-bench-comm end to end at a tiny size: the job pingpong on a pair
 # torus of BOARD (and, on host, the collective run on a 2x2x2 torus), the
 # raw link measured beside it; its tables parse, its JSON record (stdout and
-# <out>/comm.json) holds every figure, and every ratio is a number.  Times
+# <out>/comm.json) holds every figure and tori-plot draws it, and every
+# ratio is a number.  Times
 # and targets are never asserted.  Also: bad options give one clear line and
 # exit 2; no node outlives it.
 # usage: test_bench_comm.sh BENCH BOARD OUT [IMAGE]
@@ -118,4 +119,6 @@ grep -qF '{"benchmark"' "$OUT/table.out" && fail "JSON printed without --json"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$OUT/table/comm.json" \
     || fail "no JSON record in $OUT/table/comm.json"
 wait_for_no_processes "$OUT/table/" 5
+# The run's plots from its record (./tori bench comm --plot).
+draw_bench_plots "$OUT/run/comm.json" "$OUT/plots" comm-latency comm-bandwidth
 echo "emu.bench_comm ($BOARD): all checks passed"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # tori-bench-faults end to end at a tiny size (one crash on a 2x2x2 host
 # torus and, with an image, on QEMU): the table has its columns and a row
-# per configuration, the JSON its keys, every agreement check passed, and
-# bad options are refused in one line.  No timing is asserted.
+# per configuration, the JSON its keys (kept in bench-faults.jsonl too, and
+# drawn by tori-plot), every agreement check passed, and bad options are
+# refused in one line.  No timing is asserted.
 # usage: test_bench_faults.sh BENCH OUT [IMAGE]
 source "$(dirname "$0")/../shell_lib.sh"
 BENCH=$1
@@ -33,6 +34,15 @@ for row in rows:
     assert row["one_hop_ns"] > 0 and row["model_ns"] > 0, row
 PY
 [[ -s "$OUT/run/host-2x2x2@20-200/faults.jsonl" ]] || fail "no fault records kept"
+# The summaries kept for the plots, and the plot (./tori bench faults --plot).
+python3 - "$OUT/stdout.jsonl" "$OUT/run/bench-faults.jsonl" <<'PY' || fail "bench-faults.jsonl"
+import json, sys
+printed = [json.loads(line) for line in open(sys.argv[1])]
+kept = [json.loads(line) for line in open(sys.argv[2])]
+assert kept == printed and all(r["record"] == "bench-faults" for r in kept), (kept, printed)
+PY
+draw_bench_plots "$OUT/run/bench-faults.jsonl" "$OUT/plots" faults
+check_contains "$OUT/plots/faults.dat" '"host-2x2x2@20-200 #1'
 "$BENCH" --configs arm-2x2 > "$OUT/bad.txt" 2>&1
 check_status 2 $? "a bad configuration"
 check_contains "$OUT/bad.txt" "tori-bench-faults: --configs: 'arm-2x2': unknown board 'arm'"

@@ -3,7 +3,8 @@
 # host 2x2x2 torus, the simulator at 4x4x4, the overhead runs (pingpong
 # under abort,nop and shrink,cont) on host 2x2x2; the table has a row per
 # mode with a verdict, recovery.json (also on stdout with --json) holds
-# every phase, and the phases come in order.  Times are never asserted.
+# every phase (drawn by tori-plot), and the phases come in order.  Times
+# are never asserted.
 # Bad options give one clear line and exit 2.
 # usage: test_bench_recovery.sh BENCH OUT
 source "$(dirname "$0")/../shell_lib.sh"
@@ -58,4 +59,7 @@ for k in ("rtt0", "allreduce", "barrier"):
     assert a > 0 and b > 0 and abs(over[k + "_ratio"] - b / a) < 1e-3, over
 assert "ping-pong 0 B RTT" in table and "host 8x8x8" in table
 PY
+# The run's plot from its record (./tori bench recovery --plot).
+draw_bench_plots "$OUT/run/recovery.json" "$OUT/plots" recovery
+check_contains "$OUT/plots/recovery.dat" '"host-2x2x2@20-200 rebuild"'
 echo "tori-bench-recovery: ok"

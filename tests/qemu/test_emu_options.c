@@ -46,6 +46,10 @@ static void test_good(void)
     CHECK(options.mesh_mask == 0 && options.boards == EMU_BOARDS_HOST);
 
     CHECK(parse("--dims=3x3 --mesh") == EMU_OPTIONS_OK && options.mesh_mask == 3);
+    /* The job key is on unless --auth off (issue 20). */
+    CHECK(options.auth);
+    CHECK(parse("--dims 2x2 --auth off") == EMU_OPTIONS_OK && !options.auth);
+    CHECK(parse("--dims 2x2 --auth=on") == EMU_OPTIONS_OK && options.auth);
     CHECK(options.boards == EMU_BOARDS_QEMU && !options.duration_set);
     /* The options take the fault script's times ("at 1.5s"), decimals too. */
     CHECK(parse("--dims 2x2 --duration 0.5s --settle-quiet 1.5s") == EMU_OPTIONS_OK);
@@ -72,6 +76,8 @@ static void test_good(void)
     CHECK(parse("--dims 2 --pcap") == EMU_OPTIONS_OK && options.pcap);
     CHECK(parse("--dims 2 --help") == EMU_OPTIONS_HELP);
     CHECK(parse("--dims 2x2 --ping") == EMU_OPTIONS_OK && options.ping);
+    CHECK(parse("--dims 4x4x4 --tree box") == EMU_OPTIONS_OK &&
+          options.tree_layout == PERSONALITY_TREE_BOX);
 }
 
 static void test_bad(void)
@@ -82,6 +88,7 @@ static void test_bad(void)
     expect_error("--dims 2x2x2x2x2x2x2", "--dims '2x2x2x2x2x2x2' is invalid");
     expect_error("--dims 70000", "is invalid");
     expect_error("--dims 2x2 --board arm", "--board 'arm' is invalid (expected qemu, host or mixed)");
+    expect_error("--dims 2x2 --auth maybe", "--auth 'maybe' is invalid (expected on or off)");
     expect_error("--dims 2x2 --radix 6", "--radix '6' is invalid (expected a power of two");
     expect_error("--dims 2x2 --spares 4", "--spares '4' is invalid (expected 0..3");
     expect_error("--dims 2x2 --duration 5x", "--duration '5x' is invalid");

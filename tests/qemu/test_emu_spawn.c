@@ -39,7 +39,8 @@ static void setup_node(struct emu_node *node, enum emu_board board)
 
 static void test_qemu_command(void)
 {
-    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o", NULL};
+    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o",
+                                    NULL, NULL, false};
     struct emu_node node;
     setup_node(&node, EMU_BOARD_QEMU);
     struct emu_argv argv;
@@ -73,7 +74,8 @@ static void test_qemu_command(void)
 
 static void test_host_command(void)
 {
-    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o", NULL};
+    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o",
+                                    NULL, NULL, false};
     struct emu_node node;
     setup_node(&node, EMU_BOARD_HOST);
     struct emu_argv argv;
@@ -93,6 +95,18 @@ static void test_host_command(void)
     emu_spawn_command(&programs, &node, &argv);
     CHECK(has_argument(&argv, "--job", "/o/job.bin") && argv.count == 5 + 2 * 4);
     emu_argv_free(&argv);
+    /* The run's key (emu_auth.h) by file name, or keyless by --auth off. */
+    programs.key_file = "/proc/self/fd/7";
+    emu_argv_init(&argv);
+    emu_spawn_command(&programs, &node, &argv);
+    CHECK(has_argument(&argv, "--key-file", "/proc/self/fd/7") && argv.count == 7 + 2 * 4);
+    emu_argv_free(&argv);
+    programs.key_file = NULL;
+    programs.auth_off = true;
+    emu_argv_init(&argv);
+    emu_spawn_command(&programs, &node, &argv);
+    CHECK(has_argument(&argv, "--auth", "off") && argv.count == 7 + 2 * 4);
+    emu_argv_free(&argv);
     emu_node_release(&node);
 }
 
@@ -100,7 +114,8 @@ static void test_host_command(void)
  * host node by its own --pcap; a later start writes new files. */
 static void test_pcap_commands(void)
 {
-    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o", NULL};
+    struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o",
+                                    NULL, NULL, false};
     struct emu_node node;
     setup_node(&node, EMU_BOARD_QEMU);
     node.pcap = true;
@@ -128,7 +143,7 @@ static void test_pcap_commands(void)
 static void test_qemu_job(void)
 {
     struct emu_programs programs = {"qemu-system-arm", "/b/node.elf", "/b/tori-node", "/o",
-                                    "/o/job.bin"};
+                                    "/o/job.bin", NULL, false};
     struct emu_node node;
     setup_node(&node, EMU_BOARD_QEMU);
     struct emu_argv argv;
@@ -145,7 +160,8 @@ static void test_start(void)
 {
     char directory[] = "/tmp/tori-emu-spawn-XXXXXX";
     CHECK(mkdtemp(directory) != NULL);
-    struct emu_programs programs = {"qemu-system-arm", "-", "/bin/sh", directory, NULL};
+    struct emu_programs programs = {"qemu-system-arm", "-", "/bin/sh", directory,
+                                    NULL, NULL, false};
     struct emu_node node;
     emu_node_init(&node, 0);
     int pair[2];

@@ -35,6 +35,10 @@ MAPPED = {
     "./tori demo": (
         ["emu.faults_qemu_demo"],
         "a QEMU torus through three faults; the test runs tori-emu --demo and checks each view"),
+    "./tori emu --dims 2x2x2 --spares 1 --app stencil --iterations 200 --checkpoint-every 50 "
+    "--comm-mode rebuild --inject 'kill 3 at iteration 120'": (
+        ["emu.checkpoint_qemu_2x2x2"],
+        "a QEMU job with a kill; the test runs it with --progress 10 and checks every restore"),
     "./tori test": (
         ["tori.packages", "tori.install"],
         "the whole suite, this test among it; the tori tests check what it installs and how"),
@@ -105,6 +109,18 @@ MAPPED = {
     "./tori bench membership": (
         ["sim.bench_membership_small"],
         "a timing benchmark up to 65,536 nodes; the test runs it up to 512"),
+    "./tori bench comm --plot comm-plots": (
+        ["tools.plot_bench", "emu.bench_comm_host"],
+        "a timing benchmark (minutes); one test runs it at a tiny size, the other draws "
+        "recorded comm.json records and checks every plot"),
+    "./tori bench faults --plot faults-plots": (
+        ["tools.plot_bench", "emu.bench_faults_small"],
+        "a timing benchmark (many tori); one test runs it at a tiny size, the other draws "
+        "recorded bench-faults.jsonl and faults.jsonl records and checks every plot"),
+    "./tori bench recovery --plot recovery-plots": (
+        ["tools.plot_bench", "emu.bench_recovery_host"],
+        "a timing benchmark (QEMU and host tori); one test runs it at a small size, the "
+        "other draws a recorded recovery.json and checks the plot"),
     "./tori bench faults": (
         ["emu.bench_faults_small"],
         "a timing benchmark (many tori); the test runs it at a tiny size"),
@@ -137,7 +153,8 @@ MAPPED = {
 
 COMMAND_TIMEOUT_S = 120   # a command that needs longer belongs in MAPPED
 CONSOLE_TIMEOUT_S = 30
-EMU_OUT = re.compile(r"events\.jsonl in (/tmp/tori-emu-[A-Za-z0-9]+)")
+EMU_OUT = re.compile(r"events\.jsonl in (/tmp/tori-emu-[A-Za-z0-9]+)"
+                     r"|tori-report: (/tmp/tori-sim-[A-Za-z0-9]+)/report\.html")
 RAW_VARIANT = re.compile(r"replace `(-kernel) \.\.\.` with\s+`([^`]+)`")
 
 
@@ -224,9 +241,10 @@ def stop(process):
 
 
 def remove_emu_out(output):
-    """tori-emu's default output directories the command named (/tmp/tori-emu-*)."""
-    for directory in EMU_OUT.findall(output):
-        shutil.rmtree(directory, ignore_errors=True)
+    """The fresh output directories the command named: tori-emu's and those
+    ./tori sim makes for its records (/tmp/tori-emu-*, /tmp/tori-sim-*)."""
+    for match in EMU_OUT.finditer(output):
+        shutil.rmtree(match.group(1) or match.group(2), ignore_errors=True)
 
 
 def run_command(command, root, env):

@@ -35,6 +35,9 @@ set(cases
   "--dims|2x2x2|--chaos|--seeds|2|--pcap|/tmp"
   "--dims|2x2x2|--pcap|/nonexistent/tori-sim-pcap"
   "--dims|2x2x2|--pcap"
+  "--dims|2x2x2|--chaos|--out|/tmp/tori-sim-cli-out"
+  "--dims|2x2x2|--out|/nonexistent/tori-sim-out"
+  "--dims|2x2x2|--out"
 )
 foreach(args IN LISTS cases)
   string(REPLACE "%" "\\;" args "${args}")

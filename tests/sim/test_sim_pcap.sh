@@ -4,7 +4,8 @@
 # failed_node messages naming node 6 to each of its children, stamped in
 # virtual time and with the view epoch in the frame header as the nodes
 # put it, and each child's failure_ack of that epoch; every frame of every
-# capture decodes as tori with a good CRC-32.  With --app, the comm frames
+# capture decodes as tori with a good CRC-32 (the simulator's frames are
+# keyless: no wire, no key).  With --app, the comm frames
 # decode too: node 1 opens sessions and sends DATA whose envelope names
 # its own rank.
 # usage: test_sim_pcap.sh SIM DISSECTOR OUT

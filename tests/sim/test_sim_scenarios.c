@@ -1,7 +1,7 @@
 /*
  * Every path of the protocol in the simulator, for one torus size and a
- * list of radices, both tree layouts:
- *   test_sim_scenarios [--quick] DIMS RADIX...
+ * list of radices, every tree layout (or the one named):
+ *   test_sim_scenarios [--quick] [--tree radix|torus|box] DIMS RADIX...
  * (--quick: only the scenarios without heartbeats, for slow sanitizer builds)
  * Each scenario must end in agreement (every running node of the primary
  * side holds the same view, exactly the running nodes) with no invariant
@@ -98,7 +98,7 @@ static void run(const char *dims, unsigned radix, enum membership_layout_kind la
     };
     struct sim_result r;
     sim_case_run(&c, &r, NULL);
-    const char *tree = layout == MEMBERSHIP_LAYOUT_TORUS ? "torus" : "radix";
+    const char *tree = membership_layout_name(layout);
     CHECKF(r.ran, "%s %s a=%u %s: did not run", dims, tree, radix, s->name);
     if (!r.ran) {
         return;
@@ -147,14 +147,28 @@ int main(int argc, char **argv)
 {
     bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     int first = quick ? 2 : 1;
+    unsigned kinds_from = 0;
+    unsigned kinds_to = MEMBERSHIP_LAYOUT_KINDS;
+    if (argc > first + 1 && strcmp(argv[first], "--tree") == 0) {
+        enum membership_layout_kind kind;
+        if (!membership_layout_from_name(argv[first + 1], &kind)) {
+            fprintf(stderr, "test_sim_scenarios: --tree '%s' is not a layout (expected radix, "
+                            "torus or box)\n", argv[first + 1]);
+            return 2;
+        }
+        kinds_from = (unsigned)kind;
+        kinds_to = kinds_from + 1u;
+        first += 2;
+    }
     if (argc < first + 2) {
-        fprintf(stderr, "usage: test_sim_scenarios [--quick] DIMS RADIX...\n");
+        fprintf(stderr, "usage: test_sim_scenarios [--quick] [--tree radix|torus|box] DIMS "
+                        "RADIX...\n");
         return 2;
     }
     unsigned runs = 0;
     for (int a = first + 1; a < argc; a++) {
         unsigned radix = (unsigned)atoi(argv[a]);
-        for (int layout = 0; layout < 2; layout++) {
+        for (unsigned layout = kinds_from; layout < kinds_to; layout++) {
             for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
                 if (quick && scenarios[i].heartbeats) {
                     continue;

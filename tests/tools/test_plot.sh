@@ -1,8 +1,9 @@
 #!/bin/bash
 # tools/plot/tori-plot (issue 17): a fault run's timeline from its
-# faults.jsonl: every fault, detection, view install and stable mark of the
-# records at its node and time, a PNG (or SVG) drawn by gnuplot; bad input
-# is one line and exit 2, with nothing drawn.
+# faults.jsonl (or a simulator run's sim.jsonl): every fault, detection,
+# view install and stable mark of the records at its node and time, a PNG
+# (or SVG) drawn by gnuplot; bad input is one line and exit 2, with
+# nothing drawn.
 # usage: test_plot.sh TORI_PLOT OUT
 source "$(dirname "$0")/../shell_lib.sh"
 PLOT=$1
@@ -26,6 +27,24 @@ got=$(grep -v '^#' "$OUT/run/timeline.dat" | grep . | cut -d' ' -f1,2 | paste -s
 python3 "$PLOT" "$OUT/run/faults.jsonl" -o "$OUT/run/t.svg" > /dev/null 2>&1
 check_status 0 $? "tori-plot -o t.svg"
 check_contains "$OUT/run/t.svg" "<svg"
+
+# A simulator run's records (tori-sim --out, trimmed): the same marks in
+# virtual time, each fault labelled by what it was.
+mkdir -p "$OUT/sim"
+cat > "$OUT/sim/sim.jsonl" <<'JSON'
+{"event":"config","dims":"4x4x4","nodes":64,"radix":4,"tree":"radix","hop_ns":4600,"cp_ns":2000,"heartbeat_ns":0,"seed":1,"app":"none"}
+{"t_ns":1000000,"node":5,"event":"inject","what":"kill"}
+{"t_ns":1310800,"node":6,"event":"failure-detected","who":5,"detect_ns":300800,"cause":"probe","truth":"down"}
+{"t_ns":1321000,"node":63,"event":"view","epoch":"0000001000000000","root":0,"live":63,"digest":"00000000000000aa"}
+{"t_ns":1419400,"node":0,"event":"stable","epoch":"0000001000000000","live":63,"ts_ns":104000}
+{"event":"summary","t_ns":35080000,"ok":true}
+JSON
+python3 "$PLOT" "$OUT/sim/sim.jsonl" > /dev/null 2>&1
+check_status 0 $? "tori-plot on a simulator run's records"
+expected='1.000 5 "kill 5"|1.311 6 "kill 5"|1.321 63 "kill 5"|1.419 0 "kill 5"'
+got=$(grep -v '^#' "$OUT/sim/timeline.dat" | grep -v NaN | grep . | paste -sd'|')
+[[ "$got" == "$expected" ]] || fail "simulator marks '$got', expected '$expected'"
+check_contains "$OUT/sim/timeline.gp" "virtual time"
 
 # refuses "WHAT" ARGS...: exit 2, one "tori-plot: ..." line naming WHAT.
 refuses() {

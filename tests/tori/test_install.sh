@@ -28,12 +28,17 @@ if [[ "$CASE" == packages ]]; then
     expect_groups "build all" host arm
     expect_groups "build" host arm
     expect_groups "emu" host arm qemu
-    expect_groups "demo" host arm qemu
+    expect_groups "emu --dims 2x2x2 --board host --ping" host arm qemu
+    expect_groups "emu --dims 2x2x2 --inject kill_1_at_1s" host arm qemu plot
+    expect_groups "emu --dims 2x2x2 --chaos seed=7" host arm qemu plot
+    expect_groups "demo" host arm qemu plot
     expect_groups "bench link" host arm qemu
     expect_groups "bench faults" host arm qemu
     expect_groups "bench recovery" host arm qemu
+    expect_groups "bench membership --plot plots" host plot
+    expect_groups "bench comm --plot plots" host arm qemu plot
     expect_groups "cert" host arm qemu checkers
-    expect_groups "test" host arm qemu checkers fuzz capture plot
+    expect_groups "test" host arm qemu checkers fuzz capture plot report
     expect_groups "plot" host plot
     expect_groups "emu --dims 2x2x2 --inject kill_1_at_1s --plot" host arm qemu plot
     expect_groups "fuzz" host fuzz
@@ -45,6 +50,7 @@ if [[ "$CASE" == packages ]]; then
         || fail "fuzz group: ${GROUP_PACKAGES[fuzz]}"
     [[ "${GROUP_PACKAGES[capture]}" == tshark ]] || fail "capture group: ${GROUP_PACKAGES[capture]}"
     [[ "${GROUP_PACKAGES[plot]}" == gnuplot-nox ]] || fail "plot group: ${GROUP_PACKAGES[plot]}"
+    [[ "${GROUP_PACKAGES[report]}" == chromium ]] || fail "report group: ${GROUP_PACKAGES[report]}"
     # tshark's install must not stop to ask who may capture.
     [[ "${GROUP_PRESEED[capture]}" == "wireshark-common wireshark-common/install-setuid boolean false" ]] \
         || fail "capture group preseed: ${GROUP_PRESEED[capture]:-none}"

@@ -14,7 +14,8 @@ local mship = Proto("tori_mship", "tori membership message")
 local comm = Proto("tori_comm", "tori comm frame")
 
 local ETHERTYPE = 0x88B5
-local HEADER_SIZE = 60 -- Ethernet (14) and the tori header (46)
+local HEADER_SIZE = 64 -- Ethernet (14) and the tori header (50), version 2
+local CHECK_OFFSET = 56 -- the 8-byte check: SipHash-2-4 tag, or CRC-32 keyless
 
 local frame_types = {
     [0] = "link_ack", [1] = "ping", [2] = "pong", [3] = "membership",
@@ -37,7 +38,11 @@ local comm_kinds = {
     [12] = "revoke",
 }
 
-local checksum_states = { [0] = "bad", [1] = "good" }
+-- A keyless frame's check is its CRC-32, the upper 4 bytes zero; a keyed
+-- frame's is a SipHash-2-4 tag under the job key, which is never shown, so
+-- the dissector cannot check it (a tag's upper half is zero once in 2^32).
+local checksum_states = { [0] = "bad CRC-32", [1] = "good CRC-32 (keyless)",
+                          [2] = "SipHash-2-4 tag (keyed; not checked: no key)" }
 
 local f = tori.fields
 f.magic = ProtoField.uint16("tori.magic", "Magic", base.HEX)
@@ -57,8 +62,8 @@ f.link_ack = ProtoField.uint32("tori.link.ack", "Link acknowledgment (next expec
 f.link_sender_inc = ProtoField.uint32("tori.link.sender_incarnation", "Link sender incarnation")
 f.link_receiver_inc = ProtoField.uint32("tori.link.receiver_incarnation",
                                         "Link receiver incarnation")
-f.checksum = ProtoField.uint32("tori.checksum", "CRC-32", base.HEX)
-f.checksum_status = ProtoField.uint8("tori.checksum.status", "CRC-32 status", base.DEC,
+f.checksum = ProtoField.uint64("tori.checksum", "Check (tag or CRC-32)", base.HEX)
+f.checksum_status = ProtoField.uint8("tori.checksum.status", "Check status", base.DEC,
                                      checksum_states)
 f.payload = ProtoField.bytes("tori.payload", "Payload")
 
@@ -164,11 +169,11 @@ end
 local eth_dst_field = Field.new("eth.dst")
 local eth_src_field = Field.new("eth.src")
 
--- A whole frame's CRC-32 with its checksum field (offset 56..59) taken as 0.
+-- A whole frame's CRC-32 with its check field (offset 56..63) taken as 0.
 local function frame_crc(bytes)
     local crc = 0xFFFFFFFF
     for i = 0, bytes:len() - 1 do
-        local byte = (i >= 56 and i < 60) and 0 or bytes:get_index(i)
+        local byte = (i >= CHECK_OFFSET and i < CHECK_OFFSET + 8) and 0 or bytes:get_index(i)
         crc = bit32.bxor(crc_table[bit32.band(bit32.bxor(crc, byte), 0xFF)], bit32.rshift(crc, 8))
     end
     return bit32.bxor(crc, 0xFFFFFFFF)
@@ -340,7 +345,7 @@ function comm.dissector(tvb, pinfo, tree)
 end
 
 function tori.dissector(tvb, pinfo, tree)
-    -- tvb starts after the Ethernet header: the tori header is 46 bytes.
+    -- tvb starts after the Ethernet header: the tori header is 50 bytes.
     if tvb:len() < HEADER_SIZE - 14 then return 0 end
     pinfo.cols.protocol = "tori"
     local subtree = tree:add(tori, tvb(0, HEADER_SIZE - 14))
@@ -361,10 +366,10 @@ function tori.dissector(tvb, pinfo, tree)
     subtree:add_le(f.link_ack, tvb(30, 4))
     subtree:add_le(f.link_sender_inc, tvb(34, 4))
     subtree:add_le(f.link_receiver_inc, tvb(38, 4))
-    subtree:add_le(f.checksum, tvb(42, 4))
-    -- The CRC covers the whole frame, the Ethernet header included: put
+    subtree:add_le(f.checksum, tvb(42, 8))
+    -- The check covers the whole frame, the Ethernet header included: put
     -- the addresses Wireshark's Ethernet dissector read back in front.
-    local crc_ok = nil
+    local state = nil
     local eth_dst, eth_src = eth_dst_field(), eth_src_field()
     if eth_dst ~= nil and eth_src ~= nil then
         local whole = ByteArray.new()
@@ -372,12 +377,18 @@ function tori.dissector(tvb, pinfo, tree)
         whole:append(eth_src.range:bytes())
         whole:append(ByteArray.new("88b5"))
         whole:append(tvb:range(0):bytes())
-        crc_ok = frame_crc(whole) == tvb(42, 4):le_uint()
+        if frame_crc(whole) == tvb(42, 4):le_uint() and tvb(46, 4):le_uint() == 0 then
+            state = 1
+        elseif tvb(46, 4):le_uint() ~= 0 then
+            state = 2
+        else
+            state = 0
+        end
     end
-    if crc_ok ~= nil then
-        local status = subtree:add(f.checksum_status, tvb(42, 4), crc_ok and 1 or 0)
+    if state ~= nil then
+        local status = subtree:add(f.checksum_status, tvb(42, 8), state)
         status:set_generated()
-        if not crc_ok then status:add_proto_expert_info(bad_checksum) end
+        if state == 0 then status:add_proto_expert_info(bad_checksum) end
     end
     local type_name = frame_types[kind] or string.format("type %d", kind)
     pinfo.cols.info = string.format("%s %d -> %d", type_name, tvb(10, 4):le_uint(),

@@ -11,7 +11,10 @@ METHOD = ("Section headers and linker symbols of node.elf: sizes of .text/.rodat
           "symbol (end, _end, __heap_start, ...), no symbol above the image, and no constant loaded "
           "by tori's code may point into the free RAM above the image; "
           "_sbrk, if linked, must go through heap_grow, whose only memory is the static init_heap "
-          "of CONFIG_INIT_HEAP_SIZE bytes.")
+          "of CONFIG_INIT_HEAP_SIZE bytes.  The RAM regions outside the image (cert/regions.conf) "
+          "lie between QEMU's DTB and the image without overlapping, hold the bytes the build "
+          "uses, and only their declared functions load an address inside them; no other "
+          "constant may point into RAM below the image.")
 
 GROUPS = {
     ".text": "text",
@@ -107,6 +110,8 @@ def run(ctx):
                                              f"RAM above the image (a heap or buffer outside the image?)",
                                     image.location(insn.addr)))
 
+    _check_regions(ctx, result, image, tree, config, ram, start)
+
     # The init heap: the only memory an allocator can have.
     heap = {"sbrk_linked": image.function("_sbrk") is not None}
     sbrk = image.function("_sbrk")
@@ -141,3 +146,66 @@ def run(ctx):
                       f"image {image_bytes} B (budgets {'met' if result.verdict == 'pass' else 'NOT met'}); "
                       f"{heap_text}; free RAM above image {ram_end - end} B untouched")
     return result
+
+
+def _read_regions(path):
+    regions = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            if words[0] != "region" or len(words) < 6:
+                raise ValueError(f"{path}:{number}: expected 'region NAME BASE SIZE USED FUNCTION...'")
+            regions.append({"name": words[1], "base": words[2], "size": words[3], "used": words[4],
+                            "functions": set(words[5:])})
+    return regions
+
+
+def _check_regions(ctx, result, image, tree, config, ram, image_start):
+    """Declared RAM regions below the image (cert/regions.conf)."""
+    import os
+    regions = _read_regions(os.path.join(ctx.cert_dir, "regions.conf"))
+    headers = ["board/qemu-virt/memory_map.h", "config/tori_config.h"]
+    expressions = [("dtb", "QEMU_VIRT_DTB_SIZE", headers)]
+    for r in regions:
+        expressions += [(r["name"] + ".base", r["base"], headers), (r["name"] + ".size", r["size"], headers)]
+        if r["used"] != "-":
+            expressions.append((r["name"] + ".used", r["used"], headers))
+    values = probe.evaluate(tree, expressions)
+    low = ram["base"] + values["dtb"]
+    figures = {}
+    spans = []
+    for r in regions:
+        base, size = values[r["name"] + ".base"], values[r["name"] + ".size"]
+        used = values.get(r["name"] + ".used", size)
+        r["span"] = (base, base + size)
+        figures[r["name"]] = {"base": f"0x{base:08x}", "bytes": size, "used": used,
+                              "functions": sorted(r["functions"])}
+        if base < low or base + size > image_start:
+            result.fail(Finding(r["name"], f"region {r['name']} (0x{base:08x}, {size} bytes) is not "
+                                           f"between QEMU's DTB (0x{low:08x}) and the image "
+                                           f"(0x{image_start:08x})"))
+        if used > size:
+            result.fail(Finding(r["name"], f"region {r['name']} holds {size} bytes, the build uses {used}"))
+        for other, (lo, hi) in spans:
+            if base < hi and lo < base + size:
+                result.fail(Finding(r["name"], f"region {r['name']} overlaps region {other}"))
+        spans.append((r["name"], r["span"]))
+    result.figures["regions"] = figures
+    # Constants tori's own code loads that point into RAM below the image.
+    for f in image.functions:
+        if f.library:
+            continue
+        for insn in f.instructions:
+            if not (insn.is_data and insn.value is not None and low <= insn.value < image_start):
+                continue
+            owner = next((r for r in regions if r["span"][0] <= insn.value < r["span"][1]), None)
+            if owner is None:
+                result.fail(Finding(f.label, f"{f.label} loads 0x{insn.value:08x}, RAM below the image "
+                                             f"outside every region of cert/regions.conf",
+                                    image.location(insn.addr)))
+            elif f.label not in owner["functions"]:
+                result.fail(Finding(f.label, f"{f.label} loads 0x{insn.value:08x}, inside region "
+                                             f"{owner['name']}, and is not one of its functions "
+                                             f"(cert/regions.conf)", image.location(insn.addr)))

@@ -137,7 +137,7 @@ static void command_linktest(void *context, const char *arguments, uint64_t now_
     }
     if (*arguments != '\0' || count == 0 || length < PAYLOAD_MIN ||
         length > TORUS_FRAME_MAX_PAYLOAD) {
-        console_command_reply_error("linktest: expected COUNT >= 1 and PAYLOAD 5..1454 bytes");
+        console_command_reply_error("linktest: expected COUNT >= 1 and PAYLOAD 5..1450 bytes");
         return;
     }
     for (unsigned link = 0; link < CONFIG_MAX_LINKS; link++) {
@@ -198,7 +198,7 @@ static bool send_frame(unsigned link, uint32_t peer, uint8_t type, uint32_t sequ
     payload[2] = (uint8_t)(sequence >> 16);
     payload[3] = (uint8_t)(sequence >> 24);
     payload[PAYLOAD_OFFSET_FLAGS] = flags;
-    size_t length = torus_frame_encode(&header, payload, payload_length, frame,
+    size_t length = torus_frame_encode(&header, payload, payload_length, NULL, frame,
                                        sizeof frame);
     if (length == 0)
         kernel_panic("linktest: a test frame did not encode");
@@ -306,7 +306,7 @@ static void check_received(unsigned link, struct selftest_link *t, size_t length
     struct torus_frame_header header;
     const uint8_t *body = NULL;
     enum torus_frame_status status =
-        torus_frame_decode(frame, length, torus_geometry_node_count(&geometry),
+        torus_frame_decode(frame, length, torus_geometry_node_count(&geometry), NULL,
                            &header, &body);
     if (status != TORUS_FRAME_OK) {
         t->bad++;

@@ -50,7 +50,7 @@ from qemu_harness import TestFailure, event_fields  # noqa: E402
 RCVBUF_BYTES = 4 << 20
 IDLE_MEASURE_SECONDS = 4.0
 BULK_FRAMES = 100
-MAX_PAYLOAD = 1454  # CONFIG_MAX_FRAME 1514 - the 60-byte header: full-size frames
+MAX_PAYLOAD = 1450  # CONFIG_MAX_FRAME 1514 - the 64-byte header: full-size frames
 LINK_NAMES = ["x+", "x-", "y+", "y-", "z+", "z-", "u+", "u-", "v+", "v-", "w+", "w-"]
 COUNTERS = ("sent", "send_busy", "send_errors", "received", "receive_drops",
             "good", "bad", "out_of_order", "unsent", "echoed")
@@ -201,7 +201,7 @@ def expect_one_frame_per_link(nodes, torus, timeout):
                           rf"link={re.escape(LINK_NAMES[link])} "
                           rf"source={torus.neighbour(node.rank, link)} "
                           rf"source_link={re.escape(LINK_NAMES[link ^ 1])} "
-                          rf"sequence=\d+ bytes=65", timeout, start=mark)
+                          rf"sequence=\d+ bytes=69", timeout, start=mark)  # 64 + 5
         bad = [line for line in node.lines[mark:] if " event=linktest-bad " in line]
         if bad:
             raise TestFailure(f"node {node.rank}: bad frames: {bad}")
