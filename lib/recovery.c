@@ -76,6 +76,7 @@ void recovery_policy_encode(const struct recovery_policy *policy,
 void recovery_policy_decode(const uint8_t in[RECOVERY_POLICY_BYTES],
                             struct recovery_policy *policy)
 {
+    memset(policy, 0, sizeof *policy); /* padding too: decoded policies compare whole */
     policy->version = in[OFFSET_VERSION];
     memcpy(policy->action, in + OFFSET_ACTION, RECOVERY_POLICY_MODELS);
     policy->repeat_count = in[OFFSET_REPEAT_COUNT];
