@@ -103,6 +103,19 @@ void job_set_defaults(struct job *job)
     job->iterations = 1;
 }
 
+/* The recovery policy's bytes, named as fields for errors (lib/recovery.h). */
+static const char *const policy_field_names[JOB_POLICY_BYTES] = {
+    "recovery_policy.version", "recovery_policy.process", "recovery_policy.physical",
+    "recovery_policy.network", "recovery_policy.repeated", "recovery_policy.repeat_count",
+    "recovery_policy.repeat_window", "recovery_policy.repeat_window",
+    "recovery_policy.quarantine", "recovery_policy.reserved", "recovery_policy.reserved",
+    "recovery_policy.reserved", "recovery_policy.reserved", "recovery_policy.reserved",
+    "recovery_policy.reserved", "recovery_policy.reserved", "recovery_policy.reserved",
+    "recovery_policy.reserved", "recovery_policy.reserved", "recovery_policy.reserved",
+    "recovery_policy.reserved", "recovery_policy.reserved", "recovery_policy.reserved",
+    "recovery_policy.reserved",
+};
+
 static bool fail(struct personality_error *error, const char *field, uint32_t value,
                  const char *expected)
 {
@@ -141,13 +154,13 @@ bool job_validate(const struct job *job, struct personality_error *error)
         if (job->seed_node[i] != 0)
             return fail(error, "seed_node", job->seed_node[i],
                         "0 beyond seed_count (seed nodes come with issue 16)");
-    if (job->recovery_policy[0] != '\0')
-        return fail(error, "recovery_policy", (uint8_t)job->recovery_policy[0],
-                    "empty (no recovery policy): policies come with issue 15");
-    for (unsigned i = 1; i < JOB_POLICY_BYTES; i++)
-        if (job->recovery_policy[i] != '\0')
-            return fail(error, "recovery_policy", (uint8_t)job->recovery_policy[i],
-                        "NUL padding after the text");
+    uint8_t policy[JOB_POLICY_BYTES];
+    recovery_policy_encode(&job->recovery, policy);
+    unsigned offset = 0;
+    uint8_t value = 0;
+    const char *expected = NULL;
+    if (!recovery_policy_check(policy, &offset, &value, &expected))
+        return fail(error, policy_field_names[offset], value, expected);
     /* The key's value is never shown, not even in an error. */
     if (job_has_key(job) && key_distinct_bytes(job) < JOB_KEY_MIN_DISTINCT)
         return fail(error, "job_key", 0,
@@ -194,7 +207,13 @@ bool job_decode(const uint8_t *block, size_t length, struct job *out,
     for (unsigned i = 0; i < JOB_APP_ARGS; i++)
         out->app_arg[i] = (int64_t)le_get_u64(block + OFFSET_APP_ARG + 8 * i);
     memcpy(out->job_key, block + OFFSET_JOB_KEY, JOB_KEY_BYTES);
-    memcpy(out->recovery_policy, block + OFFSET_RECOVERY_POLICY, JOB_POLICY_BYTES);
+    /* The raw bytes first: the decoded policy has no room for reserved ones. */
+    unsigned offset = 0;
+    uint8_t value = 0;
+    const char *expected = NULL;
+    if (!recovery_policy_check(block + OFFSET_RECOVERY_POLICY, &offset, &value, &expected))
+        return fail(error, policy_field_names[offset], value, expected);
+    recovery_policy_decode(block + OFFSET_RECOVERY_POLICY, &out->recovery);
     return job_validate(out, error);
 }
 
@@ -217,7 +236,7 @@ void job_encode(const struct job *job, uint8_t out[JOB_SIZE])
     for (unsigned i = 0; i < JOB_APP_ARGS; i++)
         le_put_u64(out + OFFSET_APP_ARG + 8 * i, (uint64_t)job->app_arg[i]);
     memcpy(out + OFFSET_JOB_KEY, job->job_key, JOB_KEY_BYTES);
-    memcpy(out + OFFSET_RECOVERY_POLICY, job->recovery_policy, JOB_POLICY_BYTES);
+    recovery_policy_encode(&job->recovery, out + OFFSET_RECOVERY_POLICY);
     le_put_u32(out + OFFSET_CRC, crc32_update(0, out, OFFSET_CRC));
 }
 

@@ -12,7 +12,7 @@
  *   4   2    version (1)            44  4    reserved (0)
  *   6   2    size (128)             48  32   app_arg[4]        (i64)
  *   8   1    app                    80  16   job_key           (128 bits)
- *   9   1    comm_mode              96  24   recovery_policy   (text, NUL-padded)
+ *   9   1    comm_mode              96  24   recovery_policy   (binary, lib/recovery.h)
  *   10  1    message_mode           120 4    reserved (0)
  *   11  1    routing_mode           124 4    crc32 of bytes 0..123
  *   12  4    iterations
@@ -21,14 +21,16 @@
  *   24  4    seed_count
  *
  * comm_mode and message_mode are WORLD's failure and message modes (issue
- * 14; every communicator the application creates takes them too).  Fields
- * of features later issues bring (recovery policy, checkpoints: issue 15;
- * seed nodes, routing: issue 16) are defined now and accept only their
- * "off" value, with an error that says so.  The job key (issue 20): all
- * zero is none, else 128 random bits (the launcher's, from /dev/urandom;
- * a key of fewer than 4 distinct byte values is refused as no random key);
- * every frame is then tagged under it (net/torus/frame.h).  It is never
- * printed.
+ * 14; every communicator the application creates takes them too).  The
+ * recovery policy (issue 15) is lib/recovery.h's binary form, checked byte
+ * by byte; the field only ever accepted 24 zero bytes before, which still
+ * read as "no policy", so the block kept its version.  Fields of features
+ * later issues bring (checkpoints: issue 15; seed nodes, routing: issue 16)
+ * are defined now and accept only their "off" value, with an error that
+ * says so.  The job key (issue 20): all zero is none, else 128 random bits
+ * (the launcher's, from /dev/urandom; a key of fewer than 4 distinct byte
+ * values is refused as no random key); every frame is then tagged under it
+ * (net/torus/frame.h).  It is never printed.
  */
 #ifndef KERNEL_JOB_H
 #define KERNEL_JOB_H
@@ -38,6 +40,7 @@
 #include <stdint.h>
 
 #include "kernel/personality.h"
+#include "lib/recovery.h"
 
 /* "JOB1" read little-endian.  A word whose top byte is below 0x40 is no
  * address in the node's RAM (0x40000000 up), which the certification's
@@ -48,7 +51,7 @@
 #define JOB_APP_ARGS 4
 #define JOB_SEED_NODES 4
 #define JOB_KEY_BYTES 16
-#define JOB_POLICY_BYTES 24
+#define JOB_POLICY_BYTES RECOVERY_POLICY_BYTES
 
 /* The applications a job may name; an image holds those it was built with. */
 enum job_app {
@@ -84,7 +87,7 @@ struct job {
     uint32_t seed_node[JOB_SEED_NODES];
     int64_t app_arg[JOB_APP_ARGS];
     uint8_t job_key[JOB_KEY_BYTES]; /* all zero: none; never printed */
-    char recovery_policy[JOB_POLICY_BYTES]; /* NUL-padded; empty until issue 15 */
+    struct recovery_policy recovery; /* version 0: no policy */
 };
 
 /* Clears every field to its "off" value and sets the defaults: no

@@ -2,15 +2,17 @@
  * Membership wire format (see codec.h).  Body layouts, after the header:
  *
  *   report      detector u32, sequence u32, failed_root u32, count u16,
- *               flags u16, then count ids (u32)
+ *               flags u8, model u8 (enum fault_model), then count ids (u32)
  *   report ack  sequence u32
  *   change      base_epoch u64, flags u8, reserved u8, failed u16, joined u16,
  *               reserved u16, live_after u32, root_after u32, digest u64,
- *               then failed ids (u32), then joined (id u32, incarnation u32)
+ *               then failed ids (u32), then joined (id u32, incarnation u32),
+ *               then, flag DECIDED, per failed id its model u8 and action u8
  *   ack         epoch u64 (the view acked), messages u32, reached u32, flags u8,
  *               reserved u8 x3
  *   join        config_digest u32, flags u8, reserved u8 x3
  *   redirect    root u32 (UINT32_MAX: the contact holds no view either)
+ *   refused     reason u8, reserved u8 x3
  *   join ack    joiner_incarnation u32
  *   view req    from_pos u32
  *   view chunk  config_digest u32, encoding u8, flags u8, count u16,
@@ -137,6 +139,15 @@ void membership_msg_joined(const struct membership_msg *msg, uint32_t index, uin
     *incarnation = le_get_u32(p + 4);
 }
 
+void membership_msg_decision(const struct membership_msg *msg, uint32_t index, uint8_t *model,
+                             uint8_t *action)
+{
+    const uint8_t *p = msg->list + 4u * msg->body.change.failed_count +
+                       8u * msg->body.change.joined_count + 2u * index;
+    *model = p[0];
+    *action = p[1];
+}
+
 void membership_msg_interval(const struct membership_msg *msg, uint32_t index,
                              uint32_t *start, uint32_t *length)
 {
@@ -168,8 +179,9 @@ static enum membership_decode_status decode_report(const uint8_t *b, size_t body
     r->sequence = le_get_u32(b + 4);
     r->failed_root = le_get_u32(b + 8);
     r->count = le_get_u16(b + 12);
-    r->flags = le_get_u16(b + 14);
-    if ((r->flags & ~MEMBERSHIP_REPORT_PREFIX) != 0) {
+    r->flags = b[14];
+    r->model = b[15];
+    if ((r->flags & ~MEMBERSHIP_REPORT_PREFIX) != 0 || r->model >= FAULT_MODEL_LIMIT) {
         return MEMBERSHIP_DECODE_RESERVED;
     }
     if (r->count > MEMBERSHIP_MAX_REPORT_IDS) {
@@ -208,16 +220,20 @@ static enum membership_decode_status decode_change(const uint8_t *b, size_t body
     c->root_after = le_get_u32(b + 20);
     c->digest_after = le_get_u64(b + 24);
     if (b[9] != 0 || le_get_u16(b + 14) != 0 ||
-        (c->flags & ~(MEMBERSHIP_CHANGE_BASE_STABLE | MEMBERSHIP_CHANGE_DIRECT)) != 0) {
+        (c->flags & ~(MEMBERSHIP_CHANGE_BASE_STABLE | MEMBERSHIP_CHANGE_DIRECT |
+                      MEMBERSHIP_CHANGE_DECIDED)) != 0) {
         return MEMBERSHIP_DECODE_RESERVED;
     }
+    bool decided = (c->flags & MEMBERSHIP_CHANGE_DECIDED) != 0;
     if (c->failed_count > MEMBERSHIP_MAX_CHANGE_FAILED ||
         c->joined_count > MEMBERSHIP_MAX_CHANGE_JOINED ||
-        !MEMBERSHIP_CHANGE_FITS(c->failed_count, c->joined_count)) {
+        !(decided ? MEMBERSHIP_CHANGE_FITS_DECIDED(c->failed_count, c->joined_count)
+                  : MEMBERSHIP_CHANGE_FITS(c->failed_count, c->joined_count))) {
         return MEMBERSHIP_DECODE_BAD_COUNT;
     }
     enum membership_decode_status s =
-        check_length(body, MEMBERSHIP_CHANGE_FIXED + 4u * c->failed_count + 8u * c->joined_count);
+        check_length(body, MEMBERSHIP_CHANGE_FIXED + (decided ? 6u : 4u) * c->failed_count +
+                               8u * c->joined_count);
     if (s != MEMBERSHIP_DECODE_OK) {
         return s;
     }
@@ -236,6 +252,15 @@ static enum membership_decode_status decode_change(const uint8_t *b, size_t body
         membership_msg_joined(msg, i, &id, &inc);
         if (id >= node_count) {
             return MEMBERSHIP_DECODE_BAD_ID;
+        }
+    }
+    for (uint32_t i = 0; decided && i < c->failed_count; i++) {
+        uint8_t model;
+        uint8_t action;
+        membership_msg_decision(msg, i, &model, &action);
+        if (model == FAULT_MODEL_NONE || model >= FAULT_MODEL_LIMIT ||
+            (action & ~MEMBERSHIP_DECISION_FLAGS) >= RECOVERY_ACTION_LIMIT) {
+            return MEMBERSHIP_DECODE_RESERVED;
         }
     }
     return MEMBERSHIP_DECODE_OK;
@@ -374,6 +399,17 @@ static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
         return msg->body.redirect.root < node_count || msg->body.redirect.root == UINT32_MAX
                    ? MEMBERSHIP_DECODE_OK
                    : MEMBERSHIP_DECODE_BAD_ID;
+    }
+    case MEMBERSHIP_MSG_JOIN_REFUSED: {
+        enum membership_decode_status s = check_length(body, 4);
+        if (s != MEMBERSHIP_DECODE_OK) {
+            return s;
+        }
+        msg->body.refused.reason = b[0];
+        if (b[0] != MEMBERSHIP_REFUSED_QUARANTINED || b[1] != 0 || b[2] != 0 || b[3] != 0) {
+            return MEMBERSHIP_DECODE_RESERVED;
+        }
+        return MEMBERSHIP_DECODE_OK;
     }
     case MEMBERSHIP_MSG_JOIN_DET_ACK: {
         enum membership_decode_status s = check_length(body, 4);

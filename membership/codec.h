@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "config/tori_config.h"
+#include "lib/recovery.h"
 
 #define MEMBERSHIP_MAX_PAYLOAD 1400
 #define MEMBERSHIP_WIRE_VERSION 1
@@ -59,6 +60,10 @@
 #define MEMBERSHIP_CHANGE_FITS(failed, joined)                                     \
     (MEMBERSHIP_HEADER_SIZE + MEMBERSHIP_CHANGE_FIXED + 4u * (failed) + 8u * (joined) <=  \
      MEMBERSHIP_MAX_PAYLOAD)
+/* The same with the recovery decisions (2 bytes per failed id) after the lists. */
+#define MEMBERSHIP_CHANGE_FITS_DECIDED(failed, joined)                             \
+    (MEMBERSHIP_HEADER_SIZE + MEMBERSHIP_CHANGE_FIXED + 6u * (failed) + 8u * (joined) <=  \
+     MEMBERSHIP_MAX_PAYLOAD)
 
 /* Header flags. */
 #define MEMBERSHIP_FLAG_HAS_VIEW 0x01u /* the sender holds an installed view */
@@ -69,9 +74,16 @@
 /* Change flags. */
 #define MEMBERSHIP_CHANGE_BASE_STABLE 0x01u /* the base view completed */
 #define MEMBERSHIP_CHANGE_DIRECT 0x02u      /* PARTITIONED sent to each member: do not forward */
+#define MEMBERSHIP_CHANGE_DECIDED 0x04u     /* (model, action) per failed id follows the lists */
+#define MEMBERSHIP_DECISION_QUARANTINED 0x80u /* in a decision's action byte: rejoin refused */
+#define MEMBERSHIP_DECISION_REJOINED 0x40u    /* ... its new life joins in the same change */
+#define MEMBERSHIP_DECISION_FLAGS (MEMBERSHIP_DECISION_QUARANTINED | MEMBERSHIP_DECISION_REJOINED)
 
 /* Ack flags. */
 #define MEMBERSHIP_ACK_INCOMPLETE 0x01u /* some child of the subtree never acked */
+
+/* Why a root refused a join (JOIN_REFUSED). */
+#define MEMBERSHIP_REFUSED_QUARANTINED 1u /* removed too often: past the policy's limit */
 
 /* Join request flags. */
 #define MEMBERSHIP_JOIN_REJOIN 0x01u /* NODE_ALIVE: rejoin with the original id */
@@ -102,7 +114,8 @@
     X(VIEW_REQUEST, 18, "view_request")                                          \
     X(VIEW_CHUNK, 19, "view_chunk")                                              \
     X(VIEW_NOTICE, 20, "view_notice")          /* "your epoch is stale" */       \
-    X(PARTITIONED, 21, "partitioned")
+    X(PARTITIONED, 21, "partitioned")                                            \
+    X(JOIN_REFUSED, 22, "join_refused")        /* the root will not let us in */
 
 enum membership_msg_type {
 #define MEMBERSHIP_MSG_ENUM(name, value, text) MEMBERSHIP_MSG_##name = value,
@@ -145,7 +158,8 @@ struct membership_body_report {
     uint32_t sequence;    /* echoed by FAILURE_DET_ACK */
     uint32_t failed_root; /* the root believed dead, or UINT32_MAX */
     uint32_t count;       /* ids (u32 each) in the list */
-    uint16_t flags;       /* MEMBERSHIP_REPORT_* */
+    uint8_t flags;        /* MEMBERSHIP_REPORT_* */
+    uint8_t model;        /* enum fault_model of every id; NONE: physical */
 };
 
 /* FAILURE_DET_ACK. */
@@ -176,6 +190,11 @@ struct membership_body_ack {
 struct membership_body_join {
     uint32_t config_digest;
     uint8_t flags; /* MEMBERSHIP_JOIN_* */
+};
+
+/* JOIN_REFUSED. */
+struct membership_body_refused {
+    uint8_t reason; /* MEMBERSHIP_REFUSED_* */
 };
 
 /* JOIN_REDIRECT. */
@@ -222,6 +241,7 @@ struct membership_msg {
         struct membership_body_ack ack;
         struct membership_body_join join;
         struct membership_body_redirect redirect;
+        struct membership_body_refused refused;
         struct membership_body_join_ack join_ack;
         struct membership_body_view_request view_request;
         struct membership_body_view_chunk chunk;
@@ -254,6 +274,9 @@ uint32_t membership_msg_failed_id(const struct membership_msg *msg, uint32_t ind
 void membership_msg_joined(const struct membership_msg *msg, uint32_t index, uint32_t *id,
                            uint32_t *incarnation);
 /* Interval i of an INTERVALS chunk. */
+/* Decision i of a DECIDED change: the failed id's fault model and action. */
+void membership_msg_decision(const struct membership_msg *msg, uint32_t index, uint8_t *model,
+                             uint8_t *action);
 void membership_msg_interval(const struct membership_msg *msg, uint32_t index,
                              uint32_t *start, uint32_t *length);
 

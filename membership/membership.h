@@ -59,6 +59,7 @@
 #define MEMBERSHIP_RECENT_JOINS 16
 #define MEMBERSHIP_HISTORY 16
 #define MEMBERSHIP_NOTICE_CACHE 8
+#define MEMBERSHIP_REMOVALS_MAX 64 /* nodes whose recent removals the root counts */
 
 enum membership_policy {
     MEMBERSHIP_POLICY_PRIMARY = 0,    /* only a majority side continues */
@@ -81,6 +82,9 @@ struct membership_config {
     uint64_t report_timeout_ns;     /* FAILURE_DET_ACK wait before suspecting the root */
     uint64_t join_timeout_ns;       /* join answer wait before trying the next contact */
     uint64_t sync_timeout_ns;       /* view chunk wait */
+    /* What the root decides per fault model (lib/recovery.h; the job's):
+     * version 0 is no policy, and changes carry no decisions. */
+    struct recovery_policy recovery;
 };
 
 enum membership_init_status {
@@ -91,6 +95,7 @@ enum membership_init_status {
     MEMBERSHIP_INIT_BAD_LAYOUT,
     MEMBERSHIP_INIT_BAD_POLICY,
     MEMBERSHIP_INIT_BAD_TIMEOUT,   /* a zero timeout, or heartbeat timeout <= period */
+    MEMBERSHIP_INIT_BAD_RECOVERY,  /* the recovery policy fails recovery_policy_check */
 };
 
 struct membership_counters {
@@ -132,6 +137,7 @@ struct membership_probe {
     uint32_t id;
     uint64_t started_ns;
     uint64_t deadline_ns;
+    bool link_down; /* started by our link to it going down (an answer: a network fault) */
 };
 
 enum membership_suspect_state { SUSPECT_NEW = 0, SUSPECT_REPORTED, SUSPECT_ACKED };
@@ -215,11 +221,25 @@ struct membership_join_entry {
     uint32_t incarnation;
 };
 
+/*
+ * The root's count of one node's removals (lib/recovery.h: the cascade):
+ * the window opens at the first removal and a removal after it closes
+ * opens a new one; quarantine lasts (until a new root, which starts
+ * counting afresh).
+ */
+struct membership_removals {
+    uint32_t id;
+    uint32_t count;
+    uint64_t window_start_ns;
+    bool quarantined;
+};
+
 /* The minting root: queued changes, the round in flight, the episode. */
 struct membership_coordinator {
     bool acting;       /* accepted a ROOT_FAILURE: root until the next view */
     uint32_t failed[MEMBERSHIP_QUEUE_FAILED_MAX];
     uint32_t failed_at_us[MEMBERSHIP_QUEUE_FAILED_MAX]; /* when queued (wrapping us) */
+    uint8_t failed_model[MEMBERSHIP_QUEUE_FAILED_MAX];  /* enum fault_model as reported */
     uint32_t failed_count;
     struct membership_join_entry joins[MEMBERSHIP_QUEUE_JOINED_MAX];
     uint32_t join_count;
@@ -242,6 +262,12 @@ struct membership_coordinator {
      * stack, whose frames the certification bounds. */
     uint32_t batch_failed[MEMBERSHIP_MAX_CHANGE_FAILED];
     uint32_t batch_failed_at[MEMBERSHIP_MAX_CHANGE_FAILED];
+    uint8_t batch_failed_model[MEMBERSHIP_MAX_CHANGE_FAILED];
+    /* The round's decisions, per failed id (with a policy). */
+    uint8_t round_model[MEMBERSHIP_MAX_CHANGE_FAILED];
+    uint8_t round_action[MEMBERSHIP_MAX_CHANGE_FAILED];
+    struct membership_removals removals[MEMBERSHIP_REMOVALS_MAX];
+    uint32_t removals_count;
     struct membership_join_entry batch_joins[MEMBERSHIP_MAX_CHANGE_JOINED];
     /* episode: from the first accepted report to a completed view */
     bool episode;
@@ -292,6 +318,7 @@ struct membership_joiner {
     uint32_t flaps;    /* expulsions in a row soon after getting in */
     uint64_t in_since_ns; /* when we last got in (MEMBERSHIP_NEVER: not by joining) */
     uint64_t deadline_ns;
+    bool refused;      /* a root refused us (quarantine): we stopped trying */
 };
 
 struct membership {
@@ -347,6 +374,7 @@ struct membership {
     uint64_t lag_deadline_ns; /* fetch the view from lag_source then */
     uint32_t root_check;      /* our root asked to join: is it still root? (probed) */
     uint32_t pending_work; /* WORK_* flags, run before an entry point returns */
+    bool leaving;          /* asked the root to remove us (a process fault): no rejoin */
     struct membership_counters counters;
 };
 
@@ -400,6 +428,16 @@ void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, 
 bool membership_suspect(struct membership *ctx, uint32_t node, uint64_t now_ns,
                         struct membership_outbox *out);
 
+/*
+ * This node's application is gone while its runtime serves on (a process
+ * fault, lib/recovery.h): asks the root to remove this node with that
+ * model.  Once out of the view it stays out (no rejoin; a restart is the
+ * launcher's).  A root asks the next member, which takes over as root and
+ * removes it.  Returns false when the node is no member (or the only one).
+ */
+bool membership_request_removal(struct membership *ctx, uint8_t model, uint64_t now_ns,
+                                struct membership_outbox *out);
+
 /* Drops any view and joins through the contact list (spares, restarts). */
 void membership_start_join(struct membership *ctx, uint64_t now_ns, struct membership_outbox *out);
 
@@ -413,6 +451,8 @@ uint32_t membership_live_count(const struct membership *ctx);
 uint32_t membership_root(const struct membership *ctx); /* id, MEMBERSHIP_NONE without view */
 uint32_t membership_incarnation(const struct membership *ctx);
 bool membership_is_joining(const struct membership *ctx);
+/* A root refused our join (quarantine): no more attempts in this life. */
+bool membership_join_refused(const struct membership *ctx);
 /*
  * The torus links of this node (bit L: link L) whose far node routes should
  * go around: out of this node's view, or suspected dead by its detector.

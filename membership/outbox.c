@@ -63,21 +63,19 @@ struct membership_event *membership_outbox_event(struct membership_outbox *out, 
 const char *membership_event_name(uint8_t type)
 {
     switch (type) {
-    case MEMBERSHIP_EVENT_VIEW:
-        return "view";
-    case MEMBERSHIP_EVENT_FAILURE_DETECTED:
-        return "failure-detected";
-    case MEMBERSHIP_EVENT_STABLE:
-        return "stable";
-    case MEMBERSHIP_EVENT_JOINED:
-        return "joined";
-    case MEMBERSHIP_EVENT_EXPELLED:
-        return "expelled";
-    case MEMBERSHIP_EVENT_PARTITIONED:
-        return "partitioned";
+#define MEMBERSHIP_EVENT_NAME(name, value, text)                                    \
+    case value:                                                                    \
+        return text;
+        MEMBERSHIP_EVENT_TYPES(MEMBERSHIP_EVENT_NAME)
+#undef MEMBERSHIP_EVENT_NAME
     default:
         return "?";
     }
+}
+
+const char *membership_refused_reason_name(uint8_t reason)
+{
+    return reason == MEMBERSHIP_REFUSED_QUARANTINED ? "quarantined" : "?";
 }
 
 const char *membership_cause_name(uint8_t cause)
@@ -91,6 +89,8 @@ const char *membership_cause_name(uint8_t cause)
         return "ack";
     case MEMBERSHIP_CAUSE_REPORT:
         return "report";
+    case MEMBERSHIP_CAUSE_APPLICATION:
+        return "application";
     default:
         return "?";
     }

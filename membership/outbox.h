@@ -17,13 +17,22 @@
 #define MEMBERSHIP_OUTBOX_BYTES 32768
 #define MEMBERSHIP_OUTBOX_EVENTS 32
 
+/* The events, with the names every tool prints and reads: one list. */
+#define MEMBERSHIP_EVENT_TYPES(X)                                                           \
+    X(VIEW, 1, "view")                          /* a view was installed */                \
+    X(FAILURE_DETECTED, 2, "failure-detected")  /* this node suspects a member */         \
+    X(STABLE, 3, "stable")           /* at the coordinating root: a view completed */    \
+    X(JOINED, 4, "joined")           /* this node is a member again */                   \
+    X(EXPELLED, 5, "expelled")       /* this node found itself out of the view */        \
+    X(PARTITIONED, 6, "partitioned") /* this side lost the primary component */          \
+    X(RECOVERY_DECISION, 7, "recovery-decision") /* the root's decision for a fault */   \
+    X(JOIN_REFUSED, 8, "join-refused")           /* the root will not let us in */
+
 enum membership_event_type {
-    MEMBERSHIP_EVENT_VIEW = 1,         /* a view was installed */
-    MEMBERSHIP_EVENT_FAILURE_DETECTED, /* this node suspects a member */
-    MEMBERSHIP_EVENT_STABLE,           /* at the coordinating root: a view completed */
-    MEMBERSHIP_EVENT_JOINED,           /* this node is a member again */
-    MEMBERSHIP_EVENT_EXPELLED,         /* this node found itself out of the view */
-    MEMBERSHIP_EVENT_PARTITIONED,      /* this side lost the primary component */
+#define MEMBERSHIP_EVENT_ENUM(name, value, text) MEMBERSHIP_EVENT_##name = value,
+    MEMBERSHIP_EVENT_TYPES(MEMBERSHIP_EVENT_ENUM)
+#undef MEMBERSHIP_EVENT_ENUM
+    MEMBERSHIP_EVENT_TYPE_LIMIT
 };
 
 /* What made this node suspect a member. */
@@ -32,6 +41,7 @@ enum membership_detect_cause {
     MEMBERSHIP_CAUSE_PROBE,         /* HOW_ARE_YOU unanswered (link down, application) */
     MEMBERSHIP_CAUSE_ACK,           /* a child never acked a view change */
     MEMBERSHIP_CAUSE_REPORT,        /* the root never acked a failure report */
+    MEMBERSHIP_CAUSE_APPLICATION,   /* this node's own application is gone (process fault) */
 };
 
 struct membership_event_view {
@@ -46,6 +56,23 @@ struct membership_event_failure {
     uint32_t detector;
     uint64_t detect_ns; /* from the last sign of life (or suspicion) to the report */
     uint8_t cause;      /* enum membership_detect_cause */
+    uint8_t model;      /* enum fault_model (lib/recovery.h) */
+};
+
+/* For every node removed by a view change (and for a network fault, at
+ * its detector, with no view change): what the root decided. */
+struct membership_event_decision {
+    uint64_t epoch; /* the view that carries it (network: the current one) */
+    uint32_t node;
+    uint8_t model;  /* enum fault_model */
+    uint8_t action; /* enum recovery_action */
+    bool quarantined; /* past the policy's limit: its rejoin will be refused */
+    bool rejoined;    /* a new life of it joins in the same change (it restarted already) */
+};
+
+struct membership_event_join_refused {
+    uint32_t by;    /* the root that refused */
+    uint8_t reason; /* MEMBERSHIP_REFUSED_* */
 };
 
 struct membership_event_stable {
@@ -85,6 +112,8 @@ struct membership_event {
         struct membership_event_joined joined;
         struct membership_event_expelled expelled;
         struct membership_event_partitioned partitioned;
+        struct membership_event_decision decision;
+        struct membership_event_join_refused refused;
     } u;
 };
 
@@ -125,5 +154,6 @@ struct membership_event *membership_outbox_event(struct membership_outbox *out, 
 
 const char *membership_event_name(uint8_t type);
 const char *membership_cause_name(uint8_t cause);
+const char *membership_refused_reason_name(uint8_t reason);
 
 #endif /* MEMBERSHIP_OUTBOX_H */

@@ -43,6 +43,11 @@ bool node_membership_is_started(void);
 /* Reports a peer another service suspects (the comm core's silent peers);
  * the membership probes it and decides.  Ignored before `start`. */
 void node_membership_suspect(struct node *node, uint32_t who, uint64_t now_ns);
+/* This node's application is gone (a process fault, lib/recovery.h): asks
+ * the root to remove this node with that model, again every detector
+ * timeout while it is still a member (a root asks the next member).
+ * False for the only member, or before `start`. */
+bool node_membership_request_removal(struct node *node, uint8_t model, uint64_t now_ns);
 
 /* Prepares the communication service (node/node_comm.c): COMM frames, the
  * membership's views, ticks; after node_membership_init. */

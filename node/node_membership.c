@@ -9,6 +9,7 @@
 #include "board/board.h"
 #include "kernel/console_command.h"
 #include "kernel/event.h"
+#include "kernel/main.h"
 #include "kernel/panic.h"
 #include "kernel/poll.h"
 #include "kernel/timer.h"
@@ -25,6 +26,12 @@ static timer_id membership_timer = -1;
  * by joining.
  */
 static bool membership_started;
+/* A process fault's removal, asked for until the view has us out. */
+static struct {
+    bool asked;
+    uint8_t model;
+    uint64_t again_ns;
+} removal;
 static void emit_event(const struct node *node, const struct membership_event *e,
                        uint64_t entry_ns)
 {
@@ -42,6 +49,21 @@ static void emit_event(const struct node *node, const struct membership_event *e
         event_add_u64("detector", e->u.failure.detector);
         event_add_u64("detect_ns", e->u.failure.detect_ns);
         event_add_str("cause", membership_cause_name(e->u.failure.cause));
+        event_add_str("model", fault_model_name(e->u.failure.model));
+        break;
+    case MEMBERSHIP_EVENT_RECOVERY_DECISION:
+        event_add_u64("who", e->u.decision.node); /* node= names the emitter */
+        event_add_str("model", fault_model_name(e->u.decision.model));
+        event_add_str("action", recovery_action_name(e->u.decision.action));
+        event_add_u64("epoch", e->u.decision.epoch);
+        if (e->u.decision.quarantined)
+            event_add_str("quarantined", "true");
+        if (e->u.decision.rejoined)
+            event_add_str("rejoined", "true"); /* restarted already: nothing to do */
+        break;
+    case MEMBERSHIP_EVENT_JOIN_REFUSED:
+        event_add_u64("by", e->u.refused.by);
+        event_add_str("reason", membership_refused_reason_name(e->u.refused.reason));
         break;
     case MEMBERSHIP_EVENT_STABLE:
         event_add_u64("epoch", e->u.stable.epoch);
@@ -148,6 +170,9 @@ static unsigned membership_poll(void *context, uint64_t now_ns)
     unsigned work = 0;
     if (!membership_started)
         return 0;
+    if (removal.asked && now_ns >= removal.again_ns &&
+        membership_is_member(&node->membership, node->personality->node_id))
+        node_membership_request_removal(node, removal.model, now_ns);
     if (membership_next_deadline(&node->membership) <= now_ns) {
         uint64_t began = board_now_ns();
         membership_tick(&node->membership, now_ns, &node->membership_outbox);
@@ -195,6 +220,20 @@ void node_membership_suspect(struct node *node, uint32_t who, uint64_t now_ns)
     uint64_t began = board_now_ns();
     membership_suspect(&node->membership, who, now_ns, &node->membership_outbox);
     flush_outbox(node, now_ns, began);
+}
+
+bool node_membership_request_removal(struct node *node, uint8_t model, uint64_t now_ns)
+{
+    if (!membership_started)
+        return false;
+    uint64_t began = board_now_ns();
+    bool sent = membership_request_removal(&node->membership, model, now_ns,
+                                           &node->membership_outbox);
+    flush_outbox(node, now_ns, began);
+    removal.asked = sent;
+    removal.model = model;
+    removal.again_ns = now_ns + (uint64_t)node->personality->detect_timeout_ms * 1000000u;
+    return sent;
 }
 
 static void command_suspect(void *context, const char *arguments, uint64_t now_ns)
@@ -269,6 +308,9 @@ void node_membership_init(struct node *node)
     config.geometry = node->network.geometry;
     config.watch_torus_neighbours = true;
     membership_config_timeouts_ms(&config, p->heartbeat_ms, p->detect_timeout_ms);
+    /* The root decides by the job's recovery policy (none without a job). */
+    if (kernel_job() != NULL)
+        config.recovery = kernel_job()->recovery;
     enum membership_init_status status = membership_init(&node->membership, &config);
     if (status != MEMBERSHIP_INIT_OK)
         kernel_panic(membership_init_status_text(status));

@@ -7,6 +7,7 @@
 #include "node/tori.h"
 
 #include "board/board.h"
+#include "kernel/console_command.h"
 #include "kernel/event.h"
 #include "kernel/main.h"
 #include "kernel/poll.h"
@@ -68,7 +69,21 @@ static struct {
     tori_comm call_comm;   /* the communicator of the call under way */
     uint32_t adopted_rank; /* a spare's rank after its adoption, else COMM_RANK_NONE */
     uint64_t spares_until_ns; /* REBUILD: how long a rank waits for the spares to join */
+    bool app_killed;       /* `appkill`: the application stops dead at its next call */
 } job;
+
+/*
+ * A killed application (a process fault) never runs again: its call does
+ * not return, and the runtime serves on (probes, views, routing) until the
+ * launcher restarts the node.
+ */
+static void stop_dead_if_killed(void)
+{
+    if (!job.app_killed)
+        return;
+    for (;;)
+        poll_run();
+}
 
 static bool is_failure(int error)
 {
@@ -103,6 +118,7 @@ static void note_failure(tori_comm comm, int error)
  * never mistaken for a crash. */
 static void enter(const char *call)
 {
+    stop_dead_if_killed();
     uint64_t now = board_now_ns();
     if (job.state == JOB_RUNNING && now - job.last_ran_ns > job.starve_ns) {
         event_begin("starved");
@@ -128,6 +144,7 @@ static void ran(void)
 static void run_once(void)
 {
     poll_pass();
+    stop_dead_if_killed();
     ran();
 }
 
@@ -785,10 +802,27 @@ static unsigned job_poll(void *context, uint64_t now_ns)
     return 1;
 }
 
+/* `appkill`: the fault injectors' process fault (tools/fault.h). */
+static void command_appkill(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)context;
+    (void)arguments;
+    if (job.state != JOB_RUNNING || job.app_killed) {
+        console_command_reply_error("appkill: no application running here");
+        return;
+    }
+    job.app_killed = true;
+    bool leaving = node_membership_request_removal(job.node, FAULT_MODEL_PROCESS, now_ns);
+    event_begin("app-killed");
+    event_add_str("leaving", leaving ? "true" : "false"); /* false: the only member */
+    event_end();
+}
+
 void node_job_init(struct node *node)
 {
     job.node = node;
     job.job = kernel_job();
+    console_command_register("appkill", command_appkill, NULL, CONSOLE_NO_ARGUMENTS);
     const struct personality *p = node->personality;
     /* Spares and restarted nodes run nothing but under REBUILD, where their
      * application waits to adopt a failed rank (tori_adopted): a restarted

@@ -61,6 +61,7 @@ struct options {
     uint64_t spares;         /* --spares K: the last K nodes are spares (--members N-K) */
     bool spares_set;
     uint32_t recovery_kills; /* --recovery-kills N: kills drawn while a rebuild runs */
+    struct recovery_policy recovery; /* --recovery POLICY (tools/job_options.h) */
     bool keep_going;
     uint64_t seeds;
     uint64_t rate_milli; /* faults per millisecond of fault window, x1000 */
@@ -191,6 +192,9 @@ static void usage(void)
           "  --msg-mode M         nop or cont (tori-emu's)\n"
           "  --spares K           the last K nodes are spares (--members N-K); under\n"
           "                       rebuild they start with the ranks and wait to adopt\n"
+          "  --recovery POLICY    the root's decision per fault model, as tori-emu's:\n"
+          "                       'process=restart; physical=migrate; network=ignore;\n"
+          "                       repeated(3 in 60s)=migrate' (recovery-decision lines)\n"
           "  --recovery-kills N   up to N kills, each drawn when a rebuild starts\n"
           "  --app-args a,b,...   its arguments, as tori-emu --app-args (stencil: block\n"
           "                       edge 1..8, check interval; allreduce: an offset)\n"
@@ -405,6 +409,15 @@ static void parse_args(int argc, char **argv, struct options *o)
         } else if (strcmp(a, "--spares") == 0) {
             o->spares = parse_u64(a, v, 0, CONFIG_MAX_NODES, "0..node count - 1");
             o->spares_set = true;
+        } else if (strcmp(a, "--recovery") == 0) {
+            char error[400];
+            if (v == NULL) {
+                usage_error("%s needs a value", a, JOB_OPTIONS_RECOVERY_EXPECTED);
+            }
+            if (!job_options_parse_recovery(v, &o->recovery, error, sizeof error)) {
+                fprintf(stderr, TOOL ": %s\n", error);
+                exit(2);
+            }
         } else if (strcmp(a, "--recovery-kills") == 0) {
             o->recovery_kills = (uint32_t)parse_u64(a, v, 0, 1000, "0..1000");
         } else if (strcmp(a, "--seeds") == 0) {
@@ -579,6 +592,7 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->app.comm_mode = o->app_job.comm_mode; /* numbered as enum comm_mode */
     p->app.msg_mode = o->app_job.message_mode;
     p->recovery_kills = o->recovery_kills;
+    p->recovery = o->recovery;
     if (o->heartbeat_ns >= 0) {
         p->heartbeat_ns = (uint64_t)o->heartbeat_ns;
     } else {

@@ -54,6 +54,7 @@ struct sim_node {
     bool life_started;
     bool reported; /* someone reported it since it died */
     uint32_t links_up; /* routes on: this node's links its router may use */
+    bool app_killed; /* appkill: its runtime serves, out of the job (until a restart) */
 };
 
 struct epoch_entry {
@@ -436,7 +437,9 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
     }
     case MEMBERSHIP_EVENT_FAILURE_DETECTED: {
         uint32_t who = e->u.failure.who;
-        sim->stats.failures_detected++;
+        if (e->u.failure.model == FAULT_MODEL_PHYSICAL) {
+            sim->stats.failures_detected++;
+        }
         const struct sim_node *target = &sim->nodes[who];
         /* Down, stopped, cut off, or not taking part (partitioned, rejoining). */
         bool truly_down = target->state == NODE_DEAD || target->state == NODE_HUNG ||
@@ -444,7 +447,11 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
                           target->side != sim->nodes[id].side ||
                           !membership_has_view(&sim->contexts[who]);
         uint64_t latency = 0;
-        if (!truly_down) {
+        bool physical = e->u.failure.model == FAULT_MODEL_PHYSICAL;
+        if (!physical) {
+            /* A process or network fault: its node is up, and rightly so. */
+            sim->stats.faults_classified[e->u.failure.model]++;
+        } else if (!truly_down) {
             sim->stats.false_detections++;
         } else if (target->state == NODE_DEAD && !sim->nodes[who].reported) {
             sim->nodes[who].reported = true;
@@ -458,6 +465,7 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
             line_u64(sim, "who", who);
             line_u64(sim, "detect_ns", e->u.failure.detect_ns);
             line_str(sim, "cause", membership_cause_name(e->u.failure.cause));
+            line_str(sim, "model", fault_model_name(e->u.failure.model));
             line_str(sim, "truth", truly_down ? "down" : "alive");
             if (latency != 0) {
                 line_u64(sim, "since_failure_ns", latency);
@@ -522,6 +530,32 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
             line_begin(sim, id, "expelled");
             line_hex(sim, "epoch", e->u.expelled.epoch);
             line_u64(sim, "by", e->u.expelled.by);
+            line_end(sim);
+        }
+        break;
+    case MEMBERSHIP_EVENT_RECOVERY_DECISION:
+        sim->stats.decisions[e->u.decision.model]++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "recovery-decision");
+            line_u64(sim, "who", e->u.decision.node);
+            line_str(sim, "model", fault_model_name(e->u.decision.model));
+            line_str(sim, "action", recovery_action_name(e->u.decision.action));
+            line_hex(sim, "epoch", e->u.decision.epoch);
+            if (e->u.decision.quarantined) {
+                line_str(sim, "quarantined", "true");
+            }
+            if (e->u.decision.rejoined) {
+                line_str(sim, "rejoined", "true");
+            }
+            line_end(sim);
+        }
+        break;
+    case MEMBERSHIP_EVENT_JOIN_REFUSED:
+        sim->stats.joins_refused++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "join-refused");
+            line_u64(sim, "by", e->u.refused.by);
+            line_str(sim, "reason", membership_refused_reason_name(e->u.refused.reason));
             line_end(sim);
         }
         break;
@@ -735,7 +769,7 @@ static void dispatch_comm(struct sim *sim, uint32_t source, uint64_t depart)
 static bool runs_job(const struct sim *sim, uint32_t id)
 {
     return (id < sim->params.members || sim->params.app.comm_mode == COMM_MODE_REBUILD) &&
-           sim->nodes[id].boots == 1;
+           sim->nodes[id].boots == 1 && !sim->nodes[id].app_killed;
 }
 
 static bool recovers(const struct sim *sim)
@@ -986,6 +1020,7 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
     /* Each boot 1024 lives above the last: low 16 bits differ (see codec.h). */
     config.incarnation = n->boots * 1024u;
     n->boots++;
+    n->app_killed = false;
     enum membership_init_status status = membership_init(&sim->contexts[id], &config);
     if (status != MEMBERSHIP_INIT_OK) {
         fprintf(stderr, "tori-sim: membership_init(%" PRIu32 "): %s\n", id,
@@ -1121,6 +1156,17 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
         }
         n->state = NODE_HUNG;
         push(sim, sim->now + inj->duration_ns, SIM_EVENT_RESUME, inj->node, 0, 0, NULL);
+        break;
+    case FAULT_APPKILL:
+        /* The application stops dead; the runtime serves on and asks to
+         * leave (a root through the next member; alone: nothing happens). */
+        if (n->state == NODE_UP &&
+            membership_request_removal(&sim->contexts[inj->node], FAULT_MODEL_PROCESS, sim->now,
+                                       sim->outbox)) {
+            n->app_killed = true;
+            dispatch(sim, inj->node, sim->now);
+            reschedule_tick(sim, inj->node);
+        }
         break;
     case FAULT_SUSPECT:
         if (n->state == NODE_UP) {
@@ -1323,6 +1369,7 @@ static const char *not_now(const struct sim *sim, const struct fault *f)
     switch (f->kind) {
     case FAULT_KILL:
     case FAULT_SUSPECT:
+    case FAULT_APPKILL:
         return node_running(n) ? NULL : "down";
     case FAULT_HANG:
         return n->state == NODE_UP ? NULL : "not-running";
@@ -1440,6 +1487,13 @@ static void step(struct sim *sim, const struct sim_event *e)
         return false;                                                                       \
     } while (0)
 
+/* Running, but rightly in no view: its application was killed, or the
+ * root refused its rejoin (quarantine). */
+static bool out_of_job(const struct sim *sim, uint32_t id)
+{
+    return sim->nodes[id].app_killed || membership_join_refused(&sim->contexts[id]);
+}
+
 static bool agreement(struct sim *sim, bool report)
 {
     uint32_t reference[2] = {UINT32_MAX, UINT32_MAX};
@@ -1447,7 +1501,7 @@ static bool agreement(struct sim *sim, bool report)
     uint32_t viewers[2] = {0, 0};
     for (uint32_t id = 0; id < sim->node_count; id++) {
         const struct sim_node *n = &sim->nodes[id];
-        if (!node_running(n)) {
+        if (!node_running(n) || out_of_job(sim, id)) {
             continue;
         }
         if (n->state == NODE_HUNG) {
@@ -1479,11 +1533,14 @@ static bool agreement(struct sim *sim, bool report)
         const struct membership *ref = &sim->contexts[reference[side]];
         for (uint32_t id = 0; id < sim->node_count; id++) {
             const struct sim_node *n = &sim->nodes[id];
-            if (!node_running(n) || n->side != side) {
+            if (!node_running(n) || n->side != side || out_of_job(sim, id)) {
                 if (membership_is_member(ref, id)) {
                     DISAGREE("view %" PRIx64 " still holds node %" PRIu32 ", which is %s",
                               membership_epoch(ref), id,
-                              node_running(n) ? "on the other side" : "down");
+                              !node_running(n)        ? "down"
+                              : out_of_job(sim, id)   ? "out of the job (application killed, "
+                                                        "or quarantined)"
+                                                      : "on the other side");
                 }
                 continue;
             }
@@ -1802,6 +1859,7 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
     c->radix = params->radix;
     c->layout = params->layout;
     c->policy = params->policy;
+    c->recovery = params->recovery;
     c->geometry = params->geometry;
     c->watch_torus_neighbours = true;
     c->heartbeat_ns = params->heartbeat_ns;

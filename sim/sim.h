@@ -58,6 +58,7 @@ struct sim_params {
     const char *pcap_dir; /* --pcap DIR: every node's frames (sim/sim_pcap.h); NULL: none */
     struct sim_app_params app; /* kind NONE: membership only */
     uint32_t recovery_kills;   /* --recovery-kills: kills drawn while a rebuild runs */
+    struct recovery_policy recovery; /* --recovery: the roots' decisions (version 0: none) */
 };
 
 /* Fills defaults for a geometry (radix 4, radix layout, BG/L latencies). */
@@ -114,6 +115,9 @@ struct sim_stats {
     struct sim_stable first_stable;
     uint32_t failures_detected;
     uint32_t false_detections;   /* a running node reported by someone */
+    uint32_t faults_classified[FAULT_MODEL_LIMIT]; /* process, network detections */
+    uint32_t decisions[FAULT_MODEL_LIMIT];  /* recovery-decision events, every node's */
+    uint32_t joins_refused;
     uint64_t detect_latency_max; /* failure to first report, for killed nodes */
     uint32_t views_installed;
     uint32_t distinct_views;

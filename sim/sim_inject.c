@@ -136,6 +136,7 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
         case FAULT_KILL:
         case FAULT_HANG:
         case FAULT_SUSPECT:
+        case FAULT_APPKILL:
             if (!running[id]) {
                 why = id >= members ? "is a spare that has not joined then (expected a running "
                                       "node)"

@@ -17,10 +17,12 @@ static const char *const kind_names[] = {
     [FAULT_LINK_OFF] = "link",   [FAULT_LINK_ON] = "link",    [FAULT_REBOOT] = "reboot",
     [FAULT_RESTART] = "restart", [FAULT_JOIN] = "join",       [FAULT_SUSPECT] = "suspect",
     [FAULT_BLOCK] = "block",     [FAULT_PARTITION] = "partition", [FAULT_HEAL] = "heal",
+    [FAULT_APPKILL] = "appkill",
 };
 
 #define EXPECTED_KINDS \
-    "kill, hang, resume, link, reboot, restart, join, suspect, block, partition or heal"
+    "kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal or " \
+    "appkill"
 
 static const char dimension_letters[] = "xyzuvw";
 
@@ -259,7 +261,7 @@ static bool parse_item(const struct item *item, struct fault *out, char *error,
     struct fault f;
     memset(&f, 0, sizeof f);
     bool known = false;
-    for (unsigned k = FAULT_KILL; k <= FAULT_HEAL && !known; k++) {
+    for (unsigned k = FAULT_KILL; k < FAULT_KIND_LIMIT && !known; k++) {
         if (k != FAULT_LINK_ON && strcmp(item->word[0], kind_names[k]) == 0) {
             f.kind = (enum fault_kind)k;
             known = true;

@@ -26,6 +26,9 @@
  *                                          id<K; x y z u v w) are cut off
  *                                          from the others
  *           | heal at T                    the partition ends
+ *           | appkill N at T               node N's application stops dead while
+ *                                          its runtime serves on (a process
+ *                                          fault, lib/recovery.h)
  *   T, D   := a time as tools/cli.h reads it: 250us, 1.5ms, 2s, 0
  *   Any "at T" may be "at iteration N" (N >= 1): the fault fires when the
  *   job's application reaches iteration N (tori-emu --app; see
@@ -61,6 +64,8 @@ enum fault_kind {
     FAULT_BLOCK,
     FAULT_PARTITION,
     FAULT_HEAL,
+    FAULT_APPKILL,
+    FAULT_KIND_LIMIT
 };
 
 /* struct fault's link for a link named by its two ends ("link A B off"). */

@@ -2,8 +2,8 @@
  * The job block's command-line options, shared by every tool that writes
  * one (tori-personality --job-out, tori-emu --app): --app NAME,
  * --iterations N, --progress K, --app-args a,b,..., --comm-mode
- * abort|blank|shrink|rebuild, --msg-mode nop|cont and --checkpoint-every K
- * turned into a
+ * abort|blank|shrink|rebuild, --msg-mode nop|cont, --checkpoint-every K
+ * and --recovery POLICY turned into a
  * validated struct job (kernel/job.h), so that both accept and refuse the
  * same values with the same one-line errors.  Encoding stays job_encode's.
  */
@@ -21,6 +21,7 @@ struct job_options {
     const char *app, *iterations, *progress, *app_args;
     const char *comm_mode, *msg_mode; /* WORLD's failure and message modes */
     const char *checkpoint_every;     /* --checkpoint-every K (iterations) */
+    const char *recovery;             /* --recovery POLICY (job_options_parse_recovery) */
     uint32_t default_iterations; /* when --iterations is not given (>= 1) */
     uint32_t max_iterations;     /* the tool's bound (>= default_iterations) */
 };
@@ -42,5 +43,26 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
 /* "a,b,c" into job->app_arg (up to JOB_APP_ARGS signed 64-bit integers,
  * each whole); false with a one-line error naming --app-args. */
 bool job_options_parse_args(const char *text, struct job *job, char *error, size_t capacity);
+
+/*
+ * The one recovery policy parser (lib/recovery.h), for every tool:
+ * clauses separated by ';', each MODEL=ACTION with MODEL process, physical
+ * or network, or `repeated(K in Ns)=ACTION` (K 1..255, N 1..65535
+ * seconds), or `quarantine=Q` (removals in the window at which a node is
+ * refused; K < Q <= 255; default 2K, none when 2K > 255).  ACTION: ignore,
+ * restart, migrate or promote.  Omitted models are ignored; "none" alone
+ * is no policy.  False with a one-line error naming --recovery.
+ */
+#define JOB_OPTIONS_RECOVERY_EXPECTED                                                    \
+    "clauses like 'process=restart; physical=migrate; repeated(3 in 60s)=migrate' "     \
+    "(models process, physical, network, repeated(K in Ns), quarantine=Q; actions "      \
+    "ignore, restart, migrate, promote)"
+bool job_options_parse_recovery(const char *text, struct recovery_policy *policy, char *error,
+                                size_t capacity);
+
+/* The canonical text of a policy (what the parser reads back), "none" for
+ * none; cut to fit. */
+void job_options_format_recovery(const struct recovery_policy *policy, char *out,
+                                 size_t capacity);
 
 #endif /* TOOLS_JOB_OPTIONS_H */

@@ -60,6 +60,8 @@ const char *membership_init_status_text(enum membership_init_status status)
         return "unknown tree layout";
     case MEMBERSHIP_INIT_BAD_POLICY:
         return "unknown partition policy";
+    case MEMBERSHIP_INIT_BAD_RECOVERY:
+        return "an invalid recovery policy";
     case MEMBERSHIP_INIT_BAD_TIMEOUT:
         return "a timeout is zero, or the heartbeat timeout is not above the period";
     default:
@@ -90,6 +92,14 @@ static enum membership_init_status check_config(const struct membership_config *
         cfg->join_timeout_ns == 0 || cfg->sync_timeout_ns == 0 ||
         (cfg->heartbeat_ns != 0 && cfg->heartbeat_timeout_ns <= cfg->heartbeat_ns)) {
         return MEMBERSHIP_INIT_BAD_TIMEOUT;
+    }
+    uint8_t policy[RECOVERY_POLICY_BYTES];
+    recovery_policy_encode(&cfg->recovery, policy);
+    unsigned offset;
+    uint8_t value;
+    const char *expected;
+    if (!recovery_policy_check(policy, &offset, &value, &expected)) {
+        return MEMBERSHIP_INIT_BAD_RECOVERY;
     }
     return MEMBERSHIP_INIT_OK;
 }
@@ -203,6 +213,11 @@ uint32_t membership_incarnation(const struct membership *ctx)
 bool membership_is_joining(const struct membership *ctx)
 {
     return ctx->join.active && !ctx->has_view;
+}
+
+bool membership_join_refused(const struct membership *ctx)
+{
+    return ctx->join.refused;
 }
 
 uint32_t membership_links_to_avoid(const struct membership *ctx)

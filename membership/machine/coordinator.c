@@ -5,6 +5,12 @@
  * new tree's top and waits for the acks; `stable` (T_s from the first
  * report accepted in the episode) when a round completes with nothing
  * queued.  Reports that waited in the queue are probed once before use.
+ *
+ * With a recovery policy (lib/recovery.h) the root also decides, per node
+ * a change removes, the fault model (as reported, escalated to REPEATED by
+ * its count of the node's recent removals) and the action, and the change
+ * carries them; a node past the quarantine limit is refused when it asks
+ * to join again.
  */
 #include "membership/machine/machine.h"
 
@@ -63,7 +69,8 @@ static uint32_t coarse_us(uint64_t now)
     return (uint32_t)(now / 1000u);
 }
 
-static void coord_queue_failure_at(struct membership *ctx, uint32_t id, uint32_t queued_us)
+static void coord_queue_failure_at(struct membership *ctx, uint32_t id, uint32_t queued_us,
+                                   uint8_t model)
 {
     struct membership_coordinator *c = &ctx->coord;
     if (id == ctx->self || machine_id_in_list(c->failed, c->failed_count, id)) {
@@ -74,12 +81,18 @@ static void coord_queue_failure_at(struct membership *ctx, uint32_t id, uint32_t
         return;
     }
     c->failed_at_us[c->failed_count] = queued_us;
+    c->failed_model[c->failed_count] = model == FAULT_MODEL_NONE ? FAULT_MODEL_PHYSICAL : model;
     c->failed[c->failed_count++] = id;
 }
 
 void coord_queue_failure(struct membership *ctx, uint32_t id)
 {
-    coord_queue_failure_at(ctx, id, coarse_us(ctx->last_now_ns));
+    coord_queue_failure_at(ctx, id, coarse_us(ctx->last_now_ns), FAULT_MODEL_PHYSICAL);
+}
+
+void coord_queue_failure_model(struct membership *ctx, uint32_t id, uint8_t model)
+{
+    coord_queue_failure_at(ctx, id, coarse_us(ctx->last_now_ns), model);
 }
 
 void coord_begin_episode(struct membership *ctx, uint64_t now)
@@ -114,7 +127,20 @@ bool coord_unqueue_failure(struct membership *ctx, uint32_t id)
             c->failed_count--;
             c->failed[i] = c->failed[c->failed_count];
             c->failed_at_us[i] = c->failed_at_us[c->failed_count];
+            c->failed_model[i] = c->failed_model[c->failed_count];
             return true;
+        }
+    }
+    return false;
+}
+
+/* A process fault is reported by the node itself, which answers on: no
+ * probe or answer says anything about it. */
+static bool queued_process_fault(const struct membership_coordinator *c, uint32_t id)
+{
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (c->failed[i] == id) {
+            return c->failed_model[i] == FAULT_MODEL_PROCESS;
         }
     }
     return false;
@@ -122,7 +148,8 @@ bool coord_unqueue_failure(struct membership *ctx, uint32_t id)
 
 void coord_heard(struct membership *ctx, uint32_t sender)
 {
-    if (ctx->coord.confirming && coord_unqueue_failure(ctx, sender)) {
+    if (ctx->coord.confirming && !queued_process_fault(&ctx->coord, sender) &&
+        coord_unqueue_failure(ctx, sender)) {
         /* Reported dead, yet it answers the root: not a failure. */
         ctx->counters.false_suspicions++;
     }
@@ -139,6 +166,7 @@ static bool coord_send_change(const struct membership *ctx, struct membership_ou
 struct coord_batch {
     uint32_t *failed;
     uint32_t *failed_at; /* queue times, coarse_us */
+    uint8_t *failed_model; /* enum fault_model */
     uint32_t failed_count;
     struct membership_join_entry *joins;
     uint32_t join_count;
@@ -146,11 +174,21 @@ struct coord_batch {
     bool any_rejoin;      /* a join of an original member (not a spare) */
 };
 
-/* Queued longer than the report timeout (queue times wrap: compared signed). */
-static bool queued_stale(const struct membership *ctx, uint32_t queued_us, uint64_t now)
+/* Queued longer than the report timeout (queue times wrap: compared signed);
+ * never a process fault (see queued_process_fault). */
+static bool queued_stale(const struct membership *ctx, uint32_t queued_us, uint8_t model,
+                         uint64_t now)
 {
     uint32_t stale_us = coarse_us(ctx->config.report_timeout_ns);
-    return (int32_t)(coarse_us(now) - queued_us) > (int32_t)stale_us;
+    return model != FAULT_MODEL_PROCESS &&
+           (int32_t)(coarse_us(now) - queued_us) > (int32_t)stale_us;
+}
+
+/* Does a change of this many failed and joined nodes fit, decisions included? */
+static bool change_fits(const struct membership *ctx, uint32_t failed, uint32_t joined)
+{
+    return ctx->config.recovery.version != 0 ? MEMBERSHIP_CHANGE_FITS_DECIDED(failed, joined)
+                                             : MEMBERSHIP_CHANGE_FITS(failed, joined);
 }
 
 /* Puts a batch taken from the queues back at their head, in order: it
@@ -160,9 +198,11 @@ static void requeue_batch(struct membership_coordinator *c, const struct coord_b
     memmove(c->failed + b->failed_count, c->failed, sizeof(uint32_t) * c->failed_count);
     memmove(c->failed_at_us + b->failed_count, c->failed_at_us,
             sizeof(uint32_t) * c->failed_count);
+    memmove(c->failed_model + b->failed_count, c->failed_model, c->failed_count);
     c->failed_count += b->failed_count;
     memcpy(c->failed, b->failed, sizeof(uint32_t) * b->failed_count);
     memcpy(c->failed_at_us, b->failed_at, sizeof(uint32_t) * b->failed_count);
+    memcpy(c->failed_model, b->failed_model, b->failed_count);
     for (uint32_t i = 0; i < b->join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
         c->joins[c->join_count++] = b->joins[i];
     }
@@ -178,14 +218,17 @@ static void take_failures(struct membership *ctx, uint64_t now, struct coord_bat
         if (!machine_in_view(ctx, id) || id == ctx->self) {
             continue;
         }
-        if (b->failed_count < MEMBERSHIP_MAX_CHANGE_FAILED) {
+        if (b->failed_count < MEMBERSHIP_MAX_CHANGE_FAILED &&
+            change_fits(ctx, b->failed_count + 1u, 0)) {
             b->failed_at[b->failed_count] = c->failed_at_us[i];
+            b->failed_model[b->failed_count] = c->failed_model[i];
             b->failed[b->failed_count++] = id;
-            if (queued_stale(ctx, c->failed_at_us[i], now)) {
+            if (queued_stale(ctx, c->failed_at_us[i], c->failed_model[i], now)) {
                 b->stale_count++;
             }
         } else {
             c->failed_at_us[kept] = c->failed_at_us[i];
+            c->failed_model[kept] = c->failed_model[i];
             c->failed[kept++] = id;
         }
     }
@@ -208,10 +251,11 @@ static void take_joins(struct membership *ctx, uint64_t now, struct coord_batch 
         uint32_t more_failed = b->failed_count + (restart ? 1u : 0u);
         bool room = b->join_count < MEMBERSHIP_MAX_CHANGE_JOINED &&
                     more_failed <= MEMBERSHIP_MAX_CHANGE_FAILED &&
-                    MEMBERSHIP_CHANGE_FITS(more_failed, b->join_count + 1u);
+                    change_fits(ctx, more_failed, b->join_count + 1u);
         if (room) {
             if (restart) {
                 b->failed_at[b->failed_count] = coarse_us(now);
+                b->failed_model[b->failed_count] = FAULT_MODEL_PHYSICAL; /* it rebooted */
                 b->failed[b->failed_count++] = e.id;
             }
             b->joins[b->join_count++] = e;
@@ -270,7 +314,7 @@ static void confirm_stale(struct membership *ctx, const struct coord_batch *b, u
     bool all = b->stale_count == b->failed_count;
     uint32_t probes = 0;
     for (uint32_t i = 0; i < b->failed_count; i++) {
-        if (all || queued_stale(ctx, b->failed_at[i], now)) {
+        if (all || queued_stale(ctx, b->failed_at[i], b->failed_model[i], now)) {
             probes++;
         }
     }
@@ -279,10 +323,103 @@ static void confirm_stale(struct membership *ctx, const struct coord_batch *b, u
     c->confirm_deadline_ns = machine_deadline_after(now, wait);
     requeue_batch(c, b);
     for (uint32_t i = 0; i < b->failed_count; i++) {
-        if (all || queued_stale(ctx, b->failed_at[i], now)) {
+        if ((all && b->failed_model[i] != FAULT_MODEL_PROCESS) ||
+            queued_stale(ctx, b->failed_at[i], b->failed_model[i], now)) {
             machine_send_simple(ctx, out, b->failed[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
             c->failed_at_us[i] = coarse_us(now + wait); /* probed: fresh once the answers are in */
         }
+    }
+}
+
+/*
+ * The removals of `id` counted at this root (one more now), in a window
+ * that opens at the first; NULL when the table is full of quarantined
+ * nodes.  A new node takes a free entry, or the one whose window opened
+ * first among those not quarantined.
+ */
+static struct membership_removals *count_removal(struct membership *ctx, uint32_t id,
+                                                 uint64_t now)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    uint64_t window_ns = (uint64_t)ctx->config.recovery.repeat_window_s * 1000000000u;
+    struct membership_removals *entry = NULL;
+    for (uint32_t i = 0; i < c->removals_count && entry == NULL; i++) {
+        if (c->removals[i].id == id) {
+            entry = &c->removals[i];
+        }
+    }
+    if (entry == NULL && c->removals_count < MEMBERSHIP_REMOVALS_MAX) {
+        entry = &c->removals[c->removals_count++];
+        entry->id = id;
+        entry->count = 0;
+        entry->quarantined = false;
+        entry->window_start_ns = now;
+    }
+    if (entry == NULL) {
+        /* Full: the oldest window not quarantined, else none. */
+        struct membership_removals *oldest = NULL;
+        for (uint32_t k = 0; k < c->removals_count; k++) {
+            struct membership_removals *r = &c->removals[k];
+            if (!r->quarantined && (oldest == NULL || r->window_start_ns < oldest->window_start_ns)) {
+                oldest = r;
+            }
+        }
+        if (oldest == NULL) {
+            ctx->counters.table_overflows++;
+            return NULL;
+        }
+        entry = oldest;
+        entry->id = id;
+        entry->count = 0;
+        entry->window_start_ns = now;
+    }
+    if (!entry->quarantined && now - entry->window_start_ns > window_ns) {
+        entry->count = 0; /* the window closed: a new one opens */
+        entry->window_start_ns = now;
+    }
+    entry->count++;
+    return entry;
+}
+
+/* The root's decision for a node removed with the reported model. */
+static void decide(struct membership *ctx, uint32_t id, uint8_t model, uint64_t now,
+                   uint8_t *model_out, uint8_t *action_out)
+{
+    const struct recovery_policy *policy = &ctx->config.recovery;
+    struct membership_removals *r = count_removal(ctx, id, now);
+    if (r != NULL && policy->repeat_count != 0 && r->count >= policy->repeat_count) {
+        model = FAULT_MODEL_REPEATED;
+    }
+    if (r != NULL && policy->quarantine_limit != 0 && r->count >= policy->quarantine_limit) {
+        r->quarantined = true;
+    }
+    *model_out = model;
+    *action_out = (uint8_t)(recovery_policy_action(policy, model) |
+                            (r != NULL && r->quarantined ? MEMBERSHIP_DECISION_QUARANTINED : 0u));
+}
+
+static bool is_quarantined(const struct membership *ctx, uint32_t id)
+{
+    const struct membership_coordinator *c = &ctx->coord;
+    for (uint32_t i = 0; i < c->removals_count; i++) {
+        if (c->removals[i].id == id) {
+            return c->removals[i].quarantined;
+        }
+    }
+    return false;
+}
+
+void machine_emit_decision(struct membership_outbox *out, uint64_t now, uint64_t epoch,
+                           uint32_t node, uint8_t model, uint8_t action)
+{
+    struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_RECOVERY_DECISION, now);
+    if (e != NULL) {
+        e->u.decision.epoch = epoch;
+        e->u.decision.node = node;
+        e->u.decision.model = model;
+        e->u.decision.action = (uint8_t)(action & ~MEMBERSHIP_DECISION_FLAGS);
+        e->u.decision.quarantined = (action & MEMBERSHIP_DECISION_QUARANTINED) != 0;
+        e->u.decision.rejoined = (action & MEMBERSHIP_DECISION_REJOINED) != 0;
     }
 }
 
@@ -311,6 +448,17 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
     ctx->epoch = MEMBERSHIP_EPOCH(MEMBERSHIP_EPOCH_COUNTER(base) + 1u, ctx->self_pos,
                                   ctx->incarnation);
     install_view(ctx, now, out);
+    for (uint32_t i = 0; ctx->config.recovery.version != 0 && i < b->failed_count; i++) {
+        decide(ctx, b->failed[i], b->failed_model[i], now, &c->round_model[i],
+               &c->round_action[i]);
+        for (uint32_t k = 0; k < b->join_count; k++) {
+            if (b->joins[k].id == b->failed[i]) {
+                c->round_action[i] |= MEMBERSHIP_DECISION_REJOINED;
+            }
+        }
+        machine_emit_decision(out, now, ctx->epoch, b->failed[i], c->round_model[i],
+                              c->round_action[i]);
+    }
 
     if (machine_id_in_list(b->failed, b->failed_count, old_root)) {
         c->change_type = b->failed_count > 1 ? MEMBERSHIP_MSG_ROOT_AND_NODE_FAILURE
@@ -376,12 +524,13 @@ static void disseminate(struct membership *ctx, uint64_t now, struct membership_
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
-    if (!machine_is_root(ctx) || c->active || ctx->census.active) {
-        return;
+    if (!machine_is_root(ctx) || c->active || ctx->census.active || ctx->leaving) {
+        return; /* leaving: the next root removes us (membership_request_removal) */
     }
     struct coord_batch b = {
         .failed = c->batch_failed,
         .failed_at = c->batch_failed_at,
+        .failed_model = c->batch_failed_model,
         .joins = c->batch_joins,
     };
     take_failures(ctx, now, &b);
@@ -428,8 +577,10 @@ static bool coord_send_change(const struct membership *ctx, struct membership_ou
     const struct membership_coordinator *c = &ctx->coord;
     struct membership_writer w;
     machine_begin_message(ctx, out, &w, c->change_type);
+    bool decided = ctx->config.recovery.version != 0;
     membership_put_u64(&w, c->base_epoch);
-    membership_put_u8(&w, c->base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0);
+    membership_put_u8(&w, (uint8_t)((c->base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0u) |
+                                    (decided ? MEMBERSHIP_CHANGE_DECIDED : 0u)));
     membership_put_u8(&w, 0);
     membership_put_u16(&w, (uint16_t)c->round_failed_count);
     membership_put_u16(&w, (uint16_t)c->round_join_count);
@@ -443,6 +594,10 @@ static bool coord_send_change(const struct membership *ctx, struct membership_ou
     for (uint32_t i = 0; i < c->round_join_count; i++) {
         membership_put_u32(&w, c->round_joins[i].id);
         membership_put_u32(&w, c->round_joins[i].incarnation);
+    }
+    for (uint32_t i = 0; decided && i < c->round_failed_count; i++) {
+        membership_put_u8(&w, c->round_model[i]);
+        membership_put_u8(&w, c->round_action[i]);
     }
     return membership_outbox_commit(out, dest, &w);
 }
@@ -465,27 +620,33 @@ static void coord_hand_off(struct membership *ctx, struct membership_outbox *out
         membership_outbox_commit(out, c->joins[i].id, &w);
     }
     c->join_count = 0;
-    uint32_t count = 0;
-    uint32_t ids[MEMBERSHIP_MAX_REPORT_IDS];
-    for (uint32_t i = 0; i < c->failed_count && count < MEMBERSHIP_MAX_REPORT_IDS; i++) {
-        if (machine_in_view(ctx, c->failed[i])) {
-            ids[count++] = c->failed[i];
+    /* One report per fault model, so that the new root decides as we would. */
+    for (uint8_t model = FAULT_MODEL_PHYSICAL; model < FAULT_MODEL_LIMIT; model++) {
+        uint32_t count = 0;
+        uint32_t ids[MEMBERSHIP_MAX_REPORT_IDS];
+        for (uint32_t i = 0; i < c->failed_count && count < MEMBERSHIP_MAX_REPORT_IDS; i++) {
+            uint8_t queued = c->failed_model[i] == FAULT_MODEL_NONE ? FAULT_MODEL_PHYSICAL
+                                                                   : c->failed_model[i];
+            if (queued == model && machine_in_view(ctx, c->failed[i])) {
+                ids[count++] = c->failed[i];
+            }
+        }
+        if (count > 0) {
+            struct membership_writer w;
+            machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
+            membership_put_u32(&w, ctx->self);
+            membership_put_u32(&w, 0);
+            membership_put_u32(&w, UINT32_MAX);
+            membership_put_u16(&w, (uint16_t)count);
+            membership_put_u8(&w, 0);
+            membership_put_u8(&w, model == FAULT_MODEL_PHYSICAL ? FAULT_MODEL_NONE : model);
+            for (uint32_t i = 0; i < count; i++) {
+                membership_put_u32(&w, ids[i]);
+            }
+            membership_outbox_commit(out, root, &w);
         }
     }
     c->failed_count = 0;
-    if (count > 0) {
-        struct membership_writer w;
-        machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
-        membership_put_u32(&w, ctx->self);
-        membership_put_u32(&w, 0);
-        membership_put_u32(&w, UINT32_MAX);
-        membership_put_u16(&w, (uint16_t)count);
-        membership_put_u16(&w, 0);
-        for (uint32_t i = 0; i < count; i++) {
-            membership_put_u32(&w, ids[i]);
-        }
-        membership_outbox_commit(out, root, &w);
-    }
 }
 
 static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out)
@@ -598,7 +759,8 @@ void coord_handle_report(struct membership *ctx, const struct membership_msg *ms
         uint32_t id = ids[i];
         if (id != ctx->self && machine_in_view(ctx, id) &&
             !machine_id_in_list(ctx->coord.failed, ctx->coord.failed_count, id)) {
-            coord_queue_failure(ctx, id);
+            /* The failed root found by the detector's search is physical. */
+            coord_queue_failure_model(ctx, id, i < r->count ? r->model : FAULT_MODEL_PHYSICAL);
             any_new = true;
         }
     }
@@ -647,6 +809,22 @@ void coord_handle_join_request(struct membership *ctx, const struct membership_m
         machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_JOIN_REDIRECT);
         membership_put_u32(&w, machine_root_id(ctx));
         membership_outbox_commit(out, joiner, &w);
+        return;
+    }
+    if (is_quarantined(ctx, joiner)) {
+        /* Removed too often (the policy's limit): refused, with the reason;
+         * a life of it still in the view goes too. */
+        struct membership_writer w;
+        machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_JOIN_REFUSED);
+        membership_put_u8(&w, MEMBERSHIP_REFUSED_QUARANTINED);
+        membership_put_u8(&w, 0);
+        membership_put_u16(&w, 0);
+        membership_outbox_commit(out, joiner, &w);
+        if (machine_in_view(ctx, joiner)) {
+            coord_queue_failure(ctx, joiner);
+            coord_begin_episode(ctx, now);
+            machine_request_work(ctx, MACHINE_WORK_COORD);
+        }
         return;
     }
     struct membership_coordinator *c = &ctx->coord;

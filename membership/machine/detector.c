@@ -399,11 +399,46 @@ void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
     p->id = id;
     p->started_ns = now;
     p->deadline_ns = machine_deadline_after(now, ctx->config.probe_timeout_ns);
+    p->link_down = false;
     machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
 }
 
+void detector_mark_link_probe(struct membership *ctx, uint32_t id)
+{
+    for (uint32_t i = 0; i < ctx->probe_count; i++) {
+        if (ctx->probes[i].id == id) {
+            ctx->probes[i].link_down = true;
+        }
+    }
+}
+
+/*
+ * The far end of a link that went down answered by another route: a
+ * network fault (lib/recovery.h), no view change.  Said (with the action
+ * the policy gives it) only under a recovery policy.
+ */
+static void network_fault(struct membership *ctx, const struct membership_probe *p, uint64_t now,
+                          struct membership_outbox *out)
+{
+    const struct recovery_policy *policy = &ctx->config.recovery;
+    if (policy->version == 0) {
+        return;
+    }
+    struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_FAILURE_DETECTED, now);
+    if (e != NULL) {
+        e->u.failure.who = p->id;
+        e->u.failure.detector = ctx->self;
+        e->u.failure.detect_ns = now - p->started_ns;
+        e->u.failure.cause = MEMBERSHIP_CAUSE_PROBE;
+        e->u.failure.model = FAULT_MODEL_NETWORK;
+    }
+    machine_emit_decision(out, now, ctx->epoch, p->id, FAULT_MODEL_NETWORK,
+                          recovery_policy_action(policy, FAULT_MODEL_NETWORK));
+}
+
 /* Any message is a sign of life of its sender. */
-void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now)
+void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now,
+                         struct membership_outbox *out)
 {
     for (uint32_t i = 0; i < ctx->watch_count; i++) {
         if (ctx->watch[i].id == sender) {
@@ -414,6 +449,9 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_vie
     for (uint32_t i = 0; i < ctx->probe_count; i++) {
         if (ctx->probes[i].id == sender) {
             ctx->counters.false_suspicions++;
+            if (ctx->probes[i].link_down) {
+                network_fault(ctx, &ctx->probes[i], now, out);
+            }
             ctx->probes[i] = ctx->probes[--ctx->probe_count];
             break;
         }

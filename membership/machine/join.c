@@ -99,7 +99,8 @@ static void join_next(struct membership *ctx, uint64_t now, struct membership_ou
     }
 }
 
-void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *out, bool rejoin)
+/* Out of any view: nothing of the last one goes on. */
+static void drop_view(struct membership *ctx)
 {
     ctx->has_view = false;
     ctx->round.active = false;
@@ -108,6 +109,11 @@ void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *
     detector_reset(ctx);
     ctx->census.active = false;
     ctx->pending_work = 0;
+}
+
+void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *out, bool rejoin)
+{
+    drop_view(ctx);
     ctx->join.active = true;
     ctx->join.rejoin = rejoin;
     /*
@@ -150,6 +156,11 @@ void join_expel(struct membership *ctx, uint64_t now, struct membership_outbox *
     }
     ctx->incarnation++; /* a new life: nothing from this one is accepted again */
     ctx->join.hint = by != ctx->self ? by : MEMBERSHIP_NONE;
+    if (ctx->leaving) {
+        /* We asked to leave (a process fault): out we stay, until a restart. */
+        drop_view(ctx);
+        return;
+    }
     join_enter(ctx, now, out, true);
 }
 
@@ -251,6 +262,26 @@ void join_left_out(struct membership *ctx, uint64_t now)
     j->reached_root = false;
     j->asked_ns = now;
     j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
+}
+
+/* A root will not let us in (quarantine): say why, and stop asking. */
+void join_handle_refused(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                         struct membership_outbox *out)
+{
+    struct membership_joiner *j = &ctx->join;
+    if (!j->active || ctx->has_view) {
+        ctx->counters.drops_unexpected++;
+        return;
+    }
+    j->active = false;
+    j->refused = true;
+    j->deadline_ns = MEMBERSHIP_NEVER;
+    ctx->sync.active = false;
+    struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_JOIN_REFUSED, now);
+    if (e != NULL) {
+        e->u.refused.by = msg->header.sender;
+        e->u.refused.reason = msg->body.refused.reason;
+    }
 }
 
 void join_done(struct membership *ctx, uint64_t now)

@@ -73,6 +73,8 @@ void machine_emit_failure(struct membership *ctx, uint32_t who, uint64_t detect_
         e->u.failure.detector = ctx->self;
         e->u.failure.detect_ns = detect_ns;
         e->u.failure.cause = cause;
+        e->u.failure.model = cause == MEMBERSHIP_CAUSE_APPLICATION ? FAULT_MODEL_PROCESS
+                                                                   : FAULT_MODEL_PHYSICAL;
     }
 }
 

@@ -150,11 +150,14 @@ uint64_t detector_watch_timeout(const struct membership *ctx, const struct membe
 /* A new view: suspects that left it are settled, the rest reported again. */
 void detector_view_changed(struct membership *ctx);
 /* Any message is a sign of life of its sender (holds_view: it says it holds a view). */
-void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now);
+void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now,
+                         struct membership_outbox *out);
 void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
                           struct membership_outbox *out);
 /* This node's detector holds id for dead (reported or about to be). */
 bool detector_suspects(const struct membership *ctx, uint32_t id);
+/* The probe of id was started by the link to it going down. */
+void detector_mark_link_probe(struct membership *ctx, uint32_t id);
 void detector_add_suspect(struct membership *ctx, uint32_t id, uint8_t cause, uint64_t since_ns,
                           uint64_t now, struct membership_outbox *out);
 /* Sends (or re-sends) the failure report; MACHINE_WORK_REPORT. */
@@ -172,7 +175,12 @@ void detector_tick(struct membership *ctx, uint64_t now, struct membership_outbo
 /* ------------------------------------------------------------------ */
 
 void coord_reset(struct membership *ctx);
+/* A recovery-decision event (action may carry MEMBERSHIP_DECISION_QUARANTINED). */
+void machine_emit_decision(struct membership_outbox *out, uint64_t now, uint64_t epoch,
+                           uint32_t node, uint8_t model, uint8_t action);
 void coord_queue_failure(struct membership *ctx, uint32_t id);
+/* The same with the fault model a report gave (coord_queue_failure: physical). */
+void coord_queue_failure_model(struct membership *ctx, uint32_t id, uint8_t model);
 /* As next root: queues the members from the dead root up to us. */
 void coord_queue_prefix(struct membership *ctx, uint32_t failed_root);
 void coord_begin_episode(struct membership *ctx, uint64_t now);
@@ -267,6 +275,8 @@ void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *o
 void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now);
 /* We are in (a view installed): the join is over. */
 void join_done(struct membership *ctx, uint64_t now);
+void join_handle_refused(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                         struct membership_outbox *out);
 /* Welcomed, but the view fetched does not have us: back off before asking again. */
 void join_left_out(struct membership *ctx, uint64_t now);
 

@@ -157,7 +157,7 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
         ctx->counters.drops_unexpected++;
         return;
     }
-    detector_note_alive(ctx, h->sender, (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0, now_ns);
+    detector_note_alive(ctx, h->sender, (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0, now_ns, out);
     if (h->sender == ctx->root_check) {
         ctx->root_check = MEMBERSHIP_NONE;
         if ((h->flags & MEMBERSHIP_FLAG_HAS_VIEW) == 0 && h->sender == machine_root_id(ctx)) {
@@ -180,6 +180,9 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
         return;
     case MEMBERSHIP_MSG_JOIN_DET_ACK:
         join_handle_det_ack(ctx, &msg, now_ns, out);
+        return;
+    case MEMBERSHIP_MSG_JOIN_REFUSED:
+        join_handle_refused(ctx, &msg, now_ns, out);
         return;
     case MEMBERSHIP_MSG_VIEW_REQUEST:
         transfer_handle_request(ctx, &msg, out);
@@ -353,6 +356,7 @@ void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, 
     }
     if (machine_is_member(ctx, neighbour) && neighbour != ctx->self) {
         detector_start_probe(ctx, neighbour, now_ns, out);
+        detector_mark_link_probe(ctx, neighbour);
     }
     run_pending(ctx, now_ns, out);
 }
@@ -365,6 +369,49 @@ bool membership_suspect(struct membership *ctx, uint32_t node, uint64_t now_ns,
         return false;
     }
     detector_start_probe(ctx, node, now_ns, out);
+    run_pending(ctx, now_ns, out);
+    return true;
+}
+
+bool membership_request_removal(struct membership *ctx, uint8_t model, uint64_t now_ns,
+                                struct membership_outbox *out)
+{
+    note_time(ctx, now_ns);
+    if (!ctx->has_view || !machine_is_member(ctx, ctx->self) || model == FAULT_MODEL_NONE ||
+        model >= FAULT_MODEL_LIMIT) {
+        return false;
+    }
+    /*
+     * The root cannot remove itself: it asks the next member in layout
+     * order, which takes the report about the root as the next root does
+     * (see coord_handle_report) and mints the change; meanwhile this root
+     * mints nothing (coord_maybe_start).
+     */
+    uint32_t target = machine_root_id(ctx);
+    if (machine_is_root(ctx)) {
+        uint32_t rank = membership_view_rank(&ctx->view, ctx->self_pos);
+        if (rank + 1u >= ctx->view.live) {
+            return false; /* alone, or the last: nobody to take over */
+        }
+        target = machine_id_at(ctx, membership_view_select(&ctx->view, rank + 1u));
+    }
+    if (!ctx->leaving) {
+        ctx->leaving = true;
+        machine_emit_failure(ctx, ctx->self, 0, MEMBERSHIP_CAUSE_APPLICATION, now_ns, out);
+    }
+    /* Our own report: no sequence (the caller asks again while we are in). */
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_NODE_FAILURE);
+    membership_put_u32(&w, ctx->self);
+    membership_put_u32(&w, 0);
+    membership_put_u32(&w, UINT32_MAX);
+    membership_put_u16(&w, 1);
+    membership_put_u8(&w, 0);
+    membership_put_u8(&w, model);
+    membership_put_u32(&w, ctx->self);
+    if (membership_outbox_commit(out, target, &w)) {
+        ctx->counters.reports_sent++;
+    }
     run_pending(ctx, now_ns, out);
     return true;
 }

@@ -306,6 +306,15 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
         if (apply_change(ctx, msg)) {
             coord_reset(ctx);
             install_view(ctx, now, out);
+            for (uint32_t i = 0; (msg->body.change.flags & MEMBERSHIP_CHANGE_DECIDED) != 0 &&
+                                 i < msg->body.change.failed_count;
+                 i++) {
+                uint8_t model;
+                uint8_t action;
+                membership_msg_decision(msg, i, &model, &action);
+                machine_emit_decision(out, now, h->epoch, membership_msg_failed_id(msg, i), model,
+                                      action);
+            }
             round_start(ctx, h->sender, payload, length, 0, now, out);
             return;
         }

@@ -119,6 +119,12 @@ bool emu_fault_apply(struct emu *emu, const struct emu_action *action, char *err
             return false;
         emu_process_rebooting(emu, node);
         return true;
+    case EMU_ACTION_APPKILL:
+        if (emu_node_send(node, "appkill"))
+            return true;
+        snprintf(error, capacity, "node %u: cannot send `appkill` to its console",
+                 (unsigned)node->rank);
+        return false;
     case EMU_ACTION_RESTART:
     case EMU_ACTION_JOIN:
         if (node->pid > 0) {

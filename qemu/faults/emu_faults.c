@@ -58,6 +58,7 @@ struct emu_faults {
 
     bool checking;
     struct emu_view_answer *answers; /* [count] */
+    uint64_t *restarted_epoch; /* [count]: the view whose RESTART decision we carried out */
 };
 
 bool emu_faults_wanted(const struct emu_options *options)
@@ -181,7 +182,9 @@ bool emu_faults_prepare(struct emu *emu)
     f->qemu = calloc(n, sizeof *f->qemu);
     f->expected = calloc(n, sizeof *f->expected);
     f->answers = calloc(n, sizeof *f->answers);
+    f->restarted_epoch = calloc(n, sizeof *f->restarted_epoch);
     if (f->qemu == NULL || f->expected == NULL || f->answers == NULL ||
+        f->restarted_epoch == NULL ||
         !emu_results_init(&f->results, n)) {
         fprintf(stderr, TOOL ": out of memory\n");
         return false;
@@ -290,6 +293,7 @@ void emu_faults_release(struct emu *emu)
         fclose(f->records);
     free(f->qemu);
     free(f->expected);
+    free(f->restarted_epoch);
     free(f->answers);
     free(f);
     emu->hook_state = NULL;
@@ -334,6 +338,8 @@ static void note_progress(const struct emu *emu, struct emu_faults *f,
     }
 }
 
+static void on_decision(struct emu *emu, struct emu_faults *f, const struct event_line *line);
+
 void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct event_line *line)
 {
     struct emu_faults *f = emu->hook_state;
@@ -360,12 +366,24 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
         note_progress(emu, f, node, line);
     if (strcmp(line->name, "failure-detected") == 0 && f->group_open) {
         uint64_t who = UINT64_MAX;
+        const char *model = event_line_get(line, "model");
+        /* A process or network fault names a node that is up, rightly. */
+        bool physical = model == NULL || strcmp(model, "physical") == 0;
         f->open_detections++;
-        if (event_line_get_u64(line, "who", &who) && who < emu->count &&
+        if (physical && event_line_get_u64(line, "who", &who) && who < emu->count &&
             !emu_results_touches(&f->results, (uint32_t)who) && f->expected[who])
             f->open_false++;
     }
     emu_results_on_event(&f->results, node->rank, line, now);
+    if (strcmp(line->name, "recovery-decision") == 0)
+        on_decision(emu, f, line);
+    if (strcmp(line->name, "join-refused") == 0)
+        f->expected[node->rank] = false; /* quarantined: it stays out */
+    if (strcmp(line->name, "app-killed") == 0) {
+        /* It leaves the view, unless it is the only member. */
+        const char *leaving = event_line_get(line, "leaving");
+        f->expected[node->rank] = leaving == NULL || strcmp(leaving, "true") != 0;
+    }
 }
 
 void emu_faults_on_ready(struct emu *emu, struct emu_node *node)
@@ -386,6 +404,7 @@ static void expect_after(struct emu_faults *f, const struct emu_action *action)
     switch (action->kind) {
     case EMU_ACTION_KILL:
     case EMU_ACTION_HANG:
+    case EMU_ACTION_APPKILL: /* up, but out of the view (it asked to leave) */
         f->expected[action->node] = false;
         break;
     case EMU_ACTION_RESUME:
@@ -585,6 +604,24 @@ static uint64_t script_due(const struct emu *emu, const struct emu_faults *f)
     return f->last_inject_ns + (next->at_ns - previous->at_ns);
 }
 
+/* An action for later (undo_due_now does it): false when out of memory. */
+static bool schedule(struct emu *emu, struct emu_faults *f, const struct emu_action *action)
+{
+    if (f->undo_count == f->undo_capacity) {
+        unsigned capacity = f->undo_capacity == 0 ? 8 : f->undo_capacity * 2;
+        struct emu_action *grown = realloc(f->undos, capacity * sizeof *grown);
+        if (grown == NULL) {
+            fprintf(stderr, TOOL ": out of memory for fault undos\n");
+            emu->failed = true;
+            return false;
+        }
+        f->undos = grown;
+        f->undo_capacity = capacity;
+    }
+    f->undos[f->undo_count++] = *action;
+    return true;
+}
+
 /* Fires every action timed by iteration whose iteration came; schedules its undo. */
 static void fire_by_progress(struct emu *emu, struct emu_faults *f)
 {
@@ -597,19 +634,10 @@ static void fire_by_progress(struct emu *emu, struct emu_faults *f)
         inject(emu, f, a, reached);
         if (a->hold_ns == 0)
             continue;
-        if (f->undo_count == f->undo_capacity) {
-            unsigned capacity = f->undo_capacity == 0 ? 8 : f->undo_capacity * 2;
-            struct emu_action *grown = realloc(f->undos, capacity * sizeof *grown);
-            if (grown == NULL) {
-                fprintf(stderr, TOOL ": out of memory for fault undos\n");
-                emu->failed = true;
-                return;
-            }
-            f->undos = grown;
-            f->undo_capacity = capacity;
-        }
-        emu_action_undo(a, a->hold_ns, emu_job_ns(emu) + a->hold_ns,
-                        &f->undos[f->undo_count++]);
+        struct emu_action undo;
+        emu_action_undo(a, a->hold_ns, emu_job_ns(emu) + a->hold_ns, &undo);
+        if (!schedule(emu, f, &undo))
+            return;
     }
 }
 
@@ -635,6 +663,60 @@ static void undo_due_now(struct emu *emu, struct emu_faults *f, uint64_t now)
         f->undos[first] = f->undos[--f->undo_count];
         inject(emu, f, &undo, 0);
     }
+}
+
+/*
+ * The control system's part of a RESTART decision (issue 15): the first
+ * member to announce it (every member does, with the view) has the node
+ * restarted: a QEMU node that runs is reset (system_reset keeps its RAM),
+ * a host process killed and started again (a new incarnation), a dead
+ * node started again.  Network decisions (no view change), quarantined
+ * nodes (their rejoin is refused) and nodes whose new life joined in the
+ * same change (they restarted already) are left alone.
+ */
+#define EMU_RESTART_AFTER_KILL_NS (300u * NS_PER_MS)
+static void on_decision(struct emu *emu, struct emu_faults *f, const struct event_line *line)
+{
+    const char *action = event_line_get(line, "action");
+    const char *model = event_line_get(line, "model");
+    const char *quarantined = event_line_get(line, "quarantined");
+    const char *rejoined = event_line_get(line, "rejoined");
+    uint64_t who = UINT64_MAX;
+    uint64_t epoch = 0;
+    if (action == NULL || strcmp(action, "restart") != 0 || model == NULL ||
+        strcmp(model, "network") == 0 || (quarantined != NULL && strcmp(quarantined, "true") == 0) ||
+        (rejoined != NULL && strcmp(rejoined, "true") == 0) ||
+        !event_line_get_u64(line, "who", &who) || who >= emu->count ||
+        !event_line_get_u64(line, "epoch", &epoch) || f->restarted_epoch[who] == epoch)
+        return;
+    f->restarted_epoch[who] = epoch;
+    uint32_t id = (uint32_t)who;
+    enum emu_inject_state state = f->world.state[id];
+    struct emu_action first;
+    memset(&first, 0, sizeof first);
+    first.node = id;
+    first.at_ns = emu_job_ns(emu);
+    char text[EMU_ACTION_TEXT_MAX];
+    if (f->qemu[id] && state == EMU_INJECT_RUNNING)
+        first.kind = EMU_ACTION_REBOOT;
+    else if (state == EMU_INJECT_RUNNING || state == EMU_INJECT_HUNG)
+        first.kind = EMU_ACTION_KILL;
+    else if (state == EMU_INJECT_KILLED)
+        first.kind = EMU_ACTION_RESTART;
+    else
+        return;
+    snprintf(text, sizeof text, "%s %u (decision: %s)", emu_action_name(first.kind),
+             (unsigned)id, model);
+    emu_action_set_text(&first, text);
+    say(emu, "recovery-decision: node %u (%s) restart: %s", (unsigned)id, model, text);
+    if (!schedule(emu, f, &first) || first.kind != EMU_ACTION_KILL)
+        return;
+    struct emu_action again = first;
+    again.kind = EMU_ACTION_RESTART;
+    again.at_ns = first.at_ns + EMU_RESTART_AFTER_KILL_NS;
+    snprintf(text, sizeof text, "restart %u (decision: %s)", (unsigned)id, model);
+    emu_action_set_text(&again, text);
+    schedule(emu, f, &again);
 }
 
 /* Every action the run ends before: the job was over first. */

@@ -13,6 +13,7 @@ static const char *const action_names[] = {
     [EMU_ACTION_RESUME] = "resume",   [EMU_ACTION_LINK_OFF] = "link",
     [EMU_ACTION_LINK_ON] = "link",    [EMU_ACTION_REBOOT] = "reboot",
     [EMU_ACTION_RESTART] = "restart", [EMU_ACTION_JOIN] = "join",
+    [EMU_ACTION_APPKILL] = "appkill",
 };
 
 const char *emu_action_name(enum emu_action_kind kind)
@@ -105,6 +106,9 @@ static bool action_kind_of(enum fault_kind kind, enum emu_action_kind *out)
         return true;
     case FAULT_JOIN:
         *out = EMU_ACTION_JOIN;
+        return true;
+    case FAULT_APPKILL:
+        *out = EMU_ACTION_APPKILL;
         return true;
     default:
         return false;
@@ -338,6 +342,12 @@ bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *a
             return refuse(error, capacity, "node %u is %s (expected a killed node)",
                           (unsigned)n, state_text(state));
         world->state[n] = EMU_INJECT_RUNNING;
+        return true;
+    case EMU_ACTION_APPKILL:
+        /* The runtime goes on: the node stays running (out of the view). */
+        if (state != EMU_INJECT_RUNNING)
+            return refuse(error, capacity, "node %u is %s (expected a running node)",
+                          (unsigned)n, state_text(state));
         return true;
     case EMU_ACTION_JOIN:
         if (world->spares == 0)

@@ -48,6 +48,7 @@ enum emu_action_kind {
     EMU_ACTION_REBOOT,
     EMU_ACTION_RESTART,
     EMU_ACTION_JOIN,
+    EMU_ACTION_APPKILL, /* `appkill` on the node's console: its application stops dead */
 };
 
 /* Why a script without items is refused. */

@@ -164,19 +164,38 @@ void emu_results_on_event(struct emu_results *results, uint32_t rank,
         }
         return;
     }
+    /* A link fault's far end answers around it: its near end says network
+     * (issue 15), naming the far end; that is this fault's detection. */
+    const char *model = event_line_get(line, "model");
+    bool network = model != NULL && strcmp(model, "network") == 0;
     for (unsigned i = results->open_first; i < results->fault_count; i++) {
         struct emu_fault_record *r = &results->faults[i];
         if (!r->injected || now_ns < r->injected_ns)
             continue;
+        bool link = r->action.kind == EMU_ACTION_LINK_OFF;
+        bool at_link_end = link && network && rank == r->action.node;
         if (strcmp(name, "failure-detected") == 0) {
             uint64_t who = UINT64_MAX;
-            if (event_line_get_u64(line, "who", &who) && who == r->action.node &&
+            if (event_line_get_u64(line, "who", &who) && (who == r->action.node || at_link_end) &&
                 !r->detected) {
                 r->detected = true;
                 r->detected_ns = now_ns;
                 r->detector = rank;
                 r->node_detect_ns = get_u64(line, "detect_ns");
                 copy_token(r->cause, sizeof r->cause, event_line_get(line, "cause"));
+                copy_token(r->model, sizeof r->model, event_line_get(line, "model"));
+            }
+        } else if (strcmp(name, "recovery-decision") == 0) {
+            uint64_t who = UINT64_MAX;
+            if (event_line_get_u64(line, "who", &who) && (who == r->action.node || at_link_end) &&
+                !r->decided) {
+                r->decided = true;
+                copy_token(r->decision_model, sizeof r->decision_model,
+                           event_line_get(line, "model"));
+                copy_token(r->decision_action, sizeof r->decision_action,
+                           event_line_get(line, "action"));
+                const char *quarantined = event_line_get(line, "quarantined");
+                r->quarantined = quarantined != NULL && strcmp(quarantined, "true") == 0;
             }
         } else if (strcmp(name, "stable") == 0) {
             r->stables++;
@@ -257,6 +276,11 @@ static void write_record(const struct emu_results *results, const struct emu_fau
                 r->cause, r->node_detect_ns);
     else
         fprintf(out, ",\"detection\":null");
+    if (r->decided)
+        fprintf(out, ",\"decision\":{\"model\":\"%s\",\"action\":\"%s\",\"quarantined\":%s}",
+                r->decision_model, r->decision_action, r->quarantined ? "true" : "false");
+    else
+        fprintf(out, ",\"decision\":null");
     if (r->stable)
         fprintf(out,
                 ",\"stable\":{\"at_ns\":%" PRIu64 ",\"root\":%u,\"epoch\":%" PRIu64
@@ -386,8 +410,8 @@ void emu_results_print_table(const struct emu_results *results, FILE *out)
     fprintf(out, "faults (times from the job start; L = %.3f ms one hop from %u pings; model "
                  "2 L S + O_cp H, O_cp the nodes' median time to install the view)\n",
             results->one_hop_ns / 1e6, results->latency_samples);
-    fprintf(out, "  %3s %9s  %-24s %10s %9s %9s %6s %10s  %s\n", "#", "at", "fault",
-            "detected", "T_s", "model", "ratio", "stable", "agreement");
+    fprintf(out, "  %3s %9s  %-24s %10s %-17s %9s %9s %6s %10s  %s\n", "#", "at", "fault",
+            "detected", "fault model/action", "T_s", "model", "ratio", "stable", "agreement");
     for (unsigned i = 0; i < results->fault_count; i++) {
         const struct emu_fault_record *r = &results->faults[i];
         const struct emu_check_record *c = check_of(results, r);
@@ -410,8 +434,17 @@ void emu_results_print_table(const struct emu_results *results, FILE *out)
             snprintf(ratio, sizeof ratio, "-");
         format_ms(recovery, sizeof recovery, r->stable, (double)(r->stable_ns - r->injected_ns),
                   true);
-        fprintf(out, "  %3u %+8.3fs  %-24s %10s %9s %9s %6s %10s  ", r->index,
-                (double)r->injected_ns / 1e9, described, detected, ts, model, ratio, recovery);
+        /* The root's decision, else the detection's model ("network": no decision
+         * from the root), else "-". */
+        char decision[40];
+        if (r->decided)
+            snprintf(decision, sizeof decision, "%s/%s%s", r->decision_model, r->decision_action,
+                     r->quarantined ? "!" : "");
+        else
+            snprintf(decision, sizeof decision, "%s", r->model[0] != '\0' ? r->model : "-");
+        fprintf(out, "  %3u %+8.3fs  %-24s %10s %-17s %9s %9s %6s %10s  ", r->index,
+                (double)r->injected_ns / 1e9, described, detected, decision, ts, model, ratio,
+                recovery);
         if (!r->injected)
             fprintf(out, "not done: %s\n", r->error);
         else if (c == NULL)

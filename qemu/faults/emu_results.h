@@ -42,6 +42,11 @@ struct emu_fault_record {
     uint32_t detector;
     char cause[16];
     uint64_t node_detect_ns;  /* the detector's own detect_ns */
+    char model[12];           /* the detection's fault model (lib/recovery.h), or "" */
+
+    bool decided;             /* a recovery-decision named the node (issue 15) */
+    char decision_model[12], decision_action[12];
+    bool quarantined;
 
     bool stable;
     uint64_t stable_ns;       /* when the launcher read it */

@@ -73,12 +73,19 @@ static bool job_over(struct emu *emu)
     return true;
 }
 
+/* Restarted or rebooted: a later life runs nothing (node_job_init), its
+ * ranks went on without it. */
+static bool later_life(const struct emu_node *node)
+{
+    return node->incarnation > 1 || node->reported_incarnation > 1;
+}
+
 /* Down, or expelled while its application ran (a hang, a false suspicion):
  * the others took its rank for failed and went on without it, so what its
  * application reports afterwards is not the job's. */
 static bool is_out(const struct emu_node *node)
 {
-    return is_down(node) || node->app_expelled;
+    return is_down(node) || node->app_expelled || node->app_killed || later_life(node);
 }
 
 /* One communicator epoch has one rank map: a `comm` line is checked
@@ -274,6 +281,8 @@ void emu_app_on_event(struct emu *emu, struct emu_node *node, const struct event
         if (node->app_started && !node->app_reported && !node->app_aborted &&
             is_rank(emu, node))
             node->app_expelled = true;
+    } else if (strcmp(name, "app-killed") == 0) {
+        node->app_killed = true; /* a process fault: the others go on without it */
     } else if (strcmp(name, "app-adopted") == 0) {
         node->app_adopted = true;
     } else if (strcmp(name, "comm") == 0) {
@@ -414,12 +423,18 @@ bool emu_app_judge(struct emu *emu)
             continue;
         const char *result = node->app_aborted    ? "abort"
                              : is_down(node)      ? "down"
-                             : node->app_expelled ? "out"
+                             : node->app_expelled || node->app_killed ||
+                                       (later_life(node) && !node->app_reported)
+                                   ? "out"
                              : !node->app_reported ? "none"
                              : node->app_ok        ? "ok"
                                                    : "FAILED";
         char note[128] = "";
-        if (node->app_expelled)
+        if (node->app_killed)
+            snprintf(note, sizeof note, "application killed (appkill): owes no result");
+        else if (later_life(node) && !node->app_reported)
+            snprintf(note, sizeof note, "restarted (a later life runs nothing): owes no result");
+        else if (node->app_expelled)
             snprintf(note, sizeof note, "expelled while its application ran: owes no result");
         else if (node->app_aborted)
             snprintf(note, sizeof note, "app-abort %s", node->app_abort);

@@ -68,6 +68,10 @@ void emu_options_usage(FILE *out)
         "                       renumbered) or rebuild (a spare adopts the rank)\n"
         "  --msg-mode nop|cont  after a failure every call fails until the rebuild\n"
         "                       (nop), or only calls naming a failed rank (cont)\n"
+        "  --recovery POLICY    what the root decides per fault model, e.g.\n"
+        "                       'process=restart; physical=migrate; network=ignore;\n"
+        "                       repeated(3 in 60s)=migrate' (in the job block; the\n"
+        "                       launcher carries out restart)\n"
         "  --verbose            print each instance's command line, and every\n"
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
@@ -135,7 +139,7 @@ struct raw_options {
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu, *job, *auth;
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
-    const char *checkpoint_every;
+    const char *checkpoint_every, *recovery;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
@@ -170,6 +174,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--comm-mode", &raw->comm_mode, NULL},
         {"--msg-mode", &raw->msg_mode, NULL},
         {"--checkpoint-every", &raw->checkpoint_every, NULL},
+        {"--recovery", &raw->recovery, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
@@ -212,6 +217,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                             : raw->comm_mode != NULL   ? "--comm-mode"
                             : raw->msg_mode != NULL    ? "--msg-mode"
                             : raw->checkpoint_every != NULL ? "--checkpoint-every"
+                            : raw->recovery != NULL    ? "--recovery"
                                                        : NULL;
         if (stray != NULL)
             snprintf(error, capacity, "%s needs --app (expected --app NAME)", stray);
@@ -231,6 +237,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                        .comm_mode = raw->comm_mode,
                                        .msg_mode = raw->msg_mode,
                                        .checkpoint_every = raw->checkpoint_every,
+                                       .recovery = raw->recovery,
                                        .default_iterations = EMU_APP_DEFAULT_ITERATIONS,
                                        .max_iterations = EMU_APP_MAX_ITERATIONS};
     if (!job_options_build(&wanted, &o->app_job, error, capacity))

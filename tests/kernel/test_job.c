@@ -57,7 +57,7 @@ static void test_round_trip(void)
     CHECK(out.routing_mode == 0 && out.iterations == 500 && out.progress_interval == 100);
     CHECK(out.checkpoint_interval == 0 && out.seed_count == 0 && out.seed_node[3] == 0);
     CHECK(memcmp(out.app_arg, job.app_arg, sizeof job.app_arg) == 0);
-    CHECK(!job_has_key(&out) && out.recovery_policy[0] == '\0');
+    CHECK(!job_has_key(&out) && out.recovery.version == 0);
     CHECK_EQ(out.app_arg[1], (uint64_t)-3);
     CHECK(out.app_arg[2] == INT64_MIN && out.app_arg[3] == INT64_MAX);
     /* Byte-exact layout the loader and the host tools rely on. */
@@ -72,6 +72,72 @@ static void test_round_trip(void)
         CHECK_EQ(job_app_from_name(job_app_name(app)), app);
     CHECK(job_app_from_name("nosuch") == 0 && job_app_name(0) == NULL);
     CHECK(job_app_name(JOB_APP_LAST + 1) == NULL);
+}
+
+/* The field a decoder names for a block whose policy byte `at` is `value`. */
+static const char *field_of_policy_byte(unsigned at, uint8_t value)
+{
+    struct job job = valid_job();
+    uint8_t block[JOB_SIZE];
+    job_encode(&job, block);
+    block[96] = RECOVERY_POLICY_VERSION;
+    block[96 + at] = value;
+    uint32_t crc = crc32_update(0, block, 124);
+    for (unsigned i = 0; i < 4; i++)
+        block[124 + i] = (uint8_t)(crc >> (8 * i));
+    struct job out;
+    struct personality_error error = {0};
+    if (job_decode(block, sizeof block, &out, &error))
+        return "(accepted)";
+    return error.field;
+}
+
+/* Issue 15: the policy in its binary form, byte for byte, and every bad
+ * byte refused with the field it is. */
+static void test_recovery_policy(void)
+{
+    struct job job = valid_job();
+    job.recovery.version = RECOVERY_POLICY_VERSION;
+    job.recovery.action[FAULT_MODEL_PROCESS - 1] = RECOVERY_RESTART;
+    job.recovery.action[FAULT_MODEL_PHYSICAL - 1] = RECOVERY_MIGRATE;
+    job.recovery.action[FAULT_MODEL_REPEATED - 1] = RECOVERY_PROMOTE;
+    job.recovery.repeat_count = 3;
+    job.recovery.repeat_window_s = 300;
+    job.recovery.quarantine_limit = 6;
+    uint8_t block[JOB_SIZE];
+    job_encode(&job, block);
+    static const uint8_t expected[12] = {1, 1, 2, 0, 3, 3, 300 & 0xFF, 300 >> 8, 6, 0, 0, 0};
+    CHECK(memcmp(block + 96, expected, sizeof expected) == 0);
+    struct job out;
+    struct personality_error error = {0};
+    CHECK(job_decode(block, sizeof block, &out, &error));
+    CHECK(out.recovery.version == 1 && out.recovery.repeat_count == 3 &&
+          out.recovery.repeat_window_s == 300 && out.recovery.quarantine_limit == 6);
+    CHECK(memcmp(out.recovery.action, job.recovery.action, sizeof job.recovery.action) == 0);
+    CHECK_EQ(recovery_policy_action(&out.recovery, FAULT_MODEL_PHYSICAL), RECOVERY_MIGRATE);
+    CHECK_EQ(recovery_policy_action(&out.recovery, FAULT_MODEL_NETWORK), RECOVERY_IGNORE);
+    CHECK_EQ(recovery_policy_action(&out.recovery, FAULT_MODEL_NONE), RECOVERY_IGNORE);
+
+    /* No policy: every byte 0, and nothing after a zero version. */
+    job = valid_job(); job.recovery.action[0] = RECOVERY_RESTART;
+    CHECK(strcmp(field_of_encoded(&job), "recovery_policy.process") == 0);
+    CHECK(strcmp(field_of_policy_byte(0, 2), "recovery_policy.version") == 0);
+    CHECK(strcmp(field_of_policy_byte(2, 4), "recovery_policy.physical") == 0);
+    CHECK(strcmp(field_of_policy_byte(3, RECOVERY_PROMOTE), "(accepted)") == 0);
+    CHECK(strcmp(field_of_policy_byte(6, 10), "recovery_policy.repeat_window") == 0);
+    CHECK(strcmp(field_of_policy_byte(15, 1), "recovery_policy.reserved") == 0);
+    CHECK(strcmp(field_of_policy_byte(23, 1), "recovery_policy.reserved") == 0);
+    /* A count needs a window; the quarantine limit lies above the count. */
+    job = valid_job(); job.recovery.version = 1; job.recovery.repeat_count = 3;
+    CHECK(strcmp(field_of_encoded(&job), "recovery_policy.repeat_window") == 0);
+    job.recovery.repeat_window_s = 60; job.recovery.quarantine_limit = 3;
+    CHECK(strcmp(field_of_encoded(&job), "recovery_policy.quarantine") == 0);
+    char line[200];
+    line_of_encoded(&job, line, sizeof line);
+    CHECK(strcmp(line, "job: recovery_policy.quarantine=3 is invalid, expected 0 (no "
+                       "quarantine) or a limit above the repeated count") == 0);
+    job.recovery.quarantine_limit = 4;
+    CHECK(strcmp(field_of_encoded(&job), "(accepted)") == 0);
 }
 
 static void test_missing_and_truncated(void)
@@ -212,11 +278,6 @@ static void test_out_of_range_fields(void)
     CHECK(strcmp(field_of_encoded(&job), "seed_count") == 0);
     job = valid_job(); job.seed_node[3] = 5;
     CHECK(strcmp(field_of_encoded(&job), "seed_node") == 0);
-    job = valid_job(); strcpy(job.recovery_policy, "respawn");
-    CHECK(strcmp(field_of_encoded(&job), "recovery_policy") == 0);
-    job = valid_job(); job.recovery_policy[5] = 'x'; /* text after the NUL */
-    CHECK(strcmp(field_of_encoded(&job), "recovery_policy") == 0);
-
     /* A key (issue 20): random bytes pass, and come back whole. */
     job = valid_job();
     static const uint8_t random_key[JOB_KEY_BYTES] = {0x3f, 0xa1, 0x07, 0xc4, 0x5e, 0x92,
@@ -270,5 +331,6 @@ int main(void)
     test_missing_and_truncated();
     test_corruption();
     test_out_of_range_fields();
+    test_recovery_policy();
     return check_report("test_job");
 }

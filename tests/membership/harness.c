@@ -30,6 +30,7 @@ static bool init_node(struct harness *h, uint32_t id, uint32_t incarnation)
     c.layout = h->setup.layout;
     c.watch_torus_neighbours = h->setup.watch_torus_neighbours;
     c.incarnation = incarnation;
+    c.recovery = h->setup.recovery;
     if (h->setup.detect_ms != 0) {
         membership_config_timeouts_ms(&c, h->setup.heartbeat_ms, h->setup.detect_ms);
     }
@@ -239,6 +240,15 @@ static void carry_out(struct harness *h, const struct harness_fault *f)
         break;
     case HARNESS_FAULT_HEAL:
         h->partitioned = false;
+        break;
+    case HARNESS_FAULT_APPKILL:
+        if (!h->down[f->node]) {
+            if (!membership_request_removal(&h->nodes[f->node], FAULT_MODEL_PROCESS, h->now,
+                                            &h->out)) {
+                harness_fail(h, "removal request refused (node, 0)", f->node, 0);
+            }
+            harness_collect(h, f->node);
+        }
         break;
     }
 }

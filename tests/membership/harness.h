@@ -39,6 +39,7 @@ struct harness_setup {
     uint32_t heartbeat_ms;
     uint32_t detect_ms;
     bool heartbeat_off; /* after the timeouts: no heartbeats (the test detects) */
+    struct recovery_policy recovery; /* every node's (membership_config.recovery) */
 };
 
 /* The faults of the fault language the harness carries out. */
@@ -51,6 +52,7 @@ enum harness_fault_kind {
     HARNESS_FAULT_BLOCK,
     HARNESS_FAULT_PARTITION,
     HARNESS_FAULT_HEAL,
+    HARNESS_FAULT_APPKILL, /* the node's application is gone: it asks to be removed */
 };
 
 struct harness_fault {

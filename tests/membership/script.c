@@ -11,6 +11,7 @@
  *     torus 4x4x4 | members N | radix N | tree radix|torus|box
  *     timeouts HEARTBEAT DETECT   membership_config_timeouts_ms (e.g. 10ms 60ms)
  *     heartbeat off               no heartbeats (the script detects)
+ *     recovery POLICY             every node's recovery policy (tori-emu --recovery)
  *     watch-torus-neighbours on|off
  *     hop T                       time from one delivery to the next (deliver)
  *     start                       every node initialised, time 0
@@ -18,7 +19,8 @@
  *     at T                        time moves on to T
  *     FAULT                       a line of the fault language (tools/fault.h),
  *                                 e.g. `kill 5 at 1ms`, `suspect 6 5 at 1ms`,
- *                                 `join 63 at 100ns`, `link 1 2 off at 0`
+ *                                 `join 63 at 100ns`, `link 1 2 off at 0`,
+ *                                 `appkill 5 at 1ms`
  *                                 (carried out when time reaches T; not hang,
  *                                 resume, reboot)
  *     send TYPE from S to D [noview] [u8|u16|u32|u64 V]...
@@ -35,9 +37,13 @@
  *   expectations (counts are exact; count=1 unless given):
  *     expect N|any sends TYPE [to D] [count=K]
  *     expect delivered K | expect lost K
- *     expect event N|any view|failure|stable|joined|expelled|partitioned
+ *     expect event N|any view|failure|stable|joined|expelled|partitioned|
+ *            decision|refused
  *            [who=W] [count=K] [after=T] [until=T] [live=L] [messages=M]
- *            [detector-messages=D]      (after < time <= until; fields of
+ *            [detector-messages=D] [model=M] [action=A] [quarantined=yes|no]
+ *                                       (after < time <= until; who: a
+ *                                        failure's or a decision's node;
+ *                                        model, action, quarantined: of
  *                                        the last matching event)
  *     expect events K                   all events of the window
  *     expect view NODES [none] [epoch=K] [root=R] [live=L] [members=LIST]
@@ -59,6 +65,7 @@
 #include "tests/membership/harness.h"
 #include "tools/cli.h"
 #include "tools/fault.h"
+#include "tools/job_options.h"
 
 #define MAX_TOKENS 32
 #define LINE_MAX 512
@@ -122,6 +129,7 @@ static bool parse_fault(const char *text, const struct torus_geometry *g,
         case FAULT_BLOCK: fault->kind = HARNESS_FAULT_BLOCK; break;
         case FAULT_PARTITION: fault->kind = HARNESS_FAULT_PARTITION; break;
         case FAULT_HEAL: fault->kind = HARNESS_FAULT_HEAL; break;
+        case FAULT_APPKILL: fault->kind = HARNESS_FAULT_APPKILL; break;
         default: ok = bad("'%s': the test network does not carry out this fault", text);
         }
         /* A link that comes back "for D" later: not carried out here either. */
@@ -139,7 +147,7 @@ static bool is_fault_word(const char *word)
 {
     static const char *const words[] = {"kill",  "hang",   "resume",  "link",
                                         "reboot", "restart", "join",   "suspect",
-                                        "block", "partition", "heal"};
+                                        "block", "partition", "heal", "appkill"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         if (strcmp(word, words[i]) == 0) {
             return true;
@@ -314,8 +322,10 @@ static bool expect_sends(struct script *s, char **tok, int n)
 
 static int event_type(const char *name)
 {
-    static const char *const names[] = {NULL,     "view",     "failure",    "stable",
-                                        "joined", "expelled", "partitioned"};
+    /* Indexed by enum membership_event_type. */
+    static const char *const names[] = {NULL,     "view",     "failure",     "stable",
+                                        "joined", "expelled", "partitioned", "decision",
+                                        "refused"};
     for (int t = 1; t < (int)(sizeof names / sizeof names[0]); t++) {
         if (name != NULL && strcmp(name, names[t]) == 0) {
             return t;
@@ -336,11 +346,31 @@ static bool expect_event(struct script *s, char **tok, int n)
     }
     int type = event_type(tok[3]);
     if (type < 0) {
-        return bad("'%s' is not an event (view, failure, stable, joined, expelled, partitioned)",
+        return bad("'%s' is not an event (view, failure, stable, joined, expelled, partitioned, "
+                   "decision, refused)",
                    tok[3]);
     }
-    static const char *const keys[] = {"who",  "count",    "after",             "until",
-                                       "live", "messages", "detector-messages", NULL};
+    static const char *const keys[] = {"who",   "count",    "after",             "until",
+                                       "live",  "messages", "detector-messages", "model",
+                                       "action", "quarantined", NULL};
+    const char *model_text = NULL;
+    const char *action_text = NULL;
+    const char *quarantined_text = NULL;
+    find_option(tok, n, 4, "model", &model_text);
+    find_option(tok, n, 4, "action", &action_text);
+    find_option(tok, n, 4, "quarantined", &quarantined_text);
+    uint8_t model = model_text != NULL ? fault_model_from_name(model_text, strlen(model_text))
+                                       : FAULT_MODEL_LIMIT;
+    uint8_t action = action_text != NULL
+                         ? recovery_action_from_name(action_text, strlen(action_text))
+                         : RECOVERY_ACTION_LIMIT;
+    if ((model_text != NULL && model >= FAULT_MODEL_LIMIT) ||
+        (action_text != NULL && action >= RECOVERY_ACTION_LIMIT) ||
+        (quarantined_text != NULL && strcmp(quarantined_text, "yes") != 0 &&
+         strcmp(quarantined_text, "no") != 0)) {
+        return bad("%s", "model=process|physical|network|repeated, action=ignore|restart|"
+                         "migrate|promote, quarantined=yes|no");
+    }
     uint64_t count = 1, who = 0, after = 0, until = 0, live = 0, messages = 0, det = 0;
     bool has_who, has_count, has_after, has_until, has_live, has_messages, has_det;
     if (!known_options(tok, n, 4, keys) || !option_u64(tok, n, 4, "who", &who, &has_who) ||
@@ -361,7 +391,9 @@ static bool expect_event(struct script *s, char **tok, int n)
         const struct harness_event *e = &h.events[i];
         bool match = e->event.type == type && (node == MEMBERSHIP_NONE || e->node == node) &&
                      (!has_who || (type == MEMBERSHIP_EVENT_FAILURE_DETECTED &&
-                                   e->event.u.failure.who == who)) &&
+                                   e->event.u.failure.who == who) ||
+                      (type == MEMBERSHIP_EVENT_RECOVERY_DECISION &&
+                       e->event.u.decision.node == who)) &&
                      (!has_after || e->time_ns > after) && (!has_until || e->time_ns <= until);
         if (match) {
             got++;
@@ -384,6 +416,21 @@ static bool expect_event(struct script *s, char **tok, int n)
     }
     if (has_messages && e->u.stable.messages != messages) {
         unmet(s, "stable messages=%u, expected %" PRIu64, e->u.stable.messages, messages);
+    }
+    uint8_t got_model = type == MEMBERSHIP_EVENT_FAILURE_DETECTED ? e->u.failure.model
+                        : type == MEMBERSHIP_EVENT_RECOVERY_DECISION ? e->u.decision.model
+                                                                      : FAULT_MODEL_NONE;
+    if (model_text != NULL && got_model != model) {
+        unmet(s, "%s model=%s, expected %s", tok[3], fault_model_name(got_model), model_text);
+    }
+    if (action_text != NULL && e->u.decision.action != action) {
+        unmet(s, "decision action=%s, expected %s", recovery_action_name(e->u.decision.action),
+              action_text);
+    }
+    if (quarantined_text != NULL &&
+        e->u.decision.quarantined != (strcmp(quarantined_text, "yes") == 0)) {
+        unmet(s, "decision quarantined=%s, expected %s", e->u.decision.quarantined ? "yes" : "no",
+              quarantined_text);
     }
     if (has_det && e->u.stable.detector_messages != det) {
         unmet(s, "stable detector-messages=%u, expected %" PRIu64,
@@ -659,6 +706,18 @@ static bool setup_line(struct script *s, char **tok, int n)
         u->detect_ms = (uint32_t)(detect / 1000000u);
         return true;
     }
+    if (strcmp(tok[0], "recovery") == 0 && n >= 2) {
+        char text[LINE_MAX] = "";
+        for (int i = 1; i < n; i++) {
+            strncat(text, tok[i], sizeof text - strlen(text) - 2);
+            strncat(text, " ", sizeof text - strlen(text) - 1);
+        }
+        char error[400];
+        if (!job_options_parse_recovery(text, &u->recovery, error, sizeof error)) {
+            return bad("%s", error);
+        }
+        return true;
+    }
     if (strcmp(tok[0], "heartbeat") == 0 && n == 2 && strcmp(tok[1], "off") == 0) {
         u->heartbeat_off = true;
         return true;
@@ -669,7 +728,7 @@ static bool setup_line(struct script *s, char **tok, int n)
                bad("watch-torus-neighbours '%s': on or off", tok[1]);
     }
     return bad("'%s': not a set-up line (torus, members, radix, tree, timeouts, heartbeat, "
-               "watch-torus-neighbours)", tok[0]);
+               "watch-torus-neighbours, recovery)", tok[0]);
 }
 
 static bool send_line(struct script *s, char **tok, int n)

@@ -83,6 +83,11 @@ static size_t build(uint8_t *buf, unsigned type)
     case MEMBERSHIP_MSG_JOIN_REDIRECT:
         membership_put_u32(&w, 3);
         break;
+    case MEMBERSHIP_MSG_JOIN_REFUSED:
+        membership_put_u8(&w, MEMBERSHIP_REFUSED_QUARANTINED);
+        membership_put_u8(&w, 0);
+        membership_put_u16(&w, 0);
+        break;
     case MEMBERSHIP_MSG_JOIN_DET_ACK:
         membership_put_u32(&w, 77);
         break;
@@ -297,9 +302,51 @@ static void fuzz(void)
            fed, c->drops_malformed);
 }
 
+/* Issue 15: a report's fault model, a change's decisions, a refusal. */
+static void recovery_fields(void)
+{
+    uint8_t buf[MEMBERSHIP_MAX_PAYLOAD + 8];
+    struct membership_msg msg;
+    size_t length = build(buf, MEMBERSHIP_MSG_NODE_FAILURE);
+    buf[MEMBERSHIP_HEADER_SIZE + 15] = FAULT_MODEL_PROCESS;
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_OK);
+    CHECK(msg.body.report.model == FAULT_MODEL_PROCESS && msg.body.report.flags == 0);
+    buf[MEMBERSHIP_HEADER_SIZE + 15] = FAULT_MODEL_LIMIT;
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_RESERVED);
+
+    /* A change with decisions: (model, action) per failed id after the lists. */
+    length = build(buf, MEMBERSHIP_MSG_FAILED_NODE);
+    buf[MEMBERSHIP_HEADER_SIZE + 8] |= MEMBERSHIP_CHANGE_DECIDED;
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_SHORT);
+    buf[length] = FAULT_MODEL_PHYSICAL;
+    buf[length + 1] = RECOVERY_MIGRATE;
+    buf[length + 2] = FAULT_MODEL_REPEATED;
+    buf[length + 3] = RECOVERY_RESTART | MEMBERSHIP_DECISION_QUARANTINED;
+    CHECK(membership_decode(buf, length + 4, NODES, &msg) == MEMBERSHIP_DECODE_OK);
+    uint8_t model = 0;
+    uint8_t action = 0;
+    membership_msg_decision(&msg, 1, &model, &action);
+    CHECK(model == FAULT_MODEL_REPEATED &&
+          action == (RECOVERY_RESTART | MEMBERSHIP_DECISION_QUARANTINED));
+    membership_msg_decision(&msg, 0, &model, &action);
+    CHECK(model == FAULT_MODEL_PHYSICAL && action == RECOVERY_MIGRATE);
+    buf[length] = FAULT_MODEL_NONE; /* a removal always has a model */
+    CHECK(membership_decode(buf, length + 4, NODES, &msg) == MEMBERSHIP_DECODE_RESERVED);
+    buf[length] = FAULT_MODEL_PHYSICAL;
+    buf[length + 1] = RECOVERY_ACTION_LIMIT;
+    CHECK(membership_decode(buf, length + 4, NODES, &msg) == MEMBERSHIP_DECODE_RESERVED);
+
+    length = build(buf, MEMBERSHIP_MSG_JOIN_REFUSED);
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_OK);
+    CHECK(msg.body.refused.reason == MEMBERSHIP_REFUSED_QUARANTINED);
+    buf[MEMBERSHIP_HEADER_SIZE] = 2; /* no such reason */
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_RESERVED);
+}
+
 int main(void)
 {
     round_trips();
+    recovery_fields();
     targeted();
     fuzz();
     return check_report("membership.codec");

@@ -28,6 +28,13 @@ grep -qx "iterations=1" "$OUT/default.txt" || fail "default iterations is not 1"
     "$TOOL" --dump-job "$OUT/modes.bin" > "$OUT/modes.txt" || fail "a job with modes"
 grep -qx "comm_mode=rebuild" "$OUT/modes.txt" && grep -qx "message_mode=cont" "$OUT/modes.txt" ||
     { cat "$OUT/modes.txt"; fail "the modes are not in the block"; }
+grep -qx "recovery_policy=none" "$OUT/modes.txt" || fail "a job without a policy"
+# Issue 15: the recovery policy, binary in the block, printed back as text.
+"$TOOL" --job-out "$OUT/policy.bin" --app allreduce \
+    --recovery 'physical=migrate; process=restart; repeated(3 in 60s)=promote' &&
+    "$TOOL" --dump-job "$OUT/policy.bin" > "$OUT/policy.txt" || fail "a job with a policy"
+grep -qx "recovery_policy=process=restart; physical=migrate; network=ignore; repeated(3 in 60s)=promote; quarantine=6" \
+    "$OUT/policy.txt" || { cat "$OUT/policy.txt"; fail "the policy is not in the block"; }
 
 bad() { check_refused "$OUT" tori-personality "$TOOL" "$@"; }
 bad "--app is missing" --job-out "$OUT/x"
@@ -45,6 +52,8 @@ bad "--comm-mode 'respawn' is invalid (expected abort, blank, shrink or rebuild)
 bad "--msg-mode 'CONT' is invalid (expected nop or cont)" --job-out "$OUT/x" --app allreduce \
     --msg-mode CONT
 bad "unknown option '--node'" --job-out "$OUT/x" --app allreduce --node 3
+bad "--recovery 'physical=reboot' is invalid: 'physical=reboot' names no action" \
+    --job-out "$OUT/x" --app allreduce --recovery 'physical=reboot'
 bad "--dump-job takes no other options" --dump-job "$OUT/job.bin" --app allreduce
 [[ ! -e "$OUT/x" ]] || fail "a refused command wrote its output"
 

@@ -54,6 +54,13 @@ int main(void)
                       "detect_ns=1 cause=report", 1300);
     CHECK(r->detected && r->detected_ns == 1200 && r->detector == 3);
     CHECK(r->node_detect_ns == 50000000ull && strcmp(r->cause, "heartbeat") == 0);
+    /* Issue 15: the root's decision for the node (the first one), quarantine included. */
+    feed(&results, 0, "tori node=0 event=recovery-decision t_ns=1 who=7 model=repeated "
+                      "action=migrate epoch=9 quarantined=true", 1350);
+    feed(&results, 1, "tori node=1 event=recovery-decision t_ns=1 who=7 model=physical "
+                      "action=ignore epoch=10", 1360);
+    CHECK(r->decided && strcmp(r->decision_model, "repeated") == 0 &&
+          strcmp(r->decision_action, "migrate") == 0 && r->quarantined);
     feed(&results, 0, "tori node=0 event=view t_ns=1 epoch=9 root=0 live=7 "
                       "digest=0x5c77d99e64418d7b ocp_ns=3000", 1400);
     /* O_cp for the model: the median of the nodes' install times of the
@@ -98,6 +105,8 @@ int main(void)
     CHECK_CONTAINS(text, "\"text\":\"kill 7 at 1s\",\"injected_ns\":1000,\"injected\":true");
     CHECK_CONTAINS(text, "\"detection\":{\"at_ns\":1200,\"after_ns\":200,\"detector\":3,"
                          "\"cause\":\"heartbeat\"");
+    CHECK_CONTAINS(text, "\"decision\":{\"model\":\"repeated\",\"action\":\"migrate\","
+                         "\"quarantined\":true}");
     CHECK_CONTAINS(text, "\"ts_ns\":777,\"messages\":12");
     CHECK_CONTAINS(text, "\"recovery_ns\":500");
     CHECK_CONTAINS(text, "\"ocp_ns\":2000.0,\"ocp_samples\":3,\"launcher_ocp_ns\":50.0");
@@ -124,7 +133,8 @@ int main(void)
     text = read_all(json);
     CHECK_CONTAINS(text, "\"text\":\"join 7 at 3s \\\"quoted\\\"\"");
     CHECK_CONTAINS(text, "\"rejoined_ns\":300,\"expelled_ns\":null");
-    CHECK_CONTAINS(text, "\"detection\":null,\"stable\":null,\"recovery_ns\":null");
+    CHECK_CONTAINS(text, "\"detection\":null,\"decision\":null,\"stable\":null,"
+                         "\"recovery_ns\":null");
     CHECK_CONTAINS(text, "\"result\":\"fail\"");
     CHECK_CONTAINS(text, "\"reason\":\"nodes 1 and 3 disagree\"");
     CHECK(results.failed_checks == 1 && results.check_count == 2);
@@ -134,7 +144,7 @@ int main(void)
     text = read_all(table);
     CHECK_CONTAINS(text, "L = 0.100 ms one hop");
     CHECK_CONTAINS(text, "kill 7");
-    CHECK_CONTAINS(text, "+0.000ms   0.001ms   0.001ms   0.78");
+    CHECK_CONTAINS(text, "+0.000ms repeated/migrate!   0.001ms   0.001ms   0.78");
     CHECK_CONTAINS(text, "pass: epoch 9, 7 live");
     CHECK_CONTAINS(text, "FAIL: nodes 1 and 3 disagree");
     CHECK_CONTAINS(text, "2 faults, 2 agreement checks, 1 failed");

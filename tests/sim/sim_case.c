@@ -64,6 +64,7 @@ void sim_case_run(const struct sim_case *c, struct sim_result *r, FILE *out)
         p.link_detect_ns = c->link_detect_ns;
     }
     p.routes = c->routes;
+    p.recovery = c->recovery;
     r->unit_ns = sim_unit_ns(&p);
     p.heartbeat_ns = c->heartbeats ? 4u * r->unit_ns : 0;
     r->nodes = g.node_count;

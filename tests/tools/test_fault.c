@@ -39,6 +39,9 @@ static const struct fault every_kind[] = {
      .duration_ns = 1500 * MS},
     {.kind = FAULT_BLOCK, .iteration = 1, .node = 0, .other = 7, .duration_ns = 2 * MS},
     {.kind = FAULT_HEAL, .iteration = 7},
+    /* Issue 15: a process fault. */
+    {.kind = FAULT_APPKILL, .time_ns = 2 * MS, .node = 5},
+    {.kind = FAULT_APPKILL, .iteration = 120, .node = 3},
 };
 #define KINDS (sizeof every_kind / sizeof every_kind[0])
 
@@ -83,6 +86,8 @@ static void test_round_trip(void)
     CHECK(strcmp(shown, "hang 3 at iteration 20 for 100ms") == 0);
     fault_format(&every_kind[18], shown, sizeof shown);
     CHECK(strcmp(shown, "link 6 x- off at iteration 4294967295 for 1500ms") == 0);
+    fault_format(&every_kind[KINDS - 1], shown, sizeof shown);
+    CHECK(strcmp(shown, "appkill 3 at iteration 120") == 0);
     /* An iteration is not a time: "at iteration 20" differs from "at 20ns". */
     struct fault by_time = every_kind[17];
     by_time.iteration = 0;
@@ -120,7 +125,7 @@ static void test_errors(void)
 {
     expect_error("kil 3 at 2s", "'kil 3 at 2s': unknown action 'kil' (expected kill, hang, "
                                 "resume, link, reboot, restart, join, suspect, block, "
-                                "partition or heal)");
+                                "partition, heal or appkill)");
     expect_error("kill 3 at 2s; hang five at 1s", "'hang five at 1s': 'five' is not a node");
     expect_error("kill 1 at 5", "'kill 1 at 5': '5' is not a time");
     expect_error("kill 3 at 2s for 1s", "'for' applies to hang, link ... off and block only");

@@ -1,0 +1,88 @@
+/* The one recovery policy parser (tools/job_options.h): the contract's
+ * example, defaults, the canonical text read back, and a one-line error
+ * for each way a policy can be wrong. */
+#include <string.h>
+
+#include "tests/check.h"
+#include "tools/job_options.h"
+
+static void parses(const char *text, struct recovery_policy *policy)
+{
+    char error[400] = "";
+    CHECKF(job_options_parse_recovery(text, policy, error, sizeof error), "'%s': %s", text,
+           error);
+}
+
+static void refuses(const char *text, const char *fragment)
+{
+    struct recovery_policy policy;
+    char error[400] = "";
+    CHECKF(!job_options_parse_recovery(text, &policy, error, sizeof error), "'%s' accepted",
+           text);
+    CHECK_CONTAINS(error, "--recovery '");
+    CHECK_CONTAINS(error, fragment);
+    CHECK(strchr(error, '\n') == NULL);
+}
+
+int main(void)
+{
+    struct recovery_policy p;
+    parses("process=restart; physical=migrate; network=ignore; repeated(3 in 60s)=migrate", &p);
+    CHECK_EQ(p.version, RECOVERY_POLICY_VERSION);
+    CHECK_EQ(p.action[FAULT_MODEL_PROCESS - 1], RECOVERY_RESTART);
+    CHECK_EQ(p.action[FAULT_MODEL_PHYSICAL - 1], RECOVERY_MIGRATE);
+    CHECK_EQ(p.action[FAULT_MODEL_NETWORK - 1], RECOVERY_IGNORE);
+    CHECK_EQ(p.action[FAULT_MODEL_REPEATED - 1], RECOVERY_MIGRATE);
+    CHECK_EQ(p.repeat_count, 3);
+    CHECK_EQ(p.repeat_window_s, 60);
+    CHECK_EQ(p.quarantine_limit, 6); /* 2K by default */
+    char text[200];
+    job_options_format_recovery(&p, text, sizeof text);
+    CHECK(strcmp(text, "process=restart; physical=migrate; network=ignore; "
+                       "repeated(3 in 60s)=migrate; quarantine=6") == 0);
+    struct recovery_policy again;
+    parses(text, &again);
+    CHECK(memcmp(&again, &p, sizeof p) == 0);
+
+    /* Omitted models: ignore; spaces are free; an explicit quarantine. */
+    parses("  physical = promote ;repeated( 2 in 65535s )=restart; quarantine=3 ", &p);
+    CHECK_EQ(p.action[FAULT_MODEL_PROCESS - 1], RECOVERY_IGNORE);
+    CHECK_EQ(p.action[FAULT_MODEL_PHYSICAL - 1], RECOVERY_PROMOTE);
+    CHECK(p.repeat_count == 2 && p.repeat_window_s == 65535 && p.quarantine_limit == 3);
+    parses("repeated(200 in 1s)=ignore", &p);
+    CHECK_EQ(p.quarantine_limit, 0); /* 2K > 255: no quarantine */
+    parses("none", &p);
+    CHECK_EQ(p.version, 0);
+    job_options_format_recovery(&p, text, sizeof text);
+    CHECK(strcmp(text, "none") == 0);
+
+    refuses("", "is no MODEL=ACTION");
+    refuses("process=restart;", "is no MODEL=ACTION");
+    refuses("proc=restart", "'proc=restart' names no fault model");
+    refuses("none=restart", "names no fault model");
+    refuses("process=reboot", "names no action");
+    refuses("process=restart; process=ignore", "gives a model twice");
+    refuses("repeated=migrate", "needs its count and window");
+    refuses("physical(3 in 60s)=migrate", "takes no count");
+    refuses("repeated(0 in 60s)=migrate", "K 1..255");
+    refuses("repeated(256 in 60s)=migrate", "K 1..255");
+    refuses("repeated(3 in 0s)=migrate", "N 1..65535");
+    refuses("repeated(3 in 65536s)=migrate", "N 1..65535");
+    refuses("repeated(3 in 60)=migrate", "repeated(K in Ns)");
+    refuses("repeated(3 in 1m)=migrate", "repeated(K in Ns)");
+    refuses("quarantine=4", "needs repeated(K in Ns)");
+    refuses("repeated(3 in 60s)=migrate; quarantine=3", "above the repeated count");
+    refuses("repeated(3 in 60s)=migrate; quarantine=256", "limit in 2..255");
+
+    /* Through the job options: the job block gets it, validated. */
+    struct job_options options = {.app = "stencil", .recovery = "physical=migrate",
+                                  .default_iterations = 10, .max_iterations = 100};
+    struct job job;
+    char error[400] = "";
+    CHECKF(job_options_build(&options, &job, error, sizeof error), "%s", error);
+    CHECK_EQ(job.recovery.action[FAULT_MODEL_PHYSICAL - 1], RECOVERY_MIGRATE);
+    options.recovery = "physical=explode";
+    CHECK(!job_options_build(&options, &job, error, sizeof error));
+    CHECK_CONTAINS(error, "--recovery 'physical=explode' is invalid");
+    return check_report("test_recovery_options");
+}
