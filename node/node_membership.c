@@ -130,8 +130,15 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
                            TORUS_FRAME_TYPE_MEMBERSHIP, epoch,
                            membership_outbox_payload(out, i), m->length, now_ns);
     }
-    for (uint32_t i = 0; i < out->event_count; i++)
-        emit_event(node, &out->events[i], entry_ns);
+    for (uint32_t i = 0; i < out->event_count; i++) {
+        const struct membership_event *e = &out->events[i];
+        emit_event(node, e, entry_ns);
+        /* RESTART: the communicators hold the node's ranks for its next life
+         * (a REBUILD gives them back to it rather than to a spare). */
+        if (e->type == MEMBERSHIP_EVENT_RECOVERY_DECISION &&
+            e->u.decision.action == RECOVERY_RESTART && !e->u.decision.quarantined)
+            comm_expect_restart(&node->comm, e->u.decision.node);
+    }
     if (out->dropped_messages != 0 || out->dropped_events != 0) {
         event_begin("membership-outbox-overflow");
         event_add_u64("messages", out->dropped_messages);

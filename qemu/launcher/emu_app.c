@@ -85,7 +85,10 @@ static bool later_life(const struct emu_node *node)
  * application reports afterwards is not the job's. */
 static bool is_out(const struct emu_node *node)
 {
-    return is_down(node) || node->app_expelled || node->app_killed || later_life(node);
+    /* A later life owes a result only when it took its rank back (RESTART
+     * under REBUILD: app-adopted). */
+    return is_down(node) || node->app_expelled || node->app_killed ||
+           (later_life(node) && !node->app_adopted);
 }
 
 /* One communicator epoch has one rank map: a `comm` line is checked
@@ -433,7 +436,7 @@ bool emu_app_judge(struct emu *emu)
         if (node->app_killed)
             snprintf(note, sizeof note, "application killed (appkill): owes no result");
         else if (later_life(node) && !node->app_reported)
-            snprintf(note, sizeof note, "restarted (a later life runs nothing): owes no result");
+            snprintf(note, sizeof note, "restarted, its rank not taken back: owes no result");
         else if (node->app_expelled)
             snprintf(note, sizeof note, "expelled while its application ran: owes no result");
         else if (node->app_aborted)
@@ -448,8 +451,9 @@ bool emu_app_judge(struct emu *emu)
                      (unsigned)node->app_iteration);
         if (node->app_adopted) {
             size_t used = strlen(note);
-            snprintf(note + used, sizeof note - used, "%sa spare that adopted a rank",
-                     used > 0 ? "; " : "");
+            snprintf(note + used, sizeof note - used, "%s%s", used > 0 ? "; " : "",
+                     later_life(node) ? "restarted, took its rank back"
+                                      : "a spare that adopted a rank");
         }
         if (node->app_reported)
             fprintf(out, "  %4u  %-5s  %-6s  %-10s  %10llu  %8.3f  %s\n", (unsigned)r,
