@@ -250,6 +250,15 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
     if (options->recovery != NULL &&
         !job_options_parse_recovery(options->recovery, &job->recovery, error, capacity))
         return false;
+    /* A policy that hands a rank to another life or node (restart, migrate,
+     * promote) needs the communicators to keep their ranks: rebuild, unless
+     * --comm-mode says otherwise. */
+    for (unsigned m = 0; options->comm_mode == NULL && m < RECOVERY_POLICY_MODELS; m++) {
+        uint8_t action = job->recovery.action[m];
+        if (action == RECOVERY_RESTART || action == RECOVERY_MIGRATE ||
+            action == RECOVERY_PROMOTE)
+            job->comm_mode = JOB_COMM_REBUILD;
+    }
     if (options->app_args != NULL && !job_options_parse_args(options->app_args, job, error,
                                                              capacity))
         return false;

@@ -34,7 +34,8 @@ struct job_options {
 /*
  * Fills *job from the options (job_set_defaults first); without --progress
  * there is no app-progress; without --comm-mode / --msg-mode the modes are
- * abort and nop (MPI's default).  False with a one-line error, "--iterations '0'
+ * abort and nop (MPI's default), but rebuild when --recovery names restart,
+ * migrate or promote (the rank goes on in another life or node).  False with a one-line error, "--iterations '0'
  * is invalid (expected a count in 1..4294967295)", in error.
  */
 bool job_options_build(const struct job_options *options, struct job *job, char *error,

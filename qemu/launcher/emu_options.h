@@ -64,7 +64,7 @@ struct emu_options {
 };
 
 /* Default and largest --iterations of tori-emu --app. */
-#define EMU_APP_DEFAULT_ITERATIONS 100
+#define EMU_APP_DEFAULT_ITERATIONS 200
 #define EMU_APP_MAX_ITERATIONS 1000000
 
 enum emu_options_result { EMU_OPTIONS_OK, EMU_OPTIONS_HELP, EMU_OPTIONS_ERROR };

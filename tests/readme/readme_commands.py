@@ -35,14 +35,14 @@ MAPPED = {
     "./tori demo": (
         ["emu.faults_qemu_demo"],
         "a QEMU torus through three faults; the test runs tori-emu --demo and checks each view"),
-    "./tori emu --dims 2x2x2 --spares 1 --app stencil --iterations 200 --checkpoint-every 50 "
-    "--comm-mode rebuild --inject 'kill 3 at iteration 120'": (
+    "./tori emu --dims 2x2x2 --spares 1 --app stencil --checkpoint-every 50 --recovery "
+    "'physical=migrate' --inject 'kill 3 at iteration 120'": (
         ["emu.checkpoint_qemu_2x2x2"],
-        "a QEMU job with a kill; the test runs it with --progress 10 and checks every restore"),
-    "./tori emu --dims 2x2x2 --app stencil --iterations 200 --checkpoint-every 50 --comm-mode "
-    "rebuild --recovery 'physical=restart' --inject 'reboot 3 at iteration 120'": (
+        "a QEMU job with a kill (issue 15's done-when); the test runs it and checks every restore"),
+    "./tori emu --dims 2x2x2 --app stencil --checkpoint-every 50 --recovery 'physical=restart' "
+    "--inject 'reboot 3 at iteration 120'": (
         ["emu.checkpoint_reboot_qemu_2x2x2"],
-        "a QEMU job with a reboot; the test runs it with --progress 10 and checks every restore"),
+        "a QEMU job with a reboot; the test runs it and checks every restore"),
     "./tori test": (
         ["tori.packages", "tori.install"],
         "the whole suite, this test among it; the tori tests check what it installs and how"),

@@ -81,6 +81,21 @@ int main(void)
     char error[400] = "";
     CHECKF(job_options_build(&options, &job, error, sizeof error), "%s", error);
     CHECK_EQ(job.recovery.action[FAULT_MODEL_PHYSICAL - 1], RECOVERY_MIGRATE);
+    /* A rank handed on (restart, migrate, promote) keeps the communicators'
+     * ranks: rebuild by default; an explicit --comm-mode stands; ignore
+     * alone leaves MPI's abort. */
+    CHECK_EQ(job.comm_mode, JOB_COMM_REBUILD);
+    options.recovery = "process=restart";
+    CHECKF(job_options_build(&options, &job, error, sizeof error), "%s", error);
+    CHECK_EQ(job.comm_mode, JOB_COMM_REBUILD);
+    options.recovery = "network=ignore";
+    CHECKF(job_options_build(&options, &job, error, sizeof error), "%s", error);
+    CHECK_EQ(job.comm_mode, JOB_COMM_ABORT);
+    options.recovery = "physical=migrate";
+    options.comm_mode = "shrink";
+    CHECKF(job_options_build(&options, &job, error, sizeof error), "%s", error);
+    CHECK_EQ(job.comm_mode, JOB_COMM_SHRINK);
+    options.comm_mode = NULL;
     options.recovery = "physical=explode";
     CHECK(!job_options_build(&options, &job, error, sizeof error));
     CHECK_CONTAINS(error, "--recovery 'physical=explode' is invalid");
