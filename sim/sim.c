@@ -55,6 +55,7 @@ struct sim_node {
     bool reported; /* someone reported it since it died */
     uint32_t links_up; /* routes on: this node's links its router may use */
     bool app_killed; /* appkill: its runtime serves, out of the job (until a restart) */
+    uint64_t relaunch_epoch; /* the view whose RESTART the launcher carries out (0: none) */
 };
 
 struct epoch_entry {
@@ -535,6 +536,16 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
         break;
     case MEMBERSHIP_EVENT_RECOVERY_DECISION:
         sim->stats.decisions[e->u.decision.model]++;
+        if (sim->params.on_decision != NULL) {
+            sim->params.on_decision(sim->params.decision_context, sim->now, id, &e->u.decision);
+        }
+        if (sim->params.launcher_restarts && e->u.decision.action == RECOVERY_RESTART &&
+            e->u.decision.node < sim->node_count &&
+            sim->nodes[e->u.decision.node].relaunch_epoch != e->u.decision.epoch) {
+            sim->nodes[e->u.decision.node].relaunch_epoch = e->u.decision.epoch;
+            push(sim, sim->now + sim->params.restart_ns, SIM_EVENT_RELAUNCH,
+                 e->u.decision.node, 0, 0, NULL);
+        }
         if (sim->params.verbosity >= 1) {
             line_begin(sim, id, "recovery-decision");
             line_u64(sim, "who", e->u.decision.node);
@@ -1454,6 +1465,17 @@ static void step(struct sim *sim, const struct sim_event *e)
     case SIM_EVENT_KILL: {
         struct fault kill = {.kind = FAULT_KILL, .node = e->node, .time_ns = sim->now};
         inject(sim, &kill);
+        break;
+    }
+    case SIM_EVENT_RELAUNCH: {
+        /* As the launcher does on a host: the old process goes, a new life
+         * starts and rejoins. */
+        struct fault kill = {.kind = FAULT_KILL, .node = e->node, .time_ns = sim->now};
+        struct fault restart = {.kind = FAULT_RESTART, .node = e->node, .time_ns = sim->now};
+        if (node_running(&sim->nodes[e->node])) {
+            inject(sim, &kill);
+        }
+        inject(sim, &restart);
         break;
     }
     case SIM_EVENT_RESUME: {
