@@ -129,6 +129,10 @@ bool sim_policy_run(const struct sim_policy_run *run, struct sim_policy_result *
     sim_add_injections(sim, faults, count);
     bool ok = sim_run(sim, NULL);
     result->violation = !ok;
+    if (!ok) {
+        snprintf(result->violation_text, sizeof result->violation_text, "%s",
+                 sim_get_stats(sim)->violation_text);
+    }
     sim_destroy(sim);
 
     qsort(log.records, log.count, sizeof *log.records, by_fault_time);

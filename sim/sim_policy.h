@@ -36,6 +36,7 @@ struct sim_policy_result {
     uint32_t decisions;     /* distinct decisions of the run */
     uint32_t repeated;      /* of them escalated to REPEATED */
     bool violation;         /* the protocol's invariants broke */
+    char violation_text[256];
     struct sim_model model; /* the model's counts */
 };
 
