@@ -1116,6 +1116,32 @@ static void cut_links(struct sim *sim, const uint8_t *old_side, bool up)
     }
 }
 
+/*
+ * A node whose application was killed asks the root to remove it again
+ * while it is still a member, as the node's glue does
+ * (node/node_membership.c): its request carries no sequence and may be
+ * lost, e.g. to a root busy with another removal.  Two timeout units.
+ */
+static uint64_t ask_again_ns(const struct sim *sim)
+{
+    return 2u * sim_unit_ns(&sim->params);
+}
+
+static void ask_removal_again(struct sim *sim, uint32_t id)
+{
+    struct sim_node *n = &sim->nodes[id];
+    if (n->state != NODE_UP || !n->app_killed ||
+        !membership_is_member(&sim->contexts[id], id)) {
+        return; /* gone, restarted, or out of the view: nothing to ask */
+    }
+    if (membership_request_removal(&sim->contexts[id], FAULT_MODEL_PROCESS, sim->now,
+                                   sim->outbox)) {
+        dispatch(sim, id, sim->now);
+        reschedule_tick(sim, id);
+    }
+    push(sim, sim->now + ask_again_ns(sim), SIM_EVENT_ASK_REMOVAL, id, 0, 0, NULL);
+}
+
 static void apply_injection(struct sim *sim, const struct fault *inj)
 {
     char text[96];
@@ -1177,6 +1203,8 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
             n->app_killed = true;
             dispatch(sim, inj->node, sim->now);
             reschedule_tick(sim, inj->node);
+            push(sim, sim->now + ask_again_ns(sim), SIM_EVENT_ASK_REMOVAL, inj->node, 0,
+                 0, NULL);
         }
         break;
     case FAULT_SUSPECT:
@@ -1467,15 +1495,23 @@ static void step(struct sim *sim, const struct sim_event *e)
         inject(sim, &kill);
         break;
     }
+    case SIM_EVENT_ASK_REMOVAL:
+        ask_removal_again(sim, e->node);
+        break;
     case SIM_EVENT_RELAUNCH: {
-        /* As the launcher does on a host: the old process goes, a new life
-         * starts and rejoins. */
+        /* As the launcher does on a host: the old process goes (flag 0),
+         * and restart_ns later a new life starts and rejoins (flag 1). */
         struct fault kill = {.kind = FAULT_KILL, .node = e->node, .time_ns = sim->now};
         struct fault restart = {.kind = FAULT_RESTART, .node = e->node, .time_ns = sim->now};
-        if (node_running(&sim->nodes[e->node])) {
-            inject(sim, &kill);
+        if (e->flag == 0) {
+            if (node_running(&sim->nodes[e->node])) {
+                inject(sim, &kill);
+            }
+            push(sim, sim->now + sim->params.restart_ns, SIM_EVENT_RELAUNCH, e->node, 0, 1,
+                 NULL);
+        } else {
+            inject(sim, &restart);
         }
-        inject(sim, &restart);
         break;
     }
     case SIM_EVENT_RESUME: {

@@ -61,8 +61,9 @@ struct sim_params {
     struct recovery_policy recovery; /* --recovery: the roots' decisions (version 0: none) */
     /* --app model: every recovery-decision a node emits, as it emits it
      * (NULL: none); and the launcher's part, RESTART carried out: the node
-     * decided on is killed and boots again (a new life that rejoins) after
-     * restart_ns, once per view that decides it. */
+     * decided on is killed restart_ns after the decision and boots again (a
+     * new life that rejoins) restart_ns after that, once per view that
+     * decides it. */
     void (*on_decision)(void *context, uint64_t t_ns, uint32_t at,
                         const struct membership_event_decision *decision);
     void *decision_context;

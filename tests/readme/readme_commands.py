@@ -94,10 +94,6 @@ MAPPED = {
     "./tori emu --dims 2x2x2 --board host --radix 2 --sequential --inject-file seed.faults": (
         ["emu.replay_sim_chaos_host"],
         "the replay of a tori-sim seed's script; the test emits it and runs this command"),
-    "./tori sim --app model --policy-study": (
-        ["sim.policy_study"],
-        "exits 1 while the membership race it shows (two process faults microseconds apart, "
-        "one the root's) is open; the test asserts each gain's sign and accepts only that"),
     "./tori sim --dims 4x4x4 --chaos --seeds 1000 --rate 0.5": (
         ["sim.chaos_64_radix4"],
         "1,000 seeds take about 25 s; the test runs 1,000 seeds on the same torus"),
