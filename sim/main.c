@@ -376,11 +376,17 @@ static void check_model_options(struct options *o)
                           : o->out_dir != NULL            ? "--out"
                           : o->pcap_dir != NULL           ? "--pcap"
                           : o->emit_script != NULL        ? "--emit-script"
+                          : o->json                       ? "--json"
                                                           : NULL;
     if (refused != NULL) {
         usage_error("--app model does not take %s", refused,
                     "--dims, --spares, --fault-rates, --recovery, --iterations, "
                     "--checkpoint-every, --seed, --policy-study");
+    }
+    if (o->geometry.node_count > SIM_MODEL_MAX_NODES) {
+        fprintf(stderr, TOOL ": --app model on %" PRIu32 " nodes (expected at most %u)\n",
+                o->geometry.node_count, SIM_MODEL_MAX_NODES);
+        exit(2);
     }
     char error[400];
     if (o->fault_rates_text != NULL &&

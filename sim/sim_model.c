@@ -34,7 +34,7 @@ void sim_model_init(struct sim_model *model, const struct sim_model_params *para
 {
     memset(model, 0, sizeof *model);
     model->params = *params;
-    for (uint32_t node = 0; node < params->nodes && node < CONFIG_MAX_NODES; node++) {
+    for (uint32_t node = 0; node < params->nodes && node < SIM_MODEL_MAX_NODES; node++) {
         if (node < params->ranks) {
             model->place[node] = SIM_MODEL_RANK;
         } else {
@@ -85,7 +85,7 @@ void sim_model_fault(struct sim_model *model, uint64_t fault_ns, uint64_t decisi
                      uint32_t node, uint8_t fault_model, uint8_t action)
 {
     const struct sim_model_params *p = &model->params;
-    if (model->finished || model->lost || node >= p->nodes ||
+    if (model->finished || model->lost || node >= p->nodes || node >= SIM_MODEL_MAX_NODES ||
         model->place[node] != SIM_MODEL_RANK)
         return;
     if (fault_model == FAULT_MODEL_NETWORK && action == RECOVERY_IGNORE)

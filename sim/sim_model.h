@@ -27,7 +27,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config/tori_config.h"
+
+/* The most nodes the model places ranks on (tori-sim refuses more). */
+#define SIM_MODEL_MAX_NODES 4096u
 
 /* A torus link's bandwidth (Blue Gene/L: 175 MB/s a direction). */
 #define SIM_MODEL_LINK_BYTES_PER_S UINT64_C(175000000)
@@ -42,7 +44,7 @@ struct sim_model_params {
     uint64_t link_bytes_per_s;
     uint64_t hop_ns;          /* to the buddy, one hop */
     uint32_t ranks;
-    uint32_t nodes;           /* ranks + spares, at most CONFIG_MAX_NODES */
+    uint32_t nodes;           /* ranks + spares, at most SIM_MODEL_MAX_NODES */
 };
 
 enum sim_model_place { SIM_MODEL_SPARE = 0, SIM_MODEL_RANK, SIM_MODEL_GONE };
@@ -55,8 +57,8 @@ struct sim_model {
     uint64_t finish_ns;
     bool lost;               /* a rank lost (no spare, or ignored): cannot finish */
     uint32_t lost_node;
-    uint8_t place[CONFIG_MAX_NODES];   /* enum sim_model_place */
-    uint32_t spares[CONFIG_MAX_NODES]; /* free spares, first one next */
+    uint8_t place[SIM_MODEL_MAX_NODES];   /* enum sim_model_place */
+    uint32_t spares[SIM_MODEL_MAX_NODES]; /* free spares, first one next */
     uint32_t spare_count;
     /* what happened */
     uint32_t recoveries;     /* faults of a rank's node that cost a recovery */

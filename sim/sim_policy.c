@@ -76,7 +76,12 @@ bool sim_policy_run(const struct sim_policy_run *run, struct sim_policy_result *
 {
     memset(result, 0, sizeof *result);
     uint32_t nodes = run->geometry->node_count;
-    if (run->spares >= nodes || nodes > CONFIG_MAX_NODES) {
+    if (nodes > SIM_MODEL_MAX_NODES) {
+        snprintf(error, capacity, "--app model on %u nodes (expected at most %u)",
+                 (unsigned)nodes, SIM_MODEL_MAX_NODES);
+        return false;
+    }
+    if (run->spares >= nodes) {
         snprintf(error, capacity, "%u spares on %u nodes leave no rank", (unsigned)run->spares,
                  (unsigned)nodes);
         return false;

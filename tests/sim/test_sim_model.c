@@ -65,6 +65,48 @@ int main(void)
         CHECK(strncmp(error, "--fault-rates: ", 15) == 0 && strchr(error, '\n') == NULL);
         printf("'%s' -> %s\n", bad[i], error);
     }
+    /* The draw: faults only where a group gives a rate, in time order,
+     * the same for a seed; a killed node draws nothing after its death. */
+    static const uint32_t sizes[3] = {2, 2, 4};
+    static const bool mesh[3] = {false, false, false};
+    struct torus_geometry geometry;
+    struct torus_geometry_error geometry_error;
+    CHECK(torus_geometry_init(&geometry, 3, sizes, mesh, &geometry_error) == TORUS_GEOMETRY_OK);
+    CHECK(fault_rates_parse("z<2: process=200, physical=20, network=100", &rates, error,
+                            sizeof error));
+    CHECK(fault_rates_check_torus(&rates, &geometry, error, sizeof error));
+    CHECK(!fault_rates_check_torus(&(struct fault_rates){.count = 1, .groups = {{.dim = 2,
+                                                                                  .below = 4}}},
+                                   &geometry, error, sizeof error));
+    static struct fault drawn[2][512];
+    size_t dropped = 0, count = 0;
+    for (int k = 0; k < 2; k++) {
+        count = fault_rates_draw(&rates, &geometry, 7, UINT64_C(100000000), 1000, drawn[k], 512,
+                                 &dropped);
+        CHECK(dropped == 0);
+    }
+    CHECK(count > 20 && memcmp(drawn[0], drawn[1], count * sizeof drawn[0][0]) == 0);
+    unsigned kinds[3] = {0};
+    uint64_t died[16];
+    for (unsigned n = 0; n < 16; n++)
+        died[n] = UINT64_MAX;
+    for (size_t i = 0; i < count; i++) {
+        const struct fault *f = &drawn[0][i];
+        CHECK(f->node < 8); /* z < 2: ids 0..7 */
+        CHECK(i == 0 || drawn[0][i - 1].time_ns <= f->time_ns);
+        CHECK(f->time_ns < died[f->node]);
+        kinds[0] += f->kind == FAULT_APPKILL;
+        kinds[1] += f->kind == FAULT_KILL;
+        kinds[2] += f->kind == FAULT_LINK_OFF;
+        if (f->kind == FAULT_KILL)
+            died[f->node] = f->time_ns;
+        if (f->kind == FAULT_LINK_OFF)
+            CHECK(torus_geometry_distance(&geometry, f->node, f->other) == 1 &&
+                  f->duration_ns == 1000);
+    }
+    CHECK(kinds[0] > 0 && kinds[2] > 0 && kinds[1] <= 8);
+    printf("drawn: %zu faults, %u appkill, %u kill, %u link off\n", count, kinds[0], kinds[1],
+           kinds[2]);
     printf("%s\n", failures == 0 ? "ok" : "FAILED");
     return failures == 0 ? 0 : 1;
 }
