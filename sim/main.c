@@ -9,6 +9,8 @@
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
  *            [--emit-script FILE] [--pcap DIR] [--out DIR]
  *            [--app allreduce|stencil [--iterations N] [--app-args a,b,...]]
+ *            [--app model [--spares K] [--fault-rates RATES] [--recovery P]
+ *             [--iterations N] [--checkpoint-every K] | --app model --policy-study]
  *            [--json] [--events | --quiet] [--trace-node N]
  *
  * Bad input: one line on stderr, exit 2.  Invariant violation: exit 1.
@@ -23,9 +25,11 @@
 #include "sim/sim.h"
 #include "sim/sim_chaos.h"
 #include "sim/sim_inject.h"
+#include "sim/sim_policy.h"
 #include "net/torus/geometry.h"
 #include "tools/cli.h"
 #include "tools/fault.h"
+#include "tools/fault_rates.h"
 #include "tools/job_options.h"
 
 #define TOOL "tori-sim"
@@ -62,6 +66,11 @@ struct options {
     bool spares_set;
     uint32_t recovery_kills; /* --recovery-kills N: kills drawn while a rebuild runs */
     struct recovery_policy recovery; /* --recovery POLICY (tools/job_options.h) */
+    bool model;              /* --app model: the policy study's application (sim_model.h) */
+    bool policy_study;       /* --policy-study: both of ABARIS section 4.3's studies */
+    const char *fault_rates_text;
+    struct fault_rates fault_rates; /* --fault-rates (tools/fault_rates.h) */
+    bool recovery_set;
     bool keep_going;
     uint64_t seeds;
     uint64_t rate_milli; /* faults per millisecond of fault window, x1000 */
@@ -196,6 +205,19 @@ static void usage(void)
           "                       'process=restart; physical=migrate; network=ignore;\n"
           "                       repeated(3 in 60s)=migrate' (recovery-decision lines)\n"
           "  --recovery-kills N   up to N kills, each drawn when a rebuild starts\n"
+          "  --app model          the ABARIS policy study's application: fixed work\n"
+          "                       (--iterations, 1000, of 100 us), a checkpoint every\n"
+          "                       --checkpoint-every K (50) iterations, each fault of a\n"
+          "                       rank's node decided by the run's root (--recovery)\n"
+          "                       and charged T_elapse + T_load + T_transfer and the\n"
+          "                       work since the checkpoint; prints the total time\n"
+          "  --fault-rates RATES  with --app model: 'z<2: process=20, physical=1;\n"
+          "                       default: network=2' (faults per node per second;\n"
+          "                       process: appkill, physical: kill, network: a link\n"
+          "                       off), drawn with --seed\n"
+          "  --policy-study       with --app model alone: ABARIS 4.3's two studies,\n"
+          "                       REPEATED and SWITCH versus PROC'nPHY, beside the\n"
+          "                       paper's gains\n"
           "  --app-args a,b,...   its arguments, as tori-emu --app-args (stencil: block\n"
           "                       edge 1..8, check interval; allreduce: an offset)\n"
           "  --chaos              random faults instead of a script\n"
@@ -303,6 +325,222 @@ static void check_app_options(struct options *o)
     }
 }
 
+/*
+ * --app model (sim/sim_model.h): the ABARIS policy study's application.
+ * Its costs, scaled from the paper's section 4.3 to a torus in virtual
+ * time: 100 us an iteration, a checkpoint every 50 of them costing 100 us,
+ * T_load 60 us and a 40 KiB checkpoint (234 us over a 175 MB/s link), the
+ * ratios of the paper's 30 s interval, 0.38 s load and 1.325 s transfer.
+ */
+#define SIM_MODEL_DEFAULT_ITERATIONS 1000u
+#define SIM_MODEL_DEFAULT_CHECKPOINT_EVERY 50u
+#define SIM_MODEL_ITERATION_NS UINT64_C(100000)
+#define SIM_MODEL_CHECKPOINT_NS UINT64_C(100000)
+#define SIM_MODEL_LOAD_NS UINT64_C(60000)
+#define SIM_MODEL_CHECKPOINT_BYTES UINT64_C(40960)
+/* --policy-study: 16 nodes, the ranks on z<2 (ids 0..7), the spares on the rest. */
+#define SIM_STUDY_DIMS "2x2x4"
+#define SIM_STUDY_SPARES 8u
+#define SIM_STUDY_SEEDS 3u
+
+static void model_params(const struct options *o, struct sim_model_params *mp)
+{
+    memset(mp, 0, sizeof *mp);
+    mp->iterations = SIM_MODEL_DEFAULT_ITERATIONS;
+    mp->checkpoint_every = SIM_MODEL_DEFAULT_CHECKPOINT_EVERY;
+    mp->iteration_ns = SIM_MODEL_ITERATION_NS;
+    mp->checkpoint_ns = SIM_MODEL_CHECKPOINT_NS;
+    mp->load_ns = SIM_MODEL_LOAD_NS;
+    mp->checkpoint_bytes = SIM_MODEL_CHECKPOINT_BYTES;
+    mp->link_bytes_per_s = SIM_MODEL_LINK_BYTES_PER_S;
+    if (o->job_text.iterations != NULL) {
+        mp->iterations = (uint32_t)parse_u64("--iterations", o->job_text.iterations, 1,
+                                             SIM_APP_MAX_ITERATIONS, "1..1000000");
+    }
+    if (o->job_text.checkpoint_every != NULL) {
+        mp->checkpoint_every = (uint32_t)parse_u64("--checkpoint-every",
+                                                   o->job_text.checkpoint_every, 0,
+                                                   mp->iterations, "0..iterations (0: none)");
+    }
+}
+
+static void check_model_options(struct options *o)
+{
+    const char *refused = o->job_text.app_args != NULL    ? "--app-args"
+                          : o->job_text.comm_mode != NULL ? "--comm-mode"
+                          : o->job_text.msg_mode != NULL  ? "--msg-mode"
+                          : o->recovery_kills != 0        ? "--recovery-kills"
+                          : o->chaos                      ? "--chaos"
+                          : o->inject != NULL             ? "--inject"
+                          : o->members_set != o->spares_set ? "--members"
+                          : o->out_dir != NULL            ? "--out"
+                          : o->pcap_dir != NULL           ? "--pcap"
+                          : o->emit_script != NULL        ? "--emit-script"
+                          : o->json                       ? "--json"
+                                                          : NULL;
+    if (refused != NULL) {
+        usage_error("--app model does not take %s", refused,
+                    "--dims, --spares, --fault-rates, --recovery, --iterations, "
+                    "--checkpoint-every, --seed, --policy-study");
+    }
+    if (o->geometry.node_count > SIM_MODEL_MAX_NODES) {
+        fprintf(stderr, TOOL ": --app model on %" PRIu32 " nodes (expected at most %u)\n",
+                o->geometry.node_count, SIM_MODEL_MAX_NODES);
+        exit(2);
+    }
+    char error[400];
+    if (o->fault_rates_text != NULL &&
+        !fault_rates_check_torus(&o->fault_rates, &o->geometry, error, sizeof error)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        exit(2);
+    }
+    struct sim_model_params mp;
+    model_params(o, &mp); /* its errors now, before any run */
+}
+
+static void print_model_result(const char *name, const struct sim_policy_result *r)
+{
+    const struct sim_model *m = &r->model;
+    if (r->total_ns == UINT64_MAX) {
+        printf("model policy=%s total=lost (node %" PRIu32 ": no spare or an ignored fault) "
+               "faults=%" PRIu32 " decisions=%" PRIu32 "\n",
+               name, m->lost_node, r->faults, r->decisions);
+        return;
+    }
+    printf("model policy=%s total_ns=%" PRIu64 " fault_free_ns=%" PRIu64 " faults=%" PRIu32
+           " decisions=%" PRIu32 " repeated=%" PRIu32 " recoveries=%" PRIu32
+           " restarts=%" PRIu32 " migrations=%" PRIu32 " promotions=%" PRIu32
+           " elapse_ns=%" PRIu64 " transfer_ns=%" PRIu64 " lost_work_ns=%" PRIu64
+           " during_recovery=%" PRIu32 "%s\n",
+           name, r->total_ns, r->fault_free_ns, r->faults, r->decisions, r->repeated,
+           m->recoveries, m->restarts, m->migrations, m->promotions, m->elapse_ns,
+           m->transfer_ns, m->lost_work_ns, m->during_recovery,
+           r->violation ? " VIOLATION" : "");
+}
+
+static bool model_run(const struct options *o, const struct fault_rates *rates,
+                      const struct recovery_policy *policy, uint32_t spares, uint64_t seed,
+                      struct sim_policy_result *result)
+{
+    struct sim_policy_run run = {.geometry = &o->geometry, .spares = spares, .rates = rates,
+                                 .policy = *policy, .seed = seed, .horizon = 4};
+    model_params(o, &run.model);
+    char error[256];
+    if (!sim_policy_run(&run, result, error, sizeof error)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        exit(2);
+    }
+    return !result->violation;
+}
+
+static int run_model(const struct options *o)
+{
+    uint32_t spares = o->spares_set ? (uint32_t)o->spares : 0;
+    struct sim_policy_result result;
+    char text[200];
+    job_options_format_recovery(&o->recovery, text, sizeof text);
+    printf("model dims=%s ranks=%" PRIu32 " spares=%" PRIu32 " seed=%" PRIu64
+           " recovery='%s' fault_rates='%s'\n",
+           o->dims_text, o->geometry.node_count - spares, spares, o->seed, text,
+           o->fault_rates_text != NULL ? o->fault_rates_text : "");
+    bool ok = model_run(o, &o->fault_rates, &o->recovery, spares, o->seed, &result);
+    print_model_result(text, &result);
+    return ok ? 0 : 1;
+}
+
+/* A policy in the --recovery language (the one parser); the texts are fixed. */
+static struct recovery_policy study_policy(const char *text)
+{
+    struct recovery_policy policy;
+    char error[400];
+    if (!job_options_parse_recovery(text, &policy, error, sizeof error)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        exit(1);
+    }
+    return policy;
+}
+
+#define STUDY_PROCNPHY "process=restart; physical=migrate; network=migrate"
+#define STUDY_REPEATED STUDY_PROCNPHY "; repeated(2 in 60s)=migrate"
+#define STUDY_SWITCH "process=restart; physical=migrate; network=ignore"
+
+struct study {
+    const char *title;
+    const char *name;   /* the policy compared with PROC'nPHY */
+    const char *policy;
+    const char *paper;  /* the paper's gains */
+    const char *rates[3];
+};
+
+static const struct study studies[] = {
+    {"a: frequent process faults on group z<2 (ABARIS 4.3.1)", "REPEATED", STUDY_REPEATED,
+     "3-30%",
+     {"z<2: process=20; default: process=0.5", "z<2: process=40; default: process=0.5",
+      "z<2: process=80; default: process=0.5"}},
+    {"b: a faulty group z<2, network faults (ABARIS 4.3.2)", "SWITCH", STUDY_SWITCH, "9-25%",
+     {"z<2: network=5, physical=0.5", "z<2: network=10, physical=0.5",
+      "z<2: network=20, physical=0.5"}},
+};
+
+static int run_policy_study(const struct options *o)
+{
+    struct recovery_policy procnphy = study_policy(STUDY_PROCNPHY);
+    bool ok = true;
+    printf("policy-study dims=%s ranks=%u (z<2) spares=%u (z>=2) iterations=%" PRIu32
+           " iteration_ns=%" PRIu64 " checkpoint_every=%u checkpoint_ns=%" PRIu64
+           " load_ns=%" PRIu64 " checkpoint_bytes=%" PRIu64 " seeds=%" PRIu64 "..%" PRIu64 "\n",
+           SIM_STUDY_DIMS, o->geometry.node_count - SIM_STUDY_SPARES, SIM_STUDY_SPARES,
+           (uint32_t)SIM_MODEL_DEFAULT_ITERATIONS, SIM_MODEL_ITERATION_NS,
+           SIM_MODEL_DEFAULT_CHECKPOINT_EVERY, SIM_MODEL_CHECKPOINT_NS, SIM_MODEL_LOAD_NS,
+           SIM_MODEL_CHECKPOINT_BYTES, o->seed, o->seed + SIM_STUDY_SEEDS - 1u);
+    printf("policy PROC'nPHY = --recovery '%s'\n", STUDY_PROCNPHY);
+    printf("policy REPEATED  = --recovery '%s'\n", STUDY_REPEATED);
+    printf("policy SWITCH    = --recovery '%s' (network-aware: a link fault is not a node's)\n",
+           STUDY_SWITCH);
+    for (size_t s = 0; s < sizeof studies / sizeof studies[0]; s++) {
+        const struct study *st = &studies[s];
+        struct recovery_policy other = study_policy(st->policy);
+        printf("study %s: %s versus PROC'nPHY\n", st->title, st->name);
+        for (size_t r = 0; r < 3; r++) {
+            struct fault_rates rates;
+            char error[400];
+            if (!fault_rates_parse(st->rates[r], &rates, error, sizeof error)) {
+                fprintf(stderr, TOOL ": %s\n", error);
+                return 1;
+            }
+            uint64_t base = 0, total = 0;
+            bool lost = false;
+            for (uint64_t k = 0; k < SIM_STUDY_SEEDS; k++) {
+                struct sim_policy_result a, b;
+                ok = model_run(o, &rates, &procnphy, SIM_STUDY_SPARES, o->seed + k, &a) && ok;
+                ok = model_run(o, &rates, &other, SIM_STUDY_SPARES, o->seed + k, &b) && ok;
+                for (int v = 0; v < 2; v++) {
+                    const struct sim_policy_result *x = v == 0 ? &a : &b;
+                    if (x->violation) {
+                        printf("  VIOLATION rates='%s' policy=%s seed=%" PRIu64 ": %s\n",
+                               st->rates[r], v == 0 ? "PROC'nPHY" : st->name, o->seed + k,
+                               x->violation_text);
+                    }
+                }
+                lost = lost || a.total_ns == UINT64_MAX || b.total_ns == UINT64_MAX;
+                base += a.total_ns == UINT64_MAX ? 0 : a.total_ns;
+                total += b.total_ns == UINT64_MAX ? 0 : b.total_ns;
+            }
+            if (lost) {
+                printf("  rates='%s' a job was lost (no spare left)\n", st->rates[r]);
+                ok = false;
+                continue;
+            }
+            double gain = 100.0 * ((double)base - (double)total) / (double)base;
+            printf("  rates='%s' PROC'nPHY_ns=%" PRIu64 " %s_ns=%" PRIu64
+                   " gain=%+.1f%% (paper: %s)\n",
+                   st->rates[r], base / SIM_STUDY_SEEDS, st->name, total / SIM_STUDY_SEEDS,
+                   gain, st->paper);
+        }
+    }
+    return ok ? 0 : 1;
+}
+
 static void parse_args(int argc, char **argv, struct options *o)
 {
     memset(o, 0, sizeof *o);
@@ -394,9 +632,12 @@ static void parse_args(int argc, char **argv, struct options *o)
                 o->app = SIM_APP_ALLREDUCE;
             } else if (v != NULL && strcmp(v, "stencil") == 0) {
                 o->app = SIM_APP_STENCIL;
+            } else if (v != NULL && strcmp(v, "model") == 0) {
+                o->model = true;
+                o->job_text.app = NULL;
             } else {
                 usage_error("--app '%s' is not a model application", v ? v : "",
-                            "allreduce or stencil");
+                            "allreduce, stencil or model");
             }
         } else if (strcmp(a, "--iterations") == 0) {
             o->job_text.iterations = v;
@@ -418,6 +659,16 @@ static void parse_args(int argc, char **argv, struct options *o)
                 fprintf(stderr, TOOL ": %s\n", error);
                 exit(2);
             }
+            o->recovery_set = true;
+        } else if (strcmp(a, "--fault-rates") == 0) {
+            char error[400];
+            if (v != NULL && !fault_rates_parse(v, &o->fault_rates, error, sizeof error)) {
+                fprintf(stderr, TOOL ": %s\n", error);
+                exit(2);
+            }
+            o->fault_rates_text = v;
+        } else if (strcmp(a, "--checkpoint-every") == 0) {
+            o->job_text.checkpoint_every = v;
         } else if (strcmp(a, "--recovery-kills") == 0) {
             o->recovery_kills = (uint32_t)parse_u64(a, v, 0, 1000, "0..1000");
         } else if (strcmp(a, "--seeds") == 0) {
@@ -439,6 +690,8 @@ static void parse_args(int argc, char **argv, struct options *o)
                 o->routes = true;
             } else if (strcmp(a, "--chaos") == 0) {
                 o->chaos = true;
+            } else if (strcmp(a, "--policy-study") == 0) {
+                o->policy_study = true;
             } else if (strcmp(a, "--keep-going") == 0) {
                 o->keep_going = true;
             } else if (strcmp(a, "--json") == 0) {
@@ -453,7 +706,8 @@ static void parse_args(int argc, char **argv, struct options *o)
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
                             "--settle-ms, --inject, --inject-file, --emit-script, --pcap, --out, "
                             "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --app, "
-                            "--iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery-kills, --json, "
+                            "--iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery, "
+                            "--recovery-kills, --checkpoint-every, --fault-rates, --policy-study, --json, "
                             "--events, --quiet");
             }
         }
@@ -463,6 +717,22 @@ static void parse_args(int argc, char **argv, struct options *o)
             }
             i++;
         }
+    }
+    if (o->policy_study && !o->model) {
+        usage_error("%s", "--policy-study without --app model", "--app model --policy-study");
+    }
+    if (o->policy_study && (dims_text != NULL || o->fault_rates_text != NULL ||
+                            o->recovery_set || o->spares_set)) {
+        usage_error("%s", "--policy-study with --dims, --fault-rates, --recovery or --spares",
+                    "--policy-study alone: its studies fix them");
+    }
+    if (o->policy_study) {
+        dims_text = SIM_STUDY_DIMS;
+    }
+    if (!o->model && (o->fault_rates_text != NULL || o->job_text.checkpoint_every != NULL)) {
+        usage_error("%s without --app model",
+                    o->fault_rates_text != NULL ? "--fault-rates" : "--checkpoint-every",
+                    "--app model");
     }
     if (dims_text == NULL) {
         usage_error("%s", "--dims is required", "--dims like 16x8x8");
@@ -514,6 +784,10 @@ static void parse_args(int argc, char **argv, struct options *o)
                         "0..%" PRIu32 ")\n",
                 o->trace_node, dims_text, o->geometry.node_count - 1);
         exit(2);
+    }
+    if (o->model) {
+        check_model_options(o);
+        return;
     }
     check_app_options(o);
     uint32_t world = o->members_set ? (uint32_t)o->members : o->geometry.node_count;
@@ -986,7 +1260,10 @@ int main(int argc, char **argv)
 {
     struct options o;
     parse_args(argc, argv, &o);
-    int status = o.chaos ? run_chaos(&o) : run_script(&o);
+    int status = o.policy_study ? run_policy_study(&o)
+                 : o.model      ? run_model(&o)
+                 : o.chaos      ? run_chaos(&o)
+                                : run_script(&o);
     free(o.inject_read);
     return status;
 }

@@ -55,6 +55,7 @@ struct sim_node {
     bool reported; /* someone reported it since it died */
     uint32_t links_up; /* routes on: this node's links its router may use */
     bool app_killed; /* appkill: its runtime serves, out of the job (until a restart) */
+    uint64_t relaunch_epoch; /* the view whose RESTART the launcher carries out (0: none) */
 };
 
 struct epoch_entry {
@@ -535,6 +536,16 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
         break;
     case MEMBERSHIP_EVENT_RECOVERY_DECISION:
         sim->stats.decisions[e->u.decision.model]++;
+        if (sim->params.on_decision != NULL) {
+            sim->params.on_decision(sim->params.decision_context, sim->now, id, &e->u.decision);
+        }
+        if (sim->params.launcher_restarts && e->u.decision.action == RECOVERY_RESTART &&
+            e->u.decision.node < sim->node_count &&
+            sim->nodes[e->u.decision.node].relaunch_epoch != e->u.decision.epoch) {
+            sim->nodes[e->u.decision.node].relaunch_epoch = e->u.decision.epoch;
+            push(sim, sim->now + sim->params.restart_ns, SIM_EVENT_RELAUNCH,
+                 e->u.decision.node, 0, 0, NULL);
+        }
         if (sim->params.verbosity >= 1) {
             line_begin(sim, id, "recovery-decision");
             line_u64(sim, "who", e->u.decision.node);
@@ -1105,6 +1116,32 @@ static void cut_links(struct sim *sim, const uint8_t *old_side, bool up)
     }
 }
 
+/*
+ * A node whose application was killed asks the root to remove it again
+ * while it is still a member, as the node's glue does
+ * (node/node_membership.c): its request carries no sequence and may be
+ * lost, e.g. to a root busy with another removal.  Two timeout units.
+ */
+static uint64_t ask_again_ns(const struct sim *sim)
+{
+    return 2u * sim_unit_ns(&sim->params);
+}
+
+static void ask_removal_again(struct sim *sim, uint32_t id)
+{
+    struct sim_node *n = &sim->nodes[id];
+    if (n->state != NODE_UP || !n->app_killed ||
+        !membership_is_member(&sim->contexts[id], id)) {
+        return; /* gone, restarted, or out of the view: nothing to ask */
+    }
+    if (membership_request_removal(&sim->contexts[id], FAULT_MODEL_PROCESS, sim->now,
+                                   sim->outbox)) {
+        dispatch(sim, id, sim->now);
+        reschedule_tick(sim, id);
+    }
+    push(sim, sim->now + ask_again_ns(sim), SIM_EVENT_ASK_REMOVAL, id, 0, 0, NULL);
+}
+
 static void apply_injection(struct sim *sim, const struct fault *inj)
 {
     char text[96];
@@ -1166,6 +1203,8 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
             n->app_killed = true;
             dispatch(sim, inj->node, sim->now);
             reschedule_tick(sim, inj->node);
+            push(sim, sim->now + ask_again_ns(sim), SIM_EVENT_ASK_REMOVAL, inj->node, 0,
+                 0, NULL);
         }
         break;
     case FAULT_SUSPECT:
@@ -1454,6 +1493,25 @@ static void step(struct sim *sim, const struct sim_event *e)
     case SIM_EVENT_KILL: {
         struct fault kill = {.kind = FAULT_KILL, .node = e->node, .time_ns = sim->now};
         inject(sim, &kill);
+        break;
+    }
+    case SIM_EVENT_ASK_REMOVAL:
+        ask_removal_again(sim, e->node);
+        break;
+    case SIM_EVENT_RELAUNCH: {
+        /* As the launcher does on a host: the old process goes (flag 0),
+         * and restart_ns later a new life starts and rejoins (flag 1). */
+        struct fault kill = {.kind = FAULT_KILL, .node = e->node, .time_ns = sim->now};
+        struct fault restart = {.kind = FAULT_RESTART, .node = e->node, .time_ns = sim->now};
+        if (e->flag == 0) {
+            if (node_running(&sim->nodes[e->node])) {
+                inject(sim, &kill);
+            }
+            push(sim, sim->now + sim->params.restart_ns, SIM_EVENT_RELAUNCH, e->node, 0, 1,
+                 NULL);
+        } else {
+            inject(sim, &restart);
+        }
         break;
     }
     case SIM_EVENT_RESUME: {

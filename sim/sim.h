@@ -59,6 +59,16 @@ struct sim_params {
     struct sim_app_params app; /* kind NONE: membership only */
     uint32_t recovery_kills;   /* --recovery-kills: kills drawn while a rebuild runs */
     struct recovery_policy recovery; /* --recovery: the roots' decisions (version 0: none) */
+    /* --app model: every recovery-decision a node emits, as it emits it
+     * (NULL: none); and the launcher's part, RESTART carried out: the node
+     * decided on is killed restart_ns after the decision and boots again (a
+     * new life that rejoins) restart_ns after that, once per view that
+     * decides it. */
+    void (*on_decision)(void *context, uint64_t t_ns, uint32_t at,
+                        const struct membership_event_decision *decision);
+    void *decision_context;
+    bool launcher_restarts;
+    uint64_t restart_ns;
 };
 
 /* Fills defaults for a geometry (radix 4, radix layout, BG/L latencies). */

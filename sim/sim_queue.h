@@ -19,6 +19,8 @@ enum sim_event_kind {
     SIM_EVENT_INJECT,      /* a scripted fault */
     SIM_EVENT_RESUME,      /* a hung node runs again */
     SIM_EVENT_KILL,        /* a kill drawn while a rebuild is under way */
+    SIM_EVENT_RELAUNCH,    /* the launcher restarts a node (a RESTART decision) */
+    SIM_EVENT_ASK_REMOVAL, /* an application killed: its node asks to leave again */
 };
 
 struct sim_message;

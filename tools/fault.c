@@ -235,7 +235,7 @@ static bool parse_node(const struct item *item, unsigned w, uint32_t *node, char
 }
 
 /* "x<2", "id<5": the partition's cut (its range is checked against a torus later). */
-static bool parse_cut(const char *text, int *dim, uint32_t *below)
+bool fault_parse_cut(const char *text, int *dim, uint32_t *below)
 {
     const char *lt = strchr(text, '<');
     if (lt == NULL)
@@ -275,7 +275,7 @@ static bool parse_item(const struct item *item, struct fault *out, char *error,
     case FAULT_HEAL:
         break;
     case FAULT_PARTITION:
-        if (!parse_cut(word_or_end(item, w), &f.dim, &f.below))
+        if (!fault_parse_cut(word_or_end(item, w), &f.dim, &f.below))
             return item_error(item, error, capacity,
                               "'%s' is not a cut (expected x<K, y<K ... w<K or id<K, K > 0)",
                               cli_echo(word_or_end(item, w), echo));

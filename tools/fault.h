@@ -86,6 +86,11 @@ struct fault {
 /* Longest item fault_format writes (and room for a message quoting one). */
 #define FAULT_TEXT_MAX 64
 
+/* A group of nodes by coordinate, as a partition's cut: "x<2" (any of
+ * x y z u v w) or "id<5"; dim -1 for ids.  The whole text must be the cut;
+ * its range is checked against a torus by the caller. */
+bool fault_parse_cut(const char *text, int *dim, uint32_t *below);
+
 /* "kill", "hang", ... "heal" ("link" for both link kinds). */
 const char *fault_kind_name(enum fault_kind kind);
 

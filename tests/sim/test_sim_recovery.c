@@ -2,7 +2,8 @@
  * Issue 15 in the simulator: each fault kind classified into its model
  * under a recovery policy, with the root's decision at every member that
  * installs the change.  64 nodes, heartbeats on, routes on.
- *   appkill -> process (the node leaves the view, stays up, out of the job)
+ *   appkill -> process (the node leaves the view, stays up, out of the job;
+ *   two at once: both leave, the one whose request was lost asks again)
  *   kill    -> physical
  *   link off, the far node reachable around it -> network, no view change
  *   reboots in a row -> repeated, then quarantine: the rejoin is refused
@@ -45,6 +46,14 @@ int main(void)
     CHECK_EQ(r.stats.decisions[FAULT_MODEL_PHYSICAL], 0);
     CHECK_EQ(r.stats.false_detections, 0);
     CHECK_EQ(r.stats.final_live, 63);
+    sim_case_free(&r);
+
+    /* Two process faults at once: the root removes one while the other's
+     * request (no sequence) is lost; that node asks again while it is in
+     * the view, as a node's glue does, and both leave. */
+    run("appkill 5 at {U*10}; appkill 9 at {U*10}", policy, &r);
+    CHECK_EQ(r.stats.faults_classified[FAULT_MODEL_PROCESS], 2);
+    CHECK_EQ(r.stats.final_live, 62);
     sim_case_free(&r);
 
     run("kill 5 at {U*10}", policy, &r);
