@@ -160,9 +160,15 @@ bool fault_rates_check_torus(const struct fault_rates *rates,
             return rates_error(error, capacity, "the torus has no dimension %c for group %c<%" PRIu32,
                                letters[g->dim], letters[g->dim], g->below);
         uint32_t limit = g->dim < 0 ? geometry->node_count : geometry->size[g->dim];
+        /* The group's name built apart: GCC 12's printf checking under
+         * -fsanitize crashed on a "%.*s" of a conditional pointer here. */
+        char name[3] = {'i', 'd', '\0'};
+        if (g->dim >= 0) {
+            name[0] = letters[g->dim];
+            name[1] = '\0';
+        }
         if (g->below >= limit)
-            return rates_error(error, capacity, "group %.*s<%" PRIu32 " holds every node",
-                               g->dim < 0 ? 2 : 1, g->dim < 0 ? "id" : &letters[g->dim],
+            return rates_error(error, capacity, "group %s<%" PRIu32 " holds every node", name,
                                g->below);
     }
     return true;
