@@ -244,6 +244,58 @@ static void on_comm_line(struct emu *emu, struct emu_node *node, const struct ev
     }
 }
 
+static void on_checkpoint_line(struct emu_checkpoint_figures *f, const struct event_line *line)
+{
+    uint64_t generation = 0, iteration = 0, bytes = 0, ns = 0, hops = 0;
+    event_line_get_u64(line, "generation", &generation);
+    event_line_get_u64(line, "iteration", &iteration);
+    event_line_get_u64(line, "bytes", &bytes);
+    if (strcmp(line->name, "checkpoint") == 0) {
+        f->commits++;
+        f->generations = generation > f->generations ? (uint32_t)generation : f->generations;
+        f->bytes = bytes > f->bytes ? (uint32_t)bytes : f->bytes;
+        if (event_line_get_u64(line, "round_ns", &ns)) {
+            f->round_ns_sum += ns;
+            f->round_ns_max = ns > f->round_ns_max ? ns : f->round_ns_max;
+        }
+        if (event_line_get_u64(line, "buddy_hops", &hops) && hops > f->buddy_hops_max)
+            f->buddy_hops_max = (uint32_t)hops;
+        return;
+    }
+    const char *source = event_line_get(line, "source");
+    uint64_t moved = 0;
+    event_line_get_u64(line, "bytes_transferred", &moved);
+    f->restores++;
+    f->generation = (uint32_t)generation;
+    f->iteration = (uint32_t)iteration;
+    f->moved_bytes += moved;
+    if (source != NULL && strcmp(source, "own") == 0)
+        f->from_own++;
+    else
+        f->from_buddy++;
+    if (event_line_get_u64(line, "load_ns", &ns) && ns > f->load_ns_max)
+        f->load_ns_max = ns;
+}
+
+/* The checkpoints' and restores' summary lines (none without either). */
+static void print_checkpoints(FILE *out, const struct emu_checkpoint_figures *f)
+{
+    if (f->commits > 0)
+        fprintf(out,
+                "tori-emu: checkpoints: %u committed by the ranks over %u generation(s), up to "
+                "%u B a rank; round %.1f ms mean, %.1f ms max; buddies up to %u hop(s) away\n",
+                (unsigned)f->commits, (unsigned)f->generations, (unsigned)f->bytes,
+                (double)f->round_ns_sum / f->commits / 1e6, (double)f->round_ns_max / 1e6,
+                (unsigned)f->buddy_hops_max);
+    if (f->restores > 0)
+        fprintf(out,
+                "tori-emu: restores: %u rank(s), last at generation %u (iteration %u): %u from "
+                "their own store, %u from a buddy; %llu B moved; load %.1f ms max\n",
+                (unsigned)f->restores, (unsigned)f->generation, (unsigned)f->iteration,
+                (unsigned)f->from_own, (unsigned)f->from_buddy,
+                (unsigned long long)f->moved_bytes, (double)f->load_ns_max / 1e6);
+}
+
 void emu_app_on_event(struct emu *emu, struct emu_node *node, const struct event_line *line)
 {
     const char *name = line->name;
@@ -290,6 +342,8 @@ void emu_app_on_event(struct emu *emu, struct emu_node *node, const struct event
         node->app_adopted = true;
     } else if (strcmp(name, "comm") == 0) {
         on_comm_line(emu, node, line);
+    } else if (strcmp(name, "checkpoint") == 0 || strcmp(name, "restore") == 0) {
+        on_checkpoint_line(&emu->checkpoints, line);
     }
 }
 
@@ -476,6 +530,7 @@ bool emu_app_judge(struct emu *emu)
         else if (strcmp(digest, node->app_digest) != 0)
             same = false;
     }
+    print_checkpoints(out, &emu->checkpoints);
     if (aborted > 0)
         return judge_abort(emu, app, aborted, live);
     bool passed = live > 0 && reported == live && ok == reported && same;

@@ -67,6 +67,15 @@ struct emu_event_count {
     unsigned count;
 };
 
+/* What the job's checkpoints and restores cost (issue 15), from the nodes'
+ * `checkpoint` and `restore` lines, for the run's summary. */
+struct emu_checkpoint_figures {
+    uint32_t commits, generations, bytes, buddy_hops_max;
+    uint64_t round_ns_sum, round_ns_max;
+    uint32_t restores, from_own, from_buddy, generation, iteration;
+    uint64_t moved_bytes, load_ns_max;
+};
+
 struct emu {
     const struct emu_options *options;
     struct emu_programs programs;           /* pointing into program_paths */
@@ -97,6 +106,7 @@ struct emu {
     bool app_over;         /* the job ended: each node's app_was_down is kept */
     bool comm_failed;      /* a communicator check failed (told once) */
     bool app_aborted;      /* every live rank reported app-abort: exit EMU_EXIT_ABORTED */
+    struct emu_checkpoint_figures checkpoints;
 
     uint64_t event_lines, malformed_lines, plain_lines;
     struct emu_event_count event_counts[EMU_EVENT_KINDS];

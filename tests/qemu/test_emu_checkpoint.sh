@@ -62,6 +62,11 @@ want=$(grep -o 'ok=true, digest 0x[0-9a-f]*' "$OUT/fault_free.txt")
 grep -q '"event":"checkpoint"' "$OUT/fault_free/events.jsonl" ||
     fail "the fault-free run took no checkpoint"
 
+# The run's summary reports them (figures from the same lines checked below).
+grep -q '^tori-emu: checkpoints: [0-9]* committed by the ranks over [0-9]* generation(s), up to 1744 B a rank' \
+    "$OUT/run.txt" || fail "no checkpoints summary line"
+grep -q '^tori-emu: restores: [0-9]* rank(s), last at generation [0-9]* (iteration [0-9]*): .* B moved' \
+    "$OUT/run.txt" || fail "no restores summary line"
 python3 - "$OUT/run/events.jsonl" "$KILL_AT" "$SCENARIO" <<'PY' || fail "checkpoint and restore checks failed"
 import json, sys
 events = [json.loads(line) for line in open(sys.argv[1])]
