@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -226,10 +227,13 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-    /* Hydra tells survivors of a rank's death with SIGUSR1, whose default
-     * action would end them too. */
-    signal(SIGUSR1, SIG_IGN);
+    /* A rank dies with its hydra proxy, even stopped dead (a launcher's
+     * kill on this board, tori-emu's emu_mpi.h): none outlives the job. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     MPI_Init(&argc, &argv);
+    /* Hydra tells survivors of a rank's death with SIGUSR1, whose default
+     * action would end them too (set after MPI_Init, which may take it). */
+    signal(SIGUSR1, SIG_IGN);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
