@@ -72,8 +72,9 @@ uint64_t board_now_ns(void)
 void board_console_write(const char *bytes, size_t length)
 {
     if (control_fd < 0) {
+        /* Line-buffered: whole lines only, so mpiexec does not interleave
+         * the ranks' half lines. */
         fwrite(bytes, 1, length, stdout);
-        fflush(stdout);
         return;
     }
     while (length > 0) {

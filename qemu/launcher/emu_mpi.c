@@ -14,6 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* The ranks' longest sleep between link polls (tori-node-mpi --idle-us). */
+#define EMU_MPI_IDLE_US 500u
+#define EMU_MPI_IDLE_MAX_US 20000u
+
 bool emu_mpi_prepare(struct emu *emu)
 {
     for (uint32_t r = 0; r < emu->count; r++) {
@@ -63,8 +67,15 @@ static _Noreturn void exec_mpiexec(struct emu *emu, pid_t parent, char **argv)
 static bool spawn_world(struct emu *emu)
 {
     const struct emu_programs *p = &emu->programs;
-    char count[16];
+    char count[16], idle[16];
     snprintf(count, sizeof count, "%u", (unsigned)emu->count);
+    /* A rank cannot sleep until a message lands: it wakes every idle slice
+     * to test its links.  Beyond 16 ranks the slice grows with them, as
+     * the detector's timings do, so the wake-ups of all ranks together
+     * stay within what this machine's cores can run. */
+    unsigned idle_us = EMU_MPI_IDLE_US * (emu->count > 16 ? emu->count / 16 : 1);
+    snprintf(idle, sizeof idle, "%u", idle_us < EMU_MPI_IDLE_MAX_US ? idle_us
+                                                                      : EMU_MPI_IDLE_MAX_US);
     char *argv[32];
     unsigned n = 0;
     argv[n++] = (char *)emu->options->mpiexec;
@@ -81,6 +92,8 @@ static bool spawn_world(struct emu *emu)
     argv[n++] = "node%r.personality";
     argv[n++] = "--control";
     argv[n++] = "node%r.ctl";
+    argv[n++] = "--idle-us";
+    argv[n++] = idle;
     if (p->job != NULL) {
         argv[n++] = "--job";
         argv[n++] = (char *)p->job;

@@ -10,7 +10,8 @@
  * mpiexec runs as
  *   mpiexec -disable-auto-cleanup -genv UCX_TLS sm,self -wdir <out> -n N
  *     tori-node-mpi --personality node%r.personality --control node%r.ctl
- *     [--job FILE] [--key-file <out>/tori-key | --auth off]
+ *     --idle-us U [--job FILE] [--key-file <out>/tori-key | --auth off]
+ * (U: 500 us, times ranks/16 beyond 16 ranks, at most 20 ms.)
  * Measured with Debian's MPICH 4.0.2 (hydra, ch4:ucx): without
  * -disable-auto-cleanup hydra kills every rank when one is SIGKILLed; with
  * UCX's TCP transport a send to the dead rank times out and aborts the
