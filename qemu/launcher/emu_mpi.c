@@ -164,10 +164,11 @@ void emu_mpi_accept(struct emu *emu, struct emu_node *node)
     struct ucred peer;
     socklen_t length = sizeof peer;
     int out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    /* Only a process of ours may speak for a rank. */
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.pid <= 0 ||
-        out < 0) {
-        emu_complain(emu, "node %u: cannot identify the rank on its control socket: %s",
-                     (unsigned)node->rank, strerror(errno));
+        peer.uid != getuid() || out < 0) {
+        emu_complain(emu, "node %u: cannot identify the rank on its control socket "
+                          "(expected a process of this user)", (unsigned)node->rank);
         emu->failed = true;
         close(fd);
         if (out >= 0)
