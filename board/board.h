@@ -1,8 +1,8 @@
 /*
  * The board interface: everything the kernel needs from hardware or from the
  * operating system underneath it.  One backend is linked per build, chosen by
- * TORI_BOARD (board/qemu-virt, board/host); the kernel never looks past this
- * header.  No function here blocks except board_idle_until().
+ * TORI_BOARD (board/qemu-virt, board/host; board/mpi is built beside host,
+ * tori-node-mpi); the kernel never looks past this header.  No function here blocks except board_idle_until().
  */
 #ifndef BOARD_BOARD_H
 #define BOARD_BOARD_H

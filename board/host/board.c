@@ -20,29 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "board/host/host.h"
+#include "board/host/node_files.h"
 #include "config/tori_config.h"
 #include "kernel/main.h"
-#include "kernel/job.h"
-#include "kernel/personality.h"
-
-/* Room for a block larger than ours, so "too long" is not silently cut. */
-static uint8_t personality_block[PERSONALITY_SIZE * 2];
-static size_t personality_length;
-static bool personality_present;
-
-/* The same room for the job block; a named file must be readable. */
-static uint8_t job_block[JOB_SIZE * 2];
-static size_t job_length;
-
-/* --key-file's key, and --auth off. */
-static uint8_t link_key[BOARD_KEY_BYTES];
-static bool link_key_present;
-static bool auth_off;
 
 static struct pollfd watched[HOST_MAX_WATCHED_FDS];
 static int watched_count;
@@ -99,30 +83,6 @@ size_t board_console_read(char *buffer, size_t capacity)
                 watched[i].fd = -1; /* ppoll ignores negative descriptors */
     }
     return 0;
-}
-
-const uint8_t *board_personality_block(size_t *length)
-{
-    *length = personality_present ? personality_length : 0;
-    return personality_present ? personality_block : NULL;
-}
-
-bool board_link_key(uint8_t key[BOARD_KEY_BYTES])
-{
-    if (link_key_present)
-        memcpy(key, link_key, BOARD_KEY_BYTES);
-    return link_key_present;
-}
-
-bool board_keyless_allowed(void)
-{
-    return auth_off;
-}
-
-const uint8_t *board_job_block(size_t *length)
-{
-    *length = job_length;
-    return job_length != 0 ? job_block : NULL;
 }
 
 bool host_watch_fd(int fd)
@@ -210,121 +170,23 @@ static void usage(FILE *out)
           out);
 }
 
-/* A missing or unreadable file is reported by the kernel as "missing". */
-static void load_personality(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        fprintf(stderr, "tori-node: cannot open personality '%s': %s\n", path,
-                strerror(errno));
-        return;
-    }
-    ssize_t got = read(fd, personality_block, sizeof personality_block);
-    close(fd);
-    if (got > 0) {
-        personality_length = (size_t)got;
-        personality_present = true;
-    }
-}
-
-/* The key file: exactly BOARD_KEY_BYTES bytes, not readable by group or
- * others (a key anyone can read protects nothing).  Never printed. */
-static bool load_key(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        fprintf(stderr, "tori-node: cannot open key file '%s': %s\n", path, strerror(errno));
-        return false;
-    }
-    struct stat info;
-    uint8_t buffer[BOARD_KEY_BYTES + 1];
-    ssize_t got = fstat(fd, &info) == 0 ? read(fd, buffer, sizeof buffer) : -1;
-    close(fd);
-    if (got != (ssize_t)BOARD_KEY_BYTES) {
-        fprintf(stderr, "tori-node: key file '%s' must hold exactly %u bytes\n", path,
-                (unsigned)BOARD_KEY_BYTES);
-        return false;
-    }
-    if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-        fprintf(stderr, "tori-node: key file '%s' is open to group or others "
-                        "(expected mode 0600 or 0400)\n", path);
-        return false;
-    }
-    memcpy(link_key, buffer, BOARD_KEY_BYTES);
-    memset(buffer, 0, sizeof buffer); /* one copy of the key, not two */
-    link_key_present = true;
-    return true;
-}
-
-/* A job named but unreadable (or empty) is refused before the node starts:
- * running no application instead would hide the mistake. */
-static bool load_job(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        fprintf(stderr, "tori-node: cannot open job '%s': %s\n", path, strerror(errno));
-        return false;
-    }
-    ssize_t got = read(fd, job_block, sizeof job_block);
-    int read_errno = errno;
-    close(fd);
-    if (got <= 0) {
-        fprintf(stderr, "tori-node: cannot read job '%s': %s\n", path,
-                got < 0 ? strerror(read_errno) : "the file is empty");
-        return false;
-    }
-    job_length = (size_t)got;
-    return true;
-}
-
 int main(int argc, char **argv)
 {
-    const char *personality_path = NULL;
-    const char *job_path = NULL;
-    const char *key_path = NULL;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "--personality") == 0 && i + 1 < argc) {
-            personality_path = argv[++i];
-        } else if (strcmp(argv[i], "--personality") == 0) {
-            fprintf(stderr, "tori-node: --personality needs a file name\n");
-            return 2;
-        } else if (strcmp(argv[i], "--job") == 0 && i + 1 < argc) {
-            job_path = argv[++i];
-        } else if (strcmp(argv[i], "--job") == 0) {
-            fprintf(stderr, "tori-node: --job needs a file name\n");
-            return 2;
-        } else if (strcmp(argv[i], "--key-file") == 0 && i + 1 < argc) {
-            key_path = argv[++i];
-        } else if (strcmp(argv[i], "--key-file") == 0) {
-            fprintf(stderr, "tori-node: --key-file needs a file name\n");
-            return 2;
-        } else if (strcmp(argv[i], "--auth") == 0 && i + 1 < argc &&
-                   strcmp(argv[i + 1], "off") == 0) {
-            auth_off = true;
-            i++;
-        } else if (strcmp(argv[i], "--auth") == 0) {
-            fprintf(stderr, "tori-node: --auth takes only 'off' (on is the default: "
-                            "the key comes from the job block or --key-file)\n");
-            return 2;
-        } else {
-            break; /* the rest belongs to the link driver */
         }
+        int taken = node_files_option("tori-node", argc, argv, &i);
+        if (taken < 0)
+            return 2;
+        if (taken == 0)
+            break; /* the rest belongs to the link driver */
     }
     driver_argc = argc - i;
     driver_argv = argv + i;
-    if (personality_path != NULL)
-        load_personality(personality_path);
-    if (job_path != NULL && !load_job(job_path))
-        return 2;
-    if (key_path != NULL && auth_off) {
-        fprintf(stderr, "tori-node: --key-file and --auth off contradict each other\n");
-        return 2;
-    }
-    if (key_path != NULL && !load_key(key_path))
+    if (!node_files_load("tori-node"))
         return 2;
     kernel_main();
 }

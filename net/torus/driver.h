@@ -2,7 +2,8 @@
  * The link driver interface: moves whole frames between the node and the
  * cable behind each torus link.  Each board implements it: qemu-virt with
  * board/qemu-virt/virtio_net.c (one virtio-net device per link), host with
- * board/host/udp_link.c (one UDP socket per link).  Frames are the same
+ * board/host/udp_link.c (one UDP socket per link), mpi with
+ * board/mpi/mpi_link.c (MPI point-to-point messages).  Frames are the same
  * bytes on every backend, so QEMU and host nodes can be neighbours.
  *
  * Nothing here blocks or allocates; reliability is the link layer's
@@ -42,7 +43,7 @@ size_t torus_driver_receive(unsigned link, uint8_t *buffer, size_t capacity);
 
 const struct torus_driver_counters *torus_driver_counters(unsigned link);
 
-/* "udp", "virtio-net". */
+/* "udp", "virtio-net", "mpi". */
 const char *torus_driver_name(void);
 
 #endif /* NET_TORUS_DRIVER_H */

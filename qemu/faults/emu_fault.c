@@ -75,8 +75,10 @@ bool emu_fault_apply(struct emu *emu, const struct emu_action *action, char *err
     switch (action->kind) {
     case EMU_ACTION_KILL:
         node->expect_exit = true;
-        if (!signal_node(emu, node, SIGKILL, error, capacity)) {
+        if (!emu_process_kill(emu, node)) {
             node->expect_exit = false;
+            snprintf(error, capacity, "node %u: cannot kill it (not running)",
+                     (unsigned)node->rank);
             return false;
         }
         return true;

@@ -220,6 +220,20 @@ bool emu_faults_prepare(struct emu *emu)
                     o->inject_option != NULL ? o->inject_option : "--inject", error);
             return false;
         }
+        for (unsigned i = 0; o->boards == EMU_BOARDS_MPI &&
+                            i < f->script.count + f->script.on_progress_count; i++) {
+            const struct emu_action *a = i < f->script.count
+                                             ? &f->script.actions[i]
+                                             : &f->script.on_progress[i - f->script.count];
+            if (a->kind == EMU_ACTION_RESTART || a->kind == EMU_ACTION_REBOOT ||
+                a->kind == EMU_ACTION_JOIN) {
+                fprintf(stderr, TOOL ": %s: '%s': an MPI rank cannot %s (expected kill, "
+                                "hang or link faults with --board mpi)\n",
+                        o->inject_option != NULL ? o->inject_option : "--inject", a->text,
+                        a->kind == EMU_ACTION_REBOOT ? "reboot" : "come back or join");
+                return false;
+            }
+        }
         for (unsigned i = 0; i < f->script.on_progress_count; i++) {
             const struct emu_action *a = &f->script.on_progress[i];
             if (a->watch != EMU_WATCH_JOB && a->watch >= members) {
@@ -249,6 +263,14 @@ bool emu_faults_prepare(struct emu *emu)
         if (reboot_only && !any_qemu) {
             fprintf(stderr, TOOL ": --chaos: kinds=reboot needs QEMU nodes (expected "
                             "--board qemu or mixed, or other kinds)\n");
+            return false;
+        }
+        unsigned comes_back = CHAOS_KIND(FAULT_KILL) | CHAOS_KIND(FAULT_RESTART) |
+                              CHAOS_KIND(FAULT_REBOOT) | CHAOS_KIND(FAULT_JOIN);
+        if (o->boards == EMU_BOARDS_MPI && (f->chaos_spec.kinds & comes_back) != 0) {
+            fprintf(stderr, TOOL ": --chaos: kill, restart, reboot and join need a node that "
+                            "comes back, which an MPI rank cannot (expected kinds=hang,link "
+                            "with --board mpi)\n");
             return false;
         }
         if (f->chaos_spec.kinds == CHAOS_KIND(FAULT_JOIN) && o->idle_spares == 0) {

@@ -40,12 +40,23 @@ static bool draw_key(struct emu *emu, uint8_t key[JOB_KEY_BYTES])
     return true;
 }
 
+/* An owner-only file in <out> for MPI ranks, which mpiexec starts: no
+ * descriptor of ours reaches them.  Removed with the output directory. */
+static int out_file(struct emu *emu, const char *name, char *path, size_t capacity)
+{
+    snprintf(path, capacity, "%s/%s", emu->out_dir, name);
+    unlink(path);
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+}
+
 /* A memory file holding bytes, inherited by the nodes (no close-on-exec),
- * owner-only; its name for them is /proc/self/fd/N. */
+ * owner-only; its name for them is /proc/self/fd/N.  On the MPI board, a
+ * file <out>/NAME instead. */
 static bool memory_file(struct emu *emu, const char *name, const uint8_t *bytes,
                         size_t length, char *path, size_t capacity)
 {
-    int fd = memfd_create(name, 0);
+    bool mpi = emu->options->boards == EMU_BOARDS_MPI;
+    int fd = mpi ? out_file(emu, name, path, capacity) : memfd_create(name, 0);
     bool ok = fd >= 0 && fchmod(fd, 0600) == 0 &&
               write(fd, bytes, length) == (ssize_t)length;
     if (!ok) {
@@ -54,7 +65,10 @@ static bool memory_file(struct emu *emu, const char *name, const uint8_t *bytes,
             close(fd);
         return false;
     }
-    snprintf(path, capacity, "/proc/self/fd/%d", fd);
+    if (mpi)
+        close(fd);
+    else
+        snprintf(path, capacity, "/proc/self/fd/%d", fd);
     return true;
 }
 
@@ -83,7 +97,8 @@ bool emu_auth_prepare(struct emu *emu)
         return true;
     struct job job;
     bool has_job = programs->job != NULL;
-    if (!has_job && emu->options->boards != EMU_BOARDS_HOST) {
+    if (!has_job && emu->options->boards != EMU_BOARDS_HOST &&
+        emu->options->boards != EMU_BOARDS_MPI) {
         /* A QEMU node's only way in for a key is the job block: a run
          * without one is keyless on every board, and says so. */
         programs->auth_off = true;

@@ -13,6 +13,7 @@ void emu_node_init(struct emu_node *node, uint32_t rank)
     node->incarnation = 1;
     node->console_in = -1;
     node->console_out = -1;
+    node->control_listen = -1;
     for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++)
         node->link[l].fd = -1;
 }
@@ -30,6 +31,9 @@ void emu_node_close_console(struct emu_node *node)
 void emu_node_release(struct emu_node *node)
 {
     emu_node_close_console(node);
+    if (node->control_listen >= 0)
+        close(node->control_listen);
+    node->control_listen = -1;
     if (node->qmp != NULL)
         qmp_close(node->qmp);
     free(node->qmp);
@@ -168,5 +172,5 @@ void emu_node_print_log_tail(const struct emu_node *node, FILE *out, unsigned li
 
 const char *emu_node_board_name(enum emu_board board)
 {
-    return board == EMU_BOARD_QEMU ? "qemu" : "host";
+    return board == EMU_BOARD_QEMU ? "qemu" : board == EMU_BOARD_MPI ? "mpi" : "host";
 }

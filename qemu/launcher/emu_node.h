@@ -23,7 +23,7 @@
 #include "tools/event_line.h"
 #include "qemu/launcher/qmp.h"
 
-enum emu_board { EMU_BOARD_QEMU, EMU_BOARD_HOST };
+enum emu_board { EMU_BOARD_QEMU, EMU_BOARD_HOST, EMU_BOARD_MPI };
 
 enum emu_node_state {
     EMU_NODE_IDLE,    /* not running: never started, or down and reaped */
@@ -54,6 +54,8 @@ struct emu_node {
     pid_t pid;              /* 0 when not running */
     int console_in;         /* write end of its stdin, -1 when closed */
     int console_out;        /* read end of its stdout, -1 when closed */
+    int control_listen;     /* MPI board: where its rank connects (emu_mpi.h), -1: none */
+    pid_t stopped_dead;     /* MPI board: its rank, killed as stopped dead (SIGSTOP) */
     int wait_status;        /* from waitpid, once reaped */
     uint64_t started_ns;    /* launcher clock at the latest start */
     uint64_t ready_ns;      /* launcher clock at its latest ready, 0: none */

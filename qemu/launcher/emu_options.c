@@ -21,8 +21,11 @@ void emu_options_usage(FILE *out)
         "\n"
         "  --dims DIMS          torus shape, e.g. 2x2x2 (1 to 6 sizes)\n"
         "  --mesh[=x,z|all]     make dimensions meshes (alone: all of them)\n"
-        "  --board qemu|host|mixed  what runs each node (qemu); mixed puts QEMU on\n"
-        "                       nodes with an even coordinate sum, host on the rest\n"
+        "  --board qemu|host|mixed|mpi  what runs each node (qemu); mixed puts QEMU on\n"
+        "                       nodes with an even coordinate sum, host on the rest;\n"
+        "                       mpi: every node an MPI rank of one mpiexec (no\n"
+        "                       restart, reboot, join or --spares)\n"
+        "  --mpiexec PROGRAM    the MPI launcher for --board mpi (mpiexec: MPICH's)\n"
         "  --radix N            membership tree radix, power of two 2..16 (4)\n"
         "  --tree radix|torus|box  membership tree layout (radix)\n"
         "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ";\n"
@@ -53,7 +56,8 @@ void emu_options_usage(FILE *out)
         "  --base-port P        link UDP ports P, P+1, ... (default: the system\n"
         "                       picks free ports)\n"
         "  --image FILE         node image for QEMU (build/qemu-virt/node.elf)\n"
-        "  --node-binary FILE   host node program (the build's tori-node)\n"
+        "  --node-binary FILE   host node program (the build's tori-node; with\n"
+        "                       --board mpi its tori-node-mpi)\n"
         "  --qemu PROGRAM       QEMU to run (qemu-system-arm)\n"
         "  --job FILE           job block for every node (tori-personality --job-out)\n"
         "  --app NAME           run a job: allreduce, stencil or pingpong on every\n"
@@ -137,7 +141,7 @@ static bool parse_duration_option(const char *option, const char *value, bool al
 struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
-    const char *image, *node_binary, *qemu, *job, *auth;
+    const char *image, *node_binary, *qemu, *job, *auth, *mpiexec;
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
     const char *checkpoint_every, *recovery;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
@@ -164,6 +168,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--image", &raw->image, NULL},
         {"--node-binary", &raw->node_binary, NULL},
         {"--qemu", &raw->qemu, NULL},
+        {"--mpiexec", &raw->mpiexec, NULL},
         {"--job", &raw->job, NULL},
         {"--auth", &raw->auth, NULL},
         {"--app", &raw->app, NULL},
@@ -284,6 +289,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->image = raw.image != NULL ? raw.image : default_image;
     o->node_binary = raw.node_binary != NULL ? raw.node_binary : default_node_binary;
     o->qemu = raw.qemu != NULL ? raw.qemu : "qemu-system-arm";
+    o->mpiexec = raw.mpiexec != NULL ? raw.mpiexec : "mpiexec";
     o->job = raw.job;
     o->out_dir = raw.out;
     o->radix = CONFIG_TREE_RADIX_DEFAULT;
@@ -325,8 +331,17 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         o->boards = EMU_BOARDS_HOST;
     else if (strcmp(raw.board, "mixed") == 0)
         o->boards = EMU_BOARDS_MIXED;
+    else if (strcmp(raw.board, "mpi") == 0)
+        o->boards = EMU_BOARDS_MPI;
     else {
-        cli_invalid(error, capacity, "--board", raw.board, "qemu, host or mixed");
+        cli_invalid(error, capacity, "--board", raw.board, "qemu, host, mixed or mpi");
+        return EMU_OPTIONS_ERROR;
+    }
+    if (o->boards == EMU_BOARDS_MPI && raw.node_binary == NULL)
+        o->node_binary = TORI_DEFAULT_MPI_NODE_BINARY;
+    if (raw.mpiexec != NULL && o->boards != EMU_BOARDS_MPI) {
+        snprintf(error, capacity, "--mpiexec needs --board mpi (expected it only for MPI "
+                                  "ranks)");
         return EMU_OPTIONS_ERROR;
     }
 
@@ -447,6 +462,11 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
         !parse_duration_option("--settle-timeout", raw.settle_timeout, false,
                                &o->settle_timeout_ns, error, capacity))
         return EMU_OPTIONS_ERROR;
+    if (o->boards == EMU_BOARDS_MPI && o->spares > 0) {
+        snprintf(error, capacity, "--spares cannot be used with --board mpi (expected no "
+                                  "spares: a rank cannot join an MPI world later)");
+        return EMU_OPTIONS_ERROR;
+    }
     if (raw.ping && o->spares > 0) {
         snprintf(error, capacity, "--ping and --spares cannot be combined (expected one of "
                                   "them: spares are not started until a fault run joins them)");

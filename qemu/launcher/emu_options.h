@@ -12,7 +12,7 @@
 #include "config/tori_config.h"
 #include "kernel/job.h"
 
-enum emu_boards { EMU_BOARDS_QEMU, EMU_BOARDS_HOST, EMU_BOARDS_MIXED };
+enum emu_boards { EMU_BOARDS_QEMU, EMU_BOARDS_HOST, EMU_BOARDS_MIXED, EMU_BOARDS_MPI };
 
 struct emu_options {
     const char *dims_text;
@@ -43,6 +43,7 @@ struct emu_options {
     const char *out_dir;      /* NULL: a fresh directory under /tmp */
     uint32_t base_port;       /* 0: the system picks free ports */
     const char *image, *node_binary, *qemu;
+    const char *mpiexec;      /* --board mpi: the MPI launcher (emu_mpi.h) */
     const char *job;          /* --job FILE: every node's job block (NULL: none) */
     /* --app NAME [--iterations N] [--progress K] [--app-args ...]: the
      * launcher writes the job block (<out>/job.bin) and waits for every

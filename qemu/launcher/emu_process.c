@@ -13,6 +13,7 @@
 
 #include "kernel/personality.h"
 #include "qemu/launcher/emu_console.h"
+#include "qemu/launcher/emu_mpi.h"
 
 #define TOOL "tori-emu"
 #define NS_PER_S 1000000000ull
@@ -49,41 +50,73 @@ static struct emu_node *node_of_pid(struct emu *emu, pid_t pid)
     return NULL;
 }
 
+/* node's process is gone: its bookkeeping, and a complaint unless the
+ * launcher asked for it.  status < 0: not known (an MPI rank is mpiexec's
+ * child, not ours: its console's end is all the launcher sees). */
+static void node_ended(struct emu *emu, struct emu_node *node, int status)
+{
+    pid_t pid = node->pid;
+    /* Its last words first: the pipe holds them until we read. */
+    emu_console_pump(emu, node, true);
+    emu_node_close_console(node);
+    if (node->qmp != NULL)
+        qmp_close(node->qmp);
+    bool was_ready = node->state == EMU_NODE_READY;
+    node->pid = 0;
+    node->wait_status = status;
+    node->state = EMU_NODE_IDLE;
+    node->hung = false;
+    node->job_started = false;
+    emu->running--;
+    if (was_ready)
+        emu->ready--;
+    if (node->expect_exit || emu->stopping || emu->interrupted != 0) {
+        node->expect_exit = false;
+        return;
+    }
+    char how[96];
+    if (status >= 0)
+        describe_exit(status, how, sizeof how);
+    else
+        snprintf(how, sizeof how, "%s", pid > 0 ? "closed its console (the rank ended)"
+                                                : "never connected (the MPI world ended)");
+    if (!node->panicked)
+        emu_complain(emu, "node %u (%s, pid %d) %s%s", (unsigned)node->rank,
+                     emu_node_board_name(node->board), (int)pid, how,
+                     was_ready ? "" : " before it was ready");
+    emu_process_show_tail(emu, node);
+    emu->failed = true;
+}
+
+static void rank_ended(struct emu *emu, struct emu_node *node)
+{
+    node_ended(emu, node, -1);
+}
+
 void emu_process_reap(struct emu *emu)
 {
     int status = 0;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (emu_mpi_reaped(emu, pid, status))
+            continue;
         struct emu_node *node = node_of_pid(emu, pid);
-        if (node == NULL)
-            continue;
-        /* Its last words first: the pipe holds them until we read. */
-        emu_console_pump(emu, node, true);
-        emu_node_close_console(node);
-        if (node->qmp != NULL)
-            qmp_close(node->qmp);
-        bool was_ready = node->state == EMU_NODE_READY;
-        node->pid = 0;
-        node->wait_status = status;
-        node->state = EMU_NODE_IDLE;
-        node->hung = false;
-        node->job_started = false;
-        emu->running--;
-        if (was_ready)
-            emu->ready--;
-        if (node->expect_exit || emu->stopping || emu->interrupted != 0) {
-            node->expect_exit = false;
-            continue;
-        }
-        char how[96];
-        describe_exit(status, how, sizeof how);
-        if (!node->panicked)
-            emu_complain(emu, "node %u (%s, pid %d) %s%s", (unsigned)node->rank,
-                         emu_node_board_name(node->board), (int)pid, how,
-                         was_ready ? "" : " before it was ready");
-        emu_process_show_tail(emu, node);
-        emu->failed = true;
+        if (node != NULL && node->board != EMU_BOARD_MPI)
+            node_ended(emu, node, status);
     }
+    emu_mpi_collect(emu, rank_ended);
+}
+
+bool emu_process_kill(struct emu *emu, struct emu_node *node)
+{
+    if (node->board != EMU_BOARD_MPI)
+        return emu_process_signal(emu, node, SIGKILL);
+    pid_t pid = node->pid;
+    if (!emu_process_signal(emu, node, SIGSTOP))
+        return false;
+    node->stopped_dead = pid;
+    node_ended(emu, node, -1);
+    return true;
 }
 
 bool emu_process_signal(struct emu *emu, struct emu_node *node, int signal_number)
@@ -171,6 +204,11 @@ bool emu_process_start(struct emu *emu, struct emu_node *node)
         return false;
     if (!write_personality(emu, node))
         return false;
+    if (node->board == EMU_BOARD_MPI) {
+        bool started = emu_mpi_start(emu, node);
+        emu->failed |= !started;
+        return started;
+    }
     for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++)
         if (node->link[l].present)
             emu_links_drain(node->link[l].fd);
@@ -236,6 +274,23 @@ void emu_process_stop_all(struct emu *emu)
     for (uint32_t r = 0; r < emu->count; r++)
         if (emu->nodes[r].pid > 0)
             emu_process_signal(emu, &emu->nodes[r], SIGKILL);
+    /* The MPI world: ranks are mpiexec's children, never ours to wait for;
+     * those stopped dead are killed first. */
+    for (uint32_t r = 0; r < emu->count; r++)
+        if (emu->nodes[r].stopped_dead > 0) {
+            kill(emu->nodes[r].stopped_dead, SIGKILL);
+            emu->nodes[r].stopped_dead = 0;
+        }
+    emu_mpi_stop(emu);
+    for (uint32_t r = 0; r < emu->count; r++) {
+        struct emu_node *node = &emu->nodes[r];
+        if (node->board == EMU_BOARD_MPI && node->state != EMU_NODE_IDLE) {
+            emu_node_close_console(node);
+            node->pid = 0;
+            node->state = EMU_NODE_IDLE;
+            emu->running--;
+        }
+    }
     /* SIGKILL cannot be refused: wait for every last one. */
     while (emu->running > 0) {
         int status = 0;

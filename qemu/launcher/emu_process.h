@@ -22,6 +22,13 @@
  */
 bool emu_process_start(struct emu *emu, struct emu_node *node);
 
+/*
+ * Kills a running node: SIGKILL; on the MPI board it stops dead instead
+ * (SIGSTOP: no more sends, no more polling) and counts as ended, its
+ * process killed when the run ends (emu_mpi.h says why).
+ */
+bool emu_process_kill(struct emu *emu, struct emu_node *node);
+
 /* Sends a signal to a running node's process. */
 bool emu_process_signal(struct emu *emu, struct emu_node *node, int signal_number);
 

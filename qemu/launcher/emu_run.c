@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "qemu/launcher/emu_app.h"
+#include "qemu/launcher/emu_mpi.h"
 #include "qemu/launcher/emu_console.h"
 #include "qemu/launcher/emu_process.h"
 #include "qemu/launcher/emu_setup.h"
@@ -76,6 +77,7 @@ void emu_step(struct emu *emu, int timeout_ms)
         emu->poll_set[n].events = POLLIN;
         emu->poll_rank[n++] = i;
     }
+    n = emu_mpi_poll_fds(emu, emu->poll_set, emu->poll_rank, (unsigned)n);
     int ready = poll(emu->poll_set, n, timeout_ms);
     if (ready < 0 && errno != EINTR) {
         emu_complain(emu, "poll: %s", strerror(errno));
@@ -91,6 +93,8 @@ void emu_step(struct emu *emu, int timeout_ms)
                 if (info.ssi_signo != SIGCHLD && emu->interrupted == 0)
                     emu->interrupted = (int)info.ssi_signo;
             }
+        } else if (emu->poll_set[i].fd == emu->nodes[emu->poll_rank[i]].control_listen) {
+            emu_mpi_accept(emu, &emu->nodes[emu->poll_rank[i]]);
         } else {
             emu_console_pump(emu, &emu->nodes[emu->poll_rank[i]], false);
         }
@@ -393,7 +397,7 @@ int emu_run(const struct emu_options *options, const struct emu_hooks *hooks)
         emu_setup_release(&emu);
         return 2;
     }
-    const char *boards[] = {"qemu", "host", "mixed qemu/host"};
+    const char *boards[] = {"qemu", "host", "mixed qemu/host", "mpi"};
     fprintf(emu.human, TOOL ": %u nodes (%s %s, %s), out %s\n", (unsigned)emu.count,
             options->dims_text, options->mesh_mask != 0 ? "mesh/torus" : "torus",
             boards[options->boards], emu.out_dir);

@@ -99,6 +99,9 @@ struct emu {
     const struct emu_hooks *hooks; /* NULL: a plain run */
     void *hook_state;              /* the hooks' own, set by their prepare */
     uint32_t running, ready;
+    int mpiexec_pid;       /* the MPI board's world (emu_mpi.h), 0: none */
+    int mpiexec_status;
+    bool mpi_world_ended;  /* mpiexec was started and has exited */
     bool stopping;         /* shutting down: exits are expected */
     int interrupted;       /* the signal that asked us to stop, or 0 */
     bool failed;           /* a node failed: exit status 1 */

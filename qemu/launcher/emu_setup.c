@@ -19,6 +19,7 @@
 
 #include "qemu/launcher/emu_app.h"
 #include "qemu/launcher/emu_auth.h"
+#include "qemu/launcher/emu_mpi.h"
 
 static char *format_alloc(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static char *format_alloc(const char *format, ...)
@@ -103,6 +104,8 @@ static enum emu_board board_of(const struct emu *emu, uint32_t rank)
     switch (emu->options->boards) {
     case EMU_BOARDS_HOST:
         return EMU_BOARD_HOST;
+    case EMU_BOARDS_MPI:
+        return EMU_BOARD_MPI;
     case EMU_BOARDS_MIXED: {
         /* A checkerboard: on even-sized tori every link joins QEMU to host. */
         uint32_t sum = 0;
@@ -136,6 +139,8 @@ static bool raise_file_limit(struct emu *emu, uint64_t needed)
 
 static bool open_links(struct emu *emu)
 {
+    if (emu->options->boards == EMU_BOARDS_MPI)
+        return emu_mpi_prepare(emu); /* links are MPI messages; consoles sockets */
     uint32_t next_port = emu->options->base_port;
     int smallest = INT_MAX;
     char error[256];
@@ -198,8 +203,9 @@ bool emu_setup_prepare(struct emu *emu)
         return false;
     }
     emu->nodes = calloc(emu->count, sizeof *emu->nodes);
-    emu->poll_set = calloc(emu->count + 1u, sizeof *emu->poll_set);
-    emu->poll_rank = calloc(emu->count + 1u, sizeof *emu->poll_rank);
+    /* Every console and signals; MPI ranks' control sockets too. */
+    emu->poll_set = calloc(2u * emu->count + 1u, sizeof *emu->poll_set);
+    emu->poll_rank = calloc(2u * emu->count + 1u, sizeof *emu->poll_rank);
     if (emu->nodes == NULL || emu->poll_set == NULL || emu->poll_rank == NULL) {
         emu_complain(emu, "out of memory for %u nodes", (unsigned)emu->count);
         return false;
@@ -211,13 +217,20 @@ bool emu_setup_prepare(struct emu *emu)
         node->board = board_of(emu, r);
         node->spare = r >= emu->count - o->spares;
         want_qemu |= node->board == EMU_BOARD_QEMU;
-        want_host |= node->board == EMU_BOARD_HOST;
+        want_host |= node->board == EMU_BOARD_HOST || node->board == EMU_BOARD_MPI;
         emu_links_plan(&emu->geometry, r, node->link);
     }
     if (emu->hooks != NULL && emu->hooks->prepare != NULL && !emu->hooks->prepare(emu))
         return false;
     if (!check_programs(emu, want_qemu, want_host))
         return false;
+    char mpiexec[EMU_PATH_MAX];
+    if (o->boards == EMU_BOARDS_MPI &&
+        !emu_spawn_find_program(o->mpiexec, mpiexec, sizeof mpiexec)) {
+        emu_complain(emu, "--mpiexec '%s' is not an executable program (expected MPICH's "
+                          "mpiexec: Debian packages mpich, libmpich-dev)", o->mpiexec);
+        return false;
+    }
     uint64_t files = emu_links_needed(&emu->geometry) + 5ull * emu->count + 64;
     if (!raise_file_limit(emu, files) || !prepare_out_dir(emu))
         return false;

@@ -99,7 +99,7 @@ struct emu_program_paths {
     char image[EMU_PATH_MAX];
     char node_binary[EMU_PATH_MAX];
     char job[EMU_PATH_MAX]; /* empty: no job */
-    char key_file[64];      /* /proc/self/fd/N of the run's key (emu_auth.h) */
+    char key_file[EMU_PATH_MAX]; /* /proc/self/fd/N of the run's key, <out>/tori-key (MPI) */
 };
 
 /*

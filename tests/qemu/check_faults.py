@@ -102,6 +102,11 @@ def main():
         detected(0)
         if faults[0]["stable"] is None:
             fail("no stable event after the crash")
+    elif scenario == "crash_then_root":
+        for index in (0, 1):
+            detected(index)
+            if faults[index]["stable"] is None:
+                fail(f"no stable event after crash #{index + 1}")
     elif scenario == "restart":
         detected(0)
         since = job + after(1)

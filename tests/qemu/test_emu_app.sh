@@ -6,6 +6,8 @@
 #                                          past its timeout fails in one line
 #        test_emu_app.sh EMU OUT qemu IMAGE  2x2x2 QEMU and mixed stencil:
 #                                          the same digest on both
+#        test_emu_app.sh EMU OUT mpi       2x2x2 allreduce on MPI ranks and on
+#                                          host processes: the same digest
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 OUT=$2
@@ -20,13 +22,13 @@ job() {
     local status=$?
     [[ $status == 0 ]] || { tail -n 20 "$OUT/$name.txt" >&2; fail "$name: exit status $status"; }
     local nodes
-    nodes=$(grep -c '^ *[0-9]\+  \(host\|qemu\) ' "$OUT/$name.txt")
+    nodes=$(grep -c '^ *[0-9]\+  \(host\|qemu\|mpi\) ' "$OUT/$name.txt")
     local results
     results=$(grep '"event":"app-result"' "$OUT/$name.json")
     [[ $(grep -c . <<< "$results") == "$nodes" ]] || fail "$name: not $nodes app-result records"
     [[ $(grep -c '"ok":"\?true' <<< "$results") == "$nodes" ]] ||
         { echo "$results" >&2; fail "$name: not every node ok=true"; }
-    [[ $(grep -c '^ *[0-9]\+  \(host\|qemu\) *ok ' "$OUT/$name.txt") == "$nodes" ]] ||
+    [[ $(grep -c '^ *[0-9]\+  \(host\|qemu\|mpi\) *ok ' "$OUT/$name.txt") == "$nodes" ]] ||
         fail "$name: the summary does not show every node ok"
     local digest
     digest=$(grep -o 'every node ok=true, digest 0x[0-9a-f]*' "$OUT/$name.txt" | grep -o '0x.*')
@@ -65,6 +67,21 @@ qemu)
         exit 1
     echo "mixed 2x2x2 stencil: digest $mixed"
     [[ $qemu == "$mixed" ]] || fail "stencil digests differ: qemu $qemu, mixed $mixed"
+    ;;
+mpi)
+    ci=(--heartbeat-ms 20 --detect-timeout-ms 200)
+    mpi=$(job allreduce_mpi --dims 2x2x2 --board mpi --app allreduce "${ci[@]}") || exit 1
+    echo "mpi 2x2x2 allreduce: digest $mpi"
+    host=$(job allreduce_host --dims 2x2x2 --board host --app allreduce "${ci[@]}") || exit 1
+    echo "host 2x2x2 allreduce: digest $host"
+    [[ $mpi == "$host" ]] || fail "allreduce digests differ: mpi $mpi, host $host"
+    wait_for_no_processes "$OUT/allreduce_mpi/" 5
+    # A world whose ranks never connect fails in one line, and leaves nothing.
+    "$EMU" --dims 2x2x2 --board mpi --node-binary /bin/false --duration 1s \
+        --out "$OUT/false" > "$OUT/false.txt" 2>&1
+    check_status 1 $? "ranks that exit at once"
+    check_contains "$OUT/false.txt" "never connected (the MPI world ended)"
+    wait_for_no_processes "$OUT/false/" 5
     ;;
 *)
     fail "unknown mode $MODE"

@@ -19,6 +19,13 @@ refused "--dims '2x0x2' is invalid: dimension y has size 0" --dims 2x0x2 --board
 refused "--dims 'cube' is invalid" --dims cube --board host
 refused "--dims '2x2x2x2x2x2x2' is invalid" --dims 2x2x2x2x2x2x2 --board host
 refused "--dims is missing" --board host
+# The MPI board (issue 18): a rank cannot come back, before anything starts.
+refused "--inject: 'restart 1 at 2s': an MPI rank cannot come back or join (expected kill, hang or link faults with --board mpi)" \
+    --dims 2x2 --board mpi --inject 'kill 1 at 1s; restart 1 at 2s'
+refused "--chaos: kill, restart, reboot and join need a node that comes back" \
+    --dims 2x2 --board mpi --chaos seed=1,kinds=kill,hang
+refused "--mpiexec '/nonexistent/mpiexec' is not an executable program" \
+    --dims 2x2 --board mpi --mpiexec /nonexistent/mpiexec
 refused "512 nodes need 3072 UDP ports but --base-port 65000 leaves only 536 (65000..65535)" \
     --dims 8x8x8 --board host --base-port 65000
 refused "node image '/nonexistent/node.elf' not found (expected a built image: run ./tori build qemu-virt" \
@@ -66,7 +73,7 @@ refused "node program '/nonexistent/tori-node' not found (expected a built tori-
     --dims 2x2x2 --board host --node-binary /nonexistent/tori-node
 refused "node program '/nonexistent/tori-node' not found" \
     --dims 2x2x2 --board mixed --node-binary /nonexistent/tori-node --image "$EMU"
-refused "--board 'arm' is invalid (expected qemu, host or mixed)" --dims 2x2 --board arm
+refused "--board 'arm' is invalid (expected qemu, host, mixed or mpi)" --dims 2x2 --board arm
 refused "unknown option '--nodes'" --dims 2x2 --nodes 4
 refused "--spares '4' is invalid (expected 0..3" --dims 2x2 --board host --spares 4
 

@@ -6,13 +6,14 @@
 # what the views become, not how fast, and a loaded CI machine must not
 # make a node look dead.
 # usage: test_emu_faults.sh EMU BOARD SCENARIO OUT [IMAGE]
+# BOARD qemu, host, mixed or mpi (tori-emu --board).
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
 BOARD=$2
 SCENARIO=$3
 OUT=$4
 IMAGE=${5:-}
-[[ "$BOARD" == host ]] || skip_without_image "$IMAGE"
+[[ "$BOARD" == host || "$BOARD" == mpi ]] || skip_without_image "$IMAGE"
 TIMING=(--heartbeat-ms 20 --detect-timeout-ms 200)
 EXTRA=()
 DIMS=2x2x2
@@ -20,6 +21,7 @@ NODES=8
 case "$SCENARIO" in
     crash)          SCRIPT='kill 6 at 1s' ;;
     root_crash)     SCRIPT='kill 0 at 1s' ;;
+    crash_then_root) SCRIPT='kill 6 at 1s; kill 0 at 3s' ;;
     restart)        SCRIPT='kill 6 at 1s; restart 6 at 3s' ;;
     hang)           SCRIPT='hang 5 at 1s for 3s' ;;
     reboot)         SCRIPT='reboot 2 at 1s' ;;

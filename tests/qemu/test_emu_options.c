@@ -87,7 +87,7 @@ static void test_bad(void)
     expect_error("--dims 2x0x2", "size 0");
     expect_error("--dims 2x2x2x2x2x2x2", "--dims '2x2x2x2x2x2x2' is invalid");
     expect_error("--dims 70000", "is invalid");
-    expect_error("--dims 2x2 --board arm", "--board 'arm' is invalid (expected qemu, host or mixed)");
+    expect_error("--dims 2x2 --board arm", "--board 'arm' is invalid (expected qemu, host, mixed or mpi)");
     expect_error("--dims 2x2 --auth maybe", "--auth 'maybe' is invalid (expected on or off)");
     expect_error("--dims 2x2 --radix 6", "--radix '6' is invalid (expected a power of two");
     expect_error("--dims 2x2 --spares 4", "--spares '4' is invalid (expected 0..3");
@@ -203,9 +203,23 @@ static void test_fault_options(void)
     CHECK_CONTAINS(error, "--ping and --spares cannot be combined");
 }
 
+/* The MPI board (issue 18): its own node program, and no spares. */
+static void test_mpi(void)
+{
+    CHECK(parse("--dims 2x2x2 --board mpi") == EMU_OPTIONS_OK);
+    CHECK(options.boards == EMU_BOARDS_MPI && strcmp(options.mpiexec, "mpiexec") == 0);
+    CHECK_CONTAINS(options.node_binary, "board/mpi/tori-node-mpi");
+    CHECK(parse("--dims 2x2x2 --board mpi --node-binary /n --mpiexec /m") == EMU_OPTIONS_OK);
+    CHECK(strcmp(options.node_binary, "/n") == 0 && strcmp(options.mpiexec, "/m") == 0);
+    expect_error("--dims 2x2x2 --board mpi --spares 1",
+                 "--spares cannot be used with --board mpi (expected no spares");
+    expect_error("--dims 2x2x2 --board host --mpiexec /m", "--mpiexec needs --board mpi");
+}
+
 int main(void)
 {
     test_good();
+    test_mpi();
     test_bad();
     test_values();
     test_fault_options();

@@ -9,7 +9,7 @@ BOARD=$2
 SIGNAL=$3
 OUT=$4
 IMAGE=${5:-}
-[[ "$BOARD" == host ]] || skip_without_image "$IMAGE"
+[[ "$BOARD" == host || "$BOARD" == mpi ]] || skip_without_image "$IMAGE"
 rm -rf "$OUT" && mkdir -p "$OUT"
 RUN="$OUT/run-$SIGNAL"
 
@@ -19,7 +19,14 @@ launcher=$!
 trap 'kill -KILL $launcher 2>/dev/null' EXIT
 wait_for_line "$OUT/stdout" "all 8 nodes ready" 60 "$launcher"
 
-children=$(processes_with "$RUN/" | grep -vx "$launcher" | wc -l)
+if [[ "$BOARD" == mpi ]]; then
+    # The ranks name the run's key file; mpiexec its working directory.
+    children=$(for p in $(processes_with "$RUN/"); do
+                   tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null; echo; done |
+               grep -c '^[^ ]*tori-node-mpi ')
+else
+    children=$(processes_with "$RUN/" | grep -vx "$launcher" | wc -l)
+fi
 [[ "$children" == 8 ]] || fail "expected 8 node processes of $RUN, found $children"
 
 kill "-$SIGNAL" "$launcher"

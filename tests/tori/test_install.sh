@@ -22,15 +22,17 @@ if [[ "$CASE" == packages ]]; then
     expect_groups "personality" host
     expect_groups "sim" host
     expect_groups "bench membership" host
-    expect_groups "build host" host
+    expect_groups "build host" host mpi
     expect_groups "build host-asan" host
     expect_groups "build qemu-virt" host arm
-    expect_groups "build all" host arm
-    expect_groups "build" host arm
+    expect_groups "build all" host arm mpi
+    expect_groups "build" host arm mpi
     expect_groups "emu" host arm qemu
     expect_groups "emu --dims 2x2x2 --board host --ping" host arm qemu
     expect_groups "emu --dims 2x2x2 --inject kill_1_at_1s" host arm qemu plot
     expect_groups "emu --dims 2x2x2 --chaos seed=7" host arm qemu plot
+    expect_groups "emu --dims 2x2x2 --board mpi" host arm qemu mpi
+    expect_groups "emu --dims 2x2x2 --board mpi --inject kill_3_at_2s" host arm qemu plot mpi
     expect_groups "demo" host arm qemu plot
     expect_groups "bench link" host arm qemu
     expect_groups "bench faults" host arm qemu
@@ -38,7 +40,7 @@ if [[ "$CASE" == packages ]]; then
     expect_groups "bench membership --plot plots" host plot
     expect_groups "bench comm --plot plots" host arm qemu plot
     expect_groups "cert" host arm qemu checkers
-    expect_groups "test" host arm qemu checkers fuzz capture plot report
+    expect_groups "test" host arm qemu checkers fuzz capture plot report mpi
     expect_groups "plot" host plot
     expect_groups "emu --dims 2x2x2 --inject kill_1_at_1s --plot" host arm qemu plot
     expect_groups "fuzz" host fuzz
@@ -51,6 +53,7 @@ if [[ "$CASE" == packages ]]; then
     [[ "${GROUP_PACKAGES[capture]}" == tshark ]] || fail "capture group: ${GROUP_PACKAGES[capture]}"
     [[ "${GROUP_PACKAGES[plot]}" == gnuplot-nox ]] || fail "plot group: ${GROUP_PACKAGES[plot]}"
     [[ "${GROUP_PACKAGES[report]}" == chromium ]] || fail "report group: ${GROUP_PACKAGES[report]}"
+    [[ "${GROUP_PACKAGES[mpi]}" == "mpich libmpich-dev" ]] || fail "mpi group: ${GROUP_PACKAGES[mpi]}"
     # tshark's install must not stop to ask who may capture.
     [[ "${GROUP_PRESEED[capture]}" == "wireshark-common wireshark-common/install-setuid boolean false" ]] \
         || fail "capture group preseed: ${GROUP_PRESEED[capture]:-none}"
