@@ -410,6 +410,15 @@ static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *ou
     }
 }
 
+void comm_node_restarted(struct comm *ctx, uint32_t node, uint64_t now_ns,
+                         struct comm_outbox *out)
+{
+    ctx->last_now_ns = now_ns;
+    if (ctx->has_view && node < ctx->config.node_count && node != ctx->config.node_id) {
+        node_removed(ctx, node, out);
+    }
+}
+
 bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership_view *view,
                        const struct membership_layout *layout, uint64_t now_ns,
                        struct comm_outbox *out)

@@ -635,6 +635,14 @@ enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbo
  * decision comes with the view).  False when the table is full.
  */
 bool comm_expect_restart(struct comm *ctx, uint32_t node);
+/*
+ * The node left and came back within one view change (a fast reboot: its
+ * new life joined in the change that removed the old one): its old life's
+ * ranks fail as if it had left the view.  Every member must be told alike
+ * (the membership's decision says so).
+ */
+void comm_node_restarted(struct comm *ctx, uint32_t node, uint64_t now_ns,
+                         struct comm_outbox *out);
 bool comm_restart_expected(const struct comm *ctx, uint32_t node);
 
 bool comm_has_view(const struct comm *ctx);

@@ -115,6 +115,10 @@ static void update_avoided_links(struct node *node)
  * time it took (ocp_ns), the paper's O_cp - the local view and tree update -
  * measured, as the paper says, on the target itself.
  */
+/* Nodes that left and came back within one change (see flush_outbox). */
+static uint32_t restarted[MEMBERSHIP_MAX_CHANGE_FAILED];
+static uint32_t restarted_count;
+
 static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
 {
     struct membership_outbox *out = &node->membership_outbox;
@@ -138,6 +142,11 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
         if (e->type == MEMBERSHIP_EVENT_RECOVERY_DECISION &&
             e->u.decision.action == RECOVERY_RESTART && !e->u.decision.quarantined)
             comm_expect_restart(&node->comm, e->u.decision.node);
+        /* Its old life's ranks fail even though the node stays in the view:
+         * told to the comm core once this outbox is done with. */
+        if (e->type == MEMBERSHIP_EVENT_RECOVERY_DECISION && e->u.decision.rejoined &&
+            restarted_count < MEMBERSHIP_MAX_CHANGE_FAILED)
+            restarted[restarted_count++] = e->u.decision.node;
     }
     if (out->dropped_messages != 0 || out->dropped_events != 0) {
         event_begin("membership-outbox-overflow");
@@ -146,6 +155,11 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
         event_end();
     }
     membership_outbox_clear(out);
+    for (uint32_t i = 0; i < restarted_count; i++)
+        comm_node_restarted(&node->comm, restarted[i], now_ns, &node->comm_outbox);
+    if (restarted_count > 0)
+        node_comm_flush(node, now_ns);
+    restarted_count = 0;
 }
 
 static void on_membership_frame(void *context, const struct torus_frame_header *header,
