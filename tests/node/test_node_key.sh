@@ -11,16 +11,36 @@ NODE=$2
 OUT=$3
 rm -rf "$OUT" && mkdir -p "$OUT"
 "$TOOL" --node 0 --dims 2 -o "$OUT/node0.personality" > /dev/null || fail "personality"
-# Two free UDP ports for the node's links (their peer never answers).
-read -r PORT_A PORT_B < <(python3 -c 'import socket
+# Two free UDP ports for the node's links (their peer never answers),
+# chosen again when another process took one meanwhile.
+pick_ports() {
+    read -r PORT_A PORT_B < <(python3 -c 'import socket
 s=[socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
 [x.bind(("127.0.0.1", 0)) for x in s]
 print(*[x.getsockname()[1] for x in s])')
-LINKS=(--link "x+:bind=127.0.0.1:$PORT_A:peer=127.0.0.1:9"
-       --link "x-:bind=127.0.0.1:$PORT_B:peer=127.0.0.1:9")
+    LINKS=(--link "x+:bind=127.0.0.1:$PORT_A:peer=127.0.0.1:9"
+           --link "x-:bind=127.0.0.1:$PORT_B:peer=127.0.0.1:9")
+}
+pick_ports
 node() {
-    echo halt | timeout 10 "$NODE" --personality "$OUT/node0.personality" "$@" \
-        > "$OUT/console.log" 2>&1
+    local status
+    for attempt in 1 2 3 4 5; do
+        echo halt | timeout 10 "$NODE" --personality "$OUT/node0.personality" "$@" \
+            > "$OUT/console.log" 2>&1
+        status=$?
+        grep -q 'Address already in use' "$OUT/console.log" || return $status
+        pick_ports
+        local args=() a
+        for a in "$@"; do
+            case $a in
+                x+:bind=*) args+=("x+:bind=127.0.0.1:$PORT_A:peer=127.0.0.1:9") ;;
+                x-:bind=*) args+=("x-:bind=127.0.0.1:$PORT_B:peer=127.0.0.1:9") ;;
+                *) args+=("$a") ;;
+            esac
+        done
+        set -- "${args[@]}"
+    done
+    return $status
 }
 
 # No key, links: refused at bring-up, naming the ways out.
