@@ -145,14 +145,7 @@ static unsigned comm_poll(void *context, uint64_t now_ns)
         node_comm_flush(node, now_ns);
         work = 1;
     }
-    /* Output another service left in the outbox (node_membership.c: a
-     * node back within one view change). */
-    const struct comm_outbox *pending = &node->comm_outbox;
-    if (pending->frame_count != 0 || pending->completion_count != 0 ||
-        pending->event_count != 0) {
-        node_comm_flush(node, now_ns);
-        work = 1;
-    }
+
     uint64_t deadline = comm_next_deadline(&node->comm);
     if (deadline == COMM_NEVER)
         timer_disarm(timer_kernel_table(), comm_timer);

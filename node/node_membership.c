@@ -155,8 +155,9 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
         event_end();
     }
     membership_outbox_clear(out);
-    /* The comm core's output goes out with its next poll (flushing it from
-     * here could call back into this outbox: node_membership_suspect). */
+    /* The comm core's output goes out with its next flush (the failed
+     * requests are in the core already); flushing it from here could call
+     * back into this outbox (node_membership_suspect). */
     for (uint32_t i = 0; i < restarted_count; i++)
         comm_node_restarted(&node->comm, restarted[i], now_ns, &node->comm_outbox);
     restarted_count = 0;
