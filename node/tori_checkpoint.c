@@ -111,6 +111,12 @@ static uint32_t partner(uint32_t rank, uint32_t size, int step)
     }
 }
 
+static int rank_and_size(tori_comm comm, uint32_t *rank, uint32_t *size)
+{
+    int error = tori_rank(comm, rank);
+    return error != TORI_OK ? error : tori_size(comm, size);
+}
+
 static int wait_both(tori_request *a, tori_request *b, struct tori_status *status_b)
 {
     int error_a = *a != TORI_REQUEST_NULL ? tori_wait(a, NULL) : TORI_OK;
@@ -128,9 +134,7 @@ int tori_checkpoint(tori_comm comm, uint32_t done)
     if (ckpt.save == NULL)
         return checkpoint_failed("tori_checkpoint");
     uint32_t rank, size;
-    int error = tori_rank(comm, &rank);
-    if (error == TORI_OK)
-        error = tori_size(comm, &size);
+    int error = rank_and_size(comm, &rank, &size);
     if (error != TORI_OK)
         return error;
     uint64_t started = board_now_ns();
@@ -227,9 +231,7 @@ int tori_restore(tori_comm comm, uint32_t *done)
     if (ckpt.load == NULL)
         return checkpoint_failed("tori_restore");
     uint32_t rank, size;
-    int error = tori_rank(comm, &rank);
-    if (error == TORI_OK)
-        error = tori_size(comm, &size);
+    int error = rank_and_size(comm, &rank, &size);
     if (error != TORI_OK)
         return error;
     if (size > CONFIG_CHECKPOINT_MAX_RANKS)

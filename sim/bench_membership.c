@@ -505,42 +505,47 @@ static void print_bound(uint32_t max_nodes)
 
 int main(int argc, char **argv)
 {
-    uint64_t max_nodes = CONFIG_MAX_NODES;
-    uint64_t iterations = 200000;
-    bool timing = true;
-    const char *json_path = NULL;
+    unsigned max_nodes = CONFIG_MAX_NODES;
+    unsigned iterations = 200000;
+    bool no_timing = false;
+    const char *json_path = NULL, *max_nodes_text = NULL, *iterations_text = NULL;
     char error[160];
-    for (int i = 1; i < argc; i++) {
-        bool valued = i + 1 < argc;
-        if (strcmp(argv[i], "--max-nodes") == 0 && valued) {
-            if (!cli_parse_u64_option("--max-nodes", argv[++i], 8, CONFIG_MAX_NODES, &max_nodes,
-                                      error, sizeof error))
-                goto refused;
-        } else if (strcmp(argv[i], "--iterations") == 0 && valued) {
-            if (!cli_parse_u64_option("--iterations", argv[++i], 100, UINT32_MAX, &iterations,
-                                      error, sizeof error))
-                goto refused;
-        } else if (strcmp(argv[i], "--json") == 0 && valued) {
-            json_path = argv[++i];
-        } else if (strcmp(argv[i], "--no-timing") == 0) {
-            timing = false;
-        } else {
-            fprintf(stderr, TOOL ": unknown option '%s' (expected --max-nodes N, --iterations K, "
-                            "--no-timing, --json FILE)\n",
-                    argv[i]);
-            return 2;
-        }
+    const struct cli_option options[] = {
+        {"--max-nodes", &max_nodes_text, NULL},
+        {"--iterations", &iterations_text, NULL},
+        {"--json", &json_path, NULL},
+        {"--no-timing", NULL, &no_timing},
+    };
+    switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
+                     sizeof error)) {
+    case CLI_SCAN_HELP:
+        printf("usage: " TOOL " [--max-nodes N] [--iterations K] [--no-timing] [--json FILE]\n");
+        return 0;
+    case CLI_SCAN_ERROR:
+        fprintf(stderr, TOOL ": %s\n", error);
+        return 2;
+    case CLI_SCAN_OK:
+        break;
+    }
+    const struct cli_unsigned_option numbers[] = {
+        {"--max-nodes", max_nodes_text, 8, CONFIG_MAX_NODES, &max_nodes},
+        {"--iterations", iterations_text, 100, UINT32_MAX, &iterations},
+    };
+    if (!cli_parse_unsigned_options(numbers, sizeof numbers / sizeof numbers[0], error,
+                                    sizeof error)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        return 2;
     }
     if (json_path != NULL && (records = fopen(json_path, "we")) == NULL) {
         fprintf(stderr, TOOL ": cannot create --json file '%s' (expected a writable path)\n",
                 json_path);
         return 2;
     }
-    if (timing) {
-        print_ocp((uint32_t)max_nodes, (uint32_t)iterations);
+    if (!no_timing) {
+        print_ocp(max_nodes, iterations);
     }
-    print_figures((uint32_t)max_nodes);
-    print_bound((uint32_t)max_nodes);
+    print_figures(max_nodes);
+    print_bound(max_nodes);
     printf("== membership state per node at CONFIG_MAX_NODES=%u ==\n", (unsigned)CONFIG_MAX_NODES);
     struct membership *m = NULL;
     printf("total                      %8zu bytes (%.1f KiB)\n", sizeof(struct membership),
@@ -562,7 +567,4 @@ int main(int argc, char **argv)
         return 1;
     }
     return 0;
-refused:
-    fprintf(stderr, TOOL ": %s\n", error);
-    return 2;
 }

@@ -52,12 +52,6 @@ const char *board_name(void)
     return "host";
 }
 
-uint64_t board_now_ns(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
 
 void board_console_write(const char *bytes, size_t length)
 {
@@ -123,31 +117,8 @@ void board_idle_until(uint64_t deadline_ns)
     }
 }
 
-/* A host node restarts as a new process with a new personality. */
-uint32_t board_reset_count(void)
-{
-    return 0;
-}
 
-/* A restart is a new process: the store starts zeroed, and a rank restored
- * on it takes its checkpoint from the buddy's copy. */
-uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
-{
-    static uint8_t store[CONFIG_CHECKPOINT_STORE_BYTES] __attribute__((aligned(8)));
-    *bytes = sizeof store;
-    *survives_reset = false;
-    return store;
-}
 
-/* The process stack is the operating system's: its size is a ulimit, its
- * use nothing the node can read without guessing. */
-bool board_stack_usage(size_t *high_water, size_t *size, const char **why)
-{
-    *high_water = 0;
-    *size = 0;
-    *why = "the process stack belongs to the OS";
-    return false;
-}
 
 _Noreturn void board_halt(int code)
 {

@@ -62,12 +62,6 @@ const char *board_name(void)
     return "mpi";
 }
 
-uint64_t board_now_ns(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
 
 void board_console_write(const char *bytes, size_t length)
 {
@@ -124,27 +118,8 @@ void board_idle_until(uint64_t deadline_ns)
     }
 }
 
-uint32_t board_reset_count(void)
-{
-    return 0;
-}
 
-/* A rank does not come back (MPI has no way to re-enter a world). */
-uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
-{
-    static uint8_t store[CONFIG_CHECKPOINT_STORE_BYTES] __attribute__((aligned(8)));
-    *bytes = sizeof store;
-    *survives_reset = false;
-    return store;
-}
 
-bool board_stack_usage(size_t *high_water, size_t *size, const char **why)
-{
-    *high_water = 0;
-    *size = 0;
-    *why = "the process stack belongs to the OS";
-    return false;
-}
 
 /* No MPI_Finalize: it waits for every other rank, and a node halts alone
  * (a panic, `halt`, the launcher gone); mpiexec -disable-auto-cleanup

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "qemu/launcher/emu_spawn.h"
+
 /* The ranks' longest sleep between link polls (tori-node-mpi --idle-us). */
 #define EMU_MPI_IDLE_US 500u
 #define EMU_MPI_IDLE_MAX_US 20000u
@@ -48,12 +50,7 @@ bool emu_mpi_prepare(struct emu *emu)
 /* The child: mpiexec with its output in <out>/mpiexec.log, dying with us. */
 static _Noreturn void exec_mpiexec(struct emu *emu, pid_t parent, char **argv)
 {
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-        _exit(126);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
+    emu_spawn_child_reset(parent);
     int null = open("/dev/null", O_RDONLY);
     int log = openat(emu->out_dir_fd, "mpiexec.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (null < 0 || log < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(log, STDOUT_FILENO) < 0 ||

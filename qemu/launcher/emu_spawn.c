@@ -387,12 +387,8 @@ bool emu_spawn_check_programs(const struct emu_programs *programs, bool want_qem
 }
 
 /* In the child, between fork and exec: only async-signal-safe calls. */
-static _Noreturn void child_exec(const struct emu_programs *programs,
-                                 const struct emu_node *node,
-                                 const struct emu_argv *argv, pid_t parent,
-                                 int stdin_read, int stdout_write, int report)
+void emu_spawn_child_reset(pid_t parent)
 {
-    int error = 0;
     /* Die with the launcher, whatever kills it. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
         _exit(126);
@@ -403,6 +399,15 @@ static _Noreturn void child_exec(const struct emu_programs *programs,
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+}
+
+static _Noreturn void child_exec(const struct emu_programs *programs,
+                                 const struct emu_node *node,
+                                 const struct emu_argv *argv, pid_t parent,
+                                 int stdin_read, int stdout_write, int report)
+{
+    int error = 0;
+    emu_spawn_child_reset(parent);
     if (dup2(stdin_read, STDIN_FILENO) < 0 || dup2(stdout_write, STDOUT_FILENO) < 0 ||
         dup2(stdout_write, STDERR_FILENO) < 0)
         error = errno;

@@ -34,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "qemu/launcher/emu_node.h"
 
@@ -83,6 +84,13 @@ void emu_spawn_command(const struct emu_programs *programs,
  */
 bool emu_spawn_start(const struct emu_programs *programs, struct emu_node *node,
                      const struct emu_argv *argv, char *error, size_t capacity);
+
+/*
+ * In a child the launcher forked, before exec: dies with the launcher
+ * (exits 126 when it is already gone), and gives the program default
+ * signals (no mask; SIGPIPE, SIGINT, SIGTERM, SIGHUP at their defaults).
+ */
+void emu_spawn_child_reset(pid_t parent);
 
 /*
  * True when program can be run: an executable file, or found in PATH when
