@@ -373,7 +373,7 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
     }
     if (!emu->job_started)
         return;
-    uint64_t now = emu_job_ns(emu);
+    uint64_t now = emu_line_job_ns(emu);
     if (f->checking && strcmp(line->name, "view-state") == 0) {
         struct emu_view_answer *a = &f->answers[node->rank];
         if (a->asked && !a->answered && !emu_agree_parse_answer(line, a))

@@ -108,7 +108,7 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
             node->reported_incarnation = (uint32_t)incarnation;
         if (node->state == EMU_NODE_STARTED) {
             node->state = EMU_NODE_READY;
-            node->ready_ns = emu_now_ns(emu);
+            node->ready_ns = emu_line_ns(emu);
             emu->ready++;
             if (emu->ready == emu->running)
                 emu->all_ready_ns = node->ready_ns;
@@ -177,7 +177,7 @@ static void on_line(struct emu *emu, struct emu_node *node, const char *text,
     emu->event_lines++;
     node->events++;
     static char json[EVENT_JSON_MAX];
-    size_t json_length = event_json_format(&line, node->rank, emu_now_ns(emu), json,
+    size_t json_length = event_json_format(&line, node->rank, emu_line_ns(emu), json,
                                            sizeof json);
     if (json_length > 0) {
         if (emu->events != NULL)

@@ -57,6 +57,7 @@ static void node_ended(struct emu *emu, struct emu_node *node, int status)
 {
     pid_t pid = node->pid;
     /* Its last words first: the pipe holds them until we read. */
+    emu->wake_ns = emu_now_ns(emu);
     emu_console_pump(emu, node, true);
     emu_node_close_console(node);
     if (node->qmp != NULL)

@@ -33,6 +33,18 @@ uint64_t emu_now_ns(const struct emu *emu)
     return monotonic_ns() - emu->origin_ns;
 }
 
+uint64_t emu_line_ns(const struct emu *emu)
+{
+    return emu->wake_ns;
+}
+
+uint64_t emu_line_job_ns(const struct emu *emu)
+{
+    return emu->job_started && emu->wake_ns > emu->job_start_ns
+               ? emu->wake_ns - emu->job_start_ns
+               : 0;
+}
+
 uint64_t emu_job_ns(const struct emu *emu)
 {
     return emu->job_started ? emu_now_ns(emu) - emu->job_start_ns : 0;
@@ -79,6 +91,7 @@ void emu_step(struct emu *emu, int timeout_ms)
     }
     n = emu_mpi_poll_fds(emu, emu->poll_set, emu->poll_rank, (unsigned)n);
     int ready = poll(emu->poll_set, n, timeout_ms);
+    emu->wake_ns = emu_now_ns(emu);
     if (ready < 0 && errno != EINTR) {
         emu_complain(emu, "poll: %s", strerror(errno));
         emu->failed = true;

@@ -96,6 +96,11 @@ struct emu {
     uint64_t all_ready_ns; /* when the last node became ready */
     bool job_started;      /* every node was told `start` */
     uint64_t job_start_ns; /* emu time of that */
+    /* When poll last returned: the arrival stamp of every line read in that
+     * pass, so lines keep the order in which they could have been written
+     * (a later line read first from a lower descriptor is not stamped
+     * earlier than a line already waiting in another pipe). */
+    uint64_t wake_ns;
     const struct emu_hooks *hooks; /* NULL: a plain run */
     void *hook_state;              /* the hooks' own, set by their prepare */
     uint32_t running, ready;
@@ -146,6 +151,10 @@ int emu_close(struct emu *emu);
 
 /* Nanoseconds since the launcher started. */
 uint64_t emu_now_ns(const struct emu *emu);
+
+/* The arrival stamp of the console line being handled (emu time; job time). */
+uint64_t emu_line_ns(const struct emu *emu);
+uint64_t emu_line_job_ns(const struct emu *emu);
 
 /*
  * One turn of the loop: waits up to timeout_ms for console output, signals

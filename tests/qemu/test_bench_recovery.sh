@@ -40,7 +40,8 @@ table = open(sys.argv[2]).read()
 assert [r["mode"] for r in record["rows"]] == ["shrink", "blank", "rebuild"], record
 for r in record["rows"]:
     assert r["config"] == "host-2x2x2@20-200" and r["runs"] == 1 and r["complete"] == 1, r
-    assert 0 < r["detection_ns"] < r["view_ns"] <= r["noticed_ns"] <= r["rebuilt_ns"] \
+    # Stamps are the launcher's poll wakes (lines read in one wake share one).
+    assert 0 < r["detection_ns"] <= r["view_ns"] <= r["noticed_ns"] <= r["rebuilt_ns"] \
         <= r["resumed_ns"], r
     assert r["ts_ns"] > 0 and r["allreduce_ns"] > 0, r
     target = 1.2 * (r["detection_ns"] + r["ts_ns"]) + r["allreduce_ns"]
