@@ -67,6 +67,37 @@ static void finish_if_done(struct torus_ping *ping)
     event_end();
 }
 
+static void finish_fan(struct torus_ping_fan *fan, bool ok, uint64_t end_ns)
+{
+    fan->active = false;
+    event_begin("ping-fan");
+    event_add_u64("n", fan->count);
+    event_add_u64("answered", fan->answered);
+    event_add_u64("max_hops", fan->max_hops);
+    event_add_u64("rtt_ns", end_ns - fan->sent_ns);
+    event_add_u64("ok", ok ? 1 : 0);
+    event_end();
+}
+
+/* A PONG of the fan in flight; false when it is not one. */
+static bool fan_answer(struct torus_ping_fan *fan, uint32_t source, uint32_t sequence,
+                       uint32_t hops, uint64_t now_ns)
+{
+    for (uint32_t i = 0; fan->active && i < fan->count; i++) {
+        if (fan->done[i] || fan->sequence[i] != sequence || fan->destination[i] != source)
+            continue;
+        fan->done[i] = true;
+        fan->answered++;
+        fan->last_answer_ns = now_ns;
+        if (hops > fan->max_hops)
+            fan->max_hops = hops;
+        if (fan->answered == fan->count)
+            finish_fan(fan, true, now_ns);
+        return true;
+    }
+    return false;
+}
+
 static void on_pong(void *context, const struct torus_frame_header *header,
                     const uint8_t *payload, uint64_t now_ns)
 {
@@ -74,6 +105,8 @@ static void on_pong(void *context, const struct torus_frame_header *header,
     if (header->payload_length != PING_PAYLOAD_SIZE)
         return;
     uint32_t sequence = le_get_u32(payload);
+    if (fan_answer(&ping->fan, header->source, sequence, payload[12], now_ns))
+        return;
     for (unsigned i = 0; i < TORUS_PING_WINDOW; i++) {
         struct torus_ping_slot *slot = &ping->slots[i];
         if (slot->active && slot->sequence == sequence &&
@@ -100,11 +133,62 @@ static void start_sweep(struct torus_ping *ping, uint32_t first, uint32_t last,
     ping->failed = 0;
 }
 
+/* "fan A,B,...": distinct nodes other than this one, all sent at once. */
+static void start_fan(struct torus_ping *ping, const char *list, uint64_t now_ns)
+{
+    struct torus_ping_fan *fan = &ping->fan;
+    uint32_t node_count = torus_geometry_node_count(&ping->network->geometry);
+    uint32_t destinations[TORUS_PING_FAN_MAX];
+    uint32_t count = 0;
+    const char *cursor = list;
+    for (;;) {
+        char *end = NULL;
+        unsigned long destination = strtoul(cursor, &end, 10);
+        if (end == cursor || (*end != ',' && *end != '\0') || destination >= node_count ||
+            destination == ping->network->rank || count == TORUS_PING_FAN_MAX) {
+            console_command_reply_error("ping: fan expects up to 8 distinct other node ids, "
+                                        "comma-separated");
+            return;
+        }
+        for (uint32_t i = 0; i < count; i++) {
+            if (destinations[i] == destination) {
+                console_command_reply_error("ping: fan names a node twice");
+                return;
+            }
+        }
+        destinations[count++] = (uint32_t)destination;
+        if (*end == '\0')
+            break;
+        cursor = end + 1;
+    }
+    memset(fan, 0, sizeof *fan);
+    fan->active = true;
+    fan->count = count;
+    fan->sent_ns = now_ns;
+    fan->deadline_ns = now_ns + TORUS_PING_TIMEOUT_NS;
+    for (uint32_t i = 0; i < count; i++) {
+        uint8_t payload[PING_PAYLOAD_SIZE] = {0};
+        fan->destination[i] = destinations[i];
+        fan->sequence[i] = ++ping->sequence;
+        le_put_u32(payload, fan->sequence[i]);
+        le_put_u64(payload + 4, now_ns);
+        /* A refused send is not retried: the fan then ends at its deadline, ok=0. */
+        torus_network_send(ping->network, destinations[i], TORUS_FRAME_TYPE_PING, 0, payload,
+                           sizeof payload, now_ns);
+    }
+}
+
 static void command_ping(void *context, const char *arguments, uint64_t now_ns)
 {
-    (void)now_ns;
     struct torus_ping *ping = context;
     uint32_t node_count = torus_geometry_node_count(&ping->network->geometry);
+    if (strncmp(arguments, "fan ", 4) == 0) {
+        if (ping->fan.active)
+            console_command_reply_error("ping: a fan is already running");
+        else
+            start_fan(ping, arguments + 4, now_ns);
+        return;
+    }
     if (ping->sweeping) {
         console_command_reply_error("ping: a sweep is already running");
         return;
@@ -116,7 +200,8 @@ static void command_ping(void *context, const char *arguments, uint64_t now_ns)
     char *end = NULL;
     unsigned long destination = strtoul(arguments, &end, 10);
     if (end == arguments || *end != '\0' || destination >= node_count) {
-        console_command_reply_error("ping: expected 'all' or a node id below the node count");
+        console_command_reply_error("ping: expected 'all', 'fan A,B,...' or a node id below "
+                                    "the node count");
         return;
     }
     start_sweep(ping, (uint32_t)destination, (uint32_t)destination, false);
@@ -133,9 +218,13 @@ void torus_ping_init(struct torus_ping *ping, struct torus_network *network)
 
 unsigned torus_ping_poll(struct torus_ping *ping, uint64_t now_ns)
 {
-    if (!ping->sweeping)
-        return 0;
     unsigned work = 0;
+    if (ping->fan.active && now_ns >= ping->fan.deadline_ns) {
+        finish_fan(&ping->fan, false, now_ns);
+        work++;
+    }
+    if (!ping->sweeping)
+        return work;
     for (unsigned i = 0; i < TORUS_PING_WINDOW; i++) {
         struct torus_ping_slot *slot = &ping->slots[i];
         if (slot->active && now_ns >= slot->deadline_ns) {
@@ -167,7 +256,7 @@ unsigned torus_ping_poll(struct torus_ping *ping, uint64_t now_ns)
 
 uint64_t torus_ping_next_deadline(const struct torus_ping *ping)
 {
-    uint64_t next = UINT64_MAX;
+    uint64_t next = ping->fan.active ? ping->fan.deadline_ns : UINT64_MAX;
     for (unsigned i = 0; i < TORUS_PING_WINDOW; i++) {
         const struct torus_ping_slot *slot = &ping->slots[i];
         if (slot->active && slot->deadline_ns < next)

@@ -4,8 +4,14 @@
  *
  *   console "ping all"  every other node in turn, PING_WINDOW at a time
  *   console "ping N"    one node
+ *   console "ping fan A,B,..."  up to TORUS_PING_FAN_MAX nodes at once: the
+ *                       paper's contention measurement (a parent exchanging
+ *                       with k children together)
  *   event=ping dst=N hops=H rtt_ns=T ok=1    per answer (ok=0 on timeout)
  *   event=ping-done ok=A failed=B            when the sweep is over
+ *   event=ping-fan n=K answered=A max_hops=H rtt_ns=T ok=1
+ *                       T from the first send to the last answer (ok=0
+ *                       when one did not answer within the timeout)
  *
  * A PING carries a sequence number and the sender's clock; the PONG echoes
  * both and the path length the PING took.  RTT is measured on one clock.
@@ -36,6 +42,17 @@ struct torus_ping_slot {
     uint64_t deadline_ns;
 };
 
+#define TORUS_PING_FAN_MAX 8
+
+struct torus_ping_fan {
+    bool active;
+    uint32_t count, answered, max_hops;
+    uint32_t destination[TORUS_PING_FAN_MAX];
+    uint32_t sequence[TORUS_PING_FAN_MAX];
+    bool done[TORUS_PING_FAN_MAX];
+    uint64_t sent_ns, last_answer_ns, deadline_ns;
+};
+
 struct torus_ping {
     struct torus_network *network;
     bool sweeping;
@@ -46,6 +63,7 @@ struct torus_ping {
     uint32_t answered;
     uint32_t failed;
     struct torus_ping_slot slots[TORUS_PING_WINDOW];
+    struct torus_ping_fan fan;
 };
 
 /* Takes PING and PONG frames from the network and adds the console command. */

@@ -13,6 +13,22 @@ void ts_model_predict(struct ts_model *model, double hop_ns, double cp_ns)
     model->distance_ns = 2.0 * hop_ns * (double)model->hop_sum + cp_ns * h;
 }
 
+void ts_model_predict_contention(struct ts_model *model, const struct ts_fan_latency *fans,
+                                 double cp_ns)
+{
+    model->contention_ns = 0.0;
+    if (fans->count == 0 || fans->count > TS_MODEL_FANS)
+        return;
+    double sum = 0.0;
+    for (uint32_t d = 1; d < model->levels && d < TS_MODEL_MAX_LEVELS; d++) {
+        unsigned i = 0;
+        while (i + 1 < fans->count && fans->fanout[i] < model->level_max_fanout[d])
+            i++;
+        sum += 2.0 * fans->hop_ns[i] * (double)model->level_max_hops[d];
+    }
+    model->contention_ns = sum + cp_ns * (double)model->levels;
+}
+
 void ts_model_compute(const struct membership_view *view, const struct membership_layout *layout,
                       unsigned radix, double hop_ns, double cp_ns, struct ts_model *model)
 {
@@ -29,6 +45,10 @@ void ts_model_compute(const struct membership_view *view, const struct membershi
         }
         if (links.depth + 1u > model->levels) {
             model->levels = links.depth + 1u;
+        }
+        if (links.depth + 1u < TS_MODEL_MAX_LEVELS &&
+            links.child_count > model->level_max_fanout[links.depth + 1u]) {
+            model->level_max_fanout[links.depth + 1u] = links.child_count;
         }
         if (links.parent == MEMBERSHIP_POS_NONE || links.depth >= TS_MODEL_MAX_LEVELS) {
             continue;

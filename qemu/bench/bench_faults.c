@@ -213,6 +213,25 @@ bool bench_faults_parse_record(const char *line, struct bench_faults_sample *sam
         sample->levels = (uint64_t)number;
     if (nested_number(line, length, "model", "hop_sum", &number))
         sample->hop_sum = (uint64_t)number;
+    if (nested_number(line, length, "model", "base_ns", &number))
+        sample->base_ns = number;
+    if (nested_number(line, length, "model", "contention_ns", &number))
+        sample->contention_ns = number;
+    static const unsigned fanouts[BENCH_FAULTS_FANS] = {1, 2, 4, 8};
+    for (unsigned i = 0; i < BENCH_FAULTS_FANS; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "k%u", fanouts[i]);
+        if (nested_number(line, length, "fans", key, &number))
+            sample->fan_hop_ns[i] = number;
+    }
+    for (unsigned d = 0; d < BENCH_FAULTS_LEVELS; d++) {
+        char key[8];
+        snprintf(key, sizeof key, "d%u", d);
+        if (!nested_number(line, length, "level_install_ns", key, &number))
+            break;
+        sample->install_ns[d] = number;
+        sample->install_levels = d + 1u;
+    }
     if (member(line, length, "agreement", &value, &value_length)) {
         const char *result;
         size_t result_length;
@@ -232,11 +251,19 @@ void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned 
     double *recovery = calloc(count + 1u, sizeof *recovery);
     double *rejoin = calloc(count + 1u, sizeof *rejoin);
     double *ocp = calloc(count + 1u, sizeof *ocp);
-    if (!detection || !ts || !model || !ratio || !recovery || !rejoin || !ocp) {
+    double *base = calloc(count + 1u, sizeof *base);
+    double *contention = calloc(count + 1u, sizeof *contention);
+    double *contention_ratio = calloc(count + 1u, sizeof *contention_ratio);
+    double *install = calloc((count + 1u) * BENCH_FAULTS_LEVELS, sizeof *install);
+    if (!detection || !ts || !model || !ratio || !recovery || !rejoin || !ocp || !base ||
+        !contention || !contention_ratio || !install) {
         free(detection), free(ts), free(model), free(ratio), free(recovery), free(rejoin);
-        free(ocp);
+        free(ocp), free(base), free(contention), free(contention_ratio), free(install);
         return;
     }
+    unsigned nb = 0, nk = 0, ni = 0;
+    memset(s->fan_hop_ns, 0, sizeof s->fan_hop_ns);
+    s->install_levels = 0;
     unsigned nd = 0, nt = 0, nm = 0, nr = 0, nc = 0, nj = 0;
     s->faults = count;
     s->checks = s->checks_passed = s->kills = s->detected = s->stabilized = s->multi_round = 0;
@@ -246,6 +273,9 @@ void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned 
         s->checks_passed += x->passed;
         if (x->one_hop_ns > 0)
             s->one_hop_ns = x->one_hop_ns;
+        for (unsigned f = 0; f < BENCH_FAULTS_FANS; f++)
+            if (x->fan_hop_ns[f] > 0)
+                s->fan_hop_ns[f] = x->fan_hop_ns[f]; /* one measurement per run */
         if (strcmp(x->action, "restart") == 0 || strcmp(x->action, "join") == 0) {
             if (x->stable)
                 rejoin[nj++] = (double)x->ts_ns;
@@ -272,6 +302,20 @@ void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned 
                 model[nm++] = x->model_ns;
                 ratio[nr++] = (double)x->ts_ns / x->model_ns;
             }
+            if (x->base_ns > 0)
+                base[nb++] = x->base_ns;
+            if (x->contention_ns > 0) {
+                contention[nk] = x->contention_ns;
+                contention_ratio[nk++] = (double)x->ts_ns / x->contention_ns;
+            }
+            /* Where T_s went: crashes whose tree has the first one's depth. */
+            if (x->install_levels > 0 &&
+                (s->install_levels == 0 || x->install_levels == s->install_levels)) {
+                s->install_levels = x->install_levels;
+                for (unsigned d = 0; d < x->install_levels; d++)
+                    install[d * (count + 1u) + ni] = x->install_ns[d];
+                ni++;
+            }
         }
     }
     s->detection_ns = emu_results_median_of(detection, nd);
@@ -282,8 +326,13 @@ void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned 
     s->recovery_ns = emu_results_median_of(recovery, nc);
     s->rejoin_ts_ns = emu_results_median_of(rejoin, nj);
     s->ts_over_l = s->one_hop_ns > 0 ? s->ts_ns / s->one_hop_ns : 0.0;
+    s->base_ns = emu_results_median_of(base, nb);
+    s->contention_ns = emu_results_median_of(contention, nk);
+    s->contention_ratio = emu_results_median_of(contention_ratio, nk);
+    for (unsigned d = 0; d < s->install_levels; d++)
+        s->install_ns[d] = emu_results_median_of(&install[d * (count + 1u)], ni);
     free(detection), free(ts), free(model), free(ratio), free(recovery), free(rejoin);
-    free(ocp);
+    free(ocp), free(base), free(contention), free(contention_ratio), free(install);
 }
 
 bool bench_faults_read(const char *dir, struct bench_faults_summary *summary)
@@ -371,6 +420,43 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
                 s->config.name, s->kills, s->detected, s->stabilized, s->multi_round, s->status,
                 s->out_dir);
     }
+    fprintf(out, "\nThe paper's Figures 6-8: measured T_s beside the base, distance and contention "
+                 "models (medians; L(k): one-hop latency while a node exchanges with its k "
+                 "nearest at once)\n");
+    fprintf(out, "%-20s %8s %8s %8s %8s %9s %9s %9s %9s %7s\n", "config", "L ms", "L(2) ms",
+            "L(4) ms", "L(8) ms", "base ms", "dist ms", "cont ms", "T_s ms", "T_s/con");
+    for (unsigned i = 0; i < count; i++) {
+        const struct bench_faults_summary *s = &summaries[i];
+        if (s->status < 0 || s->faults == 0)
+            continue;
+        fprintf(out, "%-20s", s->config.name);
+        for (unsigned f = 0; f < BENCH_FAULTS_FANS; f++) {
+            double l = f == 0 ? s->one_hop_ns : s->fan_hop_ns[f]; /* L(1) is L */
+            if (l > 0)
+                fprintf(out, " %8.3f", l / 1e6);
+            else
+                fprintf(out, " %8s", "-");
+        }
+        print_ms(out, s->base_ns, s->base_ns > 0);
+        print_ms(out, s->model_ns, s->model_ns > 0);
+        print_ms(out, s->contention_ns, s->contention_ns > 0);
+        print_ms(out, s->ts_ns, s->stabilized > 0);
+        if (s->contention_ratio > 0)
+            fprintf(out, " %7.2f\n", s->contention_ratio);
+        else
+            fprintf(out, " %7s\n", "-");
+    }
+    for (unsigned i = 0; i < count; i++) {
+        const struct bench_faults_summary *s = &summaries[i];
+        if (s->install_levels == 0)
+            continue;
+        fprintf(out, "  %s, where T_s goes (nodes' own clocks): the last member at depth d "
+                     "installs the view at", s->config.name);
+        for (unsigned d = 0; d < s->install_levels; d++)
+            fprintf(out, " d%u %.3f ms%s", d, s->install_ns[d] / 1e6,
+                    d + 1u < s->install_levels ? "," : "");
+        fprintf(out, "; the root is stable at %.3f ms\n", s->ts_ns / 1e6);
+    }
     fprintf(out, "  timeouts: heartbeat/detect ms; fail->st: crash to the root's stable "
                  "(detection included); H/S: tree levels / sum of the largest parent-child "
                  "hop count per level; O_cp: median over crashes of the nodes' own time to install "
@@ -386,12 +472,16 @@ void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
             "\"multi_round\":%u,\"one_hop_ns\":%.0f,\"ocp_ns\":%.1f,\"detection_ns\":%.0f,"
             "\"ts_ns\":%.0f,\"model_ns\":%.0f,\"ratio\":%.3f,\"ts_over_l\":%.2f,"
             "\"recovery_ns\":%.0f,\"rejoin_ts_ns\":%.0f,\"levels\":%" PRIu64
-            ",\"hop_sum\":%" PRIu64 ",\"out\":\"%s\"}\n",
+            ",\"hop_sum\":%" PRIu64 ",\"base_ns\":%.0f,\"contention_ns\":%.0f,"
+            "\"contention_ratio\":%.3f,\"l2_ns\":%.0f,\"l4_ns\":%.0f,\"l8_ns\":%.0f,"
+            "\"out\":\"%s\"}\n",
             s->config.name, s->config.board, s->config.dims, (unsigned)s->config.nodes,
             s->config.heartbeat_ms, s->config.detect_timeout_ms, s->status, s->faults, s->checks,
             s->checks_passed, s->kills, s->detected, s->stabilized, s->multi_round, s->one_hop_ns,
             s->ocp_ns, s->detection_ns, s->ts_ns, s->model_ns, s->ratio, s->ts_over_l,
-            s->recovery_ns, s->rejoin_ts_ns, s->levels, s->hop_sum, s->out_dir);
+            s->recovery_ns, s->rejoin_ts_ns, s->levels, s->hop_sum, s->base_ns, s->contention_ns,
+            s->contention_ratio, s->fan_hop_ns[1], s->fan_hop_ns[2], s->fan_hop_ns[3],
+            s->out_dir);
     fflush(out);
 }
 

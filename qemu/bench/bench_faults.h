@@ -50,6 +50,9 @@ bool bench_faults_parse_config(const char *text, unsigned kills, struct bench_fa
 unsigned bench_faults_script(const struct bench_faults_config *config, char *text,
                              size_t capacity);
 
+#define BENCH_FAULTS_FANS 4   /* fan-outs 1, 2, 4, 8 */
+#define BENCH_FAULTS_LEVELS 8
+
 /* One fault record of faults.jsonl, the fields the benchmark uses. */
 struct bench_faults_sample {
     char action[16];
@@ -57,6 +60,10 @@ struct bench_faults_sample {
     bool detected, stable, passed;
     uint64_t detection_ns, ts_ns, recovery_ns, rounds, levels, hop_sum;
     double model_ns, one_hop_ns, ocp_ns;
+    double base_ns, contention_ns;             /* 0: not in the record */
+    double fan_hop_ns[BENCH_FAULTS_FANS];      /* L(k), k = 1, 2, 4, 8; 0: not measured */
+    unsigned install_levels;                   /* 0: nodes not on one clock */
+    double install_ns[BENCH_FAULTS_LEVELS];    /* latest install at depth d from the round */
 };
 
 /* Parses one line; false when it is not a fault record (summary, junk). */
@@ -70,6 +77,11 @@ struct bench_faults_summary {
     double one_hop_ns, ocp_ns;
     double detection_ns, ts_ns, model_ns, ratio, ts_over_l, recovery_ns; /* medians */
     double rejoin_ts_ns;       /* median T_s of the restarts' join episodes */
+    /* The paper's Figures 6-8: the models beside T_s (medians over crashes). */
+    double base_ns, contention_ns, contention_ratio;
+    double fan_hop_ns[BENCH_FAULTS_FANS];
+    unsigned install_levels;
+    double install_ns[BENCH_FAULTS_LEVELS];
     uint64_t levels, hop_sum;  /* of the first crash's expected view */
     char out_dir[512];
 };

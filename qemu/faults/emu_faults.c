@@ -543,6 +543,16 @@ static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
     }
     check.ocp_ns = emu_results_group_ocp_ns(&f->results, check.agreement.epoch, &check.ocp_samples);
     ts_model_predict(&check.tree.model, f->results.one_hop_ns, check.ocp_ns);
+    ts_model_predict_contention(&check.tree.model, &f->results.fans, check.ocp_ns);
+    /* Host processes print times on this machine's one monotonic clock. */
+    if (emu->options->boards == EMU_BOARDS_HOST) {
+        uint8_t *depth = malloc(emu->count);
+        check.first = f->results.open_first;
+        check.last = f->results.fault_count;
+        if (depth != NULL && emu_model_depths(&f->model, f->expected, depth))
+            emu_results_level_installs(&f->results, &check, depth);
+        free(depth);
+    }
     const struct emu_check_record *closed = emu_results_close_group(
         &f->results, &check, f->records, emu->options->json ? stdout : NULL);
     f->group_open = false;
@@ -594,6 +604,13 @@ static void measure(struct emu *emu, struct emu_faults *f)
     f->probing = false;
     f->results.one_hop_ns = emu_latency_one_hop_ns(&f->latency);
     f->results.latency_samples = f->latency.count;
+    f->probing = true;
+    if (measured && !emu_latency_measure_fans(emu, &f->latency, LATENCY_ROUNDS, LATENCY_NODES,
+                                              &f->results.fans))
+        fprintf(stderr, TOOL ": warning: %u contended exchanges (ping fan) did not answer; "
+                        "the contention model uses the fan-outs that did\n",
+                f->latency.fan_failed);
+    f->probing = false;
     f->results.ocp_ns = emu_model_measure_ocp_ns(&f->model);
     if (!measured)
         fprintf(stderr, TOOL ": warning: no one-hop ping answered (%u failed): the model "
@@ -602,6 +619,12 @@ static void measure(struct emu *emu, struct emu_faults *f)
     say(emu, "one-hop latency L = %.3f ms (median round trip / 2 of %u pings); O_cp: each "
              "view's install time on the nodes (launcher CPU %.2f us if none)",
         f->results.one_hop_ns / 1e6, f->latency.count, f->results.ocp_ns / 1e3);
+    for (unsigned i = 0; i < f->results.fans.count; i++)
+        say(emu, "under contention: L(%u) = %.3f ms (%.2f x L), a node exchanging with its %u "
+                 "nearest at once",
+            f->results.fans.fanout[i], f->results.fans.hop_ns[i] / 1e6,
+            f->results.one_hop_ns > 0 ? f->results.fans.hop_ns[i] / f->results.one_hop_ns : 0.0,
+            f->results.fans.fanout[i]);
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)

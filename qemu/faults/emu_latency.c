@@ -24,9 +24,33 @@ static bool add_sample(struct emu_latency *latency, uint64_t rtt)
     return true;
 }
 
+static void on_fan(struct emu_latency *latency, const struct event_line *line)
+{
+    uint64_t ok = 0, hops = 0, rtt = 0;
+    event_line_get_u64(line, "ok", &ok);
+    unsigned k = latency->fan_index;
+    if (ok == 1 && event_line_get_u64(line, "max_hops", &hops) && hops > 0 &&
+        event_line_get_u64(line, "rtt_ns", &rtt)) {
+        if (latency->fan_samples[k] < EMU_LATENCY_FAN_SAMPLES)
+            latency->fan_hop_ns[k][latency->fan_samples[k]++] = (double)rtt / (2.0 * (double)hops);
+    } else {
+        latency->fan_failed++;
+    }
+    latency->fan_waiting = false;
+}
+
 void emu_latency_on_event(struct emu_latency *latency, uint32_t rank,
                           const struct event_line *line)
 {
+    if (latency->fan_waiting && rank == latency->node) {
+        if (strcmp(line->name, "ping-fan") == 0) {
+            on_fan(latency, line);
+        } else if (strcmp(line->name, "console-error") == 0) {
+            latency->fan_failed++;
+            latency->fan_waiting = false;
+        }
+        return;
+    }
     if (!latency->waiting || rank != latency->node)
         return;
     if (strcmp(line->name, "ping") == 0) {
@@ -96,6 +120,82 @@ bool emu_latency_measure(struct emu *emu, struct emu_latency *latency, unsigned 
         }
     }
     return latency->count > 0;
+}
+
+/* The k nearest ready nodes to node (torus hops, then id) into out; how many. */
+static unsigned nearest_ready(const struct emu *emu, uint32_t node, unsigned k, uint32_t *out)
+{
+    unsigned n = 0;
+    for (uint32_t hops = 1; n < k && hops <= emu->count; hops++) {
+        for (uint32_t r = 0; r < emu->count && n < k; r++) {
+            if (r != node && emu->nodes[r].state == EMU_NODE_READY &&
+                torus_geometry_distance(&emu->geometry, node, r) == hops)
+                out[n++] = r;
+        }
+    }
+    return n;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+bool emu_latency_measure_fans(struct emu *emu, struct emu_latency *latency, unsigned rounds,
+                              unsigned max_nodes, struct ts_fan_latency *fans)
+{
+    static const unsigned fanouts[TS_MODEL_FANS] = {1, 2, 4, 8};
+    memset(fans, 0, sizeof *fans);
+    uint32_t ready = 0;
+    for (uint32_t r = 0; r < emu->count; r++)
+        ready += emu->nodes[r].state == EMU_NODE_READY;
+    uint32_t step = ready > max_nodes ? (ready + max_nodes - 1u) / max_nodes : 1u;
+    bool every = true;
+    for (unsigned f = 0; f < TS_MODEL_FANS && fanouts[f] < ready; f++) {
+        latency->fan_index = f;
+        uint32_t seen = 0;
+        for (uint32_t r = 0; r < emu->count && emu->interrupted == 0 && !emu->failed; r++) {
+            struct emu_node *node = &emu->nodes[r];
+            if (node->state != EMU_NODE_READY || seen++ % step != 0)
+                continue;
+            uint32_t targets[TS_MODEL_FANS * 2];
+            unsigned n = nearest_ready(emu, r, fanouts[f], targets);
+            if (n < fanouts[f])
+                continue;
+            char command[128] = "ping fan ";
+            size_t used = strlen(command);
+            for (unsigned i = 0; i < n; i++)
+                used += (size_t)snprintf(command + used, sizeof command - used, "%s%u",
+                                         i > 0 ? "," : "", (unsigned)targets[i]);
+            for (unsigned round = 0; round < rounds; round++) {
+                latency->node = r;
+                latency->fan_waiting = emu_node_send(node, command);
+                uint64_t deadline = emu_now_ns(emu) + PING_WAIT_NS;
+                while (latency->fan_waiting && emu->interrupted == 0 && !emu->failed &&
+                       emu_now_ns(emu) < deadline)
+                    emu_step(emu, 20);
+                if (latency->fan_waiting) {
+                    latency->fan_failed++;
+                    latency->fan_waiting = false;
+                    break;
+                }
+            }
+        }
+        unsigned count = latency->fan_samples[f];
+        if (count == 0) {
+            every = false;
+            continue;
+        }
+        qsort(latency->fan_hop_ns[f], count, sizeof latency->fan_hop_ns[f][0], compare_double);
+        fans->fanout[fans->count] = fanouts[f];
+        fans->hop_ns[fans->count] = count % 2 == 1 ? latency->fan_hop_ns[f][count / 2]
+                                                   : (latency->fan_hop_ns[f][count / 2 - 1] +
+                                                      latency->fan_hop_ns[f][count / 2]) /
+                                                         2.0;
+        fans->count++;
+    }
+    return every && fans->count > 0;
 }
 
 double emu_latency_one_hop_ns(const struct emu_latency *latency)

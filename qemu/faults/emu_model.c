@@ -83,6 +83,30 @@ bool emu_model_tree(const struct emu_model_params *params, const bool *members,
     return true;
 }
 
+bool emu_model_depths(const struct emu_model_params *params, const bool *members,
+                      uint8_t *depth_by_id)
+{
+    uint32_t count = torus_geometry_node_count(&params->geometry);
+    memset(depth_by_id, UINT8_MAX, count);
+    if (!membership_tree_radix_valid(params->radix))
+        return false;
+    struct membership_layout layout;
+    layout_of(params, &layout);
+    struct membership_view *view = view_of(params, &layout, members);
+    if (view == NULL)
+        return false;
+    for (uint32_t id = 0; id < count; id++) {
+        struct membership_tree_links links;
+        if (members[id] &&
+            membership_tree_locate(view, &layout, params->radix,
+                                   membership_layout_pos(&layout, id), &links) &&
+            links.depth < UINT8_MAX)
+            depth_by_id[id] = (uint8_t)links.depth;
+    }
+    free(view);
+    return true;
+}
+
 static uint64_t monotonic_ns(void)
 {
     struct timespec now;

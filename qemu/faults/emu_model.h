@@ -40,6 +40,11 @@ struct emu_model_tree {
 bool emu_model_tree(const struct emu_model_params *params, const bool *members,
                     struct emu_model_tree *out);
 
+/* Each member's depth in the tree of members (depth_by_id[id]; UINT8_MAX
+ * for non-members and depths beyond 254).  False when out of memory. */
+bool emu_model_depths(const struct emu_model_params *params, const bool *members,
+                      uint8_t *depth_by_id);
+
 /* The first and the last member in layout order: the root and a leaf. */
 void emu_model_ends(const struct emu_model_params *params, const bool *members, uint32_t *first,
                     uint32_t *last);

@@ -14,9 +14,10 @@ bool emu_results_init(struct emu_results *results, uint32_t count)
     results->view_digest = calloc(n, sizeof *results->view_digest);
     results->view_ns = calloc(n, sizeof *results->view_ns);
     results->view_ocp_ns = calloc(n, sizeof *results->view_ocp_ns);
+    results->view_node_ns = calloc(n, sizeof *results->view_node_ns);
     if (results->has_view == NULL || results->view_epoch == NULL ||
         results->view_digest == NULL || results->view_ns == NULL ||
-        results->view_ocp_ns == NULL) {
+        results->view_ocp_ns == NULL || results->view_node_ns == NULL) {
         emu_results_free(results);
         return false;
     }
@@ -32,6 +33,7 @@ void emu_results_free(struct emu_results *results)
     free(results->view_digest);
     free(results->view_ns);
     free(results->view_ocp_ns);
+    free(results->view_node_ns);
     free(results->not_fired);
     memset(results, 0, sizeof *results);
 }
@@ -161,6 +163,7 @@ void emu_results_on_event(struct emu_results *results, uint32_t rank,
             results->view_digest[rank] = digest;
             results->view_ns[rank] = now_ns;
             results->view_ocp_ns[rank] = get_u64(line, "ocp_ns");
+            results->view_node_ns[rank] = line->t_ns;
         }
         return;
     }
@@ -210,6 +213,7 @@ void emu_results_on_event(struct emu_results *results, uint32_t rank,
                 r->rounds = get_u64(line, "rounds");
                 r->stable_live = get_u64(line, "live");
                 r->levels = get_u64(line, "levels");
+                r->stable_node_ns = line->t_ns;
             }
         } else if (strcmp(name, "joined") == 0 && rank == r->action.node && !r->rejoined) {
             r->rejoined = true;
@@ -218,6 +222,30 @@ void emu_results_on_event(struct emu_results *results, uint32_t rank,
             r->expelled = true;
             r->expelled_ns = now_ns;
         }
+    }
+}
+
+void emu_results_level_installs(const struct emu_results *results, struct emu_check_record *check,
+                                const uint8_t *depth_by_id)
+{
+    check->level_count = 0;
+    const struct emu_fault_record *r = &results->faults[check->first];
+    if (check->first >= check->last || !r->stable || r->stable_node_ns < r->ts_ns)
+        return;
+    uint64_t start = r->stable_node_ns - r->ts_ns;
+    for (uint32_t id = 0; id < results->count; id++) {
+        uint8_t d = depth_by_id[id];
+        if (d == UINT8_MAX || d >= TS_MODEL_MAX_LEVELS || !results->has_view[id] ||
+            results->view_epoch[id] != r->stable_epoch || results->view_node_ns[id] < start)
+            continue;
+        double at = (double)(results->view_node_ns[id] - start);
+        if (d + 1u > check->level_count) {
+            for (unsigned k = check->level_count; k <= d; k++)
+                check->level_install_ns[k] = 0.0;
+            check->level_count = d + 1u;
+        }
+        if (at > check->level_install_ns[d])
+            check->level_install_ns[d] = at;
     }
 }
 
@@ -298,10 +326,33 @@ static void write_record(const struct emu_results *results, const struct emu_fau
     fprintf(out,
             ",\"model\":{\"one_hop_ns\":%.0f,\"ocp_ns\":%.1f,\"ocp_samples\":%u,"
             "\"launcher_ocp_ns\":%.1f,\"levels\":%u,\"hop_sum\":%u,"
-            "\"base_ns\":%.0f,\"distance_ns\":%.0f}",
+            "\"base_ns\":%.0f,\"distance_ns\":%.0f",
             results->one_hop_ns, check->ocp_ns, check->ocp_samples, results->ocp_ns,
             (unsigned)t->model.levels, (unsigned)t->model.hop_sum,
             check->tree.model.base_ns, check->tree.model.distance_ns);
+    if (results->fans.count > 0)
+        fprintf(out, ",\"contention_ns\":%.0f", t->model.contention_ns);
+    else
+        fprintf(out, ",\"contention_ns\":null");
+    fputc('}', out);
+    /* The contention model's inputs and where T_s went, as flat objects. */
+    if (results->fans.count > 0) {
+        fprintf(out, ",\"fans\":{");
+        for (unsigned i = 0; i < results->fans.count; i++)
+            fprintf(out, "%s\"k%u\":%.0f", i > 0 ? "," : "", results->fans.fanout[i],
+                    results->fans.hop_ns[i]);
+        fprintf(out, "},\"level_fanout\":{");
+        for (uint32_t d = 1; d < t->model.levels && d < TS_MODEL_MAX_LEVELS; d++)
+            fprintf(out, "%s\"d%u\":%u", d > 1 ? "," : "", (unsigned)d,
+                    (unsigned)t->model.level_max_fanout[d]);
+        fputc('}', out);
+    }
+    if (check->level_count > 0) {
+        fprintf(out, ",\"level_install_ns\":{");
+        for (unsigned d = 0; d < check->level_count; d++)
+            fprintf(out, "%s\"d%u\":%.0f", d > 0 ? "," : "", d, check->level_install_ns[d]);
+        fputc('}', out);
+    }
     if (r->stable && check->tree.model.distance_ns > 0)
         fprintf(out, ",\"ratio\":%.3f", (double)r->ts_ns / check->tree.model.distance_ns);
     else

@@ -27,6 +27,7 @@
 #include "qemu/faults/emu_inject.h"
 #include "qemu/faults/emu_model.h"
 #include "tools/event_line.h"
+#include "tools/ts_model.h"
 
 struct emu_fault_record {
     unsigned index;           /* from 1 */
@@ -52,6 +53,7 @@ struct emu_fault_record {
     uint64_t stable_ns;       /* when the launcher read it */
     uint32_t stable_root;     /* the node that printed it */
     uint64_t stable_epoch, ts_ns, messages, episode_messages, rounds, stable_live, levels;
+    uint64_t stable_node_ns;  /* the root's own clock (t_ns) when it printed it */
     unsigned stables;         /* stable events until its check */
 
     bool rejoined;
@@ -72,6 +74,11 @@ struct emu_check_record {
     struct emu_model_tree tree; /* the expected view */
     double ocp_ns;            /* O_cp of the model: see emu_results_group_ocp_ns */
     unsigned ocp_samples;     /* views that reported it; 0: the launcher's figure */
+    /* Where T_s goes (nodes on one clock only, see emu_results_level_installs):
+     * [d] the latest install of the stable view by a member at depth d, from
+     * the start of the root's round; level_count 0 when not known. */
+    unsigned level_count;
+    double level_install_ns[TS_MODEL_MAX_LEVELS];
 };
 
 struct emu_results {
@@ -85,10 +92,12 @@ struct emu_results {
     /* Each node's last view event (ocp_ns: its own time to install it). */
     bool *has_view;
     uint64_t *view_epoch, *view_digest, *view_ns, *view_ocp_ns;
+    uint64_t *view_node_ns;   /* the node's own clock (t_ns) at that view */
     unsigned open_first;      /* records of the group not checked yet */
 
     double one_hop_ns;        /* L */
     unsigned latency_samples;
+    struct ts_fan_latency fans; /* L(k) for the contention model (count 0: none) */
     double ocp_ns;            /* O_cp on the launcher's CPU: the fallback */
     uint64_t job_start_ns;    /* on the launcher clock of events.jsonl (emu_ns) */
     unsigned failed_checks;
@@ -137,6 +146,15 @@ struct emu_check_record *emu_results_close_group(struct emu_results *results,
                                                  FILE *json_a, FILE *json_b);
 
 /* The closing table. */
+/*
+ * Fills check's level_install_ns from the nodes' own view times for the
+ * group's stable epoch, depth_by_id[id] each member's depth in the expected
+ * tree (UINT8_MAX: none).  Call only when every node's t_ns is on one clock
+ * (host processes of one machine).
+ */
+void emu_results_level_installs(const struct emu_results *results, struct emu_check_record *check,
+                                const uint8_t *depth_by_id);
+
 void emu_results_print_table(const struct emu_results *results, FILE *out);
 
 /* The closing JSON record (one line). */

@@ -45,7 +45,8 @@ static bool is_routine(const struct emu *emu, const struct event_line *line)
         return true;
     return strcmp(name, "boot") == 0 || strcmp(name, "ready") == 0 ||
            strcmp(name, "network") == 0 || strcmp(name, "ping") == 0 ||
-           strcmp(name, "ping-done") == 0 || strcmp(name, "view-state") == 0 ||
+           strcmp(name, "ping-done") == 0 || strcmp(name, "ping-fan") == 0 ||
+           strcmp(name, "view-state") == 0 ||
            strcmp(name, "stats") == 0;
 }
 

@@ -18,7 +18,8 @@ CONFIGS=host-2x2x2@20/200
 status=$?
 cat "$OUT/stderr.txt"
 check_status 0 "$status" "tori-bench-faults --configs $CONFIGS --kills 1"
-for column in "config" "L ms" "detect ms" "T_s ms" "model ms" "T_s/mod" "T_s/L" "fail->st" "checks"; do
+for column in "config" "L ms" "detect ms" "T_s ms" "model ms" "T_s/mod" "T_s/L" "fail->st" "checks" \
+              "L(2) ms" "base ms" "cont ms" "T_s/con"; do
     check_contains "$OUT/stderr.txt" "$column"
 done
 check_contains "$OUT/stderr.txt" "host-2x2x2@20-200"
@@ -32,6 +33,22 @@ for row in rows:
         assert key in row, key
     assert row["status"] == 0 and row["kills"] == 1 and row["checks"] == row["checks_passed"], row
     assert row["one_hop_ns"] > 0 and row["model_ns"] > 0, row
+    # The contention model (Figures 6-8): L(2), L(4) measured on 8 nodes, none for 8 nearest.
+    assert row["base_ns"] > 0 and row["contention_ns"] > 0 and row["contention_ratio"] > 0, row
+    assert row["l2_ns"] > 0 and row["l4_ns"] > 0 and row["l8_ns"] == 0, row
+PY
+# Host nodes print on one clock: where T_s went, level by level, in the record; the
+# last install precedes the root's stable (acks follow installs).
+check_contains "$OUT/stderr.txt" "host-2x2x2@20-200, where T_s goes (nodes' own clocks)"
+python3 - "$OUT/run/host-2x2x2@20-200/faults.jsonl" <<'PY' || fail "per-level installs"
+import json, sys
+kills = [r for r in map(json.loads, open(sys.argv[1])) if r.get("action") == "kill"]
+assert kills, "no kill record"
+for r in kills:
+    levels = r["level_install_ns"]
+    assert len(levels) == r["model"]["levels"], r
+    assert all(0 <= v <= r["stable"]["ts_ns"] for v in levels.values()), r
+    assert set(r["fans"]) == {"k1", "k2", "k4"} and r["model"]["contention_ns"] > 0, r
 PY
 [[ -s "$OUT/run/host-2x2x2@20-200/faults.jsonl" ]] || fail "no fault records kept"
 # The summaries kept for the plots, and the plot (./tori bench faults --plot).

@@ -36,6 +36,23 @@ int main(void)
     ts_model_predict(&model, 10.0, 1.0);
     CHECK(model.base_ns == 43.0 && model.distance_ns == 103.0);
 
+    /* Contention: fan-out 4 at level 1 (0 -> 1..4), 2 at level 2 (1 -> 5, 6). */
+    CHECK(model.level_max_fanout[1] == 4 && model.level_max_fanout[2] == 2);
+    struct ts_fan_latency fans = {3, {1, 2, 4}, {10.0, 20.0, 40.0}};
+    ts_model_predict_contention(&model, &fans, 1.0);
+    CHECK(model.contention_ns == 2.0 * 40.0 * 2 + 2.0 * 20.0 * 3 + 1.0 * 3);
+    /* A fan-out beyond the largest measured uses the largest. */
+    struct ts_fan_latency small = {2, {1, 2}, {10.0, 20.0}};
+    ts_model_predict_contention(&model, &small, 1.0);
+    CHECK(model.contention_ns == 2.0 * 20.0 * 2 + 2.0 * 20.0 * 3 + 1.0 * 3);
+    /* One not measured uses the next larger that was. */
+    struct ts_fan_latency gap = {2, {1, 4}, {10.0, 40.0}};
+    ts_model_predict_contention(&model, &gap, 1.0);
+    CHECK(model.contention_ns == 2.0 * 40.0 * 2 + 2.0 * 40.0 * 3 + 1.0 * 3);
+    struct ts_fan_latency none = {0, {0}, {0}};
+    ts_model_predict_contention(&model, &none, 1.0);
+    CHECK(model.contention_ns == 0.0);
+
     /* One member: one level, nothing to cross. */
     membership_view_reset(&view, 8);
     membership_view_add(&view, 0);
