@@ -118,6 +118,8 @@ void torus_link_config_defaults(struct torus_link_config *config)
     config->ack_delay_ns = 1000u * 1000u;
     config->probe_interval_ns = 0;
     config->keepalive_interval_ns = 0;
+    config->lossy_retransmits = TORUS_LINK_LOSSY_RETRANSMITS;
+    config->lossy_window_ns = TORUS_LINK_LOSSY_WINDOW_NS;
 }
 
 bool torus_link_init(struct torus_link *link, const struct torus_link_config *config)
@@ -316,8 +318,28 @@ static void emit(struct torus_link_outbox *out, const uint8_t *frame, size_t len
     }
 }
 
+/* One frame resent: counted in the loss window, which raises LOSSY once
+ * when it holds more than the limit. */
+static void count_resend(struct torus_link *link, uint64_t now_ns)
+{
+    if (link->lossy_count == 0 ||
+        now_ns >= add_saturating(link->lossy_since_ns, link->config.lossy_window_ns)) {
+        link->lossy_since_ns = now_ns;
+        link->lossy_count = 0;
+        link->lossy_told = false;
+    }
+    link->lossy_count++;
+    if (link->config.lossy_retransmits != 0 && !link->lossy_told &&
+        link->lossy_count > link->config.lossy_retransmits) {
+        link->lossy_told = true;
+        link->events |= TORUS_LINK_EVENT_LOSSY;
+        link->counters[TORUS_LINK_COUNT_LOSSY_EVENTS]++;
+    }
+}
+
 /* Go-back-N: every unacknowledged frame again, with a fresh ack. */
-static void resend_window(struct torus_link *link, struct torus_link_outbox *out)
+static void resend_window(struct torus_link *link, uint64_t now_ns,
+                          struct torus_link_outbox *out)
 {
     uint8_t flags = ack_going_out(link);
     for (uint32_t seq = link->send_base; seq != link->next_sequence; seq++) {
@@ -327,6 +349,7 @@ static void resend_window(struct torus_link *link, struct torus_link_outbox *out
         torus_frame_stamp_link(slot->frame, slot->length, &fields, link->config.key);
         emit(out, slot->frame, slot->length);
         link->counters[TORUS_LINK_COUNT_RETRANSMITTED]++;
+        count_resend(link, now_ns);
     }
     if (!link->syn_requested)
         link->control_deadline = TORUS_LINK_NEVER;
@@ -370,13 +393,13 @@ unsigned torus_link_tick(struct torus_link *link, uint64_t now_ns,
             } else {
                 link->retries++;
                 link->resend_now = false;
-                resend_window(link, out);
+                resend_window(link, now_ns, out);
                 link->rto_deadline = add_saturating(now_ns, link->config.rto_ns);
             }
         } else if (link->resend_now) {
             link->counters[TORUS_LINK_COUNT_FAST_RETRANSMITS]++;
             link->resend_now = false;
-            resend_window(link, out);
+            resend_window(link, now_ns, out);
             link->rto_deadline = add_saturating(now_ns, link->config.rto_ns);
         }
     }

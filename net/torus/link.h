@@ -100,6 +100,9 @@ enum torus_link_state {
 /* Event bits, collected until torus_link_take_events. */
 #define TORUS_LINK_EVENT_UP 0x1u
 #define TORUS_LINK_EVENT_DOWN 0x2u
+/* More than lossy_retransmits frames resent within lossy_window_ns (a
+ * network fault, issue 15): raised once per window. */
+#define TORUS_LINK_EVENT_LOSSY 0x4u
 
 /* What torus_link_receive says about a frame. */
 #define TORUS_LINK_VERDICTS(X)                                               \
@@ -150,7 +153,8 @@ enum torus_link_send_status {
     X(DOWN_EVENTS, "down_events")                                            \
     X(PEER_RESETS, "peer_resets")       /* DOWN: the peer had a newer session */ \
     X(KEEPALIVES, "keepalives")         /* ACKs sent because the link idled */  \
-    X(SILENCES, "silences")             /* DOWN: the session went unheard */
+    X(SILENCES, "silences")             /* DOWN: the session went unheard */ \
+    X(LOSSY_EVENTS, "lossy_events")     /* windows over the resend limit */
 
 enum torus_link_counter {
 #define TORUS_LINK_COUNTER_ENUM(name, text) TORUS_LINK_COUNT_##name,
@@ -170,6 +174,8 @@ struct torus_link_config {
     uint64_t probe_interval_ns; /* SYN period while not UP; 0: rto_ns */
     uint64_t keepalive_interval_ns; /* idle UP link: an ACK this often;
                                        0: TORUS_LINK_KEEPALIVE_RTOS * rto_ns */
+    uint32_t lossy_retransmits; /* resends a window may hold; 0: no limit */
+    uint64_t lossy_window_ns;   /* that window, opened by its first resend */
     const struct torus_frame_key *key; /* frames are sealed under it; NULL: CRC */
 };
 
@@ -204,6 +210,10 @@ struct torus_link {
     /* Keepalives. */
     uint64_t last_sent_ns;  /* any frame of ours put on the wire */
     uint64_t last_heard_ns; /* a frame of the current session, UP only */
+    /* Resends in the window that opened at lossy_since_ns. */
+    uint64_t lossy_since_ns;
+    uint32_t lossy_count;
+    bool lossy_told; /* this window's LOSSY event was raised */
     uint64_t counters[TORUS_LINK_COUNTER_COUNT];
     struct torus_link_slot window[CONFIG_LINK_WINDOW];
     uint8_t control[TORUS_FRAME_HEADER_SIZE];
@@ -223,9 +233,14 @@ struct torus_link_outbox {
  * retry_limit + 1 of them. */
 #define TORUS_LINK_KEEPALIVE_RTOS 10u
 
+/* The default loss limit: more than 64 frames resent within a second (four
+ * whole windows of 16) is a link worth reporting, not a passing burst. */
+#define TORUS_LINK_LOSSY_RETRANSMITS 64u
+#define TORUS_LINK_LOSSY_WINDOW_NS 1000000000ull
+
 /* rto 20 ms, 5 retries, ack delay 1 ms, probe every rto, keepalive every
- * TORUS_LINK_KEEPALIVE_RTOS rtos, keyless; ranks, link and incarnation 0
- * (the caller sets them). */
+ * TORUS_LINK_KEEPALIVE_RTOS rtos, the default loss limit, keyless; ranks,
+ * link and incarnation 0 (the caller sets them). */
 void torus_link_config_defaults(struct torus_link_config *config);
 
 /* Starts a link in SYNCING (a SYN is due at once).  False, and the link

@@ -345,6 +345,71 @@ static void check_hand_timeout(void)
     CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_RETRANSMITTED), 0);
 }
 
+/* The loss limit: more than lossy_retransmits frames resent within the
+ * window raises LOSSY once; the window then closes and a new one opens at
+ * the next resend.  The link stays up throughout. */
+static void check_hand_lossy(void)
+{
+    static uint8_t frame[CONFIG_MAX_FRAME];
+    struct torus_link_config c;
+    hand_config(&c, 0, 10);
+    c.retry_limit = 100;
+    c.lossy_retransmits = 5;
+    c.lossy_window_ns = 20 * MS;
+    CHECK(torus_link_init(&hand_a, &c));
+    hand_config(&c, 1, 20);
+    CHECK(torus_link_init(&hand_b, &c));
+    hand_pump(&hand_a, &hand_b, 0);
+    hand_pump(&hand_b, &hand_a, 0);
+    hand_pump(&hand_a, &hand_b, 0);
+    CHECK(torus_link_is_up(&hand_a) && torus_link_is_up(&hand_b));
+    torus_link_take_events(&hand_a);
+    size_t length = data_frame(0, TORUS_FRAME_TYPE_PING, 0, frame);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 0), TORUS_LINK_SEND_OK);
+    length = data_frame(0, TORUS_FRAME_TYPE_PING, 1, frame);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 0), TORUS_LINK_SEND_OK);
+    /* Two frames lost for good: each timeout resends both. */
+    uint64_t now = 0;
+    for (unsigned timeout = 1; timeout <= 3; timeout++) {
+        now += 1 * MS;
+        CHECK_EQ(torus_link_tick(&hand_a, now, &hand_out), 2);
+        /* 2, 4 resent: under the limit; 6: over it, once. */
+        CHECK_EQ(torus_link_take_events(&hand_a), timeout == 3 ? TORUS_LINK_EVENT_LOSSY : 0);
+    }
+    for (unsigned timeout = 4; timeout <= 19; timeout++) {
+        now += 1 * MS;
+        CHECK_EQ(torus_link_tick(&hand_a, now, &hand_out), 2);
+        CHECK_EQ(torus_link_take_events(&hand_a), 0); /* the window is told */
+    }
+    CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_LOSSY_EVENTS), 1);
+    /* The window opened at the first resend (1 ms) closes at 21 ms, where
+     * the next opens: over the limit again at its third timeout. */
+    for (unsigned timeout = 20; timeout <= 23; timeout++) {
+        now += 1 * MS;
+        CHECK_EQ(torus_link_tick(&hand_a, now, &hand_out), 2);
+        CHECK_EQ(torus_link_take_events(&hand_a), timeout == 23 ? TORUS_LINK_EVENT_LOSSY : 0);
+    }
+    CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_LOSSY_EVENTS), 2);
+    CHECK(torus_link_is_up(&hand_a));
+
+    /* lossy_retransmits 0: no limit. */
+    hand_config(&c, 0, 30);
+    c.retry_limit = 100;
+    c.lossy_retransmits = 0;
+    CHECK(torus_link_init(&hand_a, &c));
+    hand_config(&c, 1, 40);
+    CHECK(torus_link_init(&hand_b, &c));
+    hand_pump(&hand_a, &hand_b, 0);
+    hand_pump(&hand_b, &hand_a, 0);
+    hand_pump(&hand_a, &hand_b, 0);
+    torus_link_take_events(&hand_a);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 0), TORUS_LINK_SEND_OK);
+    for (now = 1 * MS; now <= 50 * MS; now += 1 * MS)
+        torus_link_tick(&hand_a, now, &hand_out);
+    CHECK_EQ(torus_link_take_events(&hand_a), 0);
+    CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_RETRANSMITTED), 50);
+}
+
 /* ------------------------------------------------------------------ */
 /* The simulated channel                                               */
 /* ------------------------------------------------------------------ */
@@ -852,6 +917,7 @@ int main(void)
 {
     check_hand_basics();
     check_hand_timeout();
+    check_hand_lossy();
     check_lossy("clean", 1, 0, 0, 0, 0, 5, 2000, false);
     check_lossy("lossy 10%", 2, 10, 5, 20, 1, 10, 3000, false);
     check_lossy("harsh 30%", 3, 30, 10, 30, 3, 40, 1000, false);
