@@ -18,7 +18,8 @@ enum job_offset {
     OFFSET_CHECKPOINT_INTERVAL = 20,
     OFFSET_SEED_COUNT = 24,
     OFFSET_SEED_NODE = 28, /* 4 x u32 */
-    OFFSET_RESERVED = 44,  /* 4 bytes */
+    OFFSET_LINK_LOSSY_RETRANSMITS = 44,
+    OFFSET_LINK_LOSSY_WINDOW_MS = 46,
     OFFSET_APP_ARG = 48,   /* 4 x i64 */
     OFFSET_JOB_KEY = 80,   /* 16 bytes */
     OFFSET_RECOVERY_POLICY = 96, /* 24 bytes */
@@ -188,12 +189,9 @@ bool job_decode(const uint8_t *block, size_t length, struct job *out,
     uint32_t crc = le_get_u32(block + OFFSET_CRC);
     if (crc != crc32_update(0, block, OFFSET_CRC))
         return fail(error, "crc32", crc, "the CRC-32 of bytes 0..123");
-    for (unsigned i = 0; i < 4; i++) {
-        if (block[OFFSET_RESERVED + i] != 0)
-            return fail(error, "reserved", block[OFFSET_RESERVED + i], "0");
+    for (unsigned i = 0; i < 4; i++)
         if (block[OFFSET_RESERVED_TAIL + i] != 0)
             return fail(error, "reserved", block[OFFSET_RESERVED_TAIL + i], "0");
-    }
     out->app = block[OFFSET_APP];
     out->comm_mode = block[OFFSET_COMM_MODE];
     out->message_mode = block[OFFSET_MESSAGE_MODE];
@@ -202,6 +200,8 @@ bool job_decode(const uint8_t *block, size_t length, struct job *out,
     out->progress_interval = le_get_u32(block + OFFSET_PROGRESS_INTERVAL);
     out->checkpoint_interval = le_get_u32(block + OFFSET_CHECKPOINT_INTERVAL);
     out->seed_count = le_get_u32(block + OFFSET_SEED_COUNT);
+    out->link_lossy_retransmits = le_get_u16(block + OFFSET_LINK_LOSSY_RETRANSMITS);
+    out->link_lossy_window_ms = le_get_u16(block + OFFSET_LINK_LOSSY_WINDOW_MS);
     for (unsigned i = 0; i < JOB_SEED_NODES; i++)
         out->seed_node[i] = le_get_u32(block + OFFSET_SEED_NODE + 4 * i);
     for (unsigned i = 0; i < JOB_APP_ARGS; i++)
@@ -231,6 +231,8 @@ void job_encode(const struct job *job, uint8_t out[JOB_SIZE])
     le_put_u32(out + OFFSET_PROGRESS_INTERVAL, job->progress_interval);
     le_put_u32(out + OFFSET_CHECKPOINT_INTERVAL, job->checkpoint_interval);
     le_put_u32(out + OFFSET_SEED_COUNT, job->seed_count);
+    le_put_u16(out + OFFSET_LINK_LOSSY_RETRANSMITS, job->link_lossy_retransmits);
+    le_put_u16(out + OFFSET_LINK_LOSSY_WINDOW_MS, job->link_lossy_window_ms);
     for (unsigned i = 0; i < JOB_SEED_NODES; i++)
         le_put_u32(out + OFFSET_SEED_NODE + 4 * i, job->seed_node[i]);
     for (unsigned i = 0; i < JOB_APP_ARGS; i++)

@@ -9,8 +9,9 @@
  *
  *   off size field                  off size field
  *   0   4    magic "JOB1"           28  16   seed_node[4]      (u32, unused: 0)
- *   4   2    version (1)            44  4    reserved (0)
- *   6   2    size (128)             48  32   app_arg[4]        (i64)
+ *   4   2    version (1)            44  2    link_lossy_retransmits
+ *   6   2    size (128)             46  2    link_lossy_window_ms
+ *                                  48  32   app_arg[4]        (i64)
  *   8   1    app                    80  16   job_key           (128 bits)
  *   9   1    comm_mode              96  24   recovery_policy   (binary, lib/recovery.h)
  *   10  1    message_mode           120 4    reserved (0)
@@ -30,7 +31,11 @@
  * says so.  The job key (issue 20): all zero is none, else 128 random bits
  * (the launcher's, from /dev/urandom; a key of fewer than 4 distinct byte
  * values is refused as no random key); every frame is then tagged under it
- * (net/torus/frame.h).  It is never printed.
+ * (net/torus/frame.h).  It is never printed.  The link loss limit (issue
+ * 15's network fault): more than link_lossy_retransmits frames resent on
+ * one link within link_lossy_window_ms is reported (net/torus/link.h); 0 in
+ * either: the link layer's default (64 frames, 1000 ms); the bytes were
+ * reserved (0) before, so older blocks read as the defaults.
  */
 #ifndef KERNEL_JOB_H
 #define KERNEL_JOB_H
@@ -88,6 +93,8 @@ struct job {
     int64_t app_arg[JOB_APP_ARGS];
     uint8_t job_key[JOB_KEY_BYTES]; /* all zero: none; never printed */
     struct recovery_policy recovery; /* version 0: no policy */
+    uint16_t link_lossy_retransmits; /* 0: the link layer's default */
+    uint16_t link_lossy_window_ms;   /* 0: the link layer's default */
 };
 
 /* Clears every field to its "off" value and sets the defaults: no

@@ -421,6 +421,16 @@ void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, 
                            struct membership_outbox *out);
 
 /*
+ * The link to a neighbour resends past its loss limit (issue 15: "a link's
+ * retransmissions exceed a threshold"): probe the neighbour as for a link
+ * that went down; if it answers, that is a network fault (failure-detected
+ * and a recovery-decision with model network, no view change, under a
+ * recovery policy); if it does not, the probe reports it as usual.
+ */
+void membership_link_lossy(struct membership *ctx, uint32_t neighbour, uint64_t now_ns,
+                           struct membership_outbox *out);
+
+/*
  * The application suspects a member (no answer to its own traffic): probe
  * it with HOW_ARE_YOU and report it if it stays silent.  Returns false when
  * the node is not a member (or is this node).

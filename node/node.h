@@ -38,6 +38,9 @@ void node_network_init(struct node *node);
 void node_membership_init(struct node *node);
 void node_membership_link_event(struct node *node, uint32_t neighbour, bool up,
                                 uint64_t now_ns);
+/* The link to neighbour resends past its loss limit (a network fault when
+ * the neighbour answers).  Ignored before `start`. */
+void node_membership_link_lossy(struct node *node, uint32_t neighbour, uint64_t now_ns);
 /* True from the console command `start` on (the job is launched). */
 bool node_membership_is_started(void);
 /* Reports a peer another service suspects (the comm core's silent peers);

@@ -186,6 +186,15 @@ void node_membership_link_event(struct node *node, uint32_t neighbour, bool up,
     flush_outbox(node, now_ns, began);
 }
 
+void node_membership_link_lossy(struct node *node, uint32_t neighbour, uint64_t now_ns)
+{
+    if (!membership_started)
+        return;
+    uint64_t began = board_now_ns();
+    membership_link_lossy(&node->membership, neighbour, now_ns, &node->membership_outbox);
+    flush_outbox(node, now_ns, began);
+}
+
 static unsigned membership_poll(void *context, uint64_t now_ns)
 {
     struct node *node = context;

@@ -62,15 +62,22 @@ static unsigned network_poll(void *context, uint64_t now_ns)
 }
 
 static void on_link_event(void *context, unsigned link, uint32_t neighbour,
-                          bool up, uint64_t now_ns)
+                          enum torus_network_link_event what, uint64_t now_ns)
 {
     struct node *node = context;
+    bool lossy = what == TORUS_NETWORK_LINK_LOSSY;
     event_begin("link");
     event_add_str("link", torus_geometry_link_name(link));
     event_add_u64("peer", neighbour);
-    event_add_str("state", up ? "up" : "down");
+    event_add_str("state", lossy ? "lossy" : what == TORUS_NETWORK_LINK_UP ? "up" : "down");
+    if (lossy)
+        event_add_u64("retransmitted", torus_link_counter(&node->network.links[link],
+                                                          TORUS_LINK_COUNT_RETRANSMITTED));
     event_end();
-    node_membership_link_event(node, neighbour, up, now_ns);
+    if (lossy)
+        node_membership_link_lossy(node, neighbour, now_ns);
+    else
+        node_membership_link_event(node, neighbour, what == TORUS_NETWORK_LINK_UP, now_ns);
 }
 
 static void command_stats(void *context, const char *arguments, uint64_t now_ns)
@@ -171,6 +178,11 @@ void node_network_init(struct node *node)
     config.incarnation = p->boot_incarnation;
     config.link_rto_ns = (uint64_t)p->link_rto_ms * 1000000u;
     config.link_retries = p->link_retries;
+    const struct job *job = kernel_job();
+    if (job != NULL) { /* 0: the link layer's defaults */
+        config.link_lossy_retransmits = job->link_lossy_retransmits;
+        config.link_lossy_window_ns = (uint64_t)job->link_lossy_window_ms * 1000000u;
+    }
     const char *error = NULL;
     if (!torus_driver_init(&config.geometry, config.rank, &config.link_mask, &error))
         kernel_panic(error != NULL ? error : "network: link driver failed");

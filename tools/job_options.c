@@ -262,6 +262,20 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
     if (options->app_args != NULL && !job_options_parse_args(options->app_args, job, error,
                                                              capacity))
         return false;
+    if (options->lossy_link != NULL) {
+        const char *slash = strchr(options->lossy_link, '/');
+        char count[16] = "";
+        uint64_t frames = 0, window_ms = 0;
+        size_t count_length = slash != NULL ? (size_t)(slash - options->lossy_link) : 0;
+        if (count_length > 0 && count_length < sizeof count)
+            memcpy(count, options->lossy_link, count_length);
+        if (count[0] == '\0' || !cli_parse_u64(count, 1, UINT16_MAX, &frames) ||
+            !cli_parse_u64(slash + 1, 1, UINT16_MAX, &window_ms))
+            return cli_invalid(error, capacity, "--lossy-link", options->lossy_link,
+                               JOB_OPTIONS_LOSSY_LINK_EXPECTED);
+        job->link_lossy_retransmits = (uint16_t)frames;
+        job->link_lossy_window_ms = (uint16_t)window_ms;
+    }
     struct personality_error invalid;
     if (!job_validate(job, &invalid)) {
         char message[200];

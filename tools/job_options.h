@@ -2,8 +2,8 @@
  * The job block's command-line options, shared by every tool that writes
  * one (tori-personality --job-out, tori-emu --app): --app NAME,
  * --iterations N, --progress K, --app-args a,b,..., --comm-mode
- * abort|blank|shrink|rebuild, --msg-mode nop|cont, --checkpoint-every K
- * and --recovery POLICY turned into a
+ * abort|blank|shrink|rebuild, --msg-mode nop|cont, --checkpoint-every K,
+ * --recovery POLICY and --lossy-link COUNT/MS turned into a
  * validated struct job (kernel/job.h), so that both accept and refuse the
  * same values with the same one-line errors.  Encoding stays job_encode's.
  */
@@ -22,6 +22,7 @@ struct job_options {
     const char *comm_mode, *msg_mode; /* WORLD's failure and message modes */
     const char *checkpoint_every;     /* --checkpoint-every K (iterations) */
     const char *recovery;             /* --recovery POLICY (job_options_parse_recovery) */
+    const char *lossy_link;           /* --lossy-link COUNT/MS: the link loss limit */
     uint32_t default_iterations; /* when --iterations is not given (>= 1) */
     uint32_t max_iterations;     /* the tool's bound (>= default_iterations) */
 };
@@ -40,6 +41,10 @@ struct job_options {
  */
 bool job_options_build(const struct job_options *options, struct job *job, char *error,
                        size_t capacity);
+
+/* The link loss limit (kernel/job.h): more than COUNT frames resent on one
+ * link within MS milliseconds is a network fault. */
+#define JOB_OPTIONS_LOSSY_LINK_EXPECTED "COUNT/MS, both in 1..65535 (e.g. 64/1000)"
 
 /* "a,b,c" into job->app_arg (up to JOB_APP_ARGS signed 64-bit integers,
  * each whole); false with a one-line error naming --app-args. */

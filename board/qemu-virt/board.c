@@ -82,17 +82,27 @@ const uint8_t *board_job_block(size_t *length)
     return (const uint8_t *)QEMU_VIRT_JOB_ADDRESS;
 }
 
-/* A QEMU node's key comes in its job block or not at all. */
+_Static_assert(QEMU_VIRT_KEY_REGION_SIZE == BOARD_KEY_BYTES, "one key block size");
+
+/* The key the loader wrote at QEMU_VIRT_KEY_ADDRESS (tori-emu does for
+ * every keyed run, job block or not), as host nodes take --key-file.  Read
+ * once and cleared, so that it lies in one place only (the network's). */
 bool board_link_key(uint8_t key[BOARD_KEY_BYTES])
 {
-    (void)key;
-    return false;
+    volatile uint8_t *block = (volatile uint8_t *)QEMU_VIRT_KEY_ADDRESS;
+    uint8_t any = 0;
+    for (unsigned i = 0; i < BOARD_KEY_BYTES; i++) {
+        key[i] = block[i];
+        any |= key[i];
+        block[i] = 0;
+    }
+    return any != 0;
 }
 
-/* A QEMU node's only way in for a key is its job block, so one with no
- * job, or a job without a key (`tori-emu --auth off`, to measure the tag's
- * cost), runs keyless.  Its links are the launcher's UDP sockets, each
- * connected to its peer's address. */
+/* A QEMU node with no key (`tori-emu --auth off`, to measure the tag's
+ * cost, or a QEMU started by hand without the key blob) runs keyless.  Its
+ * links are the launcher's UDP sockets, each connected to its peer's
+ * address. */
 bool board_keyless_allowed(void)
 {
     return true;

@@ -58,6 +58,12 @@
  */
 #define QEMU_VIRT_BOOT_RECORD_ADDRESS 0x40100800
 
+/* Where the loader writes the run's job key (16 bytes, BOARD_KEY_BYTES) for
+ * a node without a job block, or with one (the same key); none: zero.  The
+ * board reads it once and clears it; system_reset writes it again. */
+#define QEMU_VIRT_KEY_ADDRESS 0x40100C00
+#define QEMU_VIRT_KEY_REGION_SIZE 0x10
+
 /* The checkpoint store's window (the build's CONFIG_CHECKPOINT_STORE_BYTES
  * of it are used; the board checks the size at compile time). */
 #define QEMU_VIRT_CHECKPOINT_ADDRESS 0x40110000

@@ -342,6 +342,18 @@ uint64_t membership_next_deadline(const struct membership *ctx)
     return d;
 }
 
+/* A link to neighbour failed (down, or lossy): probe the node at its far
+ * end; an answer by any route classifies the fault as network. */
+static void probe_link_neighbour(struct membership *ctx, uint32_t neighbour, uint64_t now_ns,
+                                 struct membership_outbox *out)
+{
+    if (machine_is_member(ctx, neighbour) && neighbour != ctx->self) {
+        detector_start_probe(ctx, neighbour, now_ns, out);
+        detector_mark_link_probe(ctx, neighbour);
+    }
+    run_pending(ctx, now_ns, out);
+}
+
 void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, uint64_t now_ns,
                            struct membership_outbox *out)
 {
@@ -354,11 +366,14 @@ void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, 
         run_pending(ctx, now_ns, out);
         return;
     }
-    if (machine_is_member(ctx, neighbour) && neighbour != ctx->self) {
-        detector_start_probe(ctx, neighbour, now_ns, out);
-        detector_mark_link_probe(ctx, neighbour);
-    }
-    run_pending(ctx, now_ns, out);
+    probe_link_neighbour(ctx, neighbour, now_ns, out);
+}
+
+void membership_link_lossy(struct membership *ctx, uint32_t neighbour, uint64_t now_ns,
+                           struct membership_outbox *out)
+{
+    note_time(ctx, now_ns);
+    probe_link_neighbour(ctx, neighbour, now_ns, out);
 }
 
 bool membership_suspect(struct membership *ctx, uint32_t node, uint64_t now_ns,

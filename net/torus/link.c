@@ -29,6 +29,19 @@ static uint32_t next_incarnation(uint32_t incarnation)
     return incarnation == 0 ? 1u : incarnation;
 }
 
+/* True when incarnation a came after b (modulo 2^32, as sequence numbers). */
+static bool is_newer(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) > 0;
+}
+
+static uint64_t silence_limit_ns(const struct torus_link *link)
+{
+    uint64_t interval = link->config.keepalive_interval_ns;
+    uint64_t rounds = (uint64_t)link->config.retry_limit + 1u;
+    return interval > TORUS_LINK_NEVER / rounds ? TORUS_LINK_NEVER : interval * rounds;
+}
+
 /* An ack (or SYN) is owed no later than deadline. */
 static void owe_control(struct torus_link *link, uint64_t deadline)
 {
@@ -58,9 +71,10 @@ static uint8_t ack_going_out(struct torus_link *link)
     return flags;
 }
 
-static void become_up(struct torus_link *link)
+static void become_up(struct torus_link *link, uint64_t now_ns)
 {
     link->state = TORUS_LINK_UP;
+    link->last_heard_ns = now_ns;
     link->events |= TORUS_LINK_EVENT_UP;
     link->counters[TORUS_LINK_COUNT_UP_EVENTS]++;
     link->control_deadline = TORUS_LINK_NEVER;
@@ -69,12 +83,16 @@ static void become_up(struct torus_link *link)
 
 /* Ends the session of an UP link: a new incarnation, empty window, and
  * back to handshaking (a SYN is due at once). */
-static void end_session(struct torus_link *link, uint64_t now_ns, bool peer_reset)
+enum session_end { END_TIMEOUT, END_PEER_RESET, END_SILENCE };
+
+static void end_session(struct torus_link *link, uint64_t now_ns, enum session_end why)
 {
     link->counters[TORUS_LINK_COUNT_DISCARDED] += link->next_sequence - link->send_base;
     link->counters[TORUS_LINK_COUNT_DOWN_EVENTS]++;
-    if (peer_reset)
+    if (why == END_PEER_RESET)
         link->counters[TORUS_LINK_COUNT_PEER_RESETS]++;
+    if (why == END_SILENCE)
+        link->counters[TORUS_LINK_COUNT_SILENCES]++;
     link->events |= TORUS_LINK_EVENT_DOWN;
     link->state = TORUS_LINK_DOWN;
     link->local_incarnation = next_incarnation(link->local_incarnation);
@@ -99,6 +117,9 @@ void torus_link_config_defaults(struct torus_link_config *config)
     config->retry_limit = 5;
     config->ack_delay_ns = 1000u * 1000u;
     config->probe_interval_ns = 0;
+    config->keepalive_interval_ns = 0;
+    config->lossy_retransmits = TORUS_LINK_LOSSY_RETRANSMITS;
+    config->lossy_window_ns = TORUS_LINK_LOSSY_WINDOW_NS;
 }
 
 bool torus_link_init(struct torus_link *link, const struct torus_link_config *config)
@@ -112,6 +133,11 @@ bool torus_link_init(struct torus_link *link, const struct torus_link_config *co
     link->config = *config;
     if (link->config.probe_interval_ns == 0)
         link->config.probe_interval_ns = config->rto_ns;
+    if (link->config.keepalive_interval_ns == 0)
+        link->config.keepalive_interval_ns =
+            config->rto_ns > TORUS_LINK_NEVER / TORUS_LINK_KEEPALIVE_RTOS
+                ? TORUS_LINK_NEVER
+                : config->rto_ns * TORUS_LINK_KEEPALIVE_RTOS;
     link->local_incarnation = config->incarnation != 0 ? config->incarnation : 1u;
     torus_frame_mac_for_link(config->local_rank, config->local_link, link->local_mac);
     torus_frame_mac_for_link(config->peer_rank, config->local_link ^ 1u, link->peer_mac);
@@ -149,6 +175,7 @@ enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *fr
     if (torus_link_in_flight(link) == 0)
         link->rto_deadline = add_saturating(now_ns, link->config.rto_ns);
     link->next_sequence++;
+    link->last_sent_ns = now_ns;
     link->counters[TORUS_LINK_COUNT_SENT]++;
     return TORUS_LINK_SEND_OK;
 }
@@ -200,20 +227,24 @@ static enum torus_link_verdict take_syn(struct torus_link *link,
              * it names an old incarnation of ours, teach it the current one. */
             if (receiver != link->local_incarnation)
                 link->syn_requested = true;
+            else
+                link->last_heard_ns = now_ns;
             owe_control(link, now_ns);
             return TORUS_LINK_CONTROL;
         }
-        if (receiver != 0 && receiver != link->local_incarnation) {
+        if (!is_newer(sender, link->peer_incarnation)) {
             link->counters[TORUS_LINK_COUNT_STALE]++;
-            return TORUS_LINK_STALE; /* an old handshake of an old session */
+            return TORUS_LINK_STALE; /* a handshake of an earlier session */
         }
-        end_session(link, now_ns, true); /* the peer restarted its side */
+        /* The peer has ended the session we share (restarted, or timed
+         * out): ours is over too, whoever its SYN names. */
+        end_session(link, now_ns, END_PEER_RESET);
         link->peer_incarnation = sender;
         return TORUS_LINK_CONTROL;
     }
     link->peer_incarnation = sender;
     if (receiver == link->local_incarnation) {
-        become_up(link);
+        become_up(link, now_ns);
         owe_control(link, now_ns); /* the ack that brings the peer up */
     } else {
         owe_control(link, now_ns); /* a SYN that teaches our incarnation */
@@ -246,7 +277,8 @@ enum torus_link_verdict torus_link_receive(struct torus_link *link,
     /* A frame of our session proves the peer holds both names: the
      * handshake is complete if it was not already. */
     if (link->state != TORUS_LINK_UP)
-        become_up(link);
+        become_up(link, now_ns);
+    link->last_heard_ns = now_ns;
     take_ack(link, h, now_ns);
     if (h->type == TORUS_FRAME_TYPE_LINK_ACK)
         return TORUS_LINK_CONTROL;
@@ -286,8 +318,28 @@ static void emit(struct torus_link_outbox *out, const uint8_t *frame, size_t len
     }
 }
 
+/* One frame resent: counted in the loss window, which raises LOSSY once
+ * when it holds more than the limit. */
+static void count_resend(struct torus_link *link, uint64_t now_ns)
+{
+    if (link->lossy_count == 0 ||
+        now_ns >= add_saturating(link->lossy_since_ns, link->config.lossy_window_ns)) {
+        link->lossy_since_ns = now_ns;
+        link->lossy_count = 0;
+        link->lossy_told = false;
+    }
+    link->lossy_count++;
+    if (link->config.lossy_retransmits != 0 && !link->lossy_told &&
+        link->lossy_count > link->config.lossy_retransmits) {
+        link->lossy_told = true;
+        link->events |= TORUS_LINK_EVENT_LOSSY;
+        link->counters[TORUS_LINK_COUNT_LOSSY_EVENTS]++;
+    }
+}
+
 /* Go-back-N: every unacknowledged frame again, with a fresh ack. */
-static void resend_window(struct torus_link *link, struct torus_link_outbox *out)
+static void resend_window(struct torus_link *link, uint64_t now_ns,
+                          struct torus_link_outbox *out)
 {
     uint8_t flags = ack_going_out(link);
     for (uint32_t seq = link->send_base; seq != link->next_sequence; seq++) {
@@ -297,12 +349,13 @@ static void resend_window(struct torus_link *link, struct torus_link_outbox *out
         torus_frame_stamp_link(slot->frame, slot->length, &fields, link->config.key);
         emit(out, slot->frame, slot->length);
         link->counters[TORUS_LINK_COUNT_RETRANSMITTED]++;
+        count_resend(link, now_ns);
     }
     if (!link->syn_requested)
         link->control_deadline = TORUS_LINK_NEVER;
 }
 
-static void send_control(struct torus_link *link, uint64_t now_ns,
+static void send_control(struct torus_link *link, uint64_t now_ns, bool keepalive,
                          struct torus_link_outbox *out)
 {
     bool syn = link->state != TORUS_LINK_UP || link->syn_requested;
@@ -319,7 +372,9 @@ static void send_control(struct torus_link *link, uint64_t now_ns,
     fill_link_fields(link, flags, link->next_sequence, &fields);
     torus_frame_stamp_link(link->control, length, &fields, link->config.key);
     emit(out, link->control, length);
-    link->counters[syn ? TORUS_LINK_COUNT_SYNS_SENT : TORUS_LINK_COUNT_ACKS_SENT]++;
+    link->counters[syn         ? TORUS_LINK_COUNT_SYNS_SENT
+                   : keepalive ? TORUS_LINK_COUNT_KEEPALIVES
+                               : TORUS_LINK_COUNT_ACKS_SENT]++;
     link->syn_requested = false;
     link->control_deadline = link->state == TORUS_LINK_UP
                                  ? TORUS_LINK_NEVER
@@ -334,33 +389,49 @@ unsigned torus_link_tick(struct torus_link *link, uint64_t now_ns,
         if (now_ns >= link->rto_deadline) {
             link->counters[TORUS_LINK_COUNT_TIMEOUTS]++;
             if (link->retries >= link->config.retry_limit) {
-                end_session(link, now_ns, false);
+                end_session(link, now_ns, END_TIMEOUT);
             } else {
                 link->retries++;
                 link->resend_now = false;
-                resend_window(link, out);
+                resend_window(link, now_ns, out);
                 link->rto_deadline = add_saturating(now_ns, link->config.rto_ns);
             }
         } else if (link->resend_now) {
             link->counters[TORUS_LINK_COUNT_FAST_RETRANSMITS]++;
             link->resend_now = false;
-            resend_window(link, out);
+            resend_window(link, now_ns, out);
             link->rto_deadline = add_saturating(now_ns, link->config.rto_ns);
         }
     }
+    if (link->state == TORUS_LINK_UP &&
+        now_ns >= add_saturating(link->last_heard_ns, silence_limit_ns(link)))
+        end_session(link, now_ns, END_SILENCE);
     if (now_ns >= link->control_deadline)
-        send_control(link, now_ns, out);
+        send_control(link, now_ns, false, out);
+    else if (link->state == TORUS_LINK_UP && out->count == 0 &&
+             now_ns >= add_saturating(link->last_sent_ns, link->config.keepalive_interval_ns))
+        send_control(link, now_ns, true, out);
+    if (out->count > 0)
+        link->last_sent_ns = now_ns;
     return out->count;
 }
 
 uint64_t torus_link_next_deadline(const struct torus_link *link)
 {
     uint64_t deadline = link->control_deadline;
-    if (link->state == TORUS_LINK_UP && torus_link_in_flight(link) > 0) {
+    if (link->state != TORUS_LINK_UP)
+        return deadline;
+    if (torus_link_in_flight(link) > 0) {
         uint64_t resend = link->resend_now ? 0 : link->rto_deadline;
         if (resend < deadline)
             deadline = resend;
     }
+    uint64_t keepalive = add_saturating(link->last_sent_ns, link->config.keepalive_interval_ns);
+    uint64_t silence = add_saturating(link->last_heard_ns, silence_limit_ns(link));
+    if (keepalive < deadline)
+        deadline = keepalive;
+    if (silence < deadline)
+        deadline = silence;
     return deadline;
 }
 

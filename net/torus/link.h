@@ -42,14 +42,40 @@
  *   came back, so A is UP and replies ACK(a,b) -> B: a matching frame, UP.
  * Until UP an end resends SYN every probe_interval_ns; a DOWN link keeps
  * probing the same way, so it comes back UP as soon as the peer is heard
- * again.  An UP end that receives a SYN with a new sender incarnation,
- * addressed to its current incarnation or to none (the peer restarted, or
- * declared the link down), ends its session (DOWN event) and resynchronises;
- * a SYN addressed to one of its older incarnations is stale and ignored.
- * A restarted node must therefore start from an incarnation it has not used
- * on this link before (derive it from the personality's boot incarnation).
- * Frames queued when a session ends are discarded and counted: the layer
- * above learns of the loss through the DOWN event.
+ * again.  Frames queued when a session ends are discarded and counted: the
+ * layer above learns of the loss through the DOWN event.
+ *
+ * Incarnations only grow (+1 per session end; a restart starts from its
+ * boot incarnation << 16, and boot incarnations grow with every start and
+ * reset), compared modulo 2^32 like sequence numbers.  The rule for a SYN
+ * (s, r) that reaches an end holding (L, P):
+ *   - not UP: learn P = s whatever it is; UP if r == L (ack at once), else
+ *     teach L at once with a SYN;
+ *   - UP, s == P: the peer is still handshaking: ack (or teach, r != L);
+ *   - UP, s newer than P: the peer ended the session we share, whoever it
+ *     now addresses (a restart: r = 0; its end of a session that a forged
+ *     or lost frame broke: any r): end ours (DOWN) and handshake with s;
+ *   - UP, s older than P: a handshake of an earlier session (stale,
+ *     duplicated, reordered, replayed): dropped, counted stale.
+ * Keepalives: an UP end that has sent nothing for keepalive_interval_ns
+ * sends an ACK (no SYN; none while traffic flows), so an idle link is heard
+ * at least every interval; an UP end that hears nothing of its session (no
+ * frame with both incarnations matching, no SYN(P, L)) for
+ * (retry_limit + 1) keepalive intervals ends it (DOWN, counted "silences").
+ * That is what undoes any one-sided session a SYN can leave behind - for
+ * example one forged with a plausible newer incarnation that made one end
+ * of an idle twin cable start over while the other stayed UP (issue 20):
+ * the first end's probes, newer than what the UP end holds, end its session
+ * at once; were they older, its silence would.
+ *
+ * The bound.  Once stale and forged frames stop (at t0) and the channel
+ * delivers within d, both ends are UP in one session, or both DOWN if the
+ * channel stays dead, by
+ *   t0 + (retry_limit + 1) * keepalive_interval_ns + probe_interval_ns + 3d
+ * (plus the caller's tick lateness): an UP end not in the peer's session
+ * hears nothing of it and is DOWN by the silence limit; two ends that are
+ * not UP exchange probes and finish the handshake within one probe interval
+ * and three deliveries; nothing then disturbs a matching session.
  *
  * Pure: no I/O, no clock reads, no globals, no allocation.
  */
@@ -74,6 +100,9 @@ enum torus_link_state {
 /* Event bits, collected until torus_link_take_events. */
 #define TORUS_LINK_EVENT_UP 0x1u
 #define TORUS_LINK_EVENT_DOWN 0x2u
+/* More than lossy_retransmits frames resent within lossy_window_ns (a
+ * network fault, issue 15): raised once per window. */
+#define TORUS_LINK_EVENT_LOSSY 0x4u
 
 /* What torus_link_receive says about a frame. */
 #define TORUS_LINK_VERDICTS(X)                                               \
@@ -122,7 +151,10 @@ enum torus_link_send_status {
     X(DISCARDED, "discarded")           /* unacked frames lost at DOWN */    \
     X(UP_EVENTS, "up_events")                                                \
     X(DOWN_EVENTS, "down_events")                                            \
-    X(PEER_RESETS, "peer_resets")       /* DOWN because the peer restarted */
+    X(PEER_RESETS, "peer_resets")       /* DOWN: the peer had a newer session */ \
+    X(KEEPALIVES, "keepalives")         /* ACKs sent because the link idled */  \
+    X(SILENCES, "silences")             /* DOWN: the session went unheard */ \
+    X(LOSSY_EVENTS, "lossy_events")     /* windows over the resend limit */
 
 enum torus_link_counter {
 #define TORUS_LINK_COUNTER_ENUM(name, text) TORUS_LINK_COUNT_##name,
@@ -140,6 +172,10 @@ struct torus_link_config {
     uint32_t retry_limit;       /* resends without progress before DOWN */
     uint64_t ack_delay_ns;      /* how long an ack may wait for data */
     uint64_t probe_interval_ns; /* SYN period while not UP; 0: rto_ns */
+    uint64_t keepalive_interval_ns; /* idle UP link: an ACK this often;
+                                       0: TORUS_LINK_KEEPALIVE_RTOS * rto_ns */
+    uint32_t lossy_retransmits; /* resends a window may hold; 0: no limit */
+    uint64_t lossy_window_ns;   /* that window, opened by its first resend */
     const struct torus_frame_key *key; /* frames are sealed under it; NULL: CRC */
 };
 
@@ -171,6 +207,13 @@ struct torus_link {
     bool nak_sent;             /* a NAK went out for this gap */
     bool syn_requested;        /* next control frame carries SYN */
     uint64_t control_deadline; /* when a LINK_ACK (or SYN) is due */
+    /* Keepalives. */
+    uint64_t last_sent_ns;  /* any frame of ours put on the wire */
+    uint64_t last_heard_ns; /* a frame of the current session, UP only */
+    /* Resends in the window that opened at lossy_since_ns. */
+    uint64_t lossy_since_ns;
+    uint32_t lossy_count;
+    bool lossy_told; /* this window's LOSSY event was raised */
     uint64_t counters[TORUS_LINK_COUNTER_COUNT];
     struct torus_link_slot window[CONFIG_LINK_WINDOW];
     uint8_t control[TORUS_FRAME_HEADER_SIZE];
@@ -185,7 +228,18 @@ struct torus_link_outbox {
     uint16_t length[TORUS_LINK_OUTBOX_SIZE];
 };
 
-/* rto 20 ms, 5 retries, ack delay 1 ms, probe every rto, keyless; ranks,
+/* The default keepalive interval, in rtos: an idle link costs one 64-byte
+ * frame each way per interval, and a one-sided session lasts at most
+ * retry_limit + 1 of them. */
+#define TORUS_LINK_KEEPALIVE_RTOS 10u
+
+/* The default loss limit: more than 64 frames resent within a second (four
+ * whole windows of 16) is a link worth reporting, not a passing burst. */
+#define TORUS_LINK_LOSSY_RETRANSMITS 64u
+#define TORUS_LINK_LOSSY_WINDOW_NS 1000000000ull
+
+/* rto 20 ms, 5 retries, ack delay 1 ms, probe every rto, keepalive every
+ * TORUS_LINK_KEEPALIVE_RTOS rtos, the default loss limit, keyless; ranks,
  * link and incarnation 0 (the caller sets them). */
 void torus_link_config_defaults(struct torus_link_config *config);
 
@@ -214,7 +268,8 @@ enum torus_link_verdict torus_link_receive(struct torus_link *link,
 
 /*
  * Does what is due at now_ns: resends after a timeout or a NAK, declares the
- * link DOWN after retry_limit fruitless resends, sends an owed ack or SYN.
+ * link DOWN after retry_limit fruitless resends or a silent session, sends
+ * an owed ack or SYN, or a keepalive.
  * Fills out (emptied first) with the frames to put on the wire; returns
  * out->count.
  */

@@ -52,6 +52,10 @@ void torus_network_init(struct torus_network *network,
         link_config.incarnation = link_incarnation(config->incarnation);
         link_config.rto_ns = config->link_rto_ns;
         link_config.retry_limit = config->link_retries;
+        if (config->link_lossy_retransmits != 0)
+            link_config.lossy_retransmits = config->link_lossy_retransmits;
+        if (config->link_lossy_window_ns != 0)
+            link_config.lossy_window_ns = config->link_lossy_window_ns;
         link_config.key = key;
         torus_link_init(&network->links[link], &link_config);
     }
@@ -322,6 +326,15 @@ static unsigned drain_injection(struct torus_network *network, unsigned link)
     return work;
 }
 
+static void tell_link(struct torus_network *network, unsigned link,
+                      enum torus_network_link_event event)
+{
+    if (network->link_handler != NULL)
+        /* cert: indirect call, target is the handler given to set_link_handler */
+        network->link_handler(network->link_handler_context, link,
+                              network->links[link].config.peer_rank, event, network->now_ns);
+}
+
 static unsigned tick_link(struct torus_network *network, unsigned link)
 {
     struct torus_link_outbox outbox;
@@ -332,15 +345,16 @@ static unsigned tick_link(struct torus_network *network, unsigned link)
     unsigned events = torus_link_take_events(state);
     if (events == 0)
         return work;
-    bool up = torus_link_is_up(state);
-    if (up)
-        network->up_mask |= 1u << link;
-    else
-        network->up_mask &= ~(1u << link);
-    if (network->link_handler != NULL)
-        /* cert: indirect call, target is the handler given to set_link_handler */
-        network->link_handler(network->link_handler_context, link,
-                              state->config.peer_rank, up, network->now_ns);
+    if ((events & (TORUS_LINK_EVENT_UP | TORUS_LINK_EVENT_DOWN)) != 0) {
+        bool up = torus_link_is_up(state);
+        if (up)
+            network->up_mask |= 1u << link;
+        else
+            network->up_mask &= ~(1u << link);
+        tell_link(network, link, up ? TORUS_NETWORK_LINK_UP : TORUS_NETWORK_LINK_DOWN);
+    }
+    if ((events & TORUS_LINK_EVENT_LOSSY) != 0)
+        tell_link(network, link, TORUS_NETWORK_LINK_LOSSY);
     return work + 1;
 }
 

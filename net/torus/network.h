@@ -65,9 +65,18 @@ typedef void (*torus_network_handler)(void *context,
                                       const struct torus_frame_header *header,
                                       const uint8_t *payload, uint64_t now_ns);
 
-/* A link came up or went down (neighbour is the rank at its far end). */
+/* What befell a link. */
+enum torus_network_link_event {
+    TORUS_NETWORK_LINK_UP,
+    TORUS_NETWORK_LINK_DOWN,
+    TORUS_NETWORK_LINK_LOSSY, /* up, but resending past its loss limit */
+};
+
+/* A link came up, went down or turned lossy (neighbour is the rank at its
+ * far end). */
 typedef void (*torus_network_link_handler)(void *context, unsigned link,
-                                           uint32_t neighbour, bool up,
+                                           uint32_t neighbour,
+                                           enum torus_network_link_event event,
                                            uint64_t now_ns);
 
 struct torus_network_config {
@@ -77,6 +86,10 @@ struct torus_network_config {
     uint32_t incarnation;    /* boot incarnation: seeds link sessions */
     uint64_t link_rto_ns;
     uint32_t link_retries;
+    /* Loss limit of every link (link.h): more than this many resends within
+     * the window is a LOSSY event; 0: the link layer's defaults. */
+    uint32_t link_lossy_retransmits;
+    uint64_t link_lossy_window_ns;
     bool keyed;                 /* frames carry a SipHash tag under key */
     struct torus_frame_key key; /* the job key (issue 20); never printed */
 };

@@ -107,6 +107,11 @@ static void qemu_command(const struct emu_programs *programs,
         emu_argv_add(argv, "loader,file=%s,addr=0x%x,force-raw=on", programs->job,
                      (unsigned)QEMU_VIRT_JOB_ADDRESS);
     }
+    if (programs->key_file != NULL) { /* the key, job block or not */
+        emu_argv_add(argv, "-device");
+        emu_argv_add(argv, "loader,file=%s,addr=0x%x,force-raw=on", programs->key_file,
+                     (unsigned)QEMU_VIRT_KEY_ADDRESS);
+    }
     emu_argv_add(argv, "-global");
     emu_argv_add(argv, "virtio-mmio.force-legacy=false");
     for (unsigned l = 0; l < CONFIG_MAX_LINKS; l++) {

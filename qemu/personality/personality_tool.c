@@ -63,6 +63,8 @@ static void usage(FILE *out)
             "                        the rebuild (nop), or only those naming a failed rank\n"
             "  --recovery POLICY     the root's decision per fault model, e.g.\n"
             "                        'process=restart; physical=migrate; repeated(3 in 60s)=migrate'\n"
+            "  --lossy-link COUNT/MS more than COUNT frames resent on a link within MS ms\n"
+            "                        is a network fault (default 64/1000)\n"
             "  --dump-job FILE       decode a job block and print its fields\n",
             (unsigned)defaults.tree_radix, (unsigned)defaults.boot_incarnation,
             (unsigned)defaults.heartbeat_ms, (unsigned)defaults.detect_timeout_ms,
@@ -382,6 +384,11 @@ static void print_job(const struct job *job)
     char policy[160];
     job_options_format_recovery(&job->recovery, policy, sizeof policy);
     printf("recovery_policy=%s\n", policy);
+    if (job->link_lossy_retransmits == 0 && job->link_lossy_window_ms == 0)
+        printf("link_lossy=default\n");
+    else
+        printf("link_lossy=%u/%u\n", (unsigned)job->link_lossy_retransmits,
+               (unsigned)job->link_lossy_window_ms); /* 0: that half's default */
     printf("job_key=%s\n", job_has_key(job) ? "set" : "none"); /* never the value */
 }
 
@@ -421,7 +428,7 @@ static int job_main(int argc, char **argv)
 {
     const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
     const char *progress = NULL, *app_args = NULL, *comm_mode = NULL, *msg_mode = NULL;
-    const char *checkpoint_every = NULL, *recovery = NULL;
+    const char *checkpoint_every = NULL, *recovery = NULL, *lossy_link = NULL;
     const struct cli_option options[] = {
         {"--job-out", &output, NULL},   {"--dump-job", &dump_path, NULL},
         {"--app", &app, NULL},          {"--iterations", &iterations, NULL},
@@ -429,6 +436,7 @@ static int job_main(int argc, char **argv)
         {"--comm-mode", &comm_mode, NULL}, {"--msg-mode", &msg_mode, NULL},
         {"--checkpoint-every", &checkpoint_every, NULL},
         {"--recovery", &recovery, NULL},
+        {"--lossy-link", &lossy_link, NULL},
     };
     char error[200];
     switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
@@ -438,7 +446,8 @@ static int job_main(int argc, char **argv)
         return 0;
     case CLI_SCAN_ERROR:
         fail("%s (the job block takes only --job-out, --app, --iterations, --progress, "
-             "--app-args, --comm-mode, --msg-mode, --checkpoint-every, --recovery; or --dump-job "
+             "--app-args, --comm-mode, --msg-mode, --checkpoint-every, --recovery, --lossy-link; "
+             "or --dump-job "
              "alone)", error);
     case CLI_SCAN_OK:
         break;
@@ -446,7 +455,7 @@ static int job_main(int argc, char **argv)
     if (dump_path != NULL) {
         if (output != NULL || app != NULL || iterations != NULL || progress != NULL ||
             app_args != NULL || comm_mode != NULL || msg_mode != NULL ||
-            checkpoint_every != NULL || recovery != NULL)
+            checkpoint_every != NULL || recovery != NULL || lossy_link != NULL)
             fail("--dump-job takes no other options (expected --dump-job FILE alone)");
         return dump_job(dump_path);
     }
@@ -458,6 +467,7 @@ static int job_main(int argc, char **argv)
                                        .msg_mode = msg_mode,
                                        .recovery = recovery,
                                        .checkpoint_every = checkpoint_every,
+                                       .lossy_link = lossy_link,
                                        .default_iterations = 1,
                                        .max_iterations = UINT32_MAX};
     struct job job;

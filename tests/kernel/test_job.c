@@ -72,6 +72,18 @@ static void test_round_trip(void)
         CHECK_EQ(job_app_from_name(job_app_name(app)), app);
     CHECK(job_app_from_name("nosuch") == 0 && job_app_name(0) == NULL);
     CHECK(job_app_name(JOB_APP_LAST + 1) == NULL);
+
+    /* The link loss limit: 0 (the defaults) in a block that has none, and
+     * any value through, little-endian at 44 and 46. */
+    CHECK(out.link_lossy_retransmits == 0 && out.link_lossy_window_ms == 0);
+    job.link_lossy_retransmits = 300;
+    job.link_lossy_window_ms = 2500;
+    job_encode(&job, block);
+    CHECK(block[44] == (300 & 0xFF) && block[45] == (300 >> 8));
+    CHECK(block[46] == (2500 & 0xFF) && block[47] == (2500 >> 8));
+    CHECK(job_decode(block, sizeof block, &out, &error));
+    CHECK_EQ(out.link_lossy_retransmits, 300);
+    CHECK_EQ(out.link_lossy_window_ms, 2500);
 }
 
 /* The field a decoder names for a block whose policy byte `at` is `value`. */
@@ -200,7 +212,7 @@ static void test_corruption(void)
         uint8_t value;
         const char *field;
     } const cases[] = {
-        {4, 2, "version"}, {6, 64, "size"}, {44, 1, "reserved"}, {121, 1, "reserved"},
+        {4, 2, "version"}, {6, 64, "size"}, {120, 1, "reserved"}, {123, 1, "reserved"},
     };
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t bad[JOB_SIZE];

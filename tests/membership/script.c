@@ -27,6 +27,8 @@
  *                                 a hand-built message in D's epochs
  *                                 (`u64 epoch`: D's current epoch)
  *     resend                      the last one again, byte for byte
+ *     lossy N M                   N's link to M resends past its loss limit
+ *                                 (the torus layer's LOSSY event)
  *     tick N next | tick N at T   node N's timers (at its next deadline)
  *     deliver                     the FIFO in order until empty
  *     run to T step S [stop=W by=D]   steps of S: due nodes tick, the FIFO
@@ -904,6 +906,17 @@ static bool script_line(struct script *s, char **tok, int n)
                 }
             }
             harness_tick(&h, id, t);
+        }
+        return true;
+    }
+    if (strcmp(word, "lossy") == 0 && n == 3) {
+        uint32_t far;
+        if (!parse_node(s, tok[1], &id) || !parse_node(s, tok[2], &far)) {
+            return false;
+        }
+        if (s->run && !h.down[id]) {
+            membership_link_lossy(&h.nodes[id], far, h.now, &h.out);
+            harness_collect(&h, id);
         }
         return true;
     }

@@ -5,7 +5,8 @@
  * reorders and corrupts frames:
  *   - every data frame is delivered exactly once and in order, both ways,
  *     also across the 2^32 wrap of sequence numbers;
- *   - an idle link sends nothing and stays up;
+ *   - an idle link sends only keepalives, one each way per interval, and
+ *     stays up; a stopped peer ends its silent session;
  *   - a dead peer is declared down (retry_limit + 1) * rto after the last
  *     progress, exactly to the simulation step;
  *   - a crashed and rebooted peer (new incarnation) resynchronises, whether
@@ -26,6 +27,8 @@
 /* ------------------------------------------------------------------ */
 
 static struct torus_link hand_a, hand_b;
+/* hand_config's rto is 1 ms and the keepalive interval its default. */
+#define HAND_KEEPALIVE (TORUS_LINK_KEEPALIVE_RTOS * MS)
 static struct torus_link_outbox hand_out;
 
 static void hand_config(struct torus_link_config *c, uint32_t rank, uint32_t incarnation)
@@ -107,8 +110,9 @@ static void hand_handshake(uint64_t now)
     CHECK_EQ(torus_link_take_events(&hand_b), TORUS_LINK_EVENT_UP);
     CHECK_EQ(torus_link_take_events(&hand_a), 0);
     CHECK_EQ(hand_pump(&hand_b, &hand_a, now), 0); /* nothing more is owed */
-    CHECK_EQ(torus_link_next_deadline(&hand_a), TORUS_LINK_NEVER);
-    CHECK_EQ(torus_link_next_deadline(&hand_b), TORUS_LINK_NEVER);
+    /* ... but a keepalive, if the link idles that long after the last frame. */
+    CHECK_EQ(torus_link_next_deadline(&hand_a), now + HAND_KEEPALIVE);
+    CHECK_EQ(torus_link_next_deadline(&hand_b), now + HAND_KEEPALIVE);
 }
 
 static void check_hand_basics(void)
@@ -197,7 +201,7 @@ static void check_hand_basics(void)
     CHECK_EQ(hand_pump(&hand_b, &hand_a, 30), 1);
     CHECK_EQ(torus_link_in_flight(&hand_a), 0);
     CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_FRAMES_ACKED), CONFIG_LINK_WINDOW);
-    CHECK_EQ(torus_link_next_deadline(&hand_a), TORUS_LINK_NEVER);
+    CHECK_EQ(torus_link_next_deadline(&hand_a), 20 + HAND_KEEPALIVE); /* after the resend */
 
     /* Acks piggyback: B sends data, its frame carries the ack. */
     length = data_frame(1, TORUS_FRAME_TYPE_PONG, 77, frame);
@@ -339,6 +343,71 @@ static void check_hand_timeout(void)
     CHECK_EQ(torus_link_tick(&hand_a, rto, &hand_out), 1);
     CHECK_EQ(torus_link_state(&hand_a), TORUS_LINK_DOWN);
     CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_RETRANSMITTED), 0);
+}
+
+/* The loss limit: more than lossy_retransmits frames resent within the
+ * window raises LOSSY once; the window then closes and a new one opens at
+ * the next resend.  The link stays up throughout. */
+static void check_hand_lossy(void)
+{
+    static uint8_t frame[CONFIG_MAX_FRAME];
+    struct torus_link_config c;
+    hand_config(&c, 0, 10);
+    c.retry_limit = 100;
+    c.lossy_retransmits = 5;
+    c.lossy_window_ns = 20 * MS;
+    CHECK(torus_link_init(&hand_a, &c));
+    hand_config(&c, 1, 20);
+    CHECK(torus_link_init(&hand_b, &c));
+    hand_pump(&hand_a, &hand_b, 0);
+    hand_pump(&hand_b, &hand_a, 0);
+    hand_pump(&hand_a, &hand_b, 0);
+    CHECK(torus_link_is_up(&hand_a) && torus_link_is_up(&hand_b));
+    torus_link_take_events(&hand_a);
+    size_t length = data_frame(0, TORUS_FRAME_TYPE_PING, 0, frame);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 0), TORUS_LINK_SEND_OK);
+    length = data_frame(0, TORUS_FRAME_TYPE_PING, 1, frame);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 0), TORUS_LINK_SEND_OK);
+    /* Two frames lost for good: each timeout resends both. */
+    uint64_t now = 0;
+    for (unsigned timeout = 1; timeout <= 3; timeout++) {
+        now += 1 * MS;
+        CHECK_EQ(torus_link_tick(&hand_a, now, &hand_out), 2);
+        /* 2, 4 resent: under the limit; 6: over it, once. */
+        CHECK_EQ(torus_link_take_events(&hand_a), timeout == 3 ? TORUS_LINK_EVENT_LOSSY : 0);
+    }
+    for (unsigned timeout = 4; timeout <= 19; timeout++) {
+        now += 1 * MS;
+        CHECK_EQ(torus_link_tick(&hand_a, now, &hand_out), 2);
+        CHECK_EQ(torus_link_take_events(&hand_a), 0); /* the window is told */
+    }
+    CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_LOSSY_EVENTS), 1);
+    /* The window opened at the first resend (1 ms) closes at 21 ms, where
+     * the next opens: over the limit again at its third timeout. */
+    for (unsigned timeout = 20; timeout <= 23; timeout++) {
+        now += 1 * MS;
+        CHECK_EQ(torus_link_tick(&hand_a, now, &hand_out), 2);
+        CHECK_EQ(torus_link_take_events(&hand_a), timeout == 23 ? TORUS_LINK_EVENT_LOSSY : 0);
+    }
+    CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_LOSSY_EVENTS), 2);
+    CHECK(torus_link_is_up(&hand_a));
+
+    /* lossy_retransmits 0: no limit. */
+    hand_config(&c, 0, 30);
+    c.retry_limit = 100;
+    c.lossy_retransmits = 0;
+    CHECK(torus_link_init(&hand_a, &c));
+    hand_config(&c, 1, 40);
+    CHECK(torus_link_init(&hand_b, &c));
+    hand_pump(&hand_a, &hand_b, 0);
+    hand_pump(&hand_b, &hand_a, 0);
+    hand_pump(&hand_a, &hand_b, 0);
+    torus_link_take_events(&hand_a);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 0), TORUS_LINK_SEND_OK);
+    for (now = 1 * MS; now <= 50 * MS; now += 1 * MS)
+        torus_link_tick(&hand_a, now, &hand_out);
+    CHECK_EQ(torus_link_take_events(&hand_a), 0);
+    CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_RETRANSMITTED), 50);
 }
 
 /* ------------------------------------------------------------------ */
@@ -688,18 +757,41 @@ static void check_lossy(const char *name, uint64_t seed, unsigned loss, unsigned
         CHECK(sim.node[0].link.next_sequence < 1000u); /* it did wrap */
 }
 
-/* An idle link is silent and stays up. */
+#define SIM_KEEPALIVE (TORUS_LINK_KEEPALIVE_RTOS * SIM_RTO)
+
+/* An idle link sends one keepalive each way per interval and nothing else,
+ * and stays up; none went out while the streams flowed.  When the peer then
+ * stops, the silent session ends (retry_limit + 1) intervals after it was
+ * last heard, to the step. */
 static void check_idle(void)
 {
     sim_init(7, 0, 0, 0, 0, 5, 50);
     CHECK(sim_run_until_done(10000 * MS));
+    for (unsigned i = 0; i < 2; i++)
+        CHECK_EQ(torus_link_counter(&sim.node[i].link, TORUS_LINK_COUNT_KEEPALIVES), 0);
     sim_run_for(10 * MS); /* owed acks go out */
     uint64_t offered = sim.to[0].offered + sim.to[1].offered;
-    sim_run_for(100 * SIM_RTO);
-    CHECK_EQ(sim.to[0].offered + sim.to[1].offered, offered);
-    CHECK(torus_link_is_up(&sim.node[0].link) && torus_link_is_up(&sim.node[1].link));
-    CHECK_EQ(torus_link_next_deadline(&sim.node[0].link), TORUS_LINK_NEVER);
-    CHECK_EQ(torus_link_next_deadline(&sim.node[1].link), TORUS_LINK_NEVER);
+    uint64_t acks = torus_link_counter(&sim.node[0].link, TORUS_LINK_COUNT_ACKS_SENT);
+    sim_run_for(10 * SIM_KEEPALIVE);
+    CHECK_EQ(sim.to[0].offered + sim.to[1].offered, offered + 2 * 10);
+    for (unsigned i = 0; i < 2; i++) {
+        const struct torus_link *l = &sim.node[i].link;
+        CHECK_EQ(torus_link_counter(l, TORUS_LINK_COUNT_KEEPALIVES), 10);
+        CHECK(torus_link_next_deadline(l) <= sim.now + SIM_KEEPALIVE);
+        CHECK(torus_link_is_up(l));
+    }
+    CHECK_EQ(torus_link_counter(&sim.node[0].link, TORUS_LINK_COUNT_ACKS_SENT), acks);
+
+    sim.node[1].paused = true;
+    sim.to[1].held = true;
+    const struct sim_node *a = &sim.node[0];
+    uint64_t heard = a->link.last_heard_ns;
+    while (a->downs == 0 && sim.now < heard + 10 * SIM_KEEPALIVE)
+        sim_step();
+    CHECK_EQ(a->downs, 1);
+    CHECK_EQ(torus_link_counter(&a->link, TORUS_LINK_COUNT_SILENCES), 1);
+    CHECK(a->last_down_ns >= heard + 6 * SIM_KEEPALIVE);
+    CHECK(a->last_down_ns <= heard + 6 * SIM_KEEPALIVE + STEP_NS);
 }
 
 /* B dies while A streams: A is down (retry_limit + 1) * rto after the last
@@ -825,6 +917,7 @@ int main(void)
 {
     check_hand_basics();
     check_hand_timeout();
+    check_hand_lossy();
     check_lossy("clean", 1, 0, 0, 0, 0, 5, 2000, false);
     check_lossy("lossy 10%", 2, 10, 5, 20, 1, 10, 3000, false);
     check_lossy("harsh 30%", 3, 30, 10, 30, 3, 40, 1000, false);

@@ -5,6 +5,9 @@
  * answers its second frame (as the comm core acks part of a window): the
  * answer must reach the driver while the burst is still being handled, so
  * that the sender refills its window while this node works, not after.
+ * Then the cable loses a third of node 0's data frames: the link resends
+ * past the loss limit and the link handler hears LOSSY once, for x+ and
+ * node 1, while the link stays up; a clean cable raises nothing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +120,52 @@ static void peer_ticks(uint64_t now_ns)
 
 static struct torus_network network;
 
+/* What the link handler heard, by event. */
+static unsigned link_events[3];
+static uint32_t lossy_neighbour = UINT32_MAX;
+static unsigned lossy_link = UINT32_MAX;
+
+static void on_link(void *context, unsigned link, uint32_t neighbour,
+                    enum torus_network_link_event event, uint64_t now_ns)
+{
+    (void)context;
+    (void)now_ns;
+    CHECK((unsigned)event < 3);
+    if ((unsigned)event >= 3)
+        return;
+    link_events[event]++;
+    if (event == TORUS_NETWORK_LINK_LOSSY) {
+        lossy_neighbour = neighbour;
+        lossy_link = link;
+    }
+}
+
+/* Node 0 sends one frame to 1 per millisecond for duration; the cable drops
+ * every lose_every-th data frame (0: none) on its way to node 1. */
+static void stream(uint64_t *now, uint64_t duration, unsigned lose_every)
+{
+    static const uint8_t payload[32];
+    unsigned data_frames = 0;
+    for (uint64_t end = *now + duration; *now < end; *now += 1 * MS) {
+        torus_network_send(&network, 1, TORUS_FRAME_TYPE_COMM, 0, payload, sizeof payload,
+                           *now);
+        fake.out_count = 0;
+        torus_network_poll(&network, CONFIG_RING_SIZE, *now);
+        for (unsigned i = 0; i < fake.out_count; i++) {
+            struct torus_frame_header h;
+            if (torus_frame_decode(fake.out[i].bytes, fake.out[i].length, 4, NULL, &h, NULL) !=
+                TORUS_FRAME_OK)
+                continue;
+            if (h.type != TORUS_FRAME_TYPE_LINK_ACK && lose_every != 0 &&
+                ++data_frames % lose_every == 0)
+                continue;
+            torus_link_receive(&peer, &h, *now);
+        }
+        fake.out_count = 0;
+        peer_ticks(*now);
+    }
+}
+
 static void on_frame(void *context, const struct torus_frame_header *header,
                      const uint8_t *payload, uint64_t now_ns)
 {
@@ -143,9 +192,12 @@ int main(void)
     config.incarnation = 1;
     config.link_rto_ns = 20 * MS;
     config.link_retries = 5;
+    config.link_lossy_retransmits = 20;
+    config.link_lossy_window_ns = 1000 * MS;
     CHECK(torus_driver_init(&config.geometry, 0, &config.link_mask, NULL));
     torus_network_init(&network, &config);
     torus_network_set_handler(&network, TORUS_FRAME_TYPE_COMM, on_frame, NULL);
+    torus_network_set_link_handler(&network, on_link, NULL);
 
     struct torus_link_config pc;
     torus_link_config_defaults(&pc);
@@ -200,5 +252,26 @@ int main(void)
     CHECKF(answer_at < CONFIG_LINK_WINDOW / 2,
            "the answer to frame 2 left after %u of the %u frames were handled", answer_at,
            (unsigned)CONFIG_LINK_WINDOW);
+    CHECK_EQ(link_events[TORUS_NETWORK_LINK_UP], 1);
+
+    /* A clean cable: nothing resent (once the answer above, which node 1
+     * never got, is through), nothing said. */
+    now += 1 * MS;
+    stream(&now, 100 * MS, 0);
+    uint64_t before = torus_link_counter(&network.links[X_PLUS], TORUS_LINK_COUNT_RETRANSMITTED);
+    stream(&now, 300 * MS, 0);
+    CHECK_EQ(link_events[TORUS_NETWORK_LINK_LOSSY], 0);
+    CHECK_EQ(torus_link_counter(&network.links[X_PLUS], TORUS_LINK_COUNT_RETRANSMITTED), before);
+    /* A third of the data lost: resends past 20 within the second. */
+    stream(&now, 300 * MS, 3);
+    uint64_t resent = torus_link_counter(&network.links[X_PLUS], TORUS_LINK_COUNT_RETRANSMITTED);
+    printf("lossy cable: %" PRIu64 " frames resent in 300 ms, %u lossy event(s)\n", resent - before,
+           link_events[TORUS_NETWORK_LINK_LOSSY]);
+    CHECK(resent > 20);
+    CHECK_EQ(link_events[TORUS_NETWORK_LINK_LOSSY], 1);
+    CHECK_EQ(lossy_link, X_PLUS);
+    CHECK_EQ(lossy_neighbour, 1);
+    CHECK_EQ(link_events[TORUS_NETWORK_LINK_DOWN], 0);
+    CHECK(torus_network_link_is_up(&network, X_PLUS));
     return check_report("net.network");
 }

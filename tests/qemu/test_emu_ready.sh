@@ -1,7 +1,9 @@
 #!/bin/bash
 # A 2x2x2 torus boots to all-ready with --json: every stdout line is event
 # JSON, every node said ready, events.jsonl holds the same, every QEMU node's
-# QMP socket answers (--check-qmp), nothing survives.
+# QMP socket answers (--check-qmp), nothing survives.  With no job block,
+# every node still tags its frames with the run's key (issue 20: QEMU runs
+# without a job block were keyless).
 # usage: test_emu_ready.sh EMU BOARD OUT [IMAGE]
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
@@ -27,7 +29,10 @@ cmp -s "$OUT.out" "$OUT/run/events.jsonl" || fail "stdout JSON differs from even
 for n in 0 1 2 3 4 5 6 7; do
     [[ -s "$OUT/run/node$n.log" ]] || fail "node$n.log is empty"
     [[ $(stat -c %s "$OUT/run/node$n.personality") == 64 ]] || fail "node$n.personality"
+    grep -q 'event=network .*auth=siphash' "$OUT/run/node$n.log" ||
+        fail "node$n's frames carry no job key (expected auth=siphash in node$n.log)"
 done
+! grep -q "carry no job key" "$OUT.err" || fail "the launcher ran keyless"
 wait_for_no_processes "$OUT/run/" 5
 
 # A run directory too deep for a unix socket path (107 bytes): QEMU makes its

@@ -24,8 +24,34 @@ static void refuses(const char *text, const char *fragment)
     CHECK(strchr(error, '\n') == NULL);
 }
 
+/* --lossy-link COUNT/MS into the job block's link loss limit. */
+static void check_lossy_link(void)
+{
+    struct job_options options = {.app = "stencil", .default_iterations = 1,
+                                  .max_iterations = 100, .lossy_link = "200/2500"};
+    struct job job;
+    char error[400] = "";
+    CHECKF(job_options_build(&options, &job, error, sizeof error), "%s", error);
+    CHECK_EQ(job.link_lossy_retransmits, 200);
+    CHECK_EQ(job.link_lossy_window_ms, 2500);
+    options.lossy_link = NULL;
+    CHECK(job_options_build(&options, &job, error, sizeof error));
+    CHECK(job.link_lossy_retransmits == 0 && job.link_lossy_window_ms == 0); /* defaults */
+    static const char *const bad[] = {"64", "/1000", "64/", "0/1000", "64/0", "65536/1",
+                                      "64/1000/2", "x/1000", "12345678901234567890/1"};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        options.lossy_link = bad[i];
+        CHECKF(!job_options_build(&options, &job, error, sizeof error), "'%s' accepted",
+               bad[i]);
+        CHECK_CONTAINS(error, "--lossy-link '");
+        CHECK_CONTAINS(error, "COUNT/MS");
+        CHECK(strchr(error, '\n') == NULL);
+    }
+}
+
 int main(void)
 {
+    check_lossy_link();
     struct recovery_policy p;
     parses("process=restart; physical=migrate; network=ignore; repeated(3 in 60s)=migrate", &p);
     CHECK_EQ(p.version, RECOVERY_POLICY_VERSION);
