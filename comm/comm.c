@@ -404,6 +404,11 @@ enum comm_init_status comm_init(struct comm *ctx, const struct comm_config *conf
     return COMM_INIT_OK;
 }
 
+bool comm_node_live(const struct comm *ctx, uint32_t node)
+{
+    return node_is_live(ctx, node);
+}
+
 uint32_t comm_nodes(const struct comm *ctx)
 {
     return ctx->config.mirrors ? comm_handle_of(ctx, 1) : COMM_NULL;

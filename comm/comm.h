@@ -527,6 +527,8 @@ uint64_t comm_next_deadline(const struct comm *ctx);
  * context COMM_CONTEXT_NODES, messages go on past failures), for the
  * runtime's traffic with spares; COMM_NULL without config.mirrors. */
 uint32_t comm_nodes(const struct comm *ctx);
+/* Node is in the view this core installed last. */
+bool comm_node_live(const struct comm *ctx, uint32_t node);
 uint32_t comm_size(const struct comm *ctx, uint32_t comm);  /* 0: no such communicator */
 uint32_t comm_rank(const struct comm *ctx, uint32_t comm);  /* COMM_RANK_NONE: not in it */
 enum comm_state comm_state_of(const struct comm *ctx, uint32_t comm);
