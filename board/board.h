@@ -80,6 +80,13 @@ uint32_t board_reset_count(void);
 uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset);
 
 /*
+ * The checkpoint mirror (node/tori_checkpoint.c, PROMOTE):
+ * CONFIG_CHECKPOINT_MIRROR_BYTES of RAM that no start-up code clears, where
+ * a standby spare keeps the checkpoints of the ranks it mirrors.
+ */
+uint8_t *board_checkpoint_mirror(size_t *bytes);
+
+/*
  * The node's one stack: the deepest use so far and the size, in bytes,
  * where the board can measure them (qemu-virt paints the stack at reset).
  * Otherwise returns false and *why says why in a few words (host: the

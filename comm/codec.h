@@ -95,6 +95,7 @@
  * sender's node id, the tag the round's epoch), bit 13 the adoption space
  * (a rebuild's root telling a spare its new communicator; context id 0). */
 #define COMM_CONTEXT_IDS 256u
+#define COMM_CONTEXT_NODES (COMM_CONTEXT_IDS - 1u) /* NODES (comm_nodes), never dup's or split's */
 #define COMM_CONTEXT_COLLECTIVE 0x8000u
 #define COMM_CONTEXT_RECOVERY 0x4000u
 #define COMM_CONTEXT_ADOPT 0x2000u

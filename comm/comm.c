@@ -386,7 +386,32 @@ enum comm_init_status comm_init(struct comm *ctx, const struct comm_config *conf
     world->context = 0;
     world->state = COMM_STATE_OK;
     ctx->contexts_used[0] = 1u;
+    if (config->mirrors) {
+        struct comm_communicator *nodes = &ctx->comms[1];
+        nodes->in_use = true;
+        nodes->generation = 1;
+        nodes->group = GROUP_RANGE;
+        nodes->first = 0;
+        nodes->extent = config->node_count;
+        nodes->size = config->node_count;
+        ft_comm_init(ctx, nodes);
+        nodes->msg_mode = COMM_MSG_CONT;
+        nodes->rank = config->node_id;
+        nodes->context = COMM_CONTEXT_NODES;
+        nodes->state = COMM_STATE_OK;
+        ctx->contexts_used[COMM_CONTEXT_NODES / 64u] |= UINT64_C(1) << (COMM_CONTEXT_NODES % 64u);
+    }
     return COMM_INIT_OK;
+}
+
+bool comm_node_live(const struct comm *ctx, uint32_t node)
+{
+    return node_is_live(ctx, node);
+}
+
+uint32_t comm_nodes(const struct comm *ctx)
+{
+    return ctx->config.mirrors ? comm_handle_of(ctx, 1) : COMM_NULL;
 }
 
 /* ---- views ---- */
@@ -659,8 +684,8 @@ enum comm_error comm_free(struct comm *ctx, uint32_t comm)
         return COMM_ERR_COMM;
     }
     uint16_t slot = (uint16_t)(c - ctx->comms);
-    if (slot == 0) {
-        return COMM_ERR_ARG; /* WORLD stays */
+    if (slot == 0 || (slot == 1 && ctx->config.mirrors)) {
+        return COMM_ERR_ARG; /* WORLD stays, and NODES */
     }
     for (uint32_t i = 0; i < COMM_REQUEST_SLOTS; i++) {
         if (ctx->requests[i].state == COMM_REQ_PENDING && ctx->requests[i].comm == slot) {

@@ -126,7 +126,13 @@ struct comm_config {
     uint8_t comm_mode;
     uint8_t msg_mode;
     bool strict_collectives;
+    /* PROMOTE (issue 15): the job mirrors checkpoints to standby spares.
+     * Then every node holds NODES (comm_nodes), and a REBUILD pairs a
+     * failed rank with the spare that mirrors it (recovery_mirror_node)
+     * before any other. */
+    bool mirrors;
 };
+
 
 enum comm_init_status {
     COMM_INIT_OK = 0,
@@ -517,6 +523,12 @@ uint64_t comm_next_deadline(const struct comm *ctx);
 
 /* ---- communicators ---- */
 
+/* NODES: every node id, spares too, rank = node id (slot 1, the reserved
+ * context COMM_CONTEXT_NODES, messages go on past failures), for the
+ * runtime's traffic with spares; COMM_NULL without config.mirrors. */
+uint32_t comm_nodes(const struct comm *ctx);
+/* Node is in the view this core installed last. */
+bool comm_node_live(const struct comm *ctx, uint32_t node);
 uint32_t comm_size(const struct comm *ctx, uint32_t comm);  /* 0: no such communicator */
 uint32_t comm_rank(const struct comm *ctx, uint32_t comm);  /* COMM_RANK_NONE: not in it */
 enum comm_state comm_state_of(const struct comm *ctx, uint32_t comm);

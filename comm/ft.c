@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/le.h"
+#include "lib/recovery.h"
 #include "membership/tree.h"
 
 /* ---- modes and state ---- */
@@ -340,12 +341,28 @@ void ft_combine(uint8_t *acc, const uint8_t *in, uint32_t words)
     }
 }
 
+/* A spare free to adopt: live, not in x, not paired in this decision yet. */
+static bool spare_free(const struct comm *ctx, const struct comm_communicator *x,
+                       const uint64_t *decision, uint32_t count, uint32_t node)
+{
+    if (!node_is_live(ctx, node) || group_rank(ctx, x, node) != COMM_RANK_NONE) {
+        return false;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if ((uint32_t)decision[3u + i] == node) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The rebuild's group changes: x's members out of the view, in rank order,
  * each removed (SHRINK), a gap (BLANK) or, under REBUILD, adopted by the
  * rank's own node when it is back in the view in a new life (restarted:
- * ABARIS's RESTART), else by the next live spare not in x, lowest node id
- * first (gaps when none is left, or x's base is a map a spare could not be
- * told). */
+ * ABARIS's RESTART), else, when the job mirrors checkpoints, by the spare
+ * that mirrors the rank (PROMOTE: it holds the rank's checkpoints), else by
+ * the next free spare, lowest node id first (gaps when none is left, or
+ * x's base is a map a spare could not be told). */
 static enum comm_error rebuild_changes(const struct comm *ctx, const struct comm_communicator *x,
                                        uint8_t mode, uint64_t *decision)
 {
@@ -364,12 +381,22 @@ static enum comm_error rebuild_changes(const struct comm *ctx, const struct comm
             comm_restart_expected(ctx, own) && node_is_live(ctx, own)) {
             node = own; /* failed and back: its rank returns to it */
         } else if (mode == COMM_MODE_REBUILD && x->group == GROUP_RANGE) {
-            while (spare < ctx->config.node_count &&
-                   (!node_is_live(ctx, spare) || group_rank(ctx, x, spare) != COMM_RANK_NONE)) {
-                spare++;
-            }
-            if (spare < ctx->config.node_count) {
-                node = spare++;
+            uint32_t index;
+            uint32_t mirror = ctx->config.mirrors
+                                  ? recovery_mirror_node(r, x->size, ctx->config.node_count,
+                                                         CONFIG_CHECKPOINT_MIRROR_RANKS, &index)
+                                  : UINT32_MAX;
+            if (mirror < ctx->config.node_count &&
+                spare_free(ctx, x, decision, count, mirror)) {
+                node = mirror;
+            } else {
+                while (spare < ctx->config.node_count &&
+                       !spare_free(ctx, x, decision, count, spare)) {
+                    spare++;
+                }
+                if (spare < ctx->config.node_count) {
+                    node = spare++;
+                }
             }
         }
         decision[3u + count++] = ((uint64_t)r << 32) | node;

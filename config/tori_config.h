@@ -175,6 +175,16 @@ _Static_assert(CONFIG_APP_STENCIL_MAX_RANKS >= 1 &&
 #ifndef CONFIG_CHECKPOINT_MAX_RANKS
 #define CONFIG_CHECKPOINT_MAX_RANKS 1024
 #endif
+/* PROMOTE (issue 15): the most ranks a standby spare mirrors (two
+ * generations each, in slots of the store's size, and one slot to receive
+ * into), and the mirror region that holds them. */
+#ifndef CONFIG_CHECKPOINT_MIRROR_RANKS
+#define CONFIG_CHECKPOINT_MIRROR_RANKS 8
+#endif
+#define CONFIG_CHECKPOINT_MIRROR_BYTES \
+    ((2 * CONFIG_CHECKPOINT_MIRROR_RANKS + 1) * (CONFIG_CHECKPOINT_STORE_BYTES / 4))
+_Static_assert(CONFIG_CHECKPOINT_MIRROR_RANKS >= 1 && CONFIG_CHECKPOINT_MIRROR_RANKS <= 64,
+               "CONFIG_CHECKPOINT_MIRROR_RANKS must be 1..64");
 _Static_assert(CONFIG_CHECKPOINT_STORE_BYTES >= 4096 && CONFIG_CHECKPOINT_STORE_BYTES % 64 == 0,
                "CONFIG_CHECKPOINT_STORE_BYTES must be >= 4 KiB and a multiple of 64");
 _Static_assert(CONFIG_CHECKPOINT_MAX_RANKS >= 1 &&

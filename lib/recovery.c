@@ -45,6 +45,30 @@ uint8_t recovery_action_from_name(const char *name, size_t length)
     return index_of(action_names, RECOVERY_ACTION_LIMIT, name, length);
 }
 
+bool recovery_policy_uses(const struct recovery_policy *policy, uint8_t action)
+{
+    for (unsigned m = 0; policy->version != 0 && m < RECOVERY_POLICY_MODELS; m++)
+        if (policy->action[m] == action)
+            return true;
+    return false;
+}
+
+uint32_t recovery_mirror_node(uint32_t rank, uint32_t ranks, uint32_t nodes, uint32_t most,
+                              uint32_t *index)
+{
+    *index = UINT32_MAX;
+    if (ranks == 0 || rank >= ranks || nodes <= ranks)
+        return UINT32_MAX;
+    uint64_t spares = nodes - ranks;
+    uint64_t spare = (uint64_t)rank * spares / ranks;
+    /* the block's first rank: the least r with r * spares / ranks == spare */
+    uint64_t first = (spare * ranks + spares - 1u) / spares;
+    if (rank - first >= most)
+        return UINT32_MAX;
+    *index = (uint32_t)(rank - first);
+    return ranks + (uint32_t)spare;
+}
+
 uint8_t recovery_policy_action(const struct recovery_policy *policy, uint8_t model)
 {
     if (policy->version == 0 || model == FAULT_MODEL_NONE || model >= FAULT_MODEL_LIMIT)

@@ -84,4 +84,20 @@ void recovery_policy_decode(const uint8_t in[RECOVERY_POLICY_BYTES],
 bool recovery_policy_check(const uint8_t in[RECOVERY_POLICY_BYTES], unsigned *offset,
                            uint8_t *value, const char **expected);
 
+/*
+ * PROMOTE's pairing: the standby spare that mirrors a rank's checkpoints.
+ * The spares are the node ids ranks..nodes-1; they share the ranks in
+ * blocks of consecutive ranks, in order (spare i the ranks r with
+ * r * spares / ranks == i), each the first `most` of its block.  The spare's
+ * node id, *index the rank's place in its block; UINT32_MAX when the rank
+ * has no mirror (no spare, or past its block's first `most`).  The same
+ * everywhere: the checkpoints' sender and receiver, and the REBUILD that
+ * pairs a failed rank with its mirror.
+ */
+/* The policy has `action` for some model. */
+bool recovery_policy_uses(const struct recovery_policy *policy, uint8_t action);
+
+uint32_t recovery_mirror_node(uint32_t rank, uint32_t ranks, uint32_t nodes, uint32_t most,
+                              uint32_t *index);
+
 #endif /* LIB_RECOVERY_H */

@@ -333,6 +333,9 @@ struct membership {
     bool has_view;
     uint64_t epoch;
     uint64_t stable_epoch;
+    /* The last epoch whose recovery decisions this node reported: once per
+     * epoch, whether it applied the change or fetched the whole view. */
+    uint64_t decisions_epoch;
     struct membership_view view; /* live positions; the contact list when joining */
     uint64_t digest;
     uint32_t root_pos;

@@ -46,6 +46,16 @@ void checkpoint_slot_write(uint8_t *slot, const struct checkpoint_header *header
 bool checkpoint_slot_check(const uint8_t *slot, size_t bytes, uint32_t job, uint32_t rank,
                            uint32_t generation, struct checkpoint_header *header)
 {
+    if (!checkpoint_slot_peek(slot, bytes, header))
+        return false;
+    return header->job == job && header->rank == rank && header->generation == generation &&
+           generation != 0 && header->length <= bytes - CHECKPOINT_HEADER_BYTES &&
+           le_get_u32(slot + 24) ==
+               crc32_update(0, slot + CHECKPOINT_HEADER_BYTES, header->length);
+}
+
+bool checkpoint_slot_peek(const uint8_t *slot, size_t bytes, struct checkpoint_header *header)
+{
     if (bytes < CHECKPOINT_HEADER_BYTES || le_get_u32(slot) != SLOT_MAGIC ||
         le_get_u32(slot + 28) != crc32_update(0, slot, 28))
         return false;
@@ -54,10 +64,7 @@ bool checkpoint_slot_check(const uint8_t *slot, size_t bytes, uint32_t job, uint
     header->generation = le_get_u32(slot + 12);
     header->iteration = le_get_u32(slot + 16);
     header->length = le_get_u32(slot + 20);
-    return header->job == job && header->rank == rank && header->generation == generation &&
-           generation != 0 && header->length <= bytes - CHECKPOINT_HEADER_BYTES &&
-           le_get_u32(slot + 24) ==
-               crc32_update(0, slot + CHECKPOINT_HEADER_BYTES, header->length);
+    return true;
 }
 
 uint32_t checkpoint_slot_bytes(const struct checkpoint_header *header)

@@ -64,6 +64,10 @@ void checkpoint_slot_write(uint8_t *slot, const struct checkpoint_header *header
 bool checkpoint_slot_check(const uint8_t *slot, size_t bytes, uint32_t job, uint32_t rank,
                            uint32_t generation, struct checkpoint_header *header);
 
+/* The header's fields as they stand (magic and header CRC checked, nothing
+ * else): whose slot it claims to be, for checkpoint_slot_check to judge. */
+bool checkpoint_slot_peek(const uint8_t *slot, size_t bytes, struct checkpoint_header *header);
+
 /* Bytes a slot's checkpoint occupies (header and data). */
 uint32_t checkpoint_slot_bytes(const struct checkpoint_header *header);
 

@@ -88,6 +88,25 @@ int node_job_isend(tori_comm comm, uint32_t dest, uint32_t kind, const void *buf
 int node_job_irecv(tori_comm comm, uint32_t source, uint32_t kind, void *buffer,
                    uint32_t capacity, tori_request *request);
 uint32_t node_job_rank_node(tori_comm comm, uint32_t rank);
+/* True when node holds a rank of comm. */
+bool node_job_has_node(tori_comm comm, uint32_t node);
+/*
+ * PROMOTE's mirror traffic on NODES (comm_nodes: every node id, spares
+ * too), tag NODE_JOB_TAG_BASE + kind: raw comm errors, no app-error and no
+ * error handler (a lost mirror copy costs only the promotion's shortcut).
+ * node_mirror_wait runs the node until the request is done (or the job
+ * aborted); node_mirror_test only looks.
+ */
+int node_mirror_isend(uint32_t node, uint32_t kind, const void *buffer, uint32_t length,
+                      uint32_t *request);
+int node_mirror_irecv(uint32_t kind, void *buffer, uint32_t capacity, uint32_t *request);
+bool node_mirror_test(uint32_t request, uint32_t *source, uint32_t *count, int *error);
+void node_mirror_wait(uint32_t request);
+/* This node's id and WORLD's size (the ranks that mirrors pair with). */
+void node_mirror_shape(uint32_t *self, uint32_t *ranks);
+/* A standby spare's part while it waits to adopt (node/tori_checkpoint.c):
+ * takes what arrived for its mirror and asks for more. */
+void node_checkpoint_mirror_poll(void);
 const struct job *node_job_block(void);
 const struct torus_geometry *node_job_geometry(void);
 /* Runs the shipped application `app` (node/shipped_apps.c, which links

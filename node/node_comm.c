@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "lib/recovery.h"
 #include "board/board.h"
 #include "kernel/console_command.h"
 #include "kernel/event.h"
@@ -198,6 +199,8 @@ void node_comm_init(struct node *node)
     if (job != NULL) { /* every communicator's modes: the job's */
         config.comm_mode = job->comm_mode;
         config.msg_mode = job->message_mode;
+        /* PROMOTE: the ranks mirror their checkpoints to standby spares. */
+        config.mirrors = recovery_policy_uses(&job->recovery, RECOVERY_PROMOTE);
     }
     enum comm_init_status status = comm_init(&node->comm, &config);
     if (status != COMM_INIT_OK)

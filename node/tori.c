@@ -205,17 +205,28 @@ static void flush(uint64_t now_ns)
     node_comm_flush(job.node, now_ns);
 }
 
-static int wait_for(const char *call, uint32_t request, struct comm_status *status)
+/* Runs the node until the request is done; a standby spare (mirroring)
+ * also takes the checkpoints it mirrors after each pass. */
+static int wait_for_mirroring(const char *call, uint32_t request, struct comm_status *status,
+                              bool mirroring)
 {
     bool done = false;
-    while (!job.aborted && !(done = comm_test(core(), request, status)))
+    while (!job.aborted && !(done = comm_test(core(), request, status))) {
         run_once();
+        if (mirroring)
+            node_checkpoint_mirror_poll();
+    }
     if (job.aborted) {
         if (!done)
             status->error = (uint8_t)COMM_ERR_PROC_FAILED; /* the request is abandoned */
         return result(call, TORI_ERR_ABORTED);
     }
     return result(call, (int)status->error);
+}
+
+static int wait_for(const char *call, uint32_t request, struct comm_status *status)
+{
+    return wait_for_mirroring(call, request, status, false);
 }
 
 void tori_progress(void)
@@ -439,6 +450,67 @@ int node_job_irecv(tori_comm comm, uint32_t source, uint32_t kind, void *buffer,
 uint32_t node_job_rank_node(tori_comm comm, uint32_t rank)
 {
     return comm_node_of(core(), comm, rank);
+}
+
+bool node_job_has_node(tori_comm comm, uint32_t node)
+{
+    uint32_t size = comm_size(core(), comm);
+    for (uint32_t r = 0; r < size; r++)
+        if (comm_node_of(core(), comm, r) == node)
+            return true;
+    return false;
+}
+
+int node_mirror_isend(uint32_t node, uint32_t kind, const void *buffer, uint32_t length,
+                      uint32_t *request)
+{
+    uint64_t now = board_now_ns();
+    enum comm_error error =
+        comm_isend(core(), comm_nodes(core()), node, (int32_t)(NODE_JOB_TAG_BASE + kind), buffer,
+                   length, now, &job.node->comm_outbox, request);
+    flush(now);
+    return (int)error;
+}
+
+int node_mirror_irecv(uint32_t kind, void *buffer, uint32_t capacity, uint32_t *request)
+{
+    uint64_t now = board_now_ns();
+    uint32_t nodes = comm_nodes(core());
+    enum comm_error error = comm_irecv(core(), nodes, COMM_ANY_SOURCE,
+                                       (int32_t)(NODE_JOB_TAG_BASE + kind), buffer, capacity,
+                                       now, &job.node->comm_outbox, request);
+    if (error == COMM_ERR_PROC_FAILED) {
+        /* ULFM: a receive from anyone waits for the failures' ack */
+        comm_failure_ack(core(), nodes);
+        error = comm_irecv(core(), nodes, COMM_ANY_SOURCE, (int32_t)(NODE_JOB_TAG_BASE + kind),
+                           buffer, capacity, now, &job.node->comm_outbox, request);
+    }
+    flush(now);
+    return (int)error;
+}
+
+bool node_mirror_test(uint32_t request, uint32_t *source, uint32_t *count, int *error)
+{
+    struct comm_status status;
+    if (!comm_test(core(), request, &status))
+        return false;
+    *source = status.source;
+    *count = status.count;
+    *error = (int)status.error;
+    return true;
+}
+
+void node_mirror_shape(uint32_t *self, uint32_t *ranks)
+{
+    *self = job.node->personality->node_id;
+    *ranks = comm_size(core(), COMM_WORLD);
+}
+
+void node_mirror_wait(uint32_t request)
+{
+    struct comm_status status;
+    while (!job.aborted && !comm_test(core(), request, &status))
+        run_once();
 }
 
 const struct job *node_job_block(void)
@@ -761,7 +833,9 @@ int tori_adopted(struct tori_adoption *out)
         if (error != COMM_ERR_OK)
             return result("tori_adopted", error);
         struct comm_status status;
-        int done = wait_for("tori_adopted", request, &status);
+        /* A standby spare mirrors the ranks' checkpoints while it waits. */
+        int done = wait_for_mirroring("tori_adopted", request, &status,
+                                      comm_nodes(core()) != COMM_NULL);
         if (done == TORI_OK)
             break;
         if (done != COMM_ERR_NO_VIEW)

@@ -14,18 +14,26 @@
  * The buddy of a rank is its successor on a ring in the torus's snake
  * order (see partner): a torus neighbour but where spares or the ring's
  * closing step intervene.
+ *
+ * PROMOTE (a policy with `promote`): each round also sends the rank's copy
+ * to the standby spare that mirrors it (recovery_mirror_node: the spares
+ * share the ranks in blocks of consecutive ranks), which keeps the last two
+ * generations of each in the mirror region (board_checkpoint_mirror) while
+ * it waits to adopt; REBUILD pairs a failed rank with that spare, whose
+ * restore then takes the mirrored copy with no transfer.
  */
 #include <string.h>
 
 #include "board/board.h"
 #include "kernel/event.h"
 #include "lib/crc32.h"
+#include "lib/recovery.h"
 #include "node/checkpoint.h"
 #include "node/node.h"
 #include "node/tori.h"
 #include "membership/layout.h"
 
-enum { KIND_COPY = 1, KIND_RESTORE = 2 }; /* tags of the runtime's traffic */
+enum { KIND_COPY = 1, KIND_RESTORE = 2, KIND_MIRROR = 3 }; /* tags of the runtime's traffic */
 #define BITMAP_WORDS (CONFIG_CHECKPOINT_MAX_RANKS / 62 + 1)
 
 static struct {
@@ -44,6 +52,15 @@ static struct {
 
 static int64_t bitmap[BITMAP_WORDS];
 
+/* A standby spare's mirror: two slots (by generation parity) per mirrored
+ * rank, in the store's slot size, then the slot it receives into. */
+static struct {
+    uint8_t *base;
+    uint32_t entries; /* ranks it can hold */
+    bool posted;
+    uint32_t request;
+} mirror;
+
 static void store_ready(void)
 {
     if (ckpt.ready)
@@ -51,6 +68,12 @@ static void store_ready(void)
     size_t bytes = 0;
     uint8_t *base = board_checkpoint_store(&bytes, &ckpt.survives_reset);
     checkpoint_store_init(&ckpt.store, base, bytes);
+    size_t mirror_bytes = 0;
+    mirror.base = board_checkpoint_mirror(&mirror_bytes);
+    size_t slots = mirror_bytes / ckpt.store.slot_bytes;
+    mirror.entries = slots >= 3u ? (uint32_t)((slots - 1u) / 2u) : 0u;
+    if (mirror.entries > CONFIG_CHECKPOINT_MIRROR_RANKS)
+        mirror.entries = CONFIG_CHECKPOINT_MIRROR_RANKS;
     uint8_t block[JOB_SIZE];
     const struct job *job = node_job_block();
     if (job != NULL) {
@@ -111,6 +134,90 @@ static uint32_t partner(uint32_t rank, uint32_t size, int step)
     }
 }
 
+static uint8_t *mirror_slot(uint32_t index, uint32_t generation)
+{
+    return mirror.base + ((size_t)index * 2u + (generation & 1u)) * ckpt.store.slot_bytes;
+}
+
+static uint8_t *mirror_inbox(void)
+{
+    return mirror.base + (size_t)mirror.entries * 2u * ckpt.store.slot_bytes;
+}
+
+/* The spare that mirrors rank of comm (node id), or UINT32_MAX: none, or
+ * the job does not promote, or that spare holds a rank of comm already. */
+static uint32_t mirror_of(tori_comm comm, uint32_t rank, uint32_t size)
+{
+    const struct job *job = node_job_block();
+    if (job == NULL || !recovery_policy_uses(&job->recovery, RECOVERY_PROMOTE))
+        return UINT32_MAX;
+    uint32_t index;
+    uint32_t node = recovery_mirror_node(rank, size,
+                                         torus_geometry_node_count(node_job_geometry()),
+                                         CONFIG_CHECKPOINT_MIRROR_RANKS, &index);
+    return node != UINT32_MAX && !node_job_has_node(comm, node) ? node : UINT32_MAX;
+}
+
+/* Where this spare keeps rank's copies (its place in its block), or
+ * UINT32_MAX when it does not mirror rank. */
+static uint32_t mirror_index(uint32_t rank, uint32_t ranks)
+{
+    uint32_t self, world;
+    node_mirror_shape(&self, &world);
+    uint32_t index;
+    uint32_t node = recovery_mirror_node(rank, ranks,
+                                         torus_geometry_node_count(node_job_geometry()),
+                                         CONFIG_CHECKPOINT_MIRROR_RANKS, &index);
+    return node == self && index < mirror.entries ? index : UINT32_MAX;
+}
+
+void node_checkpoint_mirror_poll(void)
+{
+    store_ready();
+    if (mirror.entries == 0)
+        return;
+    if (mirror.posted) {
+        uint32_t source, count;
+        int error;
+        if (!node_mirror_test(mirror.request, &source, &count, &error))
+            return;
+        mirror.posted = false;
+        struct checkpoint_header header;
+        uint32_t self, world;
+        node_mirror_shape(&self, &world);
+        const uint8_t *inbox = mirror_inbox();
+        if (error == 0 && checkpoint_slot_peek(inbox, count, &header)) {
+            uint32_t index = mirror_index(header.rank, world);
+            if (index != UINT32_MAX &&
+                checkpoint_slot_check(inbox, count, ckpt.job, header.rank, header.generation,
+                                      &header))
+                memcpy(mirror_slot(index, header.generation), inbox,
+                       checkpoint_slot_bytes(&header));
+        }
+    }
+    if (node_mirror_irecv(KIND_MIRROR, mirror_inbox(), (uint32_t)ckpt.store.slot_bytes,
+                          &mirror.request) == 0)
+        mirror.posted = true;
+}
+
+/* A promoted spare: the mirrored copy of rank's generation into its own
+ * slot, with no transfer; false when it holds none. */
+static bool mirror_take(uint32_t rank, uint32_t size, uint32_t generation)
+{
+    if (mirror.entries == 0 || generation == 0)
+        return false;
+    uint32_t index = mirror_index(rank, size);
+    if (index == UINT32_MAX)
+        return false;
+    const uint8_t *slot = mirror_slot(index, generation);
+    struct checkpoint_header header;
+    if (!checkpoint_slot_check(slot, ckpt.store.slot_bytes, ckpt.job, rank, generation, &header))
+        return false;
+    memcpy(checkpoint_slot(&ckpt.store, CHECKPOINT_OWN, generation), slot,
+           checkpoint_slot_bytes(&header));
+    return true;
+}
+
 static int rank_and_size(tori_comm comm, uint32_t *rank, uint32_t *size)
 {
     int error = tori_rank(comm, rank);
@@ -156,6 +263,14 @@ int tori_checkpoint(tori_comm comm, uint32_t done)
         checkpoint_slot_write(own, &header, own + CHECKPOINT_HEADER_BYTES);
     else
         header.length = 0; /* still take part: the allreduce makes the failure everyone's */
+    /* PROMOTE: the copy for the standby spare, best effort (a spare that
+     * is not there or not listening costs the promotion's shortcut only). */
+    uint32_t mirror_node = verified ? mirror_of(comm, rank, size) : UINT32_MAX;
+    uint32_t mirror_send = COMM_REQUEST_NULL;
+    if (mirror_node != UINT32_MAX &&
+        node_mirror_isend(mirror_node, KIND_MIRROR, own, checkpoint_slot_bytes(&header),
+                          &mirror_send) != 0)
+        mirror_send = COMM_REQUEST_NULL;
     if (size > 1) {
         tori_request receive = TORI_REQUEST_NULL, send = TORI_REQUEST_NULL;
         struct tori_status status = {0};
@@ -172,6 +287,8 @@ int tori_checkpoint(tori_comm comm, uint32_t done)
         verified = verified && checkpoint_slot_check(ward_slot, status.count, ckpt.job, ward,
                                                      generation, &got);
     }
+    if (mirror_send != COMM_REQUEST_NULL)
+        node_mirror_wait(mirror_send);
     int64_t all = 0;
     error = tori_allreduce(comm, &verified, &all, 1, TORI_INT64, TORI_MIN);
     if (error != TORI_OK)
@@ -245,6 +362,10 @@ int tori_restore(tori_comm comm, uint32_t *done)
         ckpt.committed = 0;
         return TORI_ERR_NO_CHECKPOINT;
     }
+    /* A promoted spare holds the newest generation in its mirror. */
+    bool mirrored = have != target && mirror_take(rank, size, target);
+    if (mirrored)
+        have = target;
     /* Who lacks it: a bitmap, 62 ranks a word (a sum of distinct bits). */
     uint32_t words = size / 62u + 1u;
     memset(bitmap, 0, sizeof bitmap);
@@ -309,7 +430,7 @@ int tori_restore(tori_comm comm, uint32_t *done)
     event_begin("restore");
     event_add_u64("generation", target);
     event_add_u64("iteration", header.iteration);
-    event_add_str("source", have == target ? "own" : "buddy");
+    event_add_str("source", mirrored ? "mirror" : have == target ? "own" : "buddy");
     event_add_u64("bytes", header.length);
     event_add_u64("bytes_transferred", moved);
     event_add_u64("from", have == target ? node_job_rank_node(comm, rank)

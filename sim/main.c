@@ -203,7 +203,11 @@ static void usage(void)
           "                       rebuild they start with the ranks and wait to adopt\n"
           "  --recovery POLICY    the root's decision per fault model, as tori-emu's:\n"
           "                       'process=restart; physical=migrate; network=ignore;\n"
-          "                       repeated(3 in 60s)=migrate' (recovery-decision lines)\n"
+          "                       repeated(3 in 60s)=migrate' (recovery-decision lines);\n"
+          "                       with restart the node is restarted and, under\n"
+          "                       rebuild, takes its rank back\n"
+          "  --checkpoint-every K with --app stencil: a checkpoint every K iterations,\n"
+          "                       which a rebuild resumes from\n"
           "  --recovery-kills N   up to N kills, each drawn when a rebuild starts\n"
           "  --app model          the ABARIS policy study's application: fixed work\n"
           "                       (--iterations, 1000, of 100 us), a checkpoint every\n"
@@ -729,10 +733,12 @@ static void parse_args(int argc, char **argv, struct options *o)
     if (o->policy_study) {
         dims_text = SIM_STUDY_DIMS;
     }
-    if (!o->model && (o->fault_rates_text != NULL || o->job_text.checkpoint_every != NULL)) {
-        usage_error("%s without --app model",
-                    o->fault_rates_text != NULL ? "--fault-rates" : "--checkpoint-every",
-                    "--app model");
+    if (!o->model && o->fault_rates_text != NULL) {
+        usage_error("%s without --app model", "--fault-rates", "--app model");
+    }
+    if (!o->model && o->app != SIM_APP_STENCIL && o->job_text.checkpoint_every != NULL) {
+        usage_error("%s without --app model or stencil", "--checkpoint-every",
+                    "--app model, or --app stencil (whose state it saves)");
     }
     if (dims_text == NULL) {
         usage_error("%s", "--dims is required", "--dims like 16x8x8");
@@ -865,6 +871,13 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->app.torus_y = o->geometry.dims > 1 ? o->geometry.size[1] : 1;
     p->app.comm_mode = o->app_job.comm_mode; /* numbered as enum comm_mode */
     p->app.msg_mode = o->app_job.message_mode;
+    p->app.checkpoint_every = o->app_job.checkpoint_interval;
+    /* The launcher's part: a RESTART decision kills the node a unit later
+     * and starts its new life a unit after that; under REBUILD the rebuild
+     * waits up to 30 units for it (node/tori.c's RESTART_GRACE). */
+    p->launcher_restarts = recovery_policy_uses(&o->recovery, RECOVERY_RESTART);
+    p->restart_ns = sim_unit_ns(p);
+    p->app.restart_grace_ns = 30u * sim_unit_ns(p);
     p->recovery_kills = o->recovery_kills;
     p->recovery = o->recovery;
     if (o->heartbeat_ns >= 0) {
@@ -990,6 +1003,13 @@ static void print_app(const struct sim_params *p, const struct sim_stats *s, FIL
                                s->app_ok == s->app_ranks && s->app_digests == 1;
     if (recovering) {
         print_recovery(p, s, out, "recovery");
+    }
+    if (recovering && (p->app.checkpoint_every != 0 || p->launcher_restarts)) {
+        fprintf(out,
+                p->json ? "{\"event\":\"restores\",\"ranks\":%" PRIu32 ",\"iteration\":%" PRIu32
+                          ",\"retaken\":%" PRIu32 "}\n"
+                        : "restores ranks=%" PRIu32 " iteration=%" PRIu32 " retaken=%" PRIu32 "\n",
+                s->app_restored, s->app_restored_iteration, s->app_retaken);
     }
     if (s->app_aborted && !s->violation) {
         fprintf(out, p->json ? "{\"event\":\"app-aborted\",\"t_ns\":%" PRIu64

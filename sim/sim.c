@@ -79,6 +79,7 @@ struct sim_block {
 
 struct sim {
     struct sim_params params;
+    struct sim_checkpoints checkpoints; /* --checkpoint-every with the stencil */
     uint32_t node_count;
     struct sim_pcap *pcap; /* --pcap, or NULL */
     struct membership *contexts;
@@ -539,6 +540,11 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
         if (sim->params.on_decision != NULL) {
             sim->params.on_decision(sim->params.decision_context, sim->now, id, &e->u.decision);
         }
+        if (sim->comms != NULL && e->u.decision.action == RECOVERY_RESTART &&
+            !e->u.decision.quarantined && e->u.decision.node < sim->node_count) {
+            /* as node/node_membership.c: the rebuild holds the rank for it */
+            comm_expect_restart(&sim->comms[id], e->u.decision.node);
+        }
         if (sim->params.launcher_restarts && e->u.decision.action == RECOVERY_RESTART &&
             e->u.decision.node < sim->node_count &&
             sim->nodes[e->u.decision.node].relaunch_epoch != e->u.decision.epoch) {
@@ -775,12 +781,20 @@ static void dispatch_comm(struct sim *sim, uint32_t source, uint64_t depart)
  * Whether node id runs the job: a rank of WORLD in its first life.  As on
  * the nodes (node/tori.c, node_job_init), a spare runs nothing, and neither
  * does a restarted node, whose ranks went on without it: rejoining a
- * running job comes with the recovery modes (issue 14).
+ * running job comes with the recovery modes (issue 14).  But under REBUILD
+ * with the launcher's RESTART carried out (issue 15) a later life waits to
+ * adopt, as a spare does, and takes its own rank back.
  */
+static bool restarts_rejoin_job(const struct sim *sim)
+{
+    return sim->params.app.comm_mode == COMM_MODE_REBUILD && sim->params.launcher_restarts;
+}
+
 static bool runs_job(const struct sim *sim, uint32_t id)
 {
     return (id < sim->params.members || sim->params.app.comm_mode == COMM_MODE_REBUILD) &&
-           sim->nodes[id].boots == 1 && !sim->nodes[id].app_killed;
+           (sim->nodes[id].boots == 1 || restarts_rejoin_job(sim)) &&
+           !sim->nodes[id].app_killed;
 }
 
 static bool recovers(const struct sim *sim)
@@ -933,7 +947,8 @@ static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
     if (!runs_job(sim, id)) {
         /* no model: the comm core alone (it forwards nothing to itself) */
     } else if (app->state == SIM_APP_IDLE && comm_has_view(comm) && job_may_start(sim, id)) {
-        if (!sim_app_start(app, &sim->params.app, id >= sim->params.members, comm, sim->now,
+        if (!sim_app_start(app, &sim->params.app,
+                           id >= sim->params.members || sim->nodes[id].boots > 1, comm, sim->now,
                            sim->comm_out)) {
             fprintf(stderr, "tori-sim: out of memory for the model application\n");
             exit(1);
@@ -1047,6 +1062,8 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
         cc.world_size = sim->params.members; /* WORLD: the initial view's nodes */
         cc.comm_mode = sim->params.app.comm_mode;
         cc.msg_mode = sim->params.app.msg_mode;
+        /* a WORLD node in a later life: a REBUILD may give its rank back */
+        cc.restarted = n->boots > 1 && id < sim->params.members;
         enum comm_init_status cs = comm_init(&sim->comms[id], &cc);
         if (cs != COMM_INIT_OK) {
             fprintf(stderr, "tori-sim: comm_init(%" PRIu32 "): %s\n", id,
@@ -1054,7 +1071,12 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
             exit(1);
         }
         /* The model keeps its first life's state: a restarted node runs none
-         * (runs_job). */
+         * (runs_job), but when the launcher restarts it under REBUILD, where
+         * its new life waits to take its rank back. */
+        if (n->boots > 1 && restarts_rejoin_job(sim)) {
+            sim_app_free(&sim->apps[id]);
+            memset(&sim->apps[id], 0, sizeof sim->apps[id]);
+        }
     }
     n->state = NODE_UP;
     set_links(sim, id, true); /* a link handshake takes less than a join */
@@ -1640,9 +1662,9 @@ static bool apps_settled(const struct sim *sim)
     }
     for (uint32_t id = 0; id < sim->node_count; id++) {
         const struct sim_app *app = &sim->apps[id];
-        if (id >= sim->params.members && (app->state == SIM_APP_IDLE ||
-                                          app->stage == SIM_APP_ADOPT)) {
-            continue; /* a spare no rebuild took */
+        if ((id >= sim->params.members || sim->nodes[id].boots > 1) &&
+            (app->state == SIM_APP_IDLE || app->stage == SIM_APP_ADOPT)) {
+            continue; /* a spare (or a restarted node) no rebuild took */
         }
         if (node_running(&sim->nodes[id]) && runs_job(sim, id) &&
             (app->state == SIM_APP_RUNNING || app->state == SIM_APP_IDLE)) {
@@ -1680,6 +1702,11 @@ static void recovery_agree(struct sim *sim)
         const struct sim_app *app = &sim->apps[id];
         st->app_rebuilds += app->rebuilds;
         st->app_adopted += app->adopted ? 1u : 0u;
+        st->app_restored += app->restored != 0 ? 1u : 0u;
+        if (app->restored > st->app_restored_iteration) {
+            st->app_restored_iteration = app->restored;
+        }
+        st->app_retaken += sim->nodes[id].boots > 1 && app->adopted ? 1u : 0u;
         if (id >= sim->params.members) {
             st->app_ranks += app->adopted ? 1u : 0u;
             if (app->state == SIM_APP_DONE) {
@@ -1908,6 +1935,18 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
         }
         sim->recovery_kills_left = params->recovery_kills;
         sim->recovery_kill_epoch = UINT64_MAX;
+        uint32_t edge = 0;
+        int64_t check_every = 0;
+        if (params->app.kind == SIM_APP_STENCIL && params->app.checkpoint_every != 0 &&
+            sim_app_stencil_args(&params->app, &edge, &check_every)) {
+            if (!sim_checkpoints_init(&sim->checkpoints, params->members,
+                                      stencil_block_cells(edge))) {
+                snprintf(error, error_capacity, "out of memory for the checkpoints");
+                sim_destroy(sim);
+                return NULL;
+            }
+            sim->params.app.checkpoints = &sim->checkpoints;
+        }
     }
     sim_queue_init(&sim->queue);
     uint64_t unit = sim_unit_ns(params);
@@ -1964,6 +2003,7 @@ void sim_destroy(struct sim *sim)
         }
     }
     free(sim->apps);
+    sim_checkpoints_free(&sim->checkpoints);
     sim_ft_destroy(sim->ft);
     free(sim->map_scratch);
     free(sim->fired);

@@ -163,6 +163,9 @@ struct sim_stats {
     /* --comm-mode other than abort: recovery and issue 14's checks */
     uint32_t app_rebuilds;     /* rebuilds the ranks started (summed) */
     uint32_t app_adopted;      /* spares adopted */
+    uint32_t app_restored;     /* ranks that resumed from a checkpoint (their last life) */
+    uint32_t app_restored_iteration; /* the newest such checkpoint */
+    uint32_t app_retaken;      /* restarted nodes that took their rank back (RESTART) */
     uint32_t app_survivors;    /* ranks that finished */
     uint64_t ft_maps;          /* rank maps checked */
     uint64_t ft_epochs;        /* communicator epochs seen */

@@ -199,6 +199,109 @@ bool sim_app_start(struct sim_app *app, const struct sim_app_params *params, boo
     return true;
 }
 
+bool sim_checkpoints_init(struct sim_checkpoints *table, uint32_t ranks, size_t cells)
+{
+    memset(table, 0, sizeof *table);
+    table->slots = calloc((size_t)ranks * 2u, sizeof *table->slots);
+    if (table->slots == NULL)
+        return false;
+    table->ranks = ranks;
+    table->cells = cells;
+    for (size_t i = 0; i < (size_t)ranks * 2u; i++) {
+        table->slots[i].cells = calloc(cells, sizeof(int64_t));
+        if (table->slots[i].cells == NULL)
+            return false;
+    }
+    return true;
+}
+
+void sim_checkpoints_free(struct sim_checkpoints *table)
+{
+    for (size_t i = 0; table->slots != NULL && i < (size_t)table->ranks * 2u; i++)
+        free(table->slots[i].cells);
+    free(table->slots);
+    memset(table, 0, sizeof *table);
+}
+
+/* After iteration `done`: every K of them the rank's state into its slot
+ * of that parity (a rank whose group has gaps changes shape: none). */
+static void save_checkpoint(const struct sim_app *app, const struct sim_app_params *params)
+{
+    struct sim_checkpoints *t = params->checkpoints;
+    uint32_t k = params->checkpoint_every;
+    uint32_t done = app->iterations_done;
+    if (t == NULL || k == 0 || done % k != 0 || app->gap_count != 0 || app->rank >= t->ranks)
+        return;
+    struct sim_checkpoint *slot = &t->slots[app->rank * 2u + (done / k) % 2u];
+    memcpy(slot->cells, app->cells[app->current], t->cells * sizeof(int64_t));
+    slot->iteration = done;
+    slot->live = app->live;
+    slot->total = app->total;
+    slot->ok = app->ok;
+}
+
+/* The slot of rank holding iteration, or NULL. */
+static const struct sim_checkpoint *checkpoint_of(const struct sim_checkpoints *t, uint32_t rank,
+                                                  uint32_t iteration)
+{
+    for (unsigned g = 0; g < 2u && iteration != 0; g++) {
+        const struct sim_checkpoint *slot = &t->slots[rank * 2u + g];
+        if (slot->iteration == iteration)
+            return slot;
+    }
+    return NULL;
+}
+
+/* The rebuilt group's resume point: the newest iteration every rank saved
+ * (with this group's shape), agreed once per view; 0: from the beginning. */
+static uint32_t resume_point(const struct sim_app *app, const struct sim_app_params *params,
+                             const struct comm *ctx)
+{
+    struct sim_checkpoints *t = params->checkpoints;
+    if (t == NULL || app->gap_count != 0 || app->size > t->ranks)
+        return 0;
+    uint64_t epoch = comm_epoch_of(ctx, app->comm);
+    if (t->resume_epoch != epoch) {
+        uint32_t agreed = UINT32_MAX;
+        for (uint32_t r = 0; r < app->size; r++) {
+            const struct sim_checkpoint *s = &t->slots[r * 2u];
+            uint32_t newest = 0;
+            for (unsigned g = 0; g < 2u; g++)
+                if (s[g].iteration > newest && s[g].live == app->live)
+                    newest = s[g].iteration;
+            agreed = newest < agreed ? newest : agreed;
+        }
+        for (uint32_t r = 0; r < app->size && agreed != 0; r++)
+            if (checkpoint_of(t, r, agreed) == NULL)
+                agreed = 0; /* a rank's copy of it was overwritten: none */
+        t->resume_epoch = epoch;
+        t->resume_iteration = agreed == UINT32_MAX ? 0 : agreed;
+    }
+    return t->resume_iteration;
+}
+
+/* The stencil resumes from the agreed checkpoint: false when there is none. */
+static bool resume_stencil(struct sim_app *app, const struct sim_app_params *params,
+                           const struct comm *ctx)
+{
+    uint32_t from = resume_point(app, params, ctx);
+    const struct sim_checkpoint *slot =
+        from != 0 ? checkpoint_of(params->checkpoints, app->rank, from) : NULL;
+    if (slot == NULL)
+        return false;
+    stencil_shape_grid(app->index, app->live, app->shape.edge, params->torus_x, params->torus_y,
+                       &app->shape);
+    memcpy(app->cells[0], slot->cells, params->checkpoints->cells * sizeof(int64_t));
+    app->current = 0;
+    app->total = slot->total;
+    app->ok = slot->ok;
+    app->iterations_done = from;
+    app->iteration = from + 1u;
+    app->restored = from;
+    app->phase = ST_EXCHANGE;
+    return true;
+}
+
 void sim_app_free(struct sim_app *app)
 {
     free(app->cells[0]);
@@ -228,6 +331,44 @@ static bool app_failure(enum comm_error error)
  * from) the model fails; otherwise what is still pending is left behind and
  * the rebuild starts (apps/recovery.c's app_group_rebuild).
  */
+static void start_rebuild(struct sim_app *app, struct comm *ctx, uint64_t now_ns,
+                          struct comm_outbox *out)
+{
+    app->stage = SIM_APP_REBUILD;
+    issued(app, 0,
+           comm_irebuild(ctx, app->comm, now_ns, out, &app->made, &app->requests[0]),
+           "rebuild", now_ns);
+}
+
+/* A failed rank of the group whose node the root decided to restart
+ * (comm_expect_restart): any such (gone or back), or one not back yet. */
+static bool restart_awaited(const struct sim_app *app, const struct comm *ctx, bool gone_only)
+{
+    for (uint32_t r = 0; r < app->size; r++) {
+        if (comm_rank_state_of(ctx, app->comm, r) == COMM_RANK_OK)
+            continue;
+        uint32_t node = comm_node_of(ctx, app->comm, r);
+        if (comm_restart_expected(ctx, node) && (!gone_only || !comm_node_live(ctx, node)))
+            return true;
+    }
+    return false;
+}
+
+/* Waiting for restarted nodes: each back, then a fifteenth of the grace
+ * for its application to wait to adopt (node/tori.c gives two detector
+ * timeouts), then the rebuild; the grace bounds it all. */
+static bool await_step(struct sim_app *app, const struct sim_app_params *params,
+                       struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    bool gone = restart_awaited(app, ctx, true);
+    if (!gone && app->await_live_at == 0)
+        app->await_live_at = now_ns + params->restart_grace_ns / 15u;
+    if (now_ns < app->await_until && (gone || now_ns < app->await_live_at))
+        return false;
+    start_rebuild(app, ctx, now_ns, out);
+    return true;
+}
+
 static void recover(struct sim_app *app, const struct sim_app_params *params, struct comm *ctx,
                     const char *call, enum comm_error error, uint64_t now_ns,
                     struct comm_outbox *out)
@@ -255,11 +396,17 @@ static void recover(struct sim_app *app, const struct sim_app_params *params, st
      * and rebuilds too, instead of waiting for it forever. */
     if (params->kind == SIM_APP_STENCIL)
         comm_revoke(ctx, app->comm, now_ns, out);
-    app->stage = SIM_APP_REBUILD;
     app->rebuilds++;
-    issued(app, 0,
-           comm_irebuild(ctx, app->comm, now_ns, out, &app->made, &app->requests[0]),
-           "rebuild", now_ns);
+    if (params->restart_grace_ns != 0 && params->comm_mode == COMM_MODE_REBUILD &&
+        restart_awaited(app, ctx, false)) {
+        /* node/tori.c's await_restarts: the rank returns to its own node */
+        app->stage = SIM_APP_AWAIT;
+        app->await_until = now_ns + params->restart_grace_ns;
+        app->await_live_at = 0;
+        await_step(app, params, ctx, now_ns, out);
+        return;
+    }
+    start_rebuild(app, ctx, now_ns, out);
 }
 
 /* Requests a failure left behind: released as they complete. */
@@ -281,13 +428,15 @@ static bool recovery_step(struct sim_app *app, const struct sim_app_params *para
         if (params->kind == SIM_APP_ALLREDUCE) {
             app->resume = true;
             app->phase = AR_SUMS;
-        } else {
+        } else if (!resume_stencil(app, params, ctx)) {
             app->phase = ST_TOTAL; /* the stencil starts again from iteration 0 */
             app->iteration = 1;
             app->current = 0;
         }
         return true;
     }
+    if (app->stage == SIM_APP_AWAIT)
+        return await_step(app, params, ctx, now_ns, out);
     app->adopted = app->adopted || app->stage == SIM_APP_ADOPT;
     /* The old communicator is kept, as apps/recovery.c keeps it: freeing
      * it lets a later rebuild reuse its context id while frames of its last
@@ -492,6 +641,7 @@ static bool stencil_phase(struct sim_app *app, const struct sim_app_params *para
         }
         app->ok = app->ok && !app->wrong_total;
         app->iterations_done = app->iteration;
+        save_checkpoint(app, params);
         app->iteration++;
         app->phase = ST_EXCHANGE;
         return true;

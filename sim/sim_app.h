@@ -43,6 +43,33 @@ _Static_assert(CONFIG_COMM_MAX_REQUESTS >= SIM_APP_REQUESTS,
 
 enum sim_app_kind { SIM_APP_NONE = 0, SIM_APP_ALLREDUCE, SIM_APP_STENCIL };
 
+/*
+ * The stencil's checkpoints in the simulator (--checkpoint-every K): every
+ * K iterations each rank's block, total and verdict so far, the two newest
+ * per rank, in one table of the simulator (what the nodes keep in their
+ * stores and their buddies' between them: the simulator keeps it whole).
+ * A rebuild resumes every rank from the newest iteration all ranks saved,
+ * agreed once per rebuilt view.
+ */
+struct sim_checkpoint {
+    uint32_t iteration; /* 0: none */
+    uint32_t live;      /* the group's live ranks when saved (its shape) */
+    int64_t total;
+    bool ok;
+    int64_t *cells;
+};
+
+struct sim_checkpoints {
+    uint32_t ranks;
+    size_t cells;                 /* per block */
+    struct sim_checkpoint *slots; /* [ranks][2], by iteration / K parity */
+    uint64_t resume_epoch;        /* the rebuilt view the resume point is for */
+    uint32_t resume_iteration;    /* 0: from the beginning */
+};
+
+bool sim_checkpoints_init(struct sim_checkpoints *table, uint32_t ranks, size_t cells);
+void sim_checkpoints_free(struct sim_checkpoints *table);
+
 struct sim_app_params {
     enum sim_app_kind kind;
     uint32_t iterations;
@@ -51,6 +78,11 @@ struct sim_app_params {
     uint32_t torus_y;
     uint8_t comm_mode;  /* enum comm_mode: ABORT ends the job, the others recover */
     uint8_t msg_mode;   /* enum comm_msg_mode */
+    uint32_t checkpoint_every;           /* stencil: K, 0 none */
+    struct sim_checkpoints *checkpoints; /* the simulator's table (K != 0) */
+    /* RESTART: a rebuild waits this long for a failed rank's node that the
+     * root decided to restart to be back, so that it takes its rank back. */
+    uint64_t restart_grace_ns;
 };
 
 enum sim_app_collective {
@@ -73,7 +105,8 @@ struct sim_app_outcome {
 
 enum sim_app_state { SIM_APP_IDLE = 0, SIM_APP_RUNNING, SIM_APP_DONE, SIM_APP_FAILED };
 /* Where a recovering model is (NONE: computing). */
-enum sim_app_stage { SIM_APP_COMPUTE = 0, SIM_APP_ADOPT, SIM_APP_REBUILD, SIM_APP_AGREE };
+enum sim_app_stage { SIM_APP_COMPUTE = 0, SIM_APP_ADOPT, SIM_APP_REBUILD, SIM_APP_AGREE,
+                     SIM_APP_AWAIT /* a restarted rank's node, before the rebuild */ };
 
 /* One rank's model application. */
 struct sim_app {
@@ -94,7 +127,10 @@ struct sim_app {
     uint32_t gap_count;
     uint32_t live;        /* size - gap_count */
     uint32_t index;       /* this rank's place among the live ranks */
-    bool adopted;         /* a spare that took a failed rank */
+    bool adopted;         /* a spare (or a restarted node) that took a failed rank */
+    uint32_t restored;    /* stencil: the checkpoint's iteration it last resumed from */
+    uint64_t await_until; /* SIM_APP_AWAIT: the grace's end */
+    uint64_t await_live_at; /* ... and the settling's, once the nodes are back (0: not yet) */
     bool resume;          /* allreduce: the resume point is agreed next */
     bool map_checked;     /* the simulator checked comm's rank map */
     uint32_t rebuilds;    /* rebuilds started */

@@ -36,6 +36,13 @@ uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
     return store;
 }
 
+uint8_t *board_checkpoint_mirror(size_t *bytes)
+{
+    static uint8_t mirror[CONFIG_CHECKPOINT_MIRROR_BYTES] __attribute__((aligned(8)));
+    *bytes = sizeof mirror;
+    return mirror;
+}
+
 /* The process stack is the operating system's: its size is a ulimit, its
  * use nothing the node can read without guessing. */
 bool board_stack_usage(size_t *high_water, size_t *size, const char **why)

@@ -149,6 +149,15 @@ uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
     return (uint8_t *)QEMU_VIRT_CHECKPOINT_ADDRESS;
 }
 
+_Static_assert(CONFIG_CHECKPOINT_MIRROR_BYTES <= QEMU_VIRT_MIRROR_REGION_SIZE,
+               "the checkpoint mirror must fit its window in the memory map");
+
+uint8_t *board_checkpoint_mirror(size_t *bytes)
+{
+    *bytes = CONFIG_CHECKPOINT_MIRROR_BYTES;
+    return (uint8_t *)QEMU_VIRT_MIRROR_ADDRESS;
+}
+
 void board_idle_until(uint64_t deadline_ns)
 {
     if (deadline_ns != UINT64_MAX) {

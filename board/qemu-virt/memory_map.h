@@ -17,12 +17,15 @@
  *                       here, so neither the ELF load nor start-up code
  *                       (.data copy, .bss zeroing, stack paint) touches it.
  *   0x40101000  60 KiB  unused.
- *   0x40110000  960 KiB The checkpoint store (board_checkpoint_store): the
+ *   0x40110000  256 KiB The checkpoint store (board_checkpoint_store): the
  *                       application's checkpoints and a buddy's copies.
  *                       Outside the image and the loader's blobs, so that
  *                       system_reset (which reloads only those) keeps it: a
  *                       reset node restores with no transfer.  A new QEMU
  *                       process starts with it zeroed.
+ *   0x40150000  704 KiB The checkpoint mirror (board_checkpoint_mirror): a
+ *                       standby spare's copies of the ranks it mirrors
+ *                       (PROMOTE); outside the image like the store.
  *   0x40200000  rest    The node image: text, rodata, data, bss, the stack.
  *                       The linker script fails the build if it outgrows RAM.
  *
@@ -67,7 +70,10 @@
 /* The checkpoint store's window (the build's CONFIG_CHECKPOINT_STORE_BYTES
  * of it are used; the board checks the size at compile time). */
 #define QEMU_VIRT_CHECKPOINT_ADDRESS 0x40110000
-#define QEMU_VIRT_CHECKPOINT_REGION_SIZE 0x000F0000
+#define QEMU_VIRT_CHECKPOINT_REGION_SIZE 0x00040000
+/* The checkpoint mirror's window (CONFIG_CHECKPOINT_MIRROR_BYTES used). */
+#define QEMU_VIRT_MIRROR_ADDRESS 0x40150000
+#define QEMU_VIRT_MIRROR_REGION_SIZE 0x000B0000
 
 /* Load and run address of node.elf / node.bin (one region, LMA = VMA). */
 #define QEMU_VIRT_IMAGE_ADDRESS 0x40200000

@@ -458,6 +458,7 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
         }
         machine_emit_decision(out, now, ctx->epoch, b->failed[i], c->round_model[i],
                               c->round_action[i]);
+        ctx->decisions_epoch = ctx->epoch;
     }
 
     if (machine_id_in_list(b->failed, b->failed_count, old_root)) {

@@ -236,6 +236,13 @@ void round_heard(struct membership *ctx, uint32_t sender);
 void round_start(struct membership *ctx, uint32_t parent, const uint8_t *payload, size_t length,
                  uint32_t extra_messages, uint64_t now, struct membership_outbox *out);
 bool round_change_removes(const struct membership_msg *msg, uint32_t id);
+/*
+ * The recovery decisions a DECIDED change carries, reported once for the
+ * epoch this node installed: by applying that change, or by fetching the
+ * whole view and being handed the change as well.
+ */
+void round_report_decisions(struct membership *ctx, const struct membership_msg *msg,
+                            uint64_t now, struct membership_outbox *out);
 void round_handle_change(struct membership *ctx, const struct membership_msg *msg,
                          const uint8_t *payload, size_t length, uint64_t now,
                          struct membership_outbox *out);

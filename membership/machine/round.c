@@ -258,6 +258,23 @@ static bool change_readds(const struct membership_msg *msg, uint32_t id)
     return false;
 }
 
+void round_report_decisions(struct membership *ctx, const struct membership_msg *msg,
+                            uint64_t now, struct membership_outbox *out)
+{
+    if ((msg->body.change.flags & MEMBERSHIP_CHANGE_DECIDED) == 0 ||
+        msg->header.epoch != ctx->epoch || ctx->decisions_epoch == ctx->epoch) {
+        return;
+    }
+    ctx->decisions_epoch = ctx->epoch;
+    for (uint32_t i = 0; i < msg->body.change.failed_count; i++) {
+        uint8_t model;
+        uint8_t action;
+        membership_msg_decision(msg, i, &model, &action);
+        machine_emit_decision(out, now, ctx->epoch, membership_msg_failed_id(msg, i), model,
+                              action);
+    }
+}
+
 void round_handle_change(struct membership *ctx, const struct membership_msg *msg,
                          const uint8_t *payload, size_t length, uint64_t now,
                          struct membership_outbox *out)
@@ -290,6 +307,7 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
             return;
         }
         /* Already installed (we synced it, or minted it and hand over). */
+        round_report_decisions(ctx, msg, now, out);
         round_start(ctx, h->sender, payload, length, 0, now, out);
         return;
     }
@@ -306,15 +324,7 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
         if (apply_change(ctx, msg)) {
             coord_reset(ctx);
             install_view(ctx, now, out);
-            for (uint32_t i = 0; (msg->body.change.flags & MEMBERSHIP_CHANGE_DECIDED) != 0 &&
-                                 i < msg->body.change.failed_count;
-                 i++) {
-                uint8_t model;
-                uint8_t action;
-                membership_msg_decision(msg, i, &model, &action);
-                machine_emit_decision(out, now, h->epoch, membership_msg_failed_id(msg, i), model,
-                                      action);
-            }
+            round_report_decisions(ctx, msg, now, out);
             round_start(ctx, h->sender, payload, length, 0, now, out);
             return;
         }

@@ -178,6 +178,15 @@ static void install_synced(struct membership *ctx, uint64_t now, struct membersh
     struct membership_round *r = &ctx->round;
     if (r->active && r->waiting_sync) {
         if (r->epoch == ctx->epoch) {
+            /* The change we were handed: its decisions are this epoch's
+             * (a member's; a joiner's new life reports none). */
+            struct membership_msg change;
+            if (was_joining) {
+                ctx->decisions_epoch = ctx->epoch;
+            } else if (membership_decode(r->change, r->change_length, ctx->node_count,
+                                         &change) == MEMBERSHIP_DECODE_OK) {
+                round_report_decisions(ctx, &change, now, out);
+            }
             round_start(ctx, r->parent, r->change, r->change_length, s->messages, now, out);
         } else {
             r->active = false; /* superseded by the newer view we got */

@@ -133,6 +133,7 @@ bool emu_chaos_parse(const char *text, struct emu_chaos_spec *spec, char *error,
             return false;
         }
     }
+    spec->given = given;
     return true;
 }
 

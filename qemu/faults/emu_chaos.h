@@ -32,7 +32,16 @@ struct emu_chaos_spec {
     uint32_t count;       /* new faults to start; 0: no limit */
     uint64_t duration_ns; /* stop starting new ones after this; 0: no limit */
     uint64_t hold_ns;     /* how long a fault lasts before its undo; 0: default */
+    unsigned given;       /* EMU_CHAOS_GIVEN bits: the keys the text gave */
 };
+
+/* The keys of the spec, as bits of emu_chaos_spec.given. */
+#define EMU_CHAOS_GIVEN_SEED (1u << 0)
+#define EMU_CHAOS_GIVEN_RATE (1u << 1)
+#define EMU_CHAOS_GIVEN_KINDS (1u << 2)
+#define EMU_CHAOS_GIVEN_COUNT (1u << 3)
+#define EMU_CHAOS_GIVEN_DURATION (1u << 4)
+#define EMU_CHAOS_GIVEN_HOLD (1u << 5)
 
 /* Parses the spec (without the option name); false with a one-line reason. */
 bool emu_chaos_parse(const char *text, struct emu_chaos_spec *spec, char *error,

@@ -14,6 +14,7 @@
 #include "qemu/faults/emu_fault.h"
 #include "qemu/faults/emu_inject.h"
 #include "tools/fault.h"
+#include "tools/fault_rates.h"
 #include "qemu/faults/emu_latency.h"
 #include "qemu/faults/emu_model.h"
 #include "qemu/faults/emu_results.h"
@@ -28,6 +29,8 @@
 #define LATENCY_NODES 16
 /* Above this many nodes, per-node view lines are counted, not shown. */
 #define SHOW_EVERY_NODE_MAX 16
+/* Most faults --fault-rates may draw for one campaign. */
+#define RATES_FAULTS_MAX 4096u
 
 struct emu_faults {
     struct emu_script script;
@@ -116,6 +119,10 @@ static bool check_iteration(const struct emu_options *options, const struct faul
     return true;
 }
 
+static bool emu_faults_rates(const struct emu_options *options,
+                             const struct emu_chaos_spec *spec, struct fault_rates *rates,
+                             char *error, size_t capacity);
+
 bool emu_faults_check_options(const struct emu_options *options, struct emu_chaos_spec *spec,
                               char *error, size_t capacity)
 {
@@ -145,6 +152,39 @@ bool emu_faults_check_options(const struct emu_options *options, struct emu_chao
         snprintf(error, capacity, "--chaos: %s", reason);
         return false;
     }
+    struct fault_rates rates;
+    return options->fault_rates_text == NULL ||
+           emu_faults_rates(options, spec, &rates, error, capacity);
+}
+
+/*
+ * --fault-rates: the groups, checked against the torus, and a --chaos spec
+ * that gives the draw its seed, horizon (duration) and link hold, but no
+ * rate, kinds or count of its own generator.
+ */
+static bool emu_faults_rates(const struct emu_options *options,
+                             const struct emu_chaos_spec *spec, struct fault_rates *rates,
+                             char *error, size_t capacity)
+{
+    if (!fault_rates_parse(options->fault_rates_text, rates, error, capacity))
+        return false;
+    bool mesh[CONFIG_MAX_DIMS];
+    for (unsigned d = 0; d < CONFIG_MAX_DIMS; d++)
+        mesh[d] = ((options->mesh_mask >> d) & 1u) != 0;
+    struct torus_geometry geometry;
+    struct torus_geometry_error geometry_error;
+    if (torus_geometry_init(&geometry, options->dims, options->size, mesh, &geometry_error) !=
+        TORUS_GEOMETRY_OK)
+        return true; /* the launcher names the bad --dims itself */
+    if (!fault_rates_check_torus(rates, &geometry, error, capacity))
+        return false;
+    unsigned generator = EMU_CHAOS_GIVEN_RATE | EMU_CHAOS_GIVEN_KINDS | EMU_CHAOS_GIVEN_COUNT;
+    if ((spec->given & generator) != 0 || (spec->given & EMU_CHAOS_GIVEN_DURATION) == 0) {
+        snprintf(error, capacity, "--chaos: with --fault-rates the rates draw the faults over "
+                                  "the duration (expected seed=S,duration=D[,hold=H], no rate, "
+                                  "kinds or count)");
+        return false;
+    }
     return true;
 }
 
@@ -167,6 +207,79 @@ static void demo_script(const struct emu_faults *f, char *text, size_t capacity)
     emu_model_ends(&f->model, f->expected, &root, &leaf);
     snprintf(text, capacity, "kill %u at 1s; kill %u at 2s; restart %u at 3s",
              (unsigned)leaf, (unsigned)root, (unsigned)leaf);
+}
+
+/*
+ * --chaos with --fault-rates: the campaign drawn up front from the rates
+ * (tools/fault_rates.h, the simulator's one draw) over the chaos duration,
+ * with the chaos seed, links held off for `hold_ns`, and joined with the
+ * --inject script if any.  Each fault then comes at its drawn time, as a
+ * script's do, several at once when they fall so: the generator of plain
+ * --chaos holds one fault at a time (the next waits for the torus to
+ * settle), which a rate per node and group cannot express.
+ */
+/*
+ * A drawn fault that changes nothing where the draw put it (time order):
+ * it touches a node killed before, or cuts a pair of nodes whose link is
+ * still off from an earlier draw.  The simulator's network ignores these
+ * alike; the launcher's injector would refuse them.
+ */
+static bool rates_fault_moot(const struct fault *drawn, size_t index)
+{
+    const struct fault *f = &drawn[index];
+    bool link = f->kind == FAULT_LINK_OFF;
+    for (size_t j = 0; j < index; j++) {
+        const struct fault *e = &drawn[j];
+        if (e->kind == FAULT_KILL && (e->node == f->node || (link && e->node == f->other)))
+            return true;
+        bool same_pair = e->kind == FAULT_LINK_OFF &&
+                         ((e->node == f->node && e->other == f->other) ||
+                          (e->node == f->other && e->other == f->node));
+        if (link && same_pair && e->time_ns + e->duration_ns >= f->time_ns)
+            return true;
+    }
+    return false;
+}
+
+static bool rates_script(struct emu_faults *f, struct emu *emu, const char *text,
+                         uint64_t hold_ns, char *error, size_t capacity)
+{
+    struct fault_rates rates;
+    if (!emu_faults_rates(emu->options, &f->chaos_spec, &rates, error, capacity))
+        return false;
+    struct fault_script faults;
+    memset(&faults, 0, sizeof faults);
+    if (text != NULL && !fault_script_parse(text, &faults, error, capacity))
+        return false;
+    struct fault *drawn = calloc(RATES_FAULTS_MAX, sizeof *drawn);
+    bool ok = drawn != NULL;
+    if (!ok)
+        snprintf(error, capacity, "out of memory");
+    size_t dropped = 0, count = 0;
+    if (ok)
+        count = fault_rates_draw(&rates, &emu->geometry, f->chaos_spec.seed,
+                                 f->chaos_spec.duration_ns, hold_ns, drawn, RATES_FAULTS_MAX,
+                                 &dropped);
+    if (ok && dropped != 0) {
+        snprintf(error, capacity, "the rates draw more than %u faults in the duration "
+                                  "(expected lower rates or a shorter duration)",
+                 RATES_FAULTS_MAX);
+        ok = false;
+    }
+    for (size_t i = 0; ok && i < count; i++)
+        if (rates_fault_moot(drawn, i) == false && !fault_script_add(&faults, &drawn[i])) {
+            snprintf(error, capacity, "out of memory");
+            ok = false;
+        }
+    if (ok && faults.count == 0) {
+        snprintf(error, capacity, "the rates draw no fault in the duration (expected higher "
+                                  "rates or a longer duration)");
+        ok = false;
+    }
+    ok = ok && emu_inject_schedule(&faults, &emu->geometry, &f->script, error, capacity);
+    free(drawn);
+    fault_script_free(&faults);
+    return ok;
 }
 
 bool emu_faults_prepare(struct emu *emu)
@@ -212,12 +325,26 @@ bool emu_faults_prepare(struct emu *emu)
         demo_script(f, demo, sizeof demo);
         text = demo;
     }
-    if (text != NULL) {
-        if (!emu_inject_parse(text, &emu->geometry, &f->script, error, sizeof error) ||
-            !emu_inject_check(&f->script, &emu->geometry, o->idle_spares, f->qemu, error,
-                              sizeof error)) {
-            fprintf(stderr, TOOL ": %s: %s\n",
-                    o->inject_option != NULL ? o->inject_option : "--inject", error);
+    bool rates_on = o->fault_rates_text != NULL;
+    if (o->chaos_text != NULL && !emu_faults_check_options(o, &f->chaos_spec, error, sizeof error)) {
+        fprintf(stderr, TOOL ": %s\n", error);
+        return false;
+    }
+    /* A chaos fault is undone after its hold; by default ten detect timeouts. */
+    uint64_t default_hold = 10u * (uint64_t)o->detect_timeout_ms * NS_PER_MS;
+    if (default_hold < NS_PER_S)
+        default_hold = NS_PER_S;
+    uint64_t hold = f->chaos_spec.hold_ns != 0 ? f->chaos_spec.hold_ns : default_hold;
+    if (text != NULL || rates_on) {
+        const char *option = text == NULL                ? "--fault-rates"
+                             : o->inject_option != NULL ? o->inject_option
+                                                         : "--inject";
+        bool parsed = rates_on ? rates_script(f, emu, text, hold, error, sizeof error)
+                               : emu_inject_parse(text, &emu->geometry, &f->script, error,
+                                                  sizeof error);
+        if (!parsed || !emu_inject_check(&f->script, &emu->geometry, o->idle_spares, f->qemu,
+                                         error, sizeof error)) {
+            fprintf(stderr, TOOL ": %s: %s\n", option, error);
             return false;
         }
         for (unsigned i = 0; o->boards == EMU_BOARDS_MPI &&
@@ -251,12 +378,8 @@ bool emu_faults_prepare(struct emu *emu)
             return false;
         }
     }
-    if (o->chaos_text != NULL) {
+    if (o->chaos_text != NULL && !rates_on) {
         f->chaos_on = true;
-        if (!emu_faults_check_options(o, &f->chaos_spec, error, sizeof error)) {
-            fprintf(stderr, TOOL ": %s\n", error);
-            return false;
-        }
         bool any_qemu = false, reboot_only = f->chaos_spec.kinds == CHAOS_KIND(FAULT_REBOOT);
         for (uint32_t r = 0; r < n; r++)
             any_qemu |= f->qemu[r];
@@ -278,9 +401,8 @@ bool emu_faults_prepare(struct emu *emu)
             return false;
         }
         /* The campaign's clock is the job's: it starts at 0 with the job. */
-        uint64_t hold = 10u * (uint64_t)o->detect_timeout_ms * NS_PER_MS;
         if (!emu_chaos_init(&f->chaos, &f->chaos_spec, &emu->geometry, o->idle_spares, f->qemu, 0,
-                            hold < NS_PER_S ? NS_PER_S : hold, error, sizeof error)) {
+                            default_hold, error, sizeof error)) {
             fprintf(stderr, TOOL ": --chaos: %s\n", error);
             return false;
         }

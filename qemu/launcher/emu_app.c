@@ -271,6 +271,8 @@ static void on_checkpoint_line(struct emu_checkpoint_figures *f, const struct ev
     f->moved_bytes += moved;
     if (source != NULL && strcmp(source, "own") == 0)
         f->from_own++;
+    else if (source != NULL && strcmp(source, "mirror") == 0)
+        f->from_mirror++;
     else
         f->from_buddy++;
     if (event_line_get_u64(line, "load_ns", &ns) && ns > f->load_ns_max)
@@ -290,9 +292,10 @@ static void print_checkpoints(FILE *out, const struct emu_checkpoint_figures *f)
     if (f->restores > 0)
         fprintf(out,
                 "tori-emu: restores: %u rank(s), last at generation %u (iteration %u): %u from "
-                "their own store, %u from a buddy; %llu B moved; load %.1f ms max\n",
+                "their own store, %u from a buddy, %u from a mirror; %llu B moved; load %.1f "
+                "ms max\n",
                 (unsigned)f->restores, (unsigned)f->generation, (unsigned)f->iteration,
-                (unsigned)f->from_own, (unsigned)f->from_buddy,
+                (unsigned)f->from_own, (unsigned)f->from_buddy, (unsigned)f->from_mirror,
                 (unsigned long long)f->moved_bytes, (double)f->load_ns_max / 1e6);
 }
 

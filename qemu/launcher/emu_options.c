@@ -114,6 +114,11 @@ void emu_options_usage(FILE *out)
         "                       reboot,join[,count=N][,duration=D][,hold=D]; each\n"
         "                       fault waits for the last to settle, and is undone\n"
         "                       (restart, resume, mend) after hold\n"
+        "  --fault-rates GROUPS with --chaos seed=S,duration=D[,hold=H]: the faults\n"
+        "                       are drawn from per-group rates instead (as tori-sim\n"
+        "                       --fault-rates: 'x<2: process=2, physical=0.5;\n"
+        "                       default: network=1'), each at its drawn time, several\n"
+        "                       at once: appkill, kill, link off for H\n"
         "  --settle-quiet D     no membership event for D means settled\n"
         "                       (6 detect timeouts, at least 300ms)\n"
         "  --settle-timeout D   check agreement at the latest after D\n"
@@ -147,7 +152,7 @@ struct raw_options {
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
     const char *checkpoint_every, *recovery, *lossy_link;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
-    const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
+    const char *inject, *inject_file, *chaos, *fault_rates, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
 };
 
@@ -191,6 +196,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--inject", &raw->inject, NULL},
         {"--inject-file", &raw->inject_file, NULL},
         {"--chaos", &raw->chaos, NULL},
+        {"--fault-rates", &raw->fault_rates, NULL},
         {"--settle-quiet", &raw->settle_quiet, NULL},
         {"--settle-timeout", &raw->settle_timeout, NULL},
         {"--ping", NULL, &raw->ping},
@@ -459,6 +465,12 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->inject_text = raw.inject;
     o->inject_option = inject_option;
     o->chaos_text = raw.chaos;
+    o->fault_rates_text = raw.fault_rates;
+    if (raw.fault_rates != NULL && raw.chaos == NULL) {
+        snprintf(error, capacity, "--fault-rates needs --chaos (expected --chaos "
+                                  "seed=S,duration=D with the rates)");
+        return EMU_OPTIONS_ERROR;
+    }
     if (raw.settle_quiet != NULL &&
         !parse_duration_option("--settle-quiet", raw.settle_quiet, false,
                                &o->settle_quiet_ns, error, capacity))

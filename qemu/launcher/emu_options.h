@@ -60,6 +60,7 @@ struct emu_options {
     const char *inject_option; /* "--inject" or "--inject-file", for messages */
     bool sequential;           /* script times are minimum spacings after settling */
     const char *chaos_text;    /* --chaos SPEC */
+    const char *fault_rates_text; /* --fault-rates GROUPS (with --chaos) */
     uint64_t settle_quiet_ns;   /* 0: from the detect timeout */
     uint64_t settle_timeout_ns; /* 0: from the detect timeout */
 };

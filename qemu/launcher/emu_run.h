@@ -72,7 +72,7 @@ struct emu_event_count {
 struct emu_checkpoint_figures {
     uint32_t commits, generations, bytes, buddy_hops_max;
     uint64_t round_ns_sum, round_ns_max;
-    uint32_t restores, from_own, from_buddy, generation, iteration;
+    uint32_t restores, from_own, from_buddy, from_mirror, generation, iteration;
     uint64_t moved_bytes, load_ns_max;
 };
 

@@ -1539,6 +1539,69 @@ static void test_restart_readopts(uint64_t seed, bool expected)
     harness_free(&h);
 }
 
+/*
+ * ABARIS PROMOTE: with mirrors (config.mirrors), the REBUILD pairs a failed
+ * rank with the spare that mirrors it (recovery_mirror_node: of spares 6
+ * and 7, ranks 0-2 are 6's and 3-5 are 7's), so rank 4 goes to spare 7, not
+ * to the lowest free spare 6 as without.  Every node holds NODES.
+ */
+static void test_rebuild_pairs_mirror(uint64_t seed, bool mirrors)
+{
+    enum { N = 8, WORLD = 6 };
+    struct harness h;
+    harness_init(&h, N, WORLD, seed);
+    for (uint32_t i = 0; i < N; i++) {
+        struct comm_config config = harness_node(&h, i)->config;
+        config.mirrors = mirrors;
+        CHECK_EQ(comm_init(harness_node(&h, i), &config), COMM_INIT_OK);
+        CHECK_EQ(comm_nodes(harness_node(&h, i)) != COMM_NULL, mirrors);
+    }
+    h.loss_percent = 5;
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, COMM_MODE_REBUILD, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    if (mirrors) {
+        struct comm *c6 = harness_node(&h, 6);
+        CHECK_EQ(comm_size(c6, comm_nodes(c6)), N);
+        CHECK_EQ(comm_rank(c6, comm_nodes(c6)), 6);
+        CHECK_EQ(comm_free(c6, comm_nodes(c6)), COMM_ERR_ARG);
+    }
+    bool live[N] = {true, true, true, true, true, true, true, true};
+    uint32_t gone = 4;
+    remove_nodes(&h, 2, &gone, 1, live);
+    uint32_t holder = mirrors ? 7u : 6u;
+    uint32_t comm[N];
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (i == 4)
+            continue;
+        uint32_t r;
+        enum comm_error e;
+        struct comm *c = harness_node(&h, i);
+        if (i >= WORLD) {
+            e = comm_iadopt(c, h.now_ns, harness_begin(&h), &comm[i], &r);
+        } else {
+            e = comm_irebuild(c, COMM_WORLD, h.now_ns, harness_begin(&h), &comm[i], &r);
+        }
+        harness_end(&h, i);
+        CHECK_EQ(e, COMM_ERR_OK);
+        if (i < WORLD || i == holder) {
+            harness_requests_add(&reqs, i, r); /* the other spare waits for good */
+        }
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_OK);
+    }
+    struct comm *c0 = harness_node(&h, 0);
+    CHECK_EQ(comm_size(c0, comm[0]), WORLD);
+    CHECK_EQ(comm_node_of(c0, comm[0], 4), holder);
+    CHECK_EQ(comm_rank(harness_node(&h, holder), comm[holder]), 4);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* A round's messages name the view they belong to, so those of a round cut
  * by a view change match nothing in the round started again.  The views'
  * epochs are the membership's (counter, root position, incarnation): two
@@ -1740,6 +1803,8 @@ int main(void)
         test_rejoined_stays_failed(seed);
         test_restart_readopts(seed, true);
         test_restart_readopts(seed, false);
+        test_rebuild_pairs_mirror(seed, true);
+        test_rebuild_pairs_mirror(seed, false);
     }
     for (uint64_t seed = 1200; seed < 1210; seed++) {
         test_strict_abstain(seed, COMM_MODE_SHRINK);

@@ -84,6 +84,13 @@ uint8_t *board_checkpoint_store(size_t *bytes, bool *survives_reset)
     return store;
 }
 
+uint8_t *board_checkpoint_mirror(size_t *bytes)
+{
+    static uint8_t mirror[3 * 1024];
+    *bytes = sizeof mirror;
+    return mirror;
+}
+
 size_t test_board_stack_high_water;
 
 bool board_stack_usage(size_t *high_water, size_t *size, const char **why)

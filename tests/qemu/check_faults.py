@@ -205,6 +205,29 @@ def main():
             fail(f"only {len(new)} random faults (expected {wanted})")
         if checks[-1][1]["live"] != nodes:
             fail("the random faults did not end on a whole torus")
+    elif scenario == "chaos_rates":
+        # seed 2's draw: kills only in the default group (x=1: odd ids),
+        # link faults only at the x<1 group (even ids), and a fault injected
+        # while an earlier one is still on (the generator of plain --chaos
+        # holds one at a time).
+        kills = sorted(f["node"] for f in faults if f["action"] == "kill")
+        if kills != [1, 3]:
+            fail(f"kills {kills}, expected [1, 3] from seed 2's draw")
+        links = [f for f in faults if f["action"].startswith("link")]
+        if not links or any(f["node"] % 2 != 0 for f in links):
+            fail(f"link faults not all at the x<1 group: {[f['text'] for f in links]}")
+        off = 0
+        overlapped = False
+        for f in sorted(faults, key=lambda f: f["injected_ns"]):
+            if f["action"] == "link-off":
+                off += 1
+                overlapped = overlapped or off > 2  # a pair is two cables
+            elif f["action"] == "link-on":
+                off -= 1
+        if not overlapped:
+            fail("no two link faults were on at once")
+        if len(groups) != 1:
+            fail(f"{len(groups)} agreement checks, expected the faults in one group")
     print(f"check_faults: {scenario} ({board}): {len(faults)} faults, "
           f"{len(checks)} checks passed")
 

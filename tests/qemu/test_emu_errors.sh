@@ -94,6 +94,12 @@ refused "--chaos: unknown key 'rat' (expected seed, rate, kinds, count, duration
     --dims 2x2 --board host --chaos 'seed=1,rat=2'
 refused "--chaos: kinds=join needs spares (expected --spares K)" \
     --dims 2x2 --board host --chaos 'kinds=join'
+refused "--fault-rates needs --chaos (expected --chaos seed=S,duration=D with the rates)" \
+    --dims 2x2 --board host --fault-rates 'default: physical=1'
+refused "--chaos: with --fault-rates the rates draw the faults over the duration (expected seed=S,duration=D[,hold=H], no rate, kinds or count)" \
+    --dims 2x2 --board host --chaos 'seed=1,rate=2,duration=2s' --fault-rates 'default: physical=1'
+refused "--fault-rates: the torus has no dimension z for group z<1" \
+    --dims 2x2 --board host --chaos 'seed=1,duration=2s' --fault-rates 'z<1: physical=1'
 refused "--sequential needs --inject" --dims 2x2 --board host --sequential
 # Job runs (--app): the job block's options, checked as tori-personality checks them.
 refused "--app 'fft' is invalid (expected allreduce, stencil, pingpong, greedy, stale or ftprobe)" \

@@ -43,6 +43,11 @@ case "$SCENARIO" in
                     KINDS=kill,hang,link,reboot
                     [[ "$BOARD" == host ]] && KINDS=kill,hang,link
                     EXTRA=(--chaos "seed=11,rate=4,kinds=$KINDS,count=4,hold=1500ms") ;;
+    # Issue 15: --chaos drawing from per-group rates (tools/fault_rates.c):
+    # links of the x<1 nodes and kills of the others, several at once.
+    chaos_rates)    SCRIPT=''
+                    EXTRA=(--chaos "seed=2,duration=3s,hold=1s"
+                           --fault-rates 'x<1: network=0.7; default: physical=0.15') ;;
     *) fail "unknown scenario $SCENARIO" ;;
 esac
 [[ -n "$SCRIPT" ]] && EXTRA+=(--inject "$SCRIPT")

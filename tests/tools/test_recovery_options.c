@@ -75,6 +75,33 @@ int main(void)
     CHECK_EQ(p.action[FAULT_MODEL_PROCESS - 1], RECOVERY_IGNORE);
     CHECK_EQ(p.action[FAULT_MODEL_PHYSICAL - 1], RECOVERY_PROMOTE);
     CHECK(p.repeat_count == 2 && p.repeat_window_s == 65535 && p.quarantine_limit == 3);
+    CHECK(recovery_policy_uses(&p, RECOVERY_PROMOTE) && !recovery_policy_uses(&p, RECOVERY_MIGRATE));
+
+    /* PROMOTE's pairing: spares share the ranks in blocks, the first `most`
+     * of each block mirrored. */
+    uint32_t index;
+    CHECK_EQ(recovery_mirror_node(3, 7, 8, 8, &index), 7u); /* 2x2x2, one spare */
+    CHECK_EQ(index, 3u);
+    CHECK_EQ(recovery_mirror_node(2, 6, 8, 8, &index), 6u); /* spares 6, 7: 0-2 and 3-5 */
+    CHECK_EQ(index, 2u);
+    CHECK_EQ(recovery_mirror_node(3, 6, 8, 8, &index), 7u);
+    CHECK_EQ(index, 0u);
+    CHECK_EQ(recovery_mirror_node(5, 6, 8, 8, &index), 7u);
+    CHECK_EQ(index, 2u);
+    CHECK_EQ(recovery_mirror_node(5, 7, 9, 2, &index), 8u); /* block 4-6, past its first 2 */
+    CHECK_EQ(recovery_mirror_node(6, 7, 9, 2, &index), UINT32_MAX);
+    CHECK_EQ(recovery_mirror_node(0, 8, 8, 8, &index), UINT32_MAX); /* no spare */
+    CHECK_EQ(recovery_mirror_node(8, 8, 9, 8, &index), UINT32_MAX); /* no such rank */
+    for (uint32_t ranks = 1; ranks < 40; ranks++) {
+        for (uint32_t nodes = ranks + 1; nodes < ranks + 6; nodes++) {
+            uint32_t seen[64] = {0};
+            for (uint32_t r = 0; r < ranks; r++) {
+                uint32_t node = recovery_mirror_node(r, ranks, nodes, 64, &index);
+                CHECK(node >= ranks && node < nodes);
+                CHECK_EQ(index, seen[node - ranks]++); /* consecutive places */
+            }
+        }
+    }
     parses("repeated(200 in 1s)=ignore", &p);
     CHECK_EQ(p.quarantine_limit, 0); /* 2K > 255: no quarantine */
     parses("none", &p);
