@@ -47,7 +47,7 @@ uint8_t recovery_action_from_name(const char *name, size_t length)
 
 uint8_t recovery_policy_action(const struct recovery_policy *policy, uint8_t model)
 {
-    if (policy->version == 0 || model == FAULT_MODEL_NONE || model >= FAULT_MODEL_LIMIT)
+    if (policy->version == 0 || model == FAULT_MODEL_NONE || model > RECOVERY_POLICY_MODELS)
         return RECOVERY_IGNORE;
     return policy->action[model - 1];
 }

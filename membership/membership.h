@@ -263,9 +263,11 @@ struct membership_coordinator {
     uint32_t batch_failed[MEMBERSHIP_MAX_CHANGE_FAILED];
     uint32_t batch_failed_at[MEMBERSHIP_MAX_CHANGE_FAILED];
     uint8_t batch_failed_model[MEMBERSHIP_MAX_CHANGE_FAILED];
-    /* The round's decisions, per failed id (with a policy). */
+    /* The round's decisions, per failed id (with a policy, or when a member
+     * left: the change carries them, so that every node tells a leave). */
     uint8_t round_model[MEMBERSHIP_MAX_CHANGE_FAILED];
     uint8_t round_action[MEMBERSHIP_MAX_CHANGE_FAILED];
+    bool round_decided;
     struct membership_removals removals[MEMBERSHIP_REMOVALS_MAX];
     uint32_t removals_count;
     struct membership_join_entry batch_joins[MEMBERSHIP_MAX_CHANGE_JOINED];
@@ -375,6 +377,7 @@ struct membership {
     uint32_t root_check;      /* our root asked to join: is it still root? (probed) */
     uint32_t pending_work; /* WORK_* flags, run before an entry point returns */
     bool leaving;          /* asked the root to remove us (a process fault): no rejoin */
+    uint8_t leaving_model; /* with what model (FAULT_MODEL_LEFT: a graceful leave) */
     struct membership_counters counters;
 };
 
@@ -430,10 +433,12 @@ bool membership_suspect(struct membership *ctx, uint32_t node, uint64_t now_ns,
 
 /*
  * This node's application is gone while its runtime serves on (a process
- * fault, lib/recovery.h): asks the root to remove this node with that
- * model.  Once out of the view it stays out (no rejoin; a restart is the
- * launcher's).  A root asks the next member, which takes over as root and
- * removes it.  Returns false when the node is no member (or the only one).
+ * fault, lib/recovery.h), or it leaves the job (FAULT_MODEL_LEFT, a
+ * graceful leave: no failure-detected anywhere, a `left` event instead of
+ * a decision): asks the root to remove this node with that model.  Once
+ * out of the view it stays out (no rejoin; a restart is the launcher's).
+ * A root asks the next member, which takes over as root and removes it.
+ * Returns false when the node is no member (or the only one).
  */
 bool membership_request_removal(struct membership *ctx, uint8_t model, uint64_t now_ns,
                                 struct membership_outbox *out);

@@ -8,6 +8,7 @@
 
 #include "board/board.h"
 #include "kernel/console_command.h"
+#include "kernel/console_output.h"
 #include "kernel/event.h"
 #include "kernel/main.h"
 #include "kernel/panic.h"
@@ -86,6 +87,10 @@ static void emit_event(const struct node *node, const struct membership_event *e
          * application): an expulsion that follows one is no crash. */
         event_add_u64("pauses", membership_get_counters(&node->membership)->pauses);
         break;
+    case MEMBERSHIP_EVENT_LEFT:
+        event_add_u64("who", e->u.left.who);
+        event_add_u64("epoch", e->u.left.epoch);
+        break;
     case MEMBERSHIP_EVENT_PARTITIONED:
         event_add_u64("epoch", e->u.partitioned.epoch);
         event_add_u64("side_live", e->u.partitioned.side_live);
@@ -119,6 +124,16 @@ static void update_avoided_links(struct node *node)
 static uint32_t restarted[MEMBERSHIP_MAX_CHANGE_FAILED];
 static uint32_t restarted_count;
 
+/*
+ * `leave`: once out of the view as asked, the node stops for good (host:
+ * exit 0; QEMU: it polls no link again), after its event lines are out.
+ */
+static _Noreturn void halt_after_leave(void)
+{
+    console_output_flush();
+    board_halt(0);
+}
+
 static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
 {
     struct membership_outbox *out = &node->membership_outbox;
@@ -134,9 +149,12 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
                            TORUS_FRAME_TYPE_MEMBERSHIP, epoch,
                            membership_outbox_payload(out, i), m->length, now_ns);
     }
+    bool left = false;
     for (uint32_t i = 0; i < out->event_count; i++) {
         const struct membership_event *e = &out->events[i];
         emit_event(node, e, entry_ns);
+        left = left || (e->type == MEMBERSHIP_EVENT_LEFT &&
+                        e->u.left.who == node->personality->node_id);
         /* RESTART: the communicators hold the node's ranks for its next life
          * (a REBUILD gives them back to it rather than to a spare). */
         if (e->type == MEMBERSHIP_EVENT_RECOVERY_DECISION &&
@@ -161,6 +179,8 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
     for (uint32_t i = 0; i < restarted_count; i++)
         comm_node_restarted(&node->comm, restarted[i], now_ns, &node->comm_outbox);
     restarted_count = 0;
+    if (left)
+        halt_after_leave();
 }
 
 static void on_membership_frame(void *context, const struct torus_frame_header *header,
@@ -258,6 +278,27 @@ bool node_membership_request_removal(struct node *node, uint8_t model, uint64_t 
     return sent;
 }
 
+/* `leave`: a graceful leave (the fault injectors' `leave N`, tools/fault.h). */
+static void command_leave(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)arguments;
+    struct node *node = context;
+    if (!membership_started) {
+        console_command_reply_error("leave: membership not started (send: start)");
+        return;
+    }
+    if (removal.asked) {
+        console_command_reply_error("leave: already leaving");
+        return;
+    }
+    if (!node_membership_request_removal(node, FAULT_MODEL_LEFT, now_ns)) {
+        console_command_reply_error("leave: not a member, or the only one");
+        return;
+    }
+    event_begin("leaving");
+    event_end();
+}
+
 static void command_suspect(void *context, const char *arguments, uint64_t now_ns)
 {
     struct node *node = context;
@@ -346,5 +387,6 @@ void node_membership_init(struct node *node)
     poll_register("membership", membership_poll, node);
     console_command_register("view", command_view, node, CONSOLE_NO_ARGUMENTS);
     console_command_register("suspect", command_suspect, node, CONSOLE_ARGUMENTS);
+    console_command_register("leave", command_leave, node, CONSOLE_NO_ARGUMENTS);
     console_command_register("start", command_start, node, CONSOLE_NO_ARGUMENTS);
 }

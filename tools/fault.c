@@ -17,12 +17,12 @@ static const char *const kind_names[] = {
     [FAULT_LINK_OFF] = "link",   [FAULT_LINK_ON] = "link",    [FAULT_REBOOT] = "reboot",
     [FAULT_RESTART] = "restart", [FAULT_JOIN] = "join",       [FAULT_SUSPECT] = "suspect",
     [FAULT_BLOCK] = "block",     [FAULT_PARTITION] = "partition", [FAULT_HEAL] = "heal",
-    [FAULT_APPKILL] = "appkill",
+    [FAULT_APPKILL] = "appkill", [FAULT_LEAVE] = "leave",
 };
 
 #define EXPECTED_KINDS \
-    "kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal or " \
-    "appkill"
+    "kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal, " \
+    "appkill or leave"
 
 static const char dimension_letters[] = "xyzuvw";
 

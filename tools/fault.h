@@ -29,6 +29,9 @@
  *           | appkill N at T               node N's application stops dead while
  *                                          its runtime serves on (a process
  *                                          fault, lib/recovery.h)
+ *           | leave N at T                 node N leaves gracefully: it asks
+ *                                          the root to remove it, then halts
+ *                                          (no fault: nothing is detected)
  *   T, D   := a time as tools/cli.h reads it: 250us, 1.5ms, 2s, 0
  *   Any "at T" may be "at iteration N" (N >= 1): the fault fires when the
  *   job's application reaches iteration N (tori-emu --app; see
@@ -65,6 +68,7 @@ enum fault_kind {
     FAULT_PARTITION,
     FAULT_HEAL,
     FAULT_APPKILL,
+    FAULT_LEAVE,
     FAULT_KIND_LIMIT
 };
 

@@ -135,7 +135,7 @@ bool job_options_parse_recovery(const char *text, struct recovery_policy *policy
             quarantine_given = true;
         } else {
             uint8_t model = fault_model_from_name(model_text, (size_t)(model_end - model_text));
-            if (model == FAULT_MODEL_NONE || model >= FAULT_MODEL_LIMIT)
+            if (model == FAULT_MODEL_NONE || model > RECOVERY_POLICY_MODELS)
                 return policy_invalid(error, capacity, text, start, length,
                                       "names no fault model");
             if (given[model])
@@ -182,7 +182,7 @@ void job_options_format_recovery(const struct recovery_policy *policy, char *out
     }
     size_t used = 0;
     out[0] = '\0';
-    for (uint8_t model = 1; model < FAULT_MODEL_LIMIT && used < capacity; model++) {
+    for (uint8_t model = 1; model <= RECOVERY_POLICY_MODELS && used < capacity; model++) {
         const char *action = recovery_action_name(policy->action[model - 1]);
         int n;
         if (model == FAULT_MODEL_REPEATED && policy->repeat_count != 0)

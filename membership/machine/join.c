@@ -148,16 +148,25 @@ void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *
 void join_expel(struct membership *ctx, uint64_t now, struct membership_outbox *out, uint32_t by,
                 uint64_t epoch)
 {
-    ctx->counters.expulsions++;
-    struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_EXPELLED, now);
-    if (e != NULL) {
-        e->u.expelled.epoch = epoch;
-        e->u.expelled.by = by;
+    if (ctx->leaving && ctx->leaving_model == FAULT_MODEL_LEFT) {
+        /* Out as we asked: we left, nobody expelled us. */
+        struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_LEFT, now);
+        if (e != NULL) {
+            e->u.left.epoch = epoch;
+            e->u.left.who = ctx->self;
+        }
+    } else {
+        ctx->counters.expulsions++;
+        struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_EXPELLED, now);
+        if (e != NULL) {
+            e->u.expelled.epoch = epoch;
+            e->u.expelled.by = by;
+        }
     }
     ctx->incarnation++; /* a new life: nothing from this one is accepted again */
     ctx->join.hint = by != ctx->self ? by : MEMBERSHIP_NONE;
     if (ctx->leaving) {
-        /* We asked to leave (a process fault): out we stay, until a restart. */
+        /* We asked to leave (a process fault, a leave): out we stay, until a restart. */
         drop_view(ctx);
         return;
     }

@@ -312,8 +312,8 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
                 uint8_t model;
                 uint8_t action;
                 membership_msg_decision(msg, i, &model, &action);
-                machine_emit_decision(out, now, h->epoch, membership_msg_failed_id(msg, i), model,
-                                      action);
+                machine_emit_removal(ctx, out, now, h->epoch, membership_msg_failed_id(msg, i),
+                                     model, action);
             }
             round_start(ctx, h->sender, payload, length, 0, now, out);
             return;
