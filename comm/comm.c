@@ -393,6 +393,7 @@ enum comm_init_status comm_init(struct comm *ctx, const struct comm_config *conf
 
 static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *out)
 {
+    bool left = ft_take_leave(ctx, node);
     peer_fail_node(ctx, node, COMM_ERR_PROC_FAILED, out);
     match_fail_node(ctx, node, COMM_ERR_PROC_FAILED, true, out);
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
@@ -404,8 +405,11 @@ static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *ou
         c->failed++;
         if (c->state == COMM_STATE_OK || c->state == COMM_STATE_RECOVERED) {
             c->state = COMM_STATE_DETECTED;
+            c->only_left = left;
+        } else if (!left) {
+            c->only_left = false;
         }
-        ft_member_failed(ctx, i, rank, out);
+        ft_member_failed(ctx, i, rank, left, out);
         coll_fail_comm(ctx, i, COMM_ERR_PROC_FAILED, out);
     }
 }

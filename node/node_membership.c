@@ -155,6 +155,10 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
         emit_event(node, e, entry_ns);
         left = left || (e->type == MEMBERSHIP_EVENT_LEFT &&
                         e->u.left.who == node->personality->node_id);
+        /* A leave is an orderly exit for the communicators, not a failure:
+         * told before the comm core installs the view that removes it. */
+        if (e->type == MEMBERSHIP_EVENT_LEFT && e->u.left.who != node->personality->node_id)
+            comm_member_left(&node->comm, e->u.left.who);
         /* RESTART: the communicators hold the node's ranks for its next life
          * (a REBUILD gives them back to it rather than to a spare). */
         if (e->type == MEMBERSHIP_EVENT_RECOVERY_DECISION &&

@@ -925,11 +925,12 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
                      ",\"stable\":%" PRIu32 ",\"failures_detected\":%" PRIu32
                      ",\"false_detections\":%" PRIu32 ",\"expelled\":%" PRIu32
                      ",\"joined\":%" PRIu32 ",\"partitioned\":%" PRIu32
-                     ",\"final_epoch\":\"%016" PRIx64 "\",\"final_live\":%" PRIu32
+                     ",\"left\":%" PRIu32 ",\"final_epoch\":\"%016" PRIx64 "\",\"final_live\":%" PRIu32
                      ",\"outbox_overflow\":%" PRIu64 ",\"ok\":%s}\n",
                 s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
                 s->dropped_partition, s->dropped_route, s->distinct_views, s->stable_count, s->failures_detected,
-                s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
+                s->false_detections, s->expelled, s->joined, s->partitioned, s->nodes_left,
+            s->final_epoch,
                 s->final_live, s->outbox_overflow, s->violation ? "false" : "true");
         return;
     }
@@ -937,11 +938,12 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
                  " delivered=%" PRIu64 " dropped_dead=%" PRIu64 " dropped_partition=%" PRIu64
                  " dropped_route=%" PRIu64 " views=%" PRIu32 " stable=%" PRIu32 " failures_detected=%" PRIu32
                  " false_detections=%" PRIu32 " expelled=%" PRIu32 " joined=%" PRIu32
-                 " partitioned=%" PRIu32 " final_epoch=%016" PRIx64 " final_live=%" PRIu32
+                 " partitioned=%" PRIu32 " left=%" PRIu32 " final_epoch=%016" PRIx64 " final_live=%" PRIu32
                  " outbox_overflow=%" PRIu64 " %s\n",
             s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
             s->dropped_partition, s->dropped_route, s->distinct_views, s->stable_count, s->failures_detected,
-            s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
+            s->false_detections, s->expelled, s->joined, s->partitioned, s->nodes_left,
+            s->final_epoch,
             s->final_live, s->outbox_overflow, s->violation ? "VIOLATION" : "ok");
     fprintf(out, "messages-by-type");
     for (unsigned t = 1; t < MEMBERSHIP_MSG_TYPE_LIMIT; t++) {

@@ -55,6 +55,8 @@ struct sim_node {
     bool reported; /* someone reported it since it died */
     uint32_t links_up; /* routes on: this node's links its router may use */
     bool app_killed; /* appkill: its runtime serves, out of the job (until a restart) */
+    bool leaving;    /* leave: asked to be removed; halts once out of the view */
+    bool halt_due;   /* leave: its `left` event came, it halts after this dispatch */
     uint64_t relaunch_epoch; /* the view whose RESTART the launcher carries out (0: none) */
 };
 
@@ -570,6 +572,20 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
             line_end(sim);
         }
         break;
+    case MEMBERSHIP_EVENT_LEFT:
+        sim->stats.left_events++;
+        if (e->u.left.who == id) {
+            sim->nodes[id].halt_due = true; /* as the node does (node_membership.c) */
+        } else if (sim->comms != NULL) {
+            comm_member_left(&sim->comms[id], e->u.left.who); /* an orderly exit */
+        }
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "left");
+            line_u64(sim, "who", e->u.left.who);
+            line_hex(sim, "epoch", e->u.left.epoch);
+            line_end(sim);
+        }
+        break;
     case MEMBERSHIP_EVENT_PARTITIONED:
         sim->stats.partitioned++;
         if (sim->params.verbosity >= 1) {
@@ -957,10 +973,25 @@ static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
 }
 
 /* Sends what a node produced (leaving at depart) and, with --app, runs its comm side. */
+static void link_events(struct sim *sim, uint32_t id, bool up);
+
 static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
 {
     dispatch_membership(sim, source, depart);
-    if (sim->comms != NULL && sim->nodes[source].state == NODE_UP) {
+    struct sim_node *n = &sim->nodes[source];
+    if (n->halt_due) {
+        /* Out of the view as it asked: it halts, as a node does after `leave`. */
+        n->halt_due = false;
+        n->leaving = false;
+        n->state = NODE_DEAD;
+        n->died_at = sim->now;
+        n->reported = true; /* nobody owes it a detection */
+        sim->stats.nodes_left++;
+        free_inbox(n);
+        link_events(sim, source, false);
+        return;
+    }
+    if (sim->comms != NULL && n->state == NODE_UP) {
         follow_comm(sim, source, depart);
     }
 }
@@ -1032,6 +1063,8 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
     config.incarnation = n->boots * 1024u;
     n->boots++;
     n->app_killed = false;
+    n->leaving = false;
+    n->halt_due = false;
     enum membership_init_status status = membership_init(&sim->contexts[id], &config);
     if (status != MEMBERSHIP_INIT_OK) {
         fprintf(stderr, "tori-sim: membership_init(%" PRIu32 "): %s\n", id,
@@ -1130,12 +1163,12 @@ static uint64_t ask_again_ns(const struct sim *sim)
 static void ask_removal_again(struct sim *sim, uint32_t id)
 {
     struct sim_node *n = &sim->nodes[id];
-    if (n->state != NODE_UP || !n->app_killed ||
+    if (n->state != NODE_UP || !(n->app_killed || n->leaving) ||
         !membership_is_member(&sim->contexts[id], id)) {
         return; /* gone, restarted, or out of the view: nothing to ask */
     }
-    if (membership_request_removal(&sim->contexts[id], FAULT_MODEL_PROCESS, sim->now,
-                                   sim->outbox)) {
+    uint8_t model = n->leaving ? FAULT_MODEL_LEFT : FAULT_MODEL_PROCESS;
+    if (membership_request_removal(&sim->contexts[id], model, sim->now, sim->outbox)) {
         dispatch(sim, id, sim->now);
         reschedule_tick(sim, id);
     }
@@ -1201,6 +1234,19 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
             membership_request_removal(&sim->contexts[inj->node], FAULT_MODEL_PROCESS, sim->now,
                                        sim->outbox)) {
             n->app_killed = true;
+            dispatch(sim, inj->node, sim->now);
+            reschedule_tick(sim, inj->node);
+            push(sim, sim->now + ask_again_ns(sim), SIM_EVENT_ASK_REMOVAL, inj->node, 0,
+                 0, NULL);
+        }
+        break;
+    case FAULT_LEAVE:
+        /* It asks to be removed (a root through the next member; alone:
+         * nothing happens) and halts once out (dispatch). */
+        if (n->state == NODE_UP &&
+            membership_request_removal(&sim->contexts[inj->node], FAULT_MODEL_LEFT, sim->now,
+                                       sim->outbox)) {
+            n->leaving = true;
             dispatch(sim, inj->node, sim->now);
             reschedule_tick(sim, inj->node);
             push(sim, sim->now + ask_again_ns(sim), SIM_EVENT_ASK_REMOVAL, inj->node, 0,
@@ -1409,6 +1455,7 @@ static const char *not_now(const struct sim *sim, const struct fault *f)
     case FAULT_KILL:
     case FAULT_SUSPECT:
     case FAULT_APPKILL:
+    case FAULT_LEAVE:
         return node_running(n) ? NULL : "down";
     case FAULT_HANG:
         return n->state == NODE_UP ? NULL : "not-running";

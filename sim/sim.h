@@ -133,6 +133,8 @@ struct sim_stats {
     uint32_t distinct_views;
     uint32_t joined;
     uint32_t expelled;
+    uint32_t left_events; /* `left` events, every node's (the leaver's own too) */
+    uint32_t nodes_left;  /* leavers that halted once out of the view */
     uint32_t partitioned;
     uint64_t last_injection_ns; /* time of the last scripted fault (0: none) */
     uint64_t last_change_ns;    /* last view, join, expulsion or partition event */

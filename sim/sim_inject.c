@@ -137,6 +137,7 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
         case FAULT_HANG:
         case FAULT_SUSPECT:
         case FAULT_APPKILL:
+        case FAULT_LEAVE:
             if (!running[id]) {
                 why = id >= members ? "is a spare that has not joined then (expected a running "
                                       "node)"
@@ -173,8 +174,8 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
             ok = false;
             break;
         }
-        if (item->kind == FAULT_KILL) {
-            running[id] = false;
+        if (item->kind == FAULT_KILL || item->kind == FAULT_LEAVE) {
+            running[id] = false; /* a leaver halts */
             hung_until[id] = 0;
         } else if (item->kind == FAULT_JOIN || item->kind == FAULT_RESTART) {
             running[id] = true;
