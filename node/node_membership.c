@@ -8,7 +8,6 @@
 
 #include "board/board.h"
 #include "kernel/console_command.h"
-#include "kernel/console_output.h"
 #include "kernel/event.h"
 #include "kernel/main.h"
 #include "kernel/panic.h"
@@ -124,16 +123,6 @@ static void update_avoided_links(struct node *node)
 static uint32_t restarted[MEMBERSHIP_MAX_CHANGE_FAILED];
 static uint32_t restarted_count;
 
-/*
- * `leave`: once out of the view as asked, the node stops for good (host:
- * exit 0; QEMU: it polls no link again), after its event lines are out.
- */
-static _Noreturn void halt_after_leave(void)
-{
-    console_output_flush();
-    board_halt(0);
-}
-
 static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
 {
     struct membership_outbox *out = &node->membership_outbox;
@@ -183,8 +172,10 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
     for (uint32_t i = 0; i < restarted_count; i++)
         comm_node_restarted(&node->comm, restarted[i], now_ns, &node->comm_outbox);
     restarted_count = 0;
+    /* `leave`: out of the view as asked, the node stops for good (host:
+     * exit 0; QEMU: it polls no link again), as `halt` does. */
     if (left)
-        halt_after_leave();
+        console_command_halt();
 }
 
 static void on_membership_frame(void *context, const struct torus_frame_header *header,

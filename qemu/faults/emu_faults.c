@@ -427,6 +427,7 @@ static void expect_after(struct emu_faults *f, const struct emu_action *action)
     case EMU_ACTION_KILL:
     case EMU_ACTION_HANG:
     case EMU_ACTION_APPKILL: /* up, but out of the view (it asked to leave) */
+    case EMU_ACTION_LEAVE:   /* out of the view, then it halts */
         f->expected[action->node] = false;
         break;
     case EMU_ACTION_RESUME:

@@ -13,7 +13,7 @@ static const char *const action_names[] = {
     [EMU_ACTION_RESUME] = "resume",   [EMU_ACTION_LINK_OFF] = "link",
     [EMU_ACTION_LINK_ON] = "link",    [EMU_ACTION_REBOOT] = "reboot",
     [EMU_ACTION_RESTART] = "restart", [EMU_ACTION_JOIN] = "join",
-    [EMU_ACTION_APPKILL] = "appkill",
+    [EMU_ACTION_APPKILL] = "appkill", [EMU_ACTION_LEAVE] = "leave",
 };
 
 const char *emu_action_name(enum emu_action_kind kind)
@@ -109,6 +109,9 @@ static bool action_kind_of(enum fault_kind kind, enum emu_action_kind *out)
         return true;
     case FAULT_APPKILL:
         *out = EMU_ACTION_APPKILL;
+        return true;
+    case FAULT_LEAVE:
+        *out = EMU_ACTION_LEAVE;
         return true;
     default:
         return false;
@@ -286,6 +289,8 @@ static const char *state_text(enum emu_inject_state state)
         return "hung";
     case EMU_INJECT_KILLED:
         return "killed";
+    case EMU_INJECT_LEFT:
+        return "gone (it left)";
     }
     return "?";
 }
@@ -338,7 +343,7 @@ bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *a
                           (unsigned)n, state_text(state));
         return true;
     case EMU_ACTION_RESTART:
-        if (state != EMU_INJECT_KILLED)
+        if (state != EMU_INJECT_KILLED && state != EMU_INJECT_LEFT)
             return refuse(error, capacity, "node %u is %s (expected a killed node)",
                           (unsigned)n, state_text(state));
         world->state[n] = EMU_INJECT_RUNNING;
@@ -348,6 +353,12 @@ bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *a
         if (state != EMU_INJECT_RUNNING)
             return refuse(error, capacity, "node %u is %s (expected a running node)",
                           (unsigned)n, state_text(state));
+        return true;
+    case EMU_ACTION_LEAVE:
+        if (state != EMU_INJECT_RUNNING)
+            return refuse(error, capacity, "node %u is %s (expected a running node)",
+                          (unsigned)n, state_text(state));
+        world->state[n] = EMU_INJECT_LEFT;
         return true;
     case EMU_ACTION_JOIN:
         if (world->spares == 0)

@@ -162,6 +162,12 @@ static void test_semantics(void)
     CHECK_CONTAINS(error, "link x+ of node 3 is already cut");
     CHECK(!check_on_2x2x2("link 2 5 off at 1s", 0, all_qemu));
     CHECK_CONTAINS(error, "nodes 2 and 5 are not torus neighbours");
+    /* A node that left halts: nothing more happens to it but a restart. */
+    CHECK(check_on_2x2x2("leave 3 at 1s; restart 3 at 2s; leave 3 at 3s", 0, all_qemu));
+    CHECK(!check_on_2x2x2("leave 3 at 1s; kill 3 at 2s", 0, all_qemu));
+    CHECK_CONTAINS(error, "'kill 3 at 2s': node 3 is gone (it left) (expected a running node)");
+    CHECK(!check_on_2x2x2("kill 3 at 1s; leave 3 at 2s", 0, all_qemu));
+    CHECK_CONTAINS(error, "'leave 3 at 2s': node 3 is killed (expected a running node)");
     /* A cut belongs to the cable: its node may die and come back meanwhile. */
     CHECK(check_on_2x2x2("link 2 x+ off at 1s; kill 2 at 2s; restart 2 at 3s; "
                          "link 2 x+ on at 4s",
