@@ -39,12 +39,16 @@ bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
                       uint32_t app_iterations, struct fault_script *script, char *error,
                       size_t error_capacity)
 {
-    struct fault_script parsed;
+    struct fault_script written;
+    struct fault_script parsed = {0};
     memset(script, 0, sizeof *script);
-    if (!fault_script_parse(text, &parsed, error, error_capacity)) {
+    if (!fault_script_parse(text, &written, error, error_capacity)) {
         return false;
     }
-    bool ok = fault_script_check_torus(&parsed, geometry, error, error_capacity);
+    /* Groups and cuts, spelled out node by node and cable by cable. */
+    bool ok = fault_script_check_torus(&written, geometry, error, error_capacity) &&
+              fault_script_expand(&written, geometry, &parsed, error, error_capacity);
+    fault_script_free(&written);
     for (size_t i = 0; i < parsed.count && ok; i++) {
         struct fault item = parsed.items[i];
         char reason[96];

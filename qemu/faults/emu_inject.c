@@ -191,6 +191,11 @@ unsigned emu_inject_actions(const struct fault *item, const struct torus_geometr
     return count;
 }
 
+/* The schedule of a script whose groups and cuts are spelled out. */
+static bool schedule_expanded(const struct fault_script *faults,
+                              const struct torus_geometry *geometry, struct emu_script *script,
+                              char *error, size_t capacity);
+
 bool emu_inject_schedule(const struct fault_script *faults, const struct torus_geometry *geometry,
                          struct emu_script *script, char *error, size_t capacity)
 {
@@ -199,8 +204,19 @@ bool emu_inject_schedule(const struct fault_script *faults, const struct torus_g
         snprintf(error, capacity, "%s", EMU_INJECT_EMPTY);
         return false;
     }
-    if (!fault_script_check_torus(faults, geometry, error, capacity))
+    struct fault_script expanded;
+    if (!fault_script_check_torus(faults, geometry, error, capacity) ||
+        !fault_script_expand(faults, geometry, &expanded, error, capacity))
         return false;
+    bool ok = schedule_expanded(&expanded, geometry, script, error, capacity);
+    fault_script_free(&expanded);
+    return ok;
+}
+
+static bool schedule_expanded(const struct fault_script *faults,
+                              const struct torus_geometry *geometry, struct emu_script *script,
+                              char *error, size_t capacity)
+{
     for (size_t i = 0; i < faults->count; i++) {
         const struct fault *f = &faults->items[i];
         char text[FAULT_TEXT_MAX];
@@ -209,7 +225,8 @@ bool emu_inject_schedule(const struct fault_script *faults, const struct torus_g
         unsigned count = emu_inject_actions(f, geometry, actions);
         if (count == 0) {
             snprintf(error, capacity, "'%s': the launcher cannot inject %s (expected kill, hang, "
-                                      "resume, link, reboot, restart or join)",
+                                      "resume, link, reboot, restart, join, appkill, leave or "
+                                      "cut)",
                      text, fault_kind_name(f->kind));
             emu_script_free(script);
             return false;

@@ -106,6 +106,11 @@ static bool parse_fault(const char *text, const struct torus_geometry *g,
         return bad("%s", error);
     }
     bool ok = script.count == 1;
+    if (ok && (script.items[0].select_count != 0 || script.items[0].kind == FAULT_CUT)) {
+        fault_script_free(&script);
+        return bad("'%s': the test network takes one node or link a line (no groups, no cuts)",
+                   text);
+    }
     if (ok) {
         const struct fault *f = &script.items[0];
         memset(fault, 0, sizeof *fault);

@@ -74,7 +74,7 @@ static void test_syntax_errors(void)
 {
     expect_syntax_error("kil 3 at 2s", "'kil 3 at 2s': unknown action 'kil' (expected kill, "
                                        "hang, resume, link, reboot, restart, join, suspect, "
-                                       "block, partition, heal, appkill or leave)");
+                                       "block, partition, heal, appkill, leave or cut)");
     expect_syntax_error("kill 3 at 2s; hang five at 1s", "'hang five at 1s': 'five' is not a "
                                                          "node number");
     expect_syntax_error("kill at 2s", "'kill at 2s': 'at' is not a node number");
@@ -83,11 +83,11 @@ static void test_syntax_errors(void)
     expect_syntax_error("kill 3 at", "'(end)' is not a time");
     expect_syntax_error("kill 3 at 2x", "'2x' is not a time");
     expect_syntax_error("kill 3 at -1s", "'-1s' is not a time");
-    expect_syntax_error("kill 3 at 2s for 1s", "'for' applies to hang, link ... off and block only");
+    expect_syntax_error("kill 3 at 2s for 1s", "'for' applies to hang, link ... off, block and cut only");
     expect_syntax_error("hang 3 at 2s for 0", "'0' is not a duration");
     expect_syntax_error("link 3 q+ off at 1s", "'q+' is not a link direction");
     expect_syntax_error("link 3 x+ down at 1s", "'down' after the link: expected off or on");
-    expect_syntax_error("link 3 x+ on at 1s for 1s", "'for' applies to hang, link ... off and block");
+    expect_syntax_error("link 3 x+ on at 1s for 1s", "'for' applies to hang, link ... off, block");
     expect_syntax_error("kill 3 at 2s now", "unexpected 'now' at the end");
     expect_syntax_error(" ; ;", "the script is empty");
     expect_syntax_error("kill 3 at 2s; kill\t\x01 at 1s", "not printable ASCII");
