@@ -1031,6 +1031,65 @@ static void check_node(struct sim *sim, uint32_t id)
     }
 }
 
+/* A partition or a blocked pair keeps anything from getting from a to b now. */
+static bool cut_off(const struct sim *sim, uint32_t a, uint32_t b)
+{
+    for (unsigned i = 0; i < sim->block_count; i++) {
+        const struct sim_block *k = &sim->blocks[i];
+        if (k->until_ns > sim->now && ((k->a == a && k->b == b) || (k->b == a && k->a == b))) {
+            return true;
+        }
+    }
+    return sim->nodes[a].side != sim->nodes[b].side;
+}
+
+/*
+ * `ping all`: every running node pings every other now.  A pair answers
+ * when both run (a hung node answers nothing), nothing cuts them apart,
+ * and, routes on, the routers' hops get there and back as they would a
+ * frame sent now.  One `ping-all` line; a pair that does not answer fails
+ * the run (a violation naming the first).
+ */
+static void ping_all(struct sim *sim)
+{
+    uint64_t pairs = 0;
+    uint64_t missing = 0;
+    uint32_t first_source = 0;
+    uint32_t first_destination = 0;
+    for (uint32_t a = 0; a < sim->node_count; a++) {
+        if (sim->nodes[a].state != NODE_UP) {
+            continue;
+        }
+        for (uint32_t b = 0; b < sim->node_count; b++) {
+            if (b == a || sim->nodes[b].state != NODE_UP) {
+                continue;
+            }
+            pairs++;
+            uint64_t hops = 0;
+            bool answered = !cut_off(sim, a, b) &&
+                            (!sim->params.routes ||
+                             (route(sim, a, b, &hops) && route(sim, b, a, &hops)));
+            if (!answered && missing++ == 0) {
+                first_source = a;
+                first_destination = b;
+            }
+        }
+    }
+    sim->stats.pings++;
+    sim->stats.ping_pairs += pairs;
+    sim->stats.ping_missing += missing;
+    line_begin(sim, 0, "ping-all");
+    line_u64(sim, "pairs", pairs);
+    line_u64(sim, "answered", pairs - missing);
+    line_end(sim);
+    if (missing > 0) {
+        violation(sim,
+                  "ping all: %" PRIu64 " of %" PRIu64 " pairs of running nodes did not answer "
+                  "(first %" PRIu32 "->%" PRIu32 ")",
+                  missing, pairs, first_source, first_destination);
+    }
+}
+
 /* Messages whose purpose is joining, probing or state transfer are exempt. */
 static bool exempt_from_epoch_check(uint8_t type)
 {
@@ -1240,6 +1299,9 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
                  0, NULL);
         }
         break;
+    case FAULT_PING:
+        ping_all(sim);
+        break;
     case FAULT_LEAVE:
         /* It asks to be removed (a root through the next member; alone:
          * nothing happens) and halts once out (dispatch). */
@@ -1323,14 +1385,7 @@ static void step_deliver(struct sim *sim, const struct sim_event *e)
         free(m);
         return;
     }
-    bool blocked = false;
-    for (unsigned i = 0; i < sim->block_count; i++) {
-        const struct sim_block *b = &sim->blocks[i];
-        blocked = blocked || (b->until_ns > sim->now &&
-                              ((b->a == m->source && b->b == m->destination) ||
-                               (b->b == m->source && b->a == m->destination)));
-    }
-    if (blocked || n->side != sim->nodes[m->source].side) {
+    if (cut_off(sim, m->source, m->destination)) {
         sim->stats.dropped_partition++; /* cut off, by a partition or a blocked pair */
         free(m);
         return;

@@ -135,6 +135,9 @@ struct sim_stats {
     uint32_t expelled;
     uint32_t left_events; /* `left` events, every node's (the leaver's own too) */
     uint32_t nodes_left;  /* leavers that halted once out of the view */
+    uint32_t pings;       /* `ping all` items carried out */
+    uint64_t ping_pairs;  /* ordered pairs of running nodes they pinged */
+    uint64_t ping_missing; /* ... that did not answer (each fails the run) */
     uint32_t partitioned;
     uint64_t last_injection_ns; /* time of the last scripted fault (0: none) */
     uint64_t last_change_ns;    /* last view, join, expulsion or partition event */

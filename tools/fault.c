@@ -18,11 +18,12 @@ static const char *const kind_names[] = {
     [FAULT_RESTART] = "restart", [FAULT_JOIN] = "join",       [FAULT_SUSPECT] = "suspect",
     [FAULT_BLOCK] = "block",     [FAULT_PARTITION] = "partition", [FAULT_HEAL] = "heal",
     [FAULT_APPKILL] = "appkill", [FAULT_LEAVE] = "leave",         [FAULT_CUT] = "cut",
+    [FAULT_PING] = "ping",
 };
 
 #define EXPECTED_KINDS \
     "kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal, " \
-    "appkill, leave or cut"
+    "appkill, leave, cut or ping"
 
 static const char dimension_letters[] = "xyzuvw";
 
@@ -103,6 +104,9 @@ void fault_format(const struct fault *item, char *out, size_t capacity)
     case FAULT_HEAL:
         snprintf(out, capacity, "heal at %s", t);
         return;
+    case FAULT_PING:
+        snprintf(out, capacity, "ping all at %s", t);
+        return;
     case FAULT_CUT: {
         char letter[2], except[24] = "", hold[CLI_TIME_TEXT_MAX + 8] = "";
         if (item->keep != 0)
@@ -148,6 +152,7 @@ bool fault_equal(const struct fault *a, const struct fault *b)
         return a->dim == b->dim && a->plane == b->plane && a->plane_next == b->plane_next &&
                a->keep == b->keep && a->duration_ns == b->duration_ns;
     case FAULT_HEAL:
+    case FAULT_PING:
         return true;
     case FAULT_PARTITION:
         return a->dim == b->dim && a->below == b->below;
@@ -405,6 +410,13 @@ static bool parse_item(const struct item *item, struct fault *out, char *error,
     unsigned w = 1;
     switch (f.kind) {
     case FAULT_HEAL:
+        break;
+    case FAULT_PING:
+        if (strcmp(word_or_end(item, w), "all") != 0)
+            return item_error(item, error, capacity,
+                              "'%s' after ping: expected all (e.g. 'ping all at 2s')",
+                              cli_echo(word_or_end(item, w), echo));
+        w++;
         break;
     case FAULT_PARTITION:
         if (!fault_parse_cut(word_or_end(item, w), &f.dim, &f.below))
@@ -702,7 +714,7 @@ bool fault_script_check_torus(const struct fault_script *script,
                     ((f->kind == FAULT_LINK_OFF || f->kind == FAULT_LINK_ON) &&
                      f->link == FAULT_LINK_PAIR);
         bool single = f->kind != FAULT_PARTITION && f->kind != FAULT_HEAL &&
-                      f->kind != FAULT_CUT && f->select_count == 0;
+                      f->kind != FAULT_CUT && f->kind != FAULT_PING && f->select_count == 0;
         if (single && f->node >= count)
             return fault_error(f, error, capacity, "node %u does not exist (expected 0..%u)",
                                (unsigned)f->node, (unsigned)(count - 1u));

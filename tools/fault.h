@@ -39,6 +39,10 @@
  *                                          (x y z u v w): the links D+ of the
  *                                          nodes at D=A, but the first K of
  *                                          them in node order
+ *           | ping all at T                every running node pings every
+ *                                          other (a measurement, no fault):
+ *                                          the run fails if a pair of running
+ *                                          nodes does not answer
  *   N      := a node number, or (kill hang resume reboot restart join
  *             appkill leave) a group: predicates on coordinates joined by
  *             ',' (all must hold), each x|y|z|u|v|w|id then < <= = >= >
@@ -84,6 +88,7 @@ enum fault_kind {
     FAULT_APPKILL,
     FAULT_LEAVE,
     FAULT_CUT,
+    FAULT_PING,
     FAULT_KIND_LIMIT
 };
 

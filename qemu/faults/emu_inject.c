@@ -14,6 +14,7 @@ static const char *const action_names[] = {
     [EMU_ACTION_LINK_ON] = "link",    [EMU_ACTION_REBOOT] = "reboot",
     [EMU_ACTION_RESTART] = "restart", [EMU_ACTION_JOIN] = "join",
     [EMU_ACTION_APPKILL] = "appkill", [EMU_ACTION_LEAVE] = "leave",
+    [EMU_ACTION_PING_ALL] = "ping",
 };
 
 const char *emu_action_name(enum emu_action_kind kind)
@@ -33,7 +34,9 @@ void emu_action_set_text(struct emu_action *action, const char *text)
 
 void emu_action_describe(const struct emu_action *action, char *text, size_t capacity)
 {
-    if (action->kind == EMU_ACTION_LINK_OFF || action->kind == EMU_ACTION_LINK_ON)
+    if (action->kind == EMU_ACTION_PING_ALL)
+        snprintf(text, capacity, "ping all");
+    else if (action->kind == EMU_ACTION_LINK_OFF || action->kind == EMU_ACTION_LINK_ON)
         snprintf(text, capacity, "link %u %s %s", (unsigned)action->node,
                  torus_geometry_link_name(action->link),
                  action->kind == EMU_ACTION_LINK_OFF ? "off" : "on");
@@ -112,6 +115,9 @@ static bool action_kind_of(enum fault_kind kind, enum emu_action_kind *out)
         return true;
     case FAULT_LEAVE:
         *out = EMU_ACTION_LEAVE;
+        return true;
+    case FAULT_PING:
+        *out = EMU_ACTION_PING_ALL;
         return true;
     default:
         return false;
@@ -225,8 +231,8 @@ static bool schedule_expanded(const struct fault_script *faults,
         unsigned count = emu_inject_actions(f, geometry, actions);
         if (count == 0) {
             snprintf(error, capacity, "'%s': the launcher cannot inject %s (expected kill, hang, "
-                                      "resume, link, reboot, restart, join, appkill, leave or "
-                                      "cut)",
+                                      "resume, link, reboot, restart, join, appkill, leave, "
+                                      "cut or ping)",
                      text, fault_kind_name(f->kind));
             emu_script_free(script);
             return false;
@@ -371,6 +377,8 @@ bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *a
             return refuse(error, capacity, "node %u is %s (expected a running node)",
                           (unsigned)n, state_text(state));
         return true;
+    case EMU_ACTION_PING_ALL:
+        return true; /* a measurement: every node as it is */
     case EMU_ACTION_LEAVE:
         if (state != EMU_INJECT_RUNNING)
             return refuse(error, capacity, "node %u is %s (expected a running node)",

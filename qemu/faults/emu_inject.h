@@ -51,6 +51,7 @@ enum emu_action_kind {
     EMU_ACTION_JOIN,
     EMU_ACTION_APPKILL, /* `appkill` on the node's console: its application stops dead */
     EMU_ACTION_LEAVE,   /* `leave` on the node's console: out of the view, then it halts */
+    EMU_ACTION_PING_ALL, /* `ping all` on every running node (a measurement; node unused) */
 };
 
 /* Why a script without items is refused. */

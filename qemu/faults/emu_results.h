@@ -60,6 +60,8 @@ struct emu_fault_record {
     uint64_t expelled_ns;
     bool left;                /* its node said `left` of itself (a graceful leave) */
     uint64_t left_ns;
+    bool pinged;              /* `ping all`: its ordered pairs of running nodes */
+    uint64_t ping_pairs, ping_answered;
 };
 
 struct emu_check_record {

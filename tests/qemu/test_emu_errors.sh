@@ -78,7 +78,7 @@ refused "unknown option '--nodes'" --dims 2x2 --nodes 4
 refused "--spares '4' is invalid (expected 0..3" --dims 2x2 --board host --spares 4
 
 # Fault scripts: syntax and what cannot happen on this torus, before anything starts.
-refused "--inject: 'kil 3 at 2s': unknown action 'kil' (expected kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal, appkill, leave or cut)" \
+refused "--inject: 'kil 3 at 2s': unknown action 'kil' (expected kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal, appkill, leave, cut or ping)" \
     --dims 2x2x2 --board host --inject 'kil 3 at 2s'
 refused "--inject: 'kill 8 at 1s': node 8 does not exist (expected 0..7)" \
     --dims 2x2x2 --board host --inject 'kill 2 at 0; kill 8 at 1s'

@@ -74,7 +74,7 @@ static void test_syntax_errors(void)
 {
     expect_syntax_error("kil 3 at 2s", "'kil 3 at 2s': unknown action 'kil' (expected kill, "
                                        "hang, resume, link, reboot, restart, join, suspect, "
-                                       "block, partition, heal, appkill, leave or cut)");
+                                       "block, partition, heal, appkill, leave, cut or ping)");
     expect_syntax_error("kill 3 at 2s; hang five at 1s", "'hang five at 1s': 'five' is not a "
                                                          "node number");
     expect_syntax_error("kill at 2s", "'kill at 2s': 'at' is not a node number");

@@ -148,7 +148,7 @@ static void test_errors(void)
 {
     expect_error("kil 3 at 2s", "'kil 3 at 2s': unknown action 'kil' (expected kill, hang, "
                                 "resume, link, reboot, restart, join, suspect, block, "
-                                "partition, heal, appkill, leave or cut)");
+                                "partition, heal, appkill, leave, cut or ping)");
     expect_error("kill 3 at 2s; hang five at 1s", "'hang five at 1s': 'five' is not a node");
     expect_error("kill 1 at 5", "'kill 1 at 5': '5' is not a time");
     expect_error("kill 3 at 2s for 1s", "'for' applies to hang, link ... off, block and cut only");
