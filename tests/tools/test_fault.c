@@ -55,6 +55,8 @@ static const struct fault every_kind[] = {
     {.kind = FAULT_LEAVE, .iteration = 40, .select_count = 1,
      .select = {{.dim = -1, .op = FAULT_LT, .value = 2}}},
     {.kind = FAULT_CUT, .time_ns = 10000 * MS, .dim = 0, .plane = 3, .plane_next = 4, .keep = 2},
+    {.kind = FAULT_PING, .time_ns = 7 * MS},
+    {.kind = FAULT_PING, .iteration = 30},
     {.kind = FAULT_CUT, .time_ns = 1 * MS, .dim = 2, .plane = 3, .plane_next = 0,
      .duration_ns = 4 * MS},
 };
@@ -107,8 +109,10 @@ static void test_round_trip(void)
     CHECK(strcmp(shown, "restart x>=4,y<2,id>9 at 35s") == 0);
     fault_format(&every_kind[26], shown, sizeof shown);
     CHECK(strcmp(shown, "hang z=0,y<=1 at 1ms for 5ms") == 0);
-    fault_format(&every_kind[KINDS - 2], shown, sizeof shown);
+    fault_format(&every_kind[KINDS - 4], shown, sizeof shown);
     CHECK(strcmp(shown, "cut x=3|4 except 2 at 10s") == 0);
+    fault_format(&every_kind[KINDS - 2], shown, sizeof shown);
+    CHECK(strcmp(shown, "ping all at iteration 30") == 0);
     fault_format(&every_kind[KINDS - 1], shown, sizeof shown);
     CHECK(strcmp(shown, "cut z=3|0 at 1ms for 4ms") == 0);
     /* An iteration is not a time: "at iteration 20" differs from "at 20ns". */
@@ -165,6 +169,8 @@ static void test_errors(void)
     expect_error("cut id=3|4 at 1s", "'id=3|4' is not a plane");
     expect_error("cut x=3|4 except at 1s", "'at' is not a number of cables to keep");
     expect_error("cut x=3|4 at 1s except 2", "unexpected 'except' at the end");
+    expect_error("ping 3 at 1s", "'ping 3 at 1s': '3' after ping: expected all");
+    expect_error("ping all at 1s for 1s", "'for' applies to hang");
     expect_error("link 3 x+ on at 1s for 1s", "'for' applies to hang");
     expect_error("block 3 4 at 1ms", "block needs 'for D'");
     expect_error("block 3 3 at 1ms for 1ms", "names node 3 twice");
