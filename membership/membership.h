@@ -66,6 +66,9 @@ enum membership_policy {
     MEMBERSHIP_POLICY_EVERY_SIDE = 1, /* every side forms its own view */
 };
 
+/* Most seed nodes a configuration names (the job block holds 4). */
+#define MEMBERSHIP_SEEDS_MAX 4
+
 struct membership_config {
     uint32_t node_id;
     uint32_t incarnation;  /* boot incarnation; a restart must use a larger one */
@@ -85,6 +88,10 @@ struct membership_config {
     /* What the root decides per fault model (lib/recovery.h; the job's):
      * version 0 is no policy, and changes carry no decisions. */
     struct recovery_policy recovery;
+    /* Seed nodes (the job's, issue 16): a joiner asks these first, before
+     * its last view; ids below the node count. */
+    uint32_t seeds[MEMBERSHIP_SEEDS_MAX];
+    uint32_t seed_count;
 };
 
 enum membership_init_status {
@@ -96,6 +103,7 @@ enum membership_init_status {
     MEMBERSHIP_INIT_BAD_POLICY,
     MEMBERSHIP_INIT_BAD_TIMEOUT,   /* a zero timeout, or heartbeat timeout <= period */
     MEMBERSHIP_INIT_BAD_RECOVERY,  /* the recovery policy fails recovery_policy_check */
+    MEMBERSHIP_INIT_BAD_SEEDS,     /* more than MEMBERSHIP_SEEDS_MAX, or one not a node */
 };
 
 struct membership_counters {
@@ -310,6 +318,7 @@ struct membership_joiner {
     uint32_t tried;    /* contacts asked in this pass of the list */
     bool wide;         /* this pass goes over every node id, not the last view */
     uint32_t quick;    /* contacts skipped at once since the last timeout */
+    uint32_t seed_next; /* seeds asked in this pass (they come first) */
     uint32_t hint;     /* ask this one first (who expelled us), or MEMBERSHIP_NONE */
     uint32_t target;
     bool redirected;

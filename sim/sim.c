@@ -2020,6 +2020,8 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
     c->layout = params->layout;
     c->policy = params->policy;
     c->recovery = params->recovery;
+    c->seed_count = params->seed_count;
+    memcpy(c->seeds, params->seeds, sizeof c->seeds);
     c->geometry = params->geometry;
     c->watch_torus_neighbours = true;
     c->heartbeat_ns = params->heartbeat_ns;

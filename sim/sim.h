@@ -59,6 +59,8 @@ struct sim_params {
     struct sim_app_params app; /* kind NONE: membership only */
     uint32_t recovery_kills;   /* --recovery-kills: kills drawn while a rebuild runs */
     struct recovery_policy recovery; /* --recovery: the roots' decisions (version 0: none) */
+    uint32_t seeds[MEMBERSHIP_SEEDS_MAX]; /* --seed-nodes: joiners ask these first */
+    uint32_t seed_count;
     /* --app model: every recovery-decision a node emits, as it emits it
      * (NULL: none); and the launcher's part, RESTART carried out: the node
      * decided on is killed restart_ns after the decision and boots again (a
