@@ -367,8 +367,13 @@ void node_membership_init(struct node *node)
     config.watch_torus_neighbours = true;
     membership_config_timeouts_ms(&config, p->heartbeat_ms, p->detect_timeout_ms);
     /* The root decides by the job's recovery policy (none without a job). */
-    if (kernel_job() != NULL)
+    if (kernel_job() != NULL) {
         config.recovery = kernel_job()->recovery;
+        /* Seed nodes: a joiner asks them first (issue 16). */
+        config.seed_count = kernel_job()->seed_count;
+        for (uint32_t i = 0; i < config.seed_count && i < MEMBERSHIP_SEEDS_MAX; i++)
+            config.seeds[i] = kernel_job()->seed_node[i];
+    }
     enum membership_init_status status = membership_init(&node->membership, &config);
     if (status != MEMBERSHIP_INIT_OK)
         kernel_panic(membership_init_status_text(status));

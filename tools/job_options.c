@@ -201,6 +201,34 @@ void job_options_format_recovery(const struct recovery_policy *policy, char *out
                  (unsigned)policy->quarantine_limit);
 }
 
+/* "0,31": the seed nodes, up to JOB_SEED_NODES ids below node_count (when known). */
+static bool parse_seeds(const char *text, uint32_t node_count, struct job *job, char *error,
+                        size_t capacity)
+{
+    char expected[96];
+    if (node_count != 0)
+        snprintf(expected, sizeof expected, "up to %u node ids below %u, comma-separated, "
+                                            "e.g. 0,%u",
+                 (unsigned)JOB_SEED_NODES, (unsigned)node_count, (unsigned)(node_count - 1u));
+    else
+        snprintf(expected, sizeof expected, "up to %u node ids, comma-separated, e.g. 0,31",
+                 (unsigned)JOB_SEED_NODES);
+    uint32_t limit = node_count != 0 ? node_count - 1u : UINT32_MAX - 1u;
+    const char *p = text;
+    job->seed_count = 0;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        const char *end = comma != NULL ? comma : p + strlen(p);
+        uint32_t id = 0;
+        if (job->seed_count == JOB_SEED_NODES || !whole_in(p, end, 0, limit, &id))
+            return cli_invalid(error, capacity, "--seeds", text, expected);
+        job->seed_node[job->seed_count++] = id;
+        if (comma == NULL)
+            return true;
+        p = comma + 1;
+    }
+}
+
 bool job_options_build(const struct job_options *options, struct job *job, char *error,
                        size_t capacity)
 {
@@ -261,6 +289,9 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
     }
     if (options->app_args != NULL && !job_options_parse_args(options->app_args, job, error,
                                                              capacity))
+        return false;
+    if (options->seeds != NULL &&
+        !parse_seeds(options->seeds, options->node_count, job, error, capacity))
         return false;
     struct personality_error invalid;
     if (!job_validate(job, &invalid)) {

@@ -2,8 +2,9 @@
  * The job block's command-line options, shared by every tool that writes
  * one (tori-personality --job-out, tori-emu --app): --app NAME,
  * --iterations N, --progress K, --app-args a,b,..., --comm-mode
- * abort|blank|shrink|rebuild, --msg-mode nop|cont, --checkpoint-every K
- * and --recovery POLICY turned into a
+ * abort|blank|shrink|rebuild, --msg-mode nop|cont, --checkpoint-every K,
+ * --recovery POLICY and --seeds a,b (seed nodes: a joiner asks them first)
+ * turned into a
  * validated struct job (kernel/job.h), so that both accept and refuse the
  * same values with the same one-line errors.  Encoding stays job_encode's.
  */
@@ -22,6 +23,8 @@ struct job_options {
     const char *comm_mode, *msg_mode; /* WORLD's failure and message modes */
     const char *checkpoint_every;     /* --checkpoint-every K (iterations) */
     const char *recovery;             /* --recovery POLICY (job_options_parse_recovery) */
+    const char *seeds;                /* --seeds a,b: up to JOB_SEED_NODES node ids */
+    uint32_t node_count;         /* seeds must be below it (0: not checked here) */
     uint32_t default_iterations; /* when --iterations is not given (>= 1) */
     uint32_t max_iterations;     /* the tool's bound (>= default_iterations) */
 };

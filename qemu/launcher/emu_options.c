@@ -76,6 +76,8 @@ void emu_options_usage(FILE *out)
         "                       'process=restart; physical=migrate; network=ignore;\n"
         "                       repeated(3 in 60s)=migrate' (in the job block; the\n"
         "                       launcher carries out restart)\n"
+        "  --seeds a,b          up to 4 seed nodes (in the job block): a joining or\n"
+        "                       rejoining node asks them first\n"
         "  --verbose            print each instance's command line, and every\n"
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
@@ -143,7 +145,7 @@ struct raw_options {
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu, *job, *auth, *mpiexec;
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
-    const char *checkpoint_every, *recovery;
+    const char *checkpoint_every, *recovery, *seeds;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
@@ -180,6 +182,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--msg-mode", &raw->msg_mode, NULL},
         {"--checkpoint-every", &raw->checkpoint_every, NULL},
         {"--recovery", &raw->recovery, NULL},
+        {"--seeds", &raw->seeds, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
@@ -223,6 +226,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                             : raw->msg_mode != NULL    ? "--msg-mode"
                             : raw->checkpoint_every != NULL ? "--checkpoint-every"
                             : raw->recovery != NULL    ? "--recovery"
+                            : raw->seeds != NULL       ? "--seeds"
                                                        : NULL;
         if (stray != NULL)
             snprintf(error, capacity, "%s needs --app (expected --app NAME)", stray);
@@ -235,6 +239,9 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                   "an --app run ends when every node reported)", clash);
         return false;
     }
+    uint32_t node_count = 1;
+    for (unsigned d = 0; d < o->dims; d++)
+        node_count *= o->size[d];
     const struct job_options wanted = {.app = raw->app,
                                        .iterations = raw->iterations,
                                        .progress = raw->progress,
@@ -243,6 +250,8 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                        .msg_mode = raw->msg_mode,
                                        .checkpoint_every = raw->checkpoint_every,
                                        .recovery = raw->recovery,
+                                       .seeds = raw->seeds,
+                                       .node_count = node_count,
                                        .default_iterations = EMU_APP_DEFAULT_ITERATIONS,
                                        .max_iterations = EMU_APP_MAX_ITERATIONS};
     if (!job_options_build(&wanted, &o->app_job, error, capacity))

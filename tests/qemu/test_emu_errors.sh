@@ -88,6 +88,12 @@ refused "--inject: 'join 2 at 1s': node 2 is not a spare (expected one of the la
     --dims 2x2x2 --board host --spares 1 --inject 'join 2 at 1s'
 refused "--inject: 'link 1 z+ off at 1s': node 1 has no link z+" \
     --dims 2x2 --board host --inject 'link 1 z+ off at 1s'
+# Issue 16: seed nodes are ids of the torus, at most 4, with a job.
+refused "--seeds '0,8' is invalid (expected up to 4 node ids below 8, comma-separated, e.g. 0,7)" \
+    --dims 2x2x2 --board host --app allreduce --seeds 0,8
+refused "--seeds '0,1,2,3,4' is invalid (expected up to 4 node ids below 8" \
+    --dims 2x2x2 --board host --app allreduce --seeds 0,1,2,3,4
+refused "--seeds needs --app (expected --app NAME)" --dims 2x2x2 --board host --seeds 0
 # Issue 16: groups and plane cuts, checked against the torus.
 refused "--inject: 'kill x>=2 at 1s': the group holds no node of the torus" \
     --dims 2x2x2 --board host --inject 'kill x>=2 at 1s'
