@@ -458,6 +458,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     membership_view_copy(&ctx->live, view);
     ctx->epoch = epoch;
     ctx->has_view = true;
+    ft_forget_leaves(ctx); /* a leaver still (or again) in the view left no view we saw */
     if (!first) {
         coll_restart_rounds(ctx, out);
     }

@@ -901,6 +901,17 @@ bool ft_take_leave(struct comm *ctx, uint32_t node)
     return false;
 }
 
+void ft_forget_leaves(struct comm *ctx)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < ctx->leaving_count; i++) {
+        if (!node_is_live(ctx, ctx->leaving[i])) {
+            ctx->leaving[kept++] = ctx->leaving[i];
+        }
+    }
+    ctx->leaving_count = kept;
+}
+
 bool comm_restart_expected(const struct comm *ctx, uint32_t node)
 {
     for (uint32_t i = 0; i < ctx->restarting_count; i++) {

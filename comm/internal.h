@@ -265,6 +265,9 @@ void ft_comm_init(const struct comm *ctx, struct comm_communicator *c);
 bool ft_nop_halted(const struct comm_communicator *c);
 /* Was the node's removal a leave (comm_member_left)?  Each is taken once. */
 bool ft_take_leave(struct comm *ctx, uint32_t node);
+/* Drops the leaves of nodes live in the installed view: their removal is
+ * not one this node will see (a later one must not pass for a leave). */
+void ft_forget_leaves(struct comm *ctx);
 /* left: the member left (a graceful leave), it did not fail. */
 void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, bool left,
                       struct comm_outbox *out);
