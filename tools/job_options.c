@@ -201,9 +201,8 @@ void job_options_format_recovery(const struct recovery_policy *policy, char *out
                  (unsigned)policy->quarantine_limit);
 }
 
-/* "0,31": the seed nodes, up to JOB_SEED_NODES ids below node_count (when known). */
-static bool parse_seeds(const char *text, uint32_t node_count, struct job *job, char *error,
-                        size_t capacity)
+bool job_options_parse_seeds(const char *option, const char *text, uint32_t node_count,
+                             struct job *job, char *error, size_t capacity)
 {
     char expected[96];
     if (node_count != 0)
@@ -221,7 +220,7 @@ static bool parse_seeds(const char *text, uint32_t node_count, struct job *job, 
         const char *end = comma != NULL ? comma : p + strlen(p);
         uint32_t id = 0;
         if (job->seed_count == JOB_SEED_NODES || !whole_in(p, end, 0, limit, &id))
-            return cli_invalid(error, capacity, "--seeds", text, expected);
+            return cli_invalid(error, capacity, option, text, expected);
         job->seed_node[job->seed_count++] = id;
         if (comma == NULL)
             return true;
@@ -291,7 +290,8 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
                                                              capacity))
         return false;
     if (options->seeds != NULL &&
-        !parse_seeds(options->seeds, options->node_count, job, error, capacity))
+        !job_options_parse_seeds("--seeds", options->seeds, options->node_count, job, error,
+                                 capacity))
         return false;
     struct personality_error invalid;
     if (!job_validate(job, &invalid)) {

@@ -48,6 +48,12 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
  * each whole); false with a one-line error naming --app-args. */
 bool job_options_parse_args(const char *text, struct job *job, char *error, size_t capacity);
 
+/* "0,31" into job->seed_count and seed_node: up to JOB_SEED_NODES node ids,
+ * below node_count when it is not 0; false with a one-line error naming
+ * option. */
+bool job_options_parse_seeds(const char *option, const char *text, uint32_t node_count,
+                             struct job *job, char *error, size_t capacity);
+
 /*
  * The one recovery policy parser (lib/recovery.h), for every tool:
  * clauses separated by ';', each MODEL=ACTION with MODEL process, physical
