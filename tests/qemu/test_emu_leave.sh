@@ -4,9 +4,10 @@
 # says `left who=3`, nobody detects anything (no failure-detected line in
 # any log), the agreement check passes with 7 live, node 3 says `left` and
 # `halt` and ends cleanly (a host process exits 0; the launcher closes a
-# halted QEMU): no crash is reported and the run exits 0.  On the host also
-# a job: `leave 3 at iteration 40` under shrink and blank: the survivors
-# rebuild without 3 and end ok with one digest; node 3's row says `left`.
+# halted QEMU): no crash is reported and the run exits 0.  On the host
+# also the root's leave (node 1 takes over), and a job: `leave 3 at
+# iteration 40` under shrink and blank: the survivors rebuild without 3
+# and end ok with one digest; node 3's row says `left`.
 # usage: test_emu_leave.sh EMU OUT [IMAGE]
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
@@ -40,6 +41,15 @@ if [[ -n $IMAGE ]]; then
     echo "emu.leave_qemu_2x2x2: all checks passed"
     exit 0
 fi
+
+# The root leaves: node 1 takes over and removes it; node 0 exits cleanly.
+timeout 100 "$EMU" --dims 2x2x2 "${BOARD[@]}" --inject 'leave 0 at 1s' --out "$OUT/root" \
+    > "$OUT/root.txt" 2>&1
+check_status 0 $? "leave 0 (the root)"
+grep -q 'pass: 7 nodes agree on epoch [0-9]*, 7 live, root 1' "$OUT/root.txt" ||
+    fail "root: no agreement on 7 live with root 1"
+grep -q 'event=left .*who=0 ' "$OUT/root/node0.log" || fail "root: node 0 did not say left"
+! grep -q 'event=failure-detected' "$OUT"/root/node*.log || fail "root: a failure was detected"
 
 for mode in shrink blank; do
     timeout 100 "$EMU" --dims 2x2x2 "${BOARD[@]}" --app allreduce --iterations 120 --progress 10 \
