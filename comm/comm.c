@@ -418,6 +418,7 @@ uint32_t comm_nodes(const struct comm *ctx)
 
 static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *out)
 {
+    bool left = ft_take_leave(ctx, node);
     peer_fail_node(ctx, node, COMM_ERR_PROC_FAILED, out);
     match_fail_node(ctx, node, COMM_ERR_PROC_FAILED, true, out);
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
@@ -429,8 +430,11 @@ static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *ou
         c->failed++;
         if (c->state == COMM_STATE_OK || c->state == COMM_STATE_RECOVERED) {
             c->state = COMM_STATE_DETECTED;
+            c->only_left = left;
+        } else if (!left) {
+            c->only_left = false;
         }
-        ft_member_failed(ctx, i, rank, out);
+        ft_member_failed(ctx, i, rank, left, out);
         coll_fail_comm(ctx, i, COMM_ERR_PROC_FAILED, out);
     }
 }
@@ -479,6 +483,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     membership_view_copy(&ctx->live, view);
     ctx->epoch = epoch;
     ctx->has_view = true;
+    ft_forget_leaves(ctx); /* a leaver still (or again) in the view left no view we saw */
     if (!first) {
         coll_restart_rounds(ctx, out);
     }

@@ -342,6 +342,7 @@ struct comm_communicator {
     bool abstain_due;   /* rebuilding: its next collective's result round to abstain from */
     bool serve_due;     /* its kept decision to serve in the background once a slot is free */
     bool abstain_queued; /* an abstention gave its slot to a decision served */
+    bool only_left;     /* DETECTED by leaves alone (comm/DESIGN.md, "A member that left") */
     uint8_t abstain_seq; /* its collective number */
     uint64_t failure_epoch; /* view that removed the last member that failed */
     uint32_t acked;     /* failed_log entries acknowledged (ULFM failure_ack) */
@@ -466,6 +467,9 @@ struct comm {
      * REBUILD gives a failed rank back to its own node once it is back. */
     uint32_t restarting[CONFIG_COMM_FT_MAX_EDITS];
     uint32_t restarting_count;
+    /* Nodes the next views remove because they left (a graceful leave). */
+    uint32_t leaving[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t leaving_count;
 
     struct comm_counters counters;
 };
@@ -656,6 +660,14 @@ bool comm_expect_restart(struct comm *ctx, uint32_t node);
 void comm_node_restarted(struct comm *ctx, uint32_t node, uint64_t now_ns,
                          struct comm_outbox *out);
 bool comm_restart_expected(const struct comm *ctx, uint32_t node);
+/*
+ * The node left (the membership's `left` event, which comes with the view
+ * change that removes it): when a view removes it, its communicators treat
+ * it as an orderly exit, not a failure (comm/DESIGN.md, "A member that
+ * left").  Every member must be told alike.  False when the table is full
+ * (it then counts as failed).
+ */
+bool comm_member_left(struct comm *ctx, uint32_t node);
 
 bool comm_has_view(const struct comm *ctx);
 uint64_t comm_view_epoch(const struct comm *ctx);

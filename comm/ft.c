@@ -30,11 +30,19 @@ void ft_comm_init(const struct comm *ctx, struct comm_communicator *c)
     c->abstain_due = false;
     c->serve_due = false;
     c->abstain_queued = false;
+    c->only_left = false;
 }
 
-void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct comm_outbox *out)
+void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, bool left,
+                      struct comm_outbox *out)
 {
     struct comm_communicator *c = &ctx->comms[slot];
+    if (left) {
+        /* An orderly exit: the calls that name it fail (peer_fail_node,
+         * match_fail_node), collectives until the rebuild; the live pairs go
+         * on and no receive from any source waits for an acknowledgment. */
+        return;
+    }
     if (c->failed_log_count < CONFIG_COMM_FT_MAX_EDITS) {
         c->failed_log[c->failed_log_count] = rank;
     }
@@ -87,6 +95,11 @@ void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_n
     ft_serve(ctx, slot);
 }
 
+bool ft_nop_halted(const struct comm_communicator *c)
+{
+    return c->state == COMM_STATE_DETECTED && c->msg_mode == COMM_MSG_NOP && !c->only_left;
+}
+
 enum comm_error ft_p2p_check(const struct comm *ctx, const struct comm_communicator *c,
                              uint32_t rank, bool send)
 {
@@ -97,7 +110,7 @@ enum comm_error ft_p2p_check(const struct comm *ctx, const struct comm_communica
     if (rank != COMM_ANY_SOURCE && group_node(ctx, c, rank) == COMM_NODE_NONE) {
         return COMM_ERR_INVALID_RANK; /* a BLANK gap */
     }
-    if (c->state == COMM_STATE_DETECTED && c->msg_mode == COMM_MSG_NOP) {
+    if (ft_nop_halted(c)) {
         return COMM_ERR_PROC_FAILED; /* NOP: nothing until rebuilt */
     }
     if (rank == COMM_ANY_SOURCE && c->failed_log_count > c->acked) {
@@ -887,6 +900,43 @@ bool comm_expect_restart(struct comm *ctx, uint32_t node)
     }
     ctx->restarting[ctx->restarting_count++] = node;
     return true;
+}
+
+bool comm_member_left(struct comm *ctx, uint32_t node)
+{
+    for (uint32_t i = 0; i < ctx->leaving_count; i++) {
+        if (ctx->leaving[i] == node) {
+            return true;
+        }
+    }
+    if (ctx->leaving_count == CONFIG_COMM_FT_MAX_EDITS || node >= ctx->config.node_count) {
+        return false;
+    }
+    ctx->leaving[ctx->leaving_count++] = node;
+    return true;
+}
+
+/* Was the node's removal a leave?  Each leave is taken once. */
+bool ft_take_leave(struct comm *ctx, uint32_t node)
+{
+    for (uint32_t i = 0; i < ctx->leaving_count; i++) {
+        if (ctx->leaving[i] == node) {
+            ctx->leaving[i] = ctx->leaving[--ctx->leaving_count];
+            return true;
+        }
+    }
+    return false;
+}
+
+void ft_forget_leaves(struct comm *ctx)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < ctx->leaving_count; i++) {
+        if (!node_is_live(ctx, ctx->leaving[i])) {
+            ctx->leaving[kept++] = ctx->leaving[i];
+        }
+    }
+    ctx->leaving_count = kept;
 }
 
 bool comm_restart_expected(const struct comm *ctx, uint32_t node)

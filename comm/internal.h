@@ -261,7 +261,16 @@ void comm_count_lost_frame(struct comm *ctx);
 /* A new communicator's failure state: the modes from the config. */
 void ft_comm_init(const struct comm *ctx, struct comm_communicator *c);
 /* The view removed member rank of communicator slot (before the epoch moves). */
-void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct comm_outbox *out);
+/* NOP after a failure (not only leaves): no point-to-point until rebuilt. */
+bool ft_nop_halted(const struct comm_communicator *c);
+/* Was the node's removal a leave (comm_member_left)?  Each is taken once. */
+bool ft_take_leave(struct comm *ctx, uint32_t node);
+/* Drops the leaves of nodes live in the installed view: their removal is
+ * not one this node will see (a later one must not pass for a leave). */
+void ft_forget_leaves(struct comm *ctx);
+/* left: the member left (a graceful leave), it did not fail. */
+void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, bool left,
+                      struct comm_outbox *out);
 /* Communicator slot lost members in view epoch (after the DETECTED event). */
 void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_ns,
                  struct comm_outbox *out);

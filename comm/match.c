@@ -440,8 +440,8 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
         }
     } else if (cslot != COMM_NONE16) {
         const struct comm_communicator *c = &ctx->comms[cslot];
-        bool nop_failed = f->context == c->context && c->state == COMM_STATE_DETECTED &&
-                          c->msg_mode == COMM_MSG_NOP; /* no receive will ever take it */
+        bool nop_failed = f->context == c->context &&
+                          ft_nop_halted(c); /* no receive will ever take it */
         if (f->source_rank >= c->size || group_node(ctx, c, f->source_rank) != node ||
             nop_failed) {
             ctx->counters.discarded_messages++;

@@ -137,16 +137,21 @@ static void command_help(void *context, const char *arguments, uint64_t now_ns)
     event_end();
 }
 
-static void command_halt(void *context, const char *arguments, uint64_t now_ns)
+void console_command_halt(void)
 {
-    (void)context;
-    (void)arguments;
-    (void)now_ns;
     stack_report_emit("halt"); /* the certification's runtime stack evidence */
     event_begin("halt");
     event_end();
     console_output_flush();
     board_halt(0);
+}
+
+static void command_halt(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)context;
+    (void)arguments;
+    (void)now_ns;
+    console_command_halt();
 }
 
 void console_command_init(void)

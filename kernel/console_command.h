@@ -37,6 +37,10 @@ void console_command_init(void);
 /* Answers a command that cannot be done: `event=console-error reason="..."`. */
 void console_command_reply_error(const char *reason);
 
+/* `halt`: the stack report, a `halt` line, the console flushed, then the
+ * node stops for good (board_halt(0): exit 0 on the host). */
+_Noreturn void console_command_halt(void);
+
 /* The same, the reason given in count pieces joined (cut to fit a line). */
 void console_command_reply_error_parts(const char *const *parts, unsigned count);
 

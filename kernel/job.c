@@ -148,13 +148,11 @@ bool job_validate(const struct job *job, struct personality_error *error)
     if (job->checkpoint_interval > job->iterations)
         return fail(error, "checkpoint_interval", job->checkpoint_interval,
                     "0 (no checkpoints) or at most the iterations");
-    if (job->seed_count != 0)
-        return fail(error, "seed_count", job->seed_count,
-                    "0 (no seed nodes): seed nodes come with issue 16");
-    for (unsigned i = 0; i < JOB_SEED_NODES; i++)
+    if (job->seed_count > JOB_SEED_NODES)
+        return fail(error, "seed_count", job->seed_count, "0 (no seed nodes) to 4");
+    for (unsigned i = job->seed_count; i < JOB_SEED_NODES; i++)
         if (job->seed_node[i] != 0)
-            return fail(error, "seed_node", job->seed_node[i],
-                        "0 beyond seed_count (seed nodes come with issue 16)");
+            return fail(error, "seed_node", job->seed_node[i], "0 beyond seed_count");
     uint8_t policy[JOB_POLICY_BYTES];
     recovery_policy_encode(&job->recovery, policy);
     unsigned offset = 0;

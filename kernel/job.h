@@ -8,7 +8,7 @@
  * No block: the node runs no application.
  *
  *   off size field                  off size field
- *   0   4    magic "JOB1"           28  16   seed_node[4]      (u32, unused: 0)
+ *   0   4    magic "JOB1"           28  16   seed_node[4]      (u32; 0 beyond seed_count)
  *   4   2    version (1)            44  2    link_lossy_retransmits
  *   6   2    size (128)             46  2    link_lossy_window_ms
  *                                  48  32   app_arg[4]        (i64)
@@ -19,16 +19,16 @@
  *   12  4    iterations
  *   16  4    progress_interval      (app-progress every K iterations; 0: none)
  *   20  4    checkpoint_interval    (every K iterations; 0: none)
- *   24  4    seed_count
+ *   24  4    seed_count             (0..4: a joiner asks these nodes first)
  *
  * comm_mode and message_mode are WORLD's failure and message modes (issue
  * 14; every communicator the application creates takes them too).  The
  * recovery policy (issue 15) is lib/recovery.h's binary form, checked byte
  * by byte; the field only ever accepted 24 zero bytes before, which still
  * read as "no policy", so the block kept its version.  Fields of features
- * later issues bring (checkpoints: issue 15; seed nodes, routing: issue 16)
- * are defined now and accept only their "off" value, with an error that
- * says so.  The job key (issue 20): all zero is none, else 128 random bits
+ * later issues bring (routing: issue 16) are defined now and accept only
+ * their "off" value, with an error that says so; the seed nodes (issue 16)
+ * are node ids the node's membership checks against the torus.  The job key (issue 20): all zero is none, else 128 random bits
  * (the launcher's, from /dev/urandom; a key of fewer than 4 distinct byte
  * values is refused as no random key); every frame is then tagged under it
  * (net/torus/frame.h).  It is never printed.  The link loss limit (issue
@@ -88,7 +88,7 @@ struct job {
     uint32_t iterations;  /* >= 1 */
     uint32_t progress_interval;   /* app-progress every K iterations, 0: none */
     uint32_t checkpoint_interval; /* checkpoint every K iterations, 0: none */
-    uint32_t seed_count;          /* 0 until issue 16 */
+    uint32_t seed_count;          /* 0..JOB_SEED_NODES */
     uint32_t seed_node[JOB_SEED_NODES];
     int64_t app_arg[JOB_APP_ARGS];
     uint8_t job_key[JOB_KEY_BYTES]; /* all zero: none; never printed */

@@ -71,7 +71,7 @@ uint32_t recovery_mirror_node(uint32_t rank, uint32_t ranks, uint32_t nodes, uin
 
 uint8_t recovery_policy_action(const struct recovery_policy *policy, uint8_t model)
 {
-    if (policy->version == 0 || model == FAULT_MODEL_NONE || model >= FAULT_MODEL_LIMIT)
+    if (policy->version == 0 || model == FAULT_MODEL_NONE || model > RECOVERY_POLICY_MODELS)
         return RECOVERY_IGNORE;
     return policy->action[model - 1];
 }

@@ -29,7 +29,8 @@
     X(PROCESS, 1, "process")   /* the runtime answers, the application is gone */ \
     X(PHYSICAL, 2, "physical") /* silent to probes and on every link */          \
     X(NETWORK, 3, "network")   /* a link down, its far node reachable */          \
-    X(REPEATED, 4, "repeated") /* removed K times within the window */
+    X(REPEATED, 4, "repeated") /* removed K times within the window */        \
+    X(LEFT, 5, "left")         /* it asked to leave (`leave N`): no fault */
 
 enum fault_model {
 #define FAULT_MODEL_ENUM(name, value, text) FAULT_MODEL_##name = value,
@@ -51,8 +52,9 @@ enum recovery_action {
     RECOVERY_ACTION_LIMIT
 };
 
-/* The models a policy gives an action for (every model but NONE). */
-#define RECOVERY_POLICY_MODELS (FAULT_MODEL_LIMIT - 1)
+/* The models a policy gives an action for (every model but NONE and LEFT:
+ * a leave is an orderly exit, nothing to recover). */
+#define RECOVERY_POLICY_MODELS (FAULT_MODEL_LEFT - 1)
 #define RECOVERY_POLICY_BYTES 24
 #define RECOVERY_POLICY_VERSION 1
 
@@ -71,7 +73,7 @@ uint8_t fault_model_from_name(const char *name, size_t length);
 const char *recovery_action_name(uint8_t action);
 uint8_t recovery_action_from_name(const char *name, size_t length);
 
-/* The action for a model (IGNORE without a policy, or for NONE). */
+/* The action for a model (IGNORE without a policy, or for NONE and LEFT). */
 uint8_t recovery_policy_action(const struct recovery_policy *policy, uint8_t model);
 
 /* The binary form (see above); decode does not validate. */

@@ -66,6 +66,9 @@ enum membership_policy {
     MEMBERSHIP_POLICY_EVERY_SIDE = 1, /* every side forms its own view */
 };
 
+/* Most seed nodes a configuration names (the job block holds 4). */
+#define MEMBERSHIP_SEEDS_MAX 4
+
 struct membership_config {
     uint32_t node_id;
     uint32_t incarnation;  /* boot incarnation; a restart must use a larger one */
@@ -85,6 +88,10 @@ struct membership_config {
     /* What the root decides per fault model (lib/recovery.h; the job's):
      * version 0 is no policy, and changes carry no decisions. */
     struct recovery_policy recovery;
+    /* Seed nodes (the job's, issue 16): a joiner asks these first, before
+     * its last view; ids below the node count. */
+    uint32_t seeds[MEMBERSHIP_SEEDS_MAX];
+    uint32_t seed_count;
 };
 
 enum membership_init_status {
@@ -96,6 +103,7 @@ enum membership_init_status {
     MEMBERSHIP_INIT_BAD_POLICY,
     MEMBERSHIP_INIT_BAD_TIMEOUT,   /* a zero timeout, or heartbeat timeout <= period */
     MEMBERSHIP_INIT_BAD_RECOVERY,  /* the recovery policy fails recovery_policy_check */
+    MEMBERSHIP_INIT_BAD_SEEDS,     /* more than MEMBERSHIP_SEEDS_MAX, or one not a node */
 };
 
 struct membership_counters {
@@ -263,9 +271,11 @@ struct membership_coordinator {
     uint32_t batch_failed[MEMBERSHIP_MAX_CHANGE_FAILED];
     uint32_t batch_failed_at[MEMBERSHIP_MAX_CHANGE_FAILED];
     uint8_t batch_failed_model[MEMBERSHIP_MAX_CHANGE_FAILED];
-    /* The round's decisions, per failed id (with a policy). */
+    /* The round's decisions, per failed id (with a policy, or when a member
+     * left: the change carries them, so that every node tells a leave). */
     uint8_t round_model[MEMBERSHIP_MAX_CHANGE_FAILED];
     uint8_t round_action[MEMBERSHIP_MAX_CHANGE_FAILED];
+    bool round_decided;
     struct membership_removals removals[MEMBERSHIP_REMOVALS_MAX];
     uint32_t removals_count;
     struct membership_join_entry batch_joins[MEMBERSHIP_MAX_CHANGE_JOINED];
@@ -308,6 +318,7 @@ struct membership_joiner {
     uint32_t tried;    /* contacts asked in this pass of the list */
     bool wide;         /* this pass goes over every node id, not the last view */
     uint32_t quick;    /* contacts skipped at once since the last timeout */
+    uint32_t seed_next; /* seeds asked in this pass (they come first) */
     uint32_t hint;     /* ask this one first (who expelled us), or MEMBERSHIP_NONE */
     uint32_t target;
     bool redirected;
@@ -378,6 +389,7 @@ struct membership {
     uint32_t root_check;      /* our root asked to join: is it still root? (probed) */
     uint32_t pending_work; /* WORK_* flags, run before an entry point returns */
     bool leaving;          /* asked the root to remove us (a process fault): no rejoin */
+    uint8_t leaving_model; /* with what model (FAULT_MODEL_LEFT: a graceful leave) */
     struct membership_counters counters;
 };
 
@@ -443,10 +455,12 @@ bool membership_suspect(struct membership *ctx, uint32_t node, uint64_t now_ns,
 
 /*
  * This node's application is gone while its runtime serves on (a process
- * fault, lib/recovery.h): asks the root to remove this node with that
- * model.  Once out of the view it stays out (no rejoin; a restart is the
- * launcher's).  A root asks the next member, which takes over as root and
- * removes it.  Returns false when the node is no member (or the only one).
+ * fault, lib/recovery.h), or it leaves the job (FAULT_MODEL_LEFT, a
+ * graceful leave: no failure-detected anywhere, a `left` event instead of
+ * a decision): asks the root to remove this node with that model.  Once
+ * out of the view it stays out (no rejoin; a restart is the launcher's).
+ * A root asks the next member, which takes over as root and removes it.
+ * Returns false when the node is no member (or the only one).
  */
 bool membership_request_removal(struct membership *ctx, uint8_t model, uint64_t now_ns,
                                 struct membership_outbox *out);

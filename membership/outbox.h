@@ -26,7 +26,8 @@
     X(EXPELLED, 5, "expelled")       /* this node found itself out of the view */        \
     X(PARTITIONED, 6, "partitioned") /* this side lost the primary component */          \
     X(RECOVERY_DECISION, 7, "recovery-decision") /* the root's decision for a fault */   \
-    X(JOIN_REFUSED, 8, "join-refused")           /* the root will not let us in */
+    X(JOIN_REFUSED, 8, "join-refused")           /* the root will not let us in */    \
+    X(LEFT, 9, "left") /* a member (or this node) left by its own request: no fault */
 
 enum membership_event_type {
 #define MEMBERSHIP_EVENT_ENUM(name, value, text) MEMBERSHIP_EVENT_##name = value,
@@ -96,6 +97,14 @@ struct membership_event_expelled {
     uint32_t by;     /* who told us */
 };
 
+/* A graceful leave (membership_request_removal with FAULT_MODEL_LEFT): at
+ * every node that applies the change removing it, and at the leaver once
+ * it finds itself out (instead of expelled). */
+struct membership_event_left {
+    uint64_t epoch; /* the view without it (0: unknown, at the leaver) */
+    uint32_t who;
+};
+
 struct membership_event_partitioned {
     uint64_t epoch;
     uint32_t side_live;   /* members of the last view on this side (who answered its root) */
@@ -114,6 +123,7 @@ struct membership_event {
         struct membership_event_partitioned partitioned;
         struct membership_event_decision decision;
         struct membership_event_join_refused refused;
+        struct membership_event_left left;
     } u;
 };
 

@@ -86,6 +86,10 @@ static void emit_event(const struct node *node, const struct membership_event *e
          * application): an expulsion that follows one is no crash. */
         event_add_u64("pauses", membership_get_counters(&node->membership)->pauses);
         break;
+    case MEMBERSHIP_EVENT_LEFT:
+        event_add_u64("who", e->u.left.who);
+        event_add_u64("epoch", e->u.left.epoch);
+        break;
     case MEMBERSHIP_EVENT_PARTITIONED:
         event_add_u64("epoch", e->u.partitioned.epoch);
         event_add_u64("side_live", e->u.partitioned.side_live);
@@ -134,9 +138,16 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
                            TORUS_FRAME_TYPE_MEMBERSHIP, epoch,
                            membership_outbox_payload(out, i), m->length, now_ns);
     }
+    bool left = false;
     for (uint32_t i = 0; i < out->event_count; i++) {
         const struct membership_event *e = &out->events[i];
         emit_event(node, e, entry_ns);
+        left = left || (e->type == MEMBERSHIP_EVENT_LEFT &&
+                        e->u.left.who == node->personality->node_id);
+        /* A leave is an orderly exit for the communicators, not a failure:
+         * told before the comm core installs the view that removes it. */
+        if (e->type == MEMBERSHIP_EVENT_LEFT && e->u.left.who != node->personality->node_id)
+            comm_member_left(&node->comm, e->u.left.who);
         /* RESTART: the communicators hold the node's ranks for its next life
          * (a REBUILD gives them back to it rather than to a spare). */
         if (e->type == MEMBERSHIP_EVENT_RECOVERY_DECISION &&
@@ -161,6 +172,10 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
     for (uint32_t i = 0; i < restarted_count; i++)
         comm_node_restarted(&node->comm, restarted[i], now_ns, &node->comm_outbox);
     restarted_count = 0;
+    /* `leave`: out of the view as asked, the node stops for good (host:
+     * exit 0; QEMU: it polls no link again), as `halt` does. */
+    if (left)
+        console_command_halt();
 }
 
 static void on_membership_frame(void *context, const struct torus_frame_header *header,
@@ -267,6 +282,27 @@ bool node_membership_request_removal(struct node *node, uint8_t model, uint64_t 
     return sent;
 }
 
+/* `leave`: a graceful leave (the fault injectors' `leave N`, tools/fault.h). */
+static void command_leave(void *context, const char *arguments, uint64_t now_ns)
+{
+    (void)arguments;
+    struct node *node = context;
+    if (!membership_started) {
+        console_command_reply_error("leave: membership not started (send: start)");
+        return;
+    }
+    if (removal.asked) {
+        console_command_reply_error("leave: already leaving");
+        return;
+    }
+    if (!node_membership_request_removal(node, FAULT_MODEL_LEFT, now_ns)) {
+        console_command_reply_error("leave: not a member, or the only one");
+        return;
+    }
+    event_begin("leaving");
+    event_end();
+}
+
 static void command_suspect(void *context, const char *arguments, uint64_t now_ns)
 {
     struct node *node = context;
@@ -340,8 +376,13 @@ void node_membership_init(struct node *node)
     config.watch_torus_neighbours = true;
     membership_config_timeouts_ms(&config, p->heartbeat_ms, p->detect_timeout_ms);
     /* The root decides by the job's recovery policy (none without a job). */
-    if (kernel_job() != NULL)
+    if (kernel_job() != NULL) {
         config.recovery = kernel_job()->recovery;
+        /* Seed nodes: a joiner asks them first (issue 16). */
+        config.seed_count = kernel_job()->seed_count;
+        for (uint32_t i = 0; i < config.seed_count && i < MEMBERSHIP_SEEDS_MAX; i++)
+            config.seeds[i] = kernel_job()->seed_node[i];
+    }
     enum membership_init_status status = membership_init(&node->membership, &config);
     if (status != MEMBERSHIP_INIT_OK)
         kernel_panic(membership_init_status_text(status));
@@ -355,5 +396,6 @@ void node_membership_init(struct node *node)
     poll_register("membership", membership_poll, node);
     console_command_register("view", command_view, node, CONSOLE_NO_ARGUMENTS);
     console_command_register("suspect", command_suspect, node, CONSOLE_ARGUMENTS);
+    console_command_register("leave", command_leave, node, CONSOLE_NO_ARGUMENTS);
     console_command_register("start", command_start, node, CONSOLE_NO_ARGUMENTS);
 }

@@ -35,6 +35,8 @@
 #define TOOL "tori-sim"
 
 struct options {
+    const char *seed_nodes; /* --seed-nodes a,b: joiners ask these first */
+    struct job seed_job;    /* ... parsed against the torus (its seed fields) */
     struct torus_geometry geometry;
     bool have_dims;
     bool mesh;
@@ -201,6 +203,8 @@ static void usage(void)
           "  --msg-mode M         nop or cont (tori-emu's)\n"
           "  --spares K           the last K nodes are spares (--members N-K); under\n"
           "                       rebuild they start with the ranks and wait to adopt\n"
+          "  --seed-nodes a,b     up to 4 seed nodes a joiner asks first (tori-emu's\n"
+          "                       --seeds; this tool's --seeds counts chaos seeds)\n"
           "  --recovery POLICY    the root's decision per fault model, as tori-emu's:\n"
           "                       'process=restart; physical=migrate; network=ignore;\n"
           "                       repeated(3 in 60s)=migrate' (recovery-decision lines);\n"
@@ -654,6 +658,11 @@ static void parse_args(int argc, char **argv, struct options *o)
         } else if (strcmp(a, "--spares") == 0) {
             o->spares = parse_u64(a, v, 0, CONFIG_MAX_NODES, "0..node count - 1");
             o->spares_set = true;
+        } else if (strcmp(a, "--seed-nodes") == 0) {
+            if (v == NULL) {
+                usage_error("%s needs a value", a, "up to 4 node ids, e.g. 0,31");
+            }
+            o->seed_nodes = v;
         } else if (strcmp(a, "--recovery") == 0) {
             char error[400];
             if (v == NULL) {
@@ -709,8 +718,8 @@ static void parse_args(int argc, char **argv, struct options *o)
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
                             "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
                             "--settle-ms, --inject, --inject-file, --emit-script, --pcap, --out, "
-                            "--chaos, --seeds, --rate, --keep-going, --seed, --trace-node, --app, "
-                            "--iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery, "
+                            "--chaos, --seeds, --seed-nodes, --rate, --keep-going, --seed, "
+                            "--trace-node, --app, --iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery, "
                             "--recovery-kills, --checkpoint-every, --fault-rates, --policy-study, --json, "
                             "--events, --quiet");
             }
@@ -784,6 +793,14 @@ static void parse_args(int argc, char **argv, struct options *o)
                         " (expected 1..%" PRIu32 ")\n",
                 o->members, o->geometry.node_count, o->geometry.node_count);
         exit(2);
+    }
+    if (o->seed_nodes != NULL) {
+        char seeds_error[200];
+        if (!job_options_parse_seeds("--seed-nodes", o->seed_nodes, o->geometry.node_count,
+                                     &o->seed_job, seeds_error, sizeof seeds_error)) {
+            fprintf(stderr, TOOL ": %s\n", seeds_error);
+            exit(2);
+        }
     }
     if (o->trace_set && o->trace_node >= o->geometry.node_count) {
         fprintf(stderr, TOOL ": --trace-node %" PRIu32 " is not a node of the %s torus (expected "
@@ -880,6 +897,10 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->app.restart_grace_ns = 30u * sim_unit_ns(p);
     p->recovery_kills = o->recovery_kills;
     p->recovery = o->recovery;
+    p->seed_count = o->seed_job.seed_count;
+    for (uint32_t s = 0; s < o->seed_job.seed_count && s < MEMBERSHIP_SEEDS_MAX; s++) {
+        p->seeds[s] = o->seed_job.seed_node[s];
+    }
     if (o->heartbeat_ns >= 0) {
         p->heartbeat_ns = (uint64_t)o->heartbeat_ns;
     } else {
@@ -938,11 +959,12 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
                      ",\"stable\":%" PRIu32 ",\"failures_detected\":%" PRIu32
                      ",\"false_detections\":%" PRIu32 ",\"expelled\":%" PRIu32
                      ",\"joined\":%" PRIu32 ",\"partitioned\":%" PRIu32
-                     ",\"final_epoch\":\"%016" PRIx64 "\",\"final_live\":%" PRIu32
+                     ",\"left\":%" PRIu32 ",\"final_epoch\":\"%016" PRIx64 "\",\"final_live\":%" PRIu32
                      ",\"outbox_overflow\":%" PRIu64 ",\"ok\":%s}\n",
                 s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
                 s->dropped_partition, s->dropped_route, s->distinct_views, s->stable_count, s->failures_detected,
-                s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
+                s->false_detections, s->expelled, s->joined, s->partitioned, s->nodes_left,
+            s->final_epoch,
                 s->final_live, s->outbox_overflow, s->violation ? "false" : "true");
         return;
     }
@@ -950,11 +972,12 @@ static void print_summary(const struct sim_params *p, const struct sim_stats *s,
                  " delivered=%" PRIu64 " dropped_dead=%" PRIu64 " dropped_partition=%" PRIu64
                  " dropped_route=%" PRIu64 " views=%" PRIu32 " stable=%" PRIu32 " failures_detected=%" PRIu32
                  " false_detections=%" PRIu32 " expelled=%" PRIu32 " joined=%" PRIu32
-                 " partitioned=%" PRIu32 " final_epoch=%016" PRIx64 " final_live=%" PRIu32
+                 " partitioned=%" PRIu32 " left=%" PRIu32 " final_epoch=%016" PRIx64 " final_live=%" PRIu32
                  " outbox_overflow=%" PRIu64 " %s\n",
             s->end_ns, s->steps, s->sent_total, s->delivered, s->dropped_dead,
             s->dropped_partition, s->dropped_route, s->distinct_views, s->stable_count, s->failures_detected,
-            s->false_detections, s->expelled, s->joined, s->partitioned, s->final_epoch,
+            s->false_detections, s->expelled, s->joined, s->partitioned, s->nodes_left,
+            s->final_epoch,
             s->final_live, s->outbox_overflow, s->violation ? "VIOLATION" : "ok");
     fprintf(out, "messages-by-type");
     for (unsigned t = 1; t < MEMBERSHIP_MSG_TYPE_LIMIT; t++) {

@@ -55,6 +55,8 @@ struct sim_node {
     bool reported; /* someone reported it since it died */
     uint32_t links_up; /* routes on: this node's links its router may use */
     bool app_killed; /* appkill: its runtime serves, out of the job (until a restart) */
+    bool leaving;    /* leave: asked to be removed; halts once out of the view */
+    bool halt_due;   /* leave: its `left` event came, it halts after this dispatch */
     uint64_t relaunch_epoch; /* the view whose RESTART the launcher carries out (0: none) */
 };
 
@@ -576,6 +578,20 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
             line_end(sim);
         }
         break;
+    case MEMBERSHIP_EVENT_LEFT:
+        sim->stats.left_events++;
+        if (e->u.left.who == id) {
+            sim->nodes[id].halt_due = true; /* as the node does (node_membership.c) */
+        } else if (sim->comms != NULL) {
+            comm_member_left(&sim->comms[id], e->u.left.who); /* an orderly exit */
+        }
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "left");
+            line_u64(sim, "who", e->u.left.who);
+            line_hex(sim, "epoch", e->u.left.epoch);
+            line_end(sim);
+        }
+        break;
     case MEMBERSHIP_EVENT_PARTITIONED:
         sim->stats.partitioned++;
         if (sim->params.verbosity >= 1) {
@@ -972,10 +988,25 @@ static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
 }
 
 /* Sends what a node produced (leaving at depart) and, with --app, runs its comm side. */
+static void link_events(struct sim *sim, uint32_t id, bool up);
+
 static void dispatch(struct sim *sim, uint32_t source, uint64_t depart)
 {
     dispatch_membership(sim, source, depart);
-    if (sim->comms != NULL && sim->nodes[source].state == NODE_UP) {
+    struct sim_node *n = &sim->nodes[source];
+    if (n->halt_due) {
+        /* Out of the view as it asked: it halts, as a node does after `leave`. */
+        n->halt_due = false;
+        n->leaving = false;
+        n->state = NODE_DEAD;
+        n->died_at = sim->now;
+        n->reported = true; /* nobody owes it a detection */
+        sim->stats.nodes_left++;
+        free_inbox(n);
+        link_events(sim, source, false);
+        return;
+    }
+    if (sim->comms != NULL && n->state == NODE_UP) {
         follow_comm(sim, source, depart);
     }
 }
@@ -1015,6 +1046,65 @@ static void check_node(struct sim *sim, uint32_t id)
     }
 }
 
+/* A partition or a blocked pair keeps anything from getting from a to b now. */
+static bool cut_off(const struct sim *sim, uint32_t a, uint32_t b)
+{
+    for (unsigned i = 0; i < sim->block_count; i++) {
+        const struct sim_block *k = &sim->blocks[i];
+        if (k->until_ns > sim->now && ((k->a == a && k->b == b) || (k->b == a && k->a == b))) {
+            return true;
+        }
+    }
+    return sim->nodes[a].side != sim->nodes[b].side;
+}
+
+/*
+ * `ping all`: every running node pings every other now.  A pair answers
+ * when both run (a hung node answers nothing), nothing cuts them apart,
+ * and, routes on, the routers' hops get there and back as they would a
+ * frame sent now.  One `ping-all` line; a pair that does not answer fails
+ * the run (a violation naming the first).
+ */
+static void ping_all(struct sim *sim)
+{
+    uint64_t pairs = 0;
+    uint64_t missing = 0;
+    uint32_t first_source = 0;
+    uint32_t first_destination = 0;
+    for (uint32_t a = 0; a < sim->node_count; a++) {
+        if (sim->nodes[a].state != NODE_UP) {
+            continue;
+        }
+        for (uint32_t b = 0; b < sim->node_count; b++) {
+            if (b == a || sim->nodes[b].state != NODE_UP) {
+                continue;
+            }
+            pairs++;
+            uint64_t hops = 0;
+            bool answered = !cut_off(sim, a, b) &&
+                            (!sim->params.routes ||
+                             (route(sim, a, b, &hops) && route(sim, b, a, &hops)));
+            if (!answered && missing++ == 0) {
+                first_source = a;
+                first_destination = b;
+            }
+        }
+    }
+    sim->stats.pings++;
+    sim->stats.ping_pairs += pairs;
+    sim->stats.ping_missing += missing;
+    line_begin(sim, 0, "ping-all");
+    line_u64(sim, "pairs", pairs);
+    line_u64(sim, "answered", pairs - missing);
+    line_end(sim);
+    if (missing > 0) {
+        violation(sim,
+                  "ping all: %" PRIu64 " of %" PRIu64 " pairs of running nodes did not answer "
+                  "(first %" PRIu32 "->%" PRIu32 ")",
+                  missing, pairs, first_source, first_destination);
+    }
+}
+
 /* Messages whose purpose is joining, probing or state transfer are exempt. */
 static bool exempt_from_epoch_check(uint8_t type)
 {
@@ -1047,6 +1137,8 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
     config.incarnation = n->boots * 1024u;
     n->boots++;
     n->app_killed = false;
+    n->leaving = false;
+    n->halt_due = false;
     enum membership_init_status status = membership_init(&sim->contexts[id], &config);
     if (status != MEMBERSHIP_INIT_OK) {
         fprintf(stderr, "tori-sim: membership_init(%" PRIu32 "): %s\n", id,
@@ -1152,12 +1244,12 @@ static uint64_t ask_again_ns(const struct sim *sim)
 static void ask_removal_again(struct sim *sim, uint32_t id)
 {
     struct sim_node *n = &sim->nodes[id];
-    if (n->state != NODE_UP || !n->app_killed ||
+    if (n->state != NODE_UP || !(n->app_killed || n->leaving) ||
         !membership_is_member(&sim->contexts[id], id)) {
         return; /* gone, restarted, or out of the view: nothing to ask */
     }
-    if (membership_request_removal(&sim->contexts[id], FAULT_MODEL_PROCESS, sim->now,
-                                   sim->outbox)) {
+    uint8_t model = n->leaving ? FAULT_MODEL_LEFT : FAULT_MODEL_PROCESS;
+    if (membership_request_removal(&sim->contexts[id], model, sim->now, sim->outbox)) {
         dispatch(sim, id, sim->now);
         reschedule_tick(sim, id);
     }
@@ -1223,6 +1315,22 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
             membership_request_removal(&sim->contexts[inj->node], FAULT_MODEL_PROCESS, sim->now,
                                        sim->outbox)) {
             n->app_killed = true;
+            dispatch(sim, inj->node, sim->now);
+            reschedule_tick(sim, inj->node);
+            push(sim, sim->now + ask_again_ns(sim), SIM_EVENT_ASK_REMOVAL, inj->node, 0,
+                 0, NULL);
+        }
+        break;
+    case FAULT_PING:
+        ping_all(sim);
+        break;
+    case FAULT_LEAVE:
+        /* It asks to be removed (a root through the next member; alone:
+         * nothing happens) and halts once out (dispatch). */
+        if (n->state == NODE_UP &&
+            membership_request_removal(&sim->contexts[inj->node], FAULT_MODEL_LEFT, sim->now,
+                                       sim->outbox)) {
+            n->leaving = true;
             dispatch(sim, inj->node, sim->now);
             reschedule_tick(sim, inj->node);
             push(sim, sim->now + ask_again_ns(sim), SIM_EVENT_ASK_REMOVAL, inj->node, 0,
@@ -1299,14 +1407,7 @@ static void step_deliver(struct sim *sim, const struct sim_event *e)
         free(m);
         return;
     }
-    bool blocked = false;
-    for (unsigned i = 0; i < sim->block_count; i++) {
-        const struct sim_block *b = &sim->blocks[i];
-        blocked = blocked || (b->until_ns > sim->now &&
-                              ((b->a == m->source && b->b == m->destination) ||
-                               (b->b == m->source && b->a == m->destination)));
-    }
-    if (blocked || n->side != sim->nodes[m->source].side) {
+    if (cut_off(sim, m->source, m->destination)) {
         sim->stats.dropped_partition++; /* cut off, by a partition or a blocked pair */
         free(m);
         return;
@@ -1431,6 +1532,7 @@ static const char *not_now(const struct sim *sim, const struct fault *f)
     case FAULT_KILL:
     case FAULT_SUSPECT:
     case FAULT_APPKILL:
+    case FAULT_LEAVE:
         return node_running(n) ? NULL : "down";
     case FAULT_HANG:
         return n->state == NODE_UP ? NULL : "not-running";
@@ -1957,6 +2059,8 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
     c->layout = params->layout;
     c->policy = params->policy;
     c->recovery = params->recovery;
+    c->seed_count = params->seed_count;
+    memcpy(c->seeds, params->seeds, sizeof c->seeds);
     c->geometry = params->geometry;
     c->watch_torus_neighbours = true;
     c->heartbeat_ns = params->heartbeat_ns;

@@ -59,6 +59,8 @@ struct sim_params {
     struct sim_app_params app; /* kind NONE: membership only */
     uint32_t recovery_kills;   /* --recovery-kills: kills drawn while a rebuild runs */
     struct recovery_policy recovery; /* --recovery: the roots' decisions (version 0: none) */
+    uint32_t seeds[MEMBERSHIP_SEEDS_MAX]; /* --seed-nodes: joiners ask these first */
+    uint32_t seed_count;
     /* --app model: every recovery-decision a node emits, as it emits it
      * (NULL: none); and the launcher's part, RESTART carried out: the node
      * decided on is killed restart_ns after the decision and boots again (a
@@ -133,6 +135,11 @@ struct sim_stats {
     uint32_t distinct_views;
     uint32_t joined;
     uint32_t expelled;
+    uint32_t left_events; /* `left` events, every node's (the leaver's own too) */
+    uint32_t nodes_left;  /* leavers that halted once out of the view */
+    uint32_t pings;       /* `ping all` items carried out */
+    uint64_t ping_pairs;  /* ordered pairs of running nodes they pinged */
+    uint64_t ping_missing; /* ... that did not answer (each fails the run) */
     uint32_t partitioned;
     uint64_t last_injection_ns; /* time of the last scripted fault (0: none) */
     uint64_t last_change_ns;    /* last view, join, expulsion or partition event */

@@ -39,12 +39,16 @@ bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
                       uint32_t app_iterations, struct fault_script *script, char *error,
                       size_t error_capacity)
 {
-    struct fault_script parsed;
+    struct fault_script written;
+    struct fault_script parsed = {0};
     memset(script, 0, sizeof *script);
-    if (!fault_script_parse(text, &parsed, error, error_capacity)) {
+    if (!fault_script_parse(text, &written, error, error_capacity)) {
         return false;
     }
-    bool ok = fault_script_check_torus(&parsed, geometry, error, error_capacity);
+    /* Groups and cuts, spelled out node by node and cable by cable. */
+    bool ok = fault_script_check_torus(&written, geometry, error, error_capacity) &&
+              fault_script_expand(&written, geometry, &parsed, error, error_capacity);
+    fault_script_free(&written);
     for (size_t i = 0; i < parsed.count && ok; i++) {
         struct fault item = parsed.items[i];
         char reason[96];
@@ -137,6 +141,7 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
         case FAULT_HANG:
         case FAULT_SUSPECT:
         case FAULT_APPKILL:
+        case FAULT_LEAVE:
             if (!running[id]) {
                 why = id >= members ? "is a spare that has not joined then (expected a running "
                                       "node)"
@@ -173,8 +178,8 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
             ok = false;
             break;
         }
-        if (item->kind == FAULT_KILL) {
-            running[id] = false;
+        if (item->kind == FAULT_KILL || item->kind == FAULT_LEAVE) {
+            running[id] = false; /* a leaver halts */
             hung_until[id] = 0;
         } else if (item->kind == FAULT_JOIN || item->kind == FAULT_RESTART) {
             running[id] = true;

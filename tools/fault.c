@@ -17,14 +17,43 @@ static const char *const kind_names[] = {
     [FAULT_LINK_OFF] = "link",   [FAULT_LINK_ON] = "link",    [FAULT_REBOOT] = "reboot",
     [FAULT_RESTART] = "restart", [FAULT_JOIN] = "join",       [FAULT_SUSPECT] = "suspect",
     [FAULT_BLOCK] = "block",     [FAULT_PARTITION] = "partition", [FAULT_HEAL] = "heal",
-    [FAULT_APPKILL] = "appkill",
+    [FAULT_APPKILL] = "appkill", [FAULT_LEAVE] = "leave",         [FAULT_CUT] = "cut",
+    [FAULT_PING] = "ping",
 };
 
 #define EXPECTED_KINDS \
-    "kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal or " \
-    "appkill"
+    "kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal, " \
+    "appkill, leave, cut or ping"
 
 static const char dimension_letters[] = "xyzuvw";
+
+static const char *const compare_names[] = {
+    [FAULT_LT] = "<", [FAULT_LE] = "<=", [FAULT_EQ] = "=", [FAULT_GE] = ">=", [FAULT_GT] = ">",
+};
+
+/* "x", "id": a dimension's letter, or id for -1. */
+static const char *dim_name(int dim, char letter[2])
+{
+    if (dim < 0 || dim >= (int)(sizeof dimension_letters - 1))
+        return "id";
+    letter[0] = dimension_letters[dim];
+    letter[1] = '\0';
+    return letter;
+}
+
+/* The group "x>=4,y<2" into out. */
+static void format_group(const struct fault *item, char *out, size_t capacity)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (unsigned i = 0; i < item->select_count && used < capacity; i++) {
+        char letter[2];
+        const struct fault_predicate *p = &item->select[i];
+        int n = snprintf(out + used, capacity - used, "%s%s%s%" PRIu32, i == 0 ? "" : ",",
+                         dim_name(p->dim, letter), compare_names[p->op], p->value);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
 
 const char *fault_kind_name(enum fault_kind kind)
 {
@@ -45,12 +74,6 @@ void fault_format(const struct fault *item, char *out, size_t capacity)
     const char *name = fault_kind_name(item->kind);
     unsigned node = (unsigned)item->node, other = (unsigned)item->other;
     switch (item->kind) {
-    case FAULT_HANG:
-        if (item->duration_ns != 0) {
-            snprintf(out, capacity, "hang %u at %s for %s", node, t, d);
-            return;
-        }
-        break;
     case FAULT_LINK_OFF:
     case FAULT_LINK_ON: {
         char end[16];
@@ -81,18 +104,55 @@ void fault_format(const struct fault *item, char *out, size_t capacity)
     case FAULT_HEAL:
         snprintf(out, capacity, "heal at %s", t);
         return;
+    case FAULT_PING:
+        snprintf(out, capacity, "ping all at %s", t);
+        return;
+    case FAULT_CUT: {
+        char letter[2], except[24] = "", hold[CLI_TIME_TEXT_MAX + 8] = "";
+        if (item->keep != 0)
+            snprintf(except, sizeof except, " except %" PRIu32, item->keep);
+        if (item->duration_ns != 0)
+            snprintf(hold, sizeof hold, " for %s", d);
+        snprintf(out, capacity, "cut %s=%" PRIu32 "|%" PRIu32 "%s at %s%s",
+                 dim_name(item->dim, letter), item->plane, item->plane_next, except, t, hold);
+        return;
+    }
     default:
         break;
     }
-    snprintf(out, capacity, "%s %u at %s", name, node, t);
+    char who[FAULT_TEXT_MAX];
+    if (item->select_count != 0)
+        format_group(item, who, sizeof who);
+    else
+        snprintf(who, sizeof who, "%u", node);
+    if (item->kind == FAULT_HANG && item->duration_ns != 0)
+        snprintf(out, capacity, "hang %s at %s for %s", who, t, d);
+    else
+        snprintf(out, capacity, "%s %s at %s", name, who, t);
+}
+
+static bool same_group(const struct fault *a, const struct fault *b)
+{
+    if (a->select_count != b->select_count)
+        return false;
+    for (unsigned i = 0; i < a->select_count; i++)
+        if (a->select[i].dim != b->select[i].dim || a->select[i].op != b->select[i].op ||
+            a->select[i].value != b->select[i].value)
+            return false;
+    return true;
 }
 
 bool fault_equal(const struct fault *a, const struct fault *b)
 {
-    if (a->kind != b->kind || a->time_ns != b->time_ns || a->iteration != b->iteration)
+    if (a->kind != b->kind || a->time_ns != b->time_ns || a->iteration != b->iteration ||
+        !same_group(a, b))
         return false;
     switch (a->kind) {
+    case FAULT_CUT:
+        return a->dim == b->dim && a->plane == b->plane && a->plane_next == b->plane_next &&
+               a->keep == b->keep && a->duration_ns == b->duration_ns;
     case FAULT_HEAL:
+    case FAULT_PING:
         return true;
     case FAULT_PARTITION:
         return a->dim == b->dim && a->below == b->below;
@@ -254,6 +314,83 @@ bool fault_parse_cut(const char *text, int *dim, uint32_t *below)
     return true;
 }
 
+/* "x", "id" (the first length characters of text): the dimension, -1 for id. */
+static bool parse_dim(const char *text, size_t length, int *dim)
+{
+    if (length == 2 && strncmp(text, "id", 2) == 0) {
+        *dim = -1;
+        return true;
+    }
+    if (length != 1 || text[0] == '\0' || strchr(dimension_letters, text[0]) == NULL)
+        return false;
+    *dim = (int)(strchr(dimension_letters, text[0]) - dimension_letters);
+    return true;
+}
+
+/* "x>=4,y<2": a group's predicates (their dimensions are checked against a torus later). */
+static bool parse_group(const char *text, struct fault *f)
+{
+    f->select_count = 0;
+    for (const char *p = text;;) {
+        size_t span = strcspn(p, ",");
+        if (f->select_count == FAULT_SELECT_MAX || span == 0)
+            return false;
+        char term[32];
+        if (span >= sizeof term)
+            return false;
+        memcpy(term, p, span);
+        term[span] = '\0';
+        size_t name = strcspn(term, "<=>");
+        struct fault_predicate *pred = &f->select[f->select_count];
+        if (!parse_dim(term, name, &pred->dim))
+            return false;
+        const char *op = term + name;
+        size_t op_length = op[0] != '=' && op[1] == '=' ? 2 : 1;
+        pred->op = op_length == 2 ? (op[0] == '<' ? FAULT_LE : FAULT_GE)
+                   : op[0] == '<' ? FAULT_LT
+                   : op[0] == '>' ? FAULT_GT
+                                  : FAULT_EQ;
+        uint64_t value = 0;
+        if (!cli_parse_u64(op + op_length, 0, UINT32_MAX - 1u, &value))
+            return false;
+        pred->value = (uint32_t)value;
+        f->select_count++;
+        if (p[span] == '\0')
+            return true;
+        p += span + 1;
+    }
+}
+
+/* "x=3|4": a cut's two planes (checked against a torus later). */
+static bool parse_plane(const char *text, struct fault *f)
+{
+    const char *equals = strchr(text, '=');
+    const char *bar = equals != NULL ? strchr(equals, '|') : NULL;
+    if (bar == NULL || !parse_dim(text, (size_t)(equals - text), &f->dim) || f->dim < 0)
+        return false;
+    char first[16];
+    size_t length = (size_t)(bar - equals - 1);
+    if (length == 0 || length >= sizeof first)
+        return false;
+    memcpy(first, equals + 1, length);
+    first[length] = '\0';
+    uint64_t a = 0, b = 0;
+    if (!cli_parse_u64(first, 0, UINT32_MAX - 1u, &a) ||
+        !cli_parse_u64(bar + 1, 0, UINT32_MAX - 1u, &b))
+        return false;
+    f->plane = (uint32_t)a;
+    f->plane_next = (uint32_t)b;
+    return true;
+}
+
+/* The kinds whose node may be a group. */
+static bool takes_group(enum fault_kind kind)
+{
+    return kind == FAULT_KILL || kind == FAULT_HANG || kind == FAULT_RESUME ||
+           kind == FAULT_REBOOT || kind == FAULT_RESTART || kind == FAULT_JOIN ||
+           kind == FAULT_APPKILL || kind == FAULT_LEAVE;
+}
+
 static bool parse_item(const struct item *item, struct fault *out, char *error,
                        size_t capacity)
 {
@@ -273,6 +410,13 @@ static bool parse_item(const struct item *item, struct fault *out, char *error,
     unsigned w = 1;
     switch (f.kind) {
     case FAULT_HEAL:
+        break;
+    case FAULT_PING:
+        if (strcmp(word_or_end(item, w), "all") != 0)
+            return item_error(item, error, capacity,
+                              "'%s' after ping: expected all (e.g. 'ping all at 2s')",
+                              cli_echo(word_or_end(item, w), echo));
+        w++;
         break;
     case FAULT_PARTITION:
         if (!fault_parse_cut(word_or_end(item, w), &f.dim, &f.below))
@@ -320,11 +464,40 @@ static bool parse_item(const struct item *item, struct fault *out, char *error,
         w++;
         break;
     }
-    default:
-        if (!parse_node(item, w, &f.node, error, capacity))
+    case FAULT_CUT:
+        if (!parse_plane(word_or_end(item, w), &f))
+            return item_error(item, error, capacity,
+                              "'%s' is not a plane (expected D=A|B, D one of x y z u v w and "
+                              "B = A+1, e.g. x=3|4)",
+                              cli_echo(word_or_end(item, w), echo));
+        w++;
+        if (strcmp(word_or_end(item, w), "except") == 0) {
+            uint64_t keep = 0;
+            w++;
+            if (!cli_parse_u64(word_or_end(item, w), 0, UINT32_MAX - 1u, &keep))
+                return item_error(item, error, capacity,
+                                  "'%s' is not a number of cables to keep (expected e.g. "
+                                  "'cut x=3|4 except 2 at 1s')",
+                                  cli_echo(word_or_end(item, w), echo));
+            f.keep = (uint32_t)keep;
+            w++;
+        }
+        break;
+    default: {
+        const char *who = word_or_end(item, w);
+        if (takes_group(f.kind) && w < item->words && strpbrk(who, "<=>") != NULL) {
+            if (!parse_group(who, &f))
+                return item_error(item, error, capacity,
+                                  "'%s' is not a node or a group (expected a rank like 3, or "
+                                  "coordinates like x>=4,y<2: x y z u v w or id, < <= = >= >, "
+                                  "a number)",
+                                  cli_echo(who, echo));
+        } else if (!parse_node(item, w, &f.node, error, capacity)) {
             return false;
+        }
         w++;
         break;
+    }
     }
     if (strcmp(word_or_end(item, w), "at") != 0)
         return item_error(item, error, capacity,
@@ -346,9 +519,10 @@ static bool parse_item(const struct item *item, struct fault *out, char *error,
     }
     w++;
     if (w < item->words && strcmp(item->word[w], "for") == 0) {
-        if (f.kind != FAULT_HANG && f.kind != FAULT_LINK_OFF && f.kind != FAULT_BLOCK)
+        if (f.kind != FAULT_HANG && f.kind != FAULT_LINK_OFF && f.kind != FAULT_BLOCK &&
+            f.kind != FAULT_CUT)
             return item_error(item, error, capacity,
-                              "'for' applies to hang, link ... off and block only");
+                              "'for' applies to hang, link ... off, block and cut only");
         w++;
         if (w >= item->words || !cli_parse_time_ns(item->word[w], false, &f.duration_ns))
             return item_error(item, error, capacity, "'%s' is not a duration (expected "
@@ -462,6 +636,69 @@ static bool fault_error(const struct fault *item, char *error, size_t capacity,
     return false;
 }
 
+static bool in_group(const struct torus_geometry *geometry, const struct fault *f, uint32_t rank)
+{
+    for (unsigned i = 0; i < f->select_count; i++) {
+        const struct fault_predicate *p = &f->select[i];
+        uint32_t v = p->dim < 0 ? rank : torus_geometry_coord(geometry, rank, (unsigned)p->dim);
+        bool holds = p->op == FAULT_LT   ? v < p->value
+                     : p->op == FAULT_LE ? v <= p->value
+                     : p->op == FAULT_EQ ? v == p->value
+                     : p->op == FAULT_GE ? v >= p->value
+                                         : v > p->value;
+        if (!holds)
+            return false;
+    }
+    return true;
+}
+
+/* The cables a cut names: the nodes at its first plane (their D+ link). */
+static bool on_cut_plane(const struct torus_geometry *geometry, const struct fault *f,
+                         uint32_t rank)
+{
+    return torus_geometry_coord(geometry, rank, (unsigned)f->dim) == f->plane;
+}
+
+static bool check_group(const struct fault *f, const struct torus_geometry *geometry,
+                        char *error, size_t capacity)
+{
+    for (unsigned i = 0; i < f->select_count; i++)
+        if (f->select[i].dim >= (int)geometry->dims)
+            return fault_error(f, error, capacity,
+                               "the torus has no dimension %c (expected one of its %u, or id)",
+                               dimension_letters[f->select[i].dim], geometry->dims);
+    for (uint32_t rank = 0; rank < geometry->node_count; rank++)
+        if (in_group(geometry, f, rank))
+            return true;
+    return fault_error(f, error, capacity, "the group holds no node of the torus (expected "
+                                           "coordinates within it)");
+}
+
+static bool check_cut(const struct fault *f, const struct torus_geometry *geometry, char *error,
+                      size_t capacity)
+{
+    if (f->dim >= (int)geometry->dims)
+        return fault_error(f, error, capacity,
+                           "the torus has no dimension %c (expected one of its %u)",
+                           dimension_letters[f->dim], geometry->dims);
+    uint32_t size = geometry->size[f->dim];
+    bool next = f->plane < size && f->plane_next < size && size > 1 &&
+                (f->plane + 1u == f->plane_next ||
+                 (geometry->wraps[f->dim] && f->plane + 1u == size && f->plane_next == 0));
+    if (!next)
+        return fault_error(f, error, capacity,
+                           "planes %" PRIu32 " and %" PRIu32 " are not neighbours in a dimension "
+                           "of %" PRIu32 " (expected B = A+1, around the ring on a torus)",
+                           f->plane, f->plane_next, size);
+    uint32_t cables = geometry->node_count / size;
+    if (f->keep >= cables)
+        return fault_error(f, error, capacity,
+                           "except %" PRIu32 " keeps every one of its %" PRIu32 " cables "
+                           "(expected fewer)",
+                           f->keep, cables);
+    return true;
+}
+
 bool fault_script_check_torus(const struct fault_script *script,
                               const struct torus_geometry *geometry, char *error,
                               size_t capacity)
@@ -469,10 +706,15 @@ bool fault_script_check_torus(const struct fault_script *script,
     uint32_t count = torus_geometry_node_count(geometry);
     for (size_t i = 0; i < script->count; i++) {
         const struct fault *f = &script->items[i];
+        if (f->select_count != 0 && !check_group(f, geometry, error, capacity))
+            return false;
+        if (f->kind == FAULT_CUT && !check_cut(f, geometry, error, capacity))
+            return false;
         bool pair = f->kind == FAULT_SUSPECT || f->kind == FAULT_BLOCK ||
                     ((f->kind == FAULT_LINK_OFF || f->kind == FAULT_LINK_ON) &&
                      f->link == FAULT_LINK_PAIR);
-        bool single = f->kind != FAULT_PARTITION && f->kind != FAULT_HEAL;
+        bool single = f->kind != FAULT_PARTITION && f->kind != FAULT_HEAL &&
+                      f->kind != FAULT_CUT && f->kind != FAULT_PING && f->select_count == 0;
         if (single && f->node >= count)
             return fault_error(f, error, capacity, "node %u does not exist (expected 0..%u)",
                                (unsigned)f->node, (unsigned)(count - 1u));
@@ -504,6 +746,46 @@ bool fault_script_check_torus(const struct fault_script *script,
         }
     }
     return true;
+}
+
+bool fault_script_expand(const struct fault_script *script, const struct torus_geometry *geometry,
+                         struct fault_script *out, char *error, size_t capacity)
+{
+    memset(out, 0, sizeof *out);
+    bool ok = true;
+    for (size_t i = 0; i < script->count && ok; i++) {
+        const struct fault *f = &script->items[i];
+        if (f->select_count != 0) {
+            for (uint32_t rank = 0; rank < geometry->node_count && ok; rank++) {
+                if (!in_group(geometry, f, rank))
+                    continue;
+                struct fault one = *f;
+                one.select_count = 0;
+                one.node = rank;
+                ok = fault_script_add(out, &one);
+            }
+        } else if (f->kind == FAULT_CUT) {
+            uint32_t skipped = 0;
+            for (uint32_t rank = 0; rank < geometry->node_count && ok; rank++) {
+                if (!on_cut_plane(geometry, f, rank) || skipped++ < f->keep)
+                    continue;
+                struct fault cable = *f;
+                cable.kind = FAULT_LINK_OFF;
+                cable.node = rank;
+                cable.link = torus_geometry_link((unsigned)f->dim, TORUS_DIRECTION_PLUS);
+                cable.dim = 0;
+                cable.plane = cable.plane_next = cable.keep = 0;
+                ok = fault_script_add(out, &cable);
+            }
+        } else {
+            ok = fault_script_add(out, f);
+        }
+    }
+    if (!ok) {
+        fault_script_free(out);
+        snprintf(error, capacity, "out of memory");
+    }
+    return ok;
 }
 
 bool fault_script_write(FILE *out, const struct fault *items, size_t count)

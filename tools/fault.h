@@ -29,6 +29,24 @@
  *           | appkill N at T               node N's application stops dead while
  *                                          its runtime serves on (a process
  *                                          fault, lib/recovery.h)
+ *           | leave N at T                 node N leaves gracefully: it asks
+ *                                          the root to remove it, then halts
+ *                                          (no fault: nothing is detected)
+ *           | cut D=A|B [except K] at T [for D]
+ *                                          every cable across the plane
+ *                                          between coordinates A and B = A+1
+ *                                          (around the ring) of dimension D
+ *                                          (x y z u v w): the links D+ of the
+ *                                          nodes at D=A, but the first K of
+ *                                          them in node order
+ *           | ping all at T                every running node pings every
+ *                                          other (a measurement, no fault):
+ *                                          the run fails if a pair of running
+ *                                          nodes does not answer
+ *   N      := a node number, or (kill hang resume reboot restart join
+ *             appkill leave) a group: predicates on coordinates joined by
+ *             ',' (all must hold), each x|y|z|u|v|w|id then < <= = >= >
+ *             then a number: "kill x>=4,y<2 at 30s" is every such node.
  *   T, D   := a time as tools/cli.h reads it: 250us, 1.5ms, 2s, 0
  *   Any "at T" may be "at iteration N" (N >= 1): the fault fires when the
  *   job's application reaches iteration N (tori-emu --app; see
@@ -40,6 +58,9 @@
  * has no reboot, no resume and no application to time a fault by, the
  * launcher no suspect, block, partition or heal) and checks the states (a restart needs a killed node...).
  * fault_format prints an item back so that parsing it gives the same item.
+ * Groups and cuts name nodes by the torus: fault_script_check_torus checks
+ * them against it and fault_script_expand turns them into one item per
+ * node (or per cable, `link N D+ off`) before an injector uses the script.
  */
 #ifndef TOOLS_FAULT_H
 #define TOOLS_FAULT_H
@@ -65,11 +86,26 @@ enum fault_kind {
     FAULT_PARTITION,
     FAULT_HEAL,
     FAULT_APPKILL,
+    FAULT_LEAVE,
+    FAULT_CUT,
+    FAULT_PING,
     FAULT_KIND_LIMIT
 };
 
 /* struct fault's link for a link named by its two ends ("link A B off"). */
 #define FAULT_LINK_PAIR 0xffu
+
+/* Most predicates in one group ("x>=4,y<2,z=1" has 3). */
+#define FAULT_SELECT_MAX 4
+
+enum fault_compare { FAULT_LT = 1, FAULT_LE, FAULT_EQ, FAULT_GE, FAULT_GT };
+
+/* One predicate of a group: coordinate dim (-1: the node id) op value. */
+struct fault_predicate {
+    int dim;
+    enum fault_compare op;
+    uint32_t value;
+};
 
 struct fault {
     enum fault_kind kind;
@@ -79,8 +115,13 @@ struct fault {
     uint32_t other;       /* SUSPECT: the suspected node; BLOCK and a LINK pair: B */
     unsigned link;        /* LINK: the direction at node, or FAULT_LINK_PAIR */
     uint64_t duration_ns; /* "for D": HANG and LINK_OFF (0: none), BLOCK */
-    int dim;              /* PARTITION: coordinate dimension, -1 for ids */
+    int dim;              /* PARTITION: coordinate dimension, -1 for ids; CUT: its dimension */
     uint32_t below;       /* PARTITION: one side is coordinate (or id) < below */
+    unsigned select_count; /* a group (node unused): the nodes that satisfy every one */
+    struct fault_predicate select[FAULT_SELECT_MAX];
+    uint32_t plane;       /* CUT: between coordinates plane and plane_next */
+    uint32_t plane_next;
+    uint32_t keep;        /* CUT: how many of its cables stay ("except K") */
 };
 
 /* Longest item fault_format writes (and room for a message quoting one). */
@@ -130,11 +171,22 @@ bool fault_script_add(struct fault_script *script, const struct fault *item);
 /*
  * Checks every item against a torus: nodes that exist, a link's two ends
  * torus neighbours (or its direction one the node has), a partition's
- * dimension within the torus and 0 < K < size.  One line naming the item.
+ * dimension within the torus and 0 < K < size, a group's dimensions within
+ * the torus and at least one node in it, a cut's two planes neighbours and
+ * K below its cable count.  One line naming the item.
  */
 bool fault_script_check_torus(const struct fault_script *script,
                               const struct torus_geometry *geometry, char *error,
                               size_t capacity);
+
+/*
+ * The script with every group and cut spelled out (checked first with
+ * fault_script_check_torus): a group item becomes one item per node of the
+ * group, in node order; a cut one `link N D+ off` (with its "for D") per
+ * cable it cuts.  Other items are copied.  False with "out of memory".
+ */
+bool fault_script_expand(const struct fault_script *script, const struct torus_geometry *geometry,
+                         struct fault_script *out, char *error, size_t capacity);
 
 /* Writes the script, one item a line (what fault_script_parse reads back). */
 bool fault_script_write(FILE *out, const struct fault *items, size_t count);

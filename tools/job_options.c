@@ -135,7 +135,7 @@ bool job_options_parse_recovery(const char *text, struct recovery_policy *policy
             quarantine_given = true;
         } else {
             uint8_t model = fault_model_from_name(model_text, (size_t)(model_end - model_text));
-            if (model == FAULT_MODEL_NONE || model >= FAULT_MODEL_LIMIT)
+            if (model == FAULT_MODEL_NONE || model > RECOVERY_POLICY_MODELS)
                 return policy_invalid(error, capacity, text, start, length,
                                       "names no fault model");
             if (given[model])
@@ -182,7 +182,7 @@ void job_options_format_recovery(const struct recovery_policy *policy, char *out
     }
     size_t used = 0;
     out[0] = '\0';
-    for (uint8_t model = 1; model < FAULT_MODEL_LIMIT && used < capacity; model++) {
+    for (uint8_t model = 1; model <= RECOVERY_POLICY_MODELS && used < capacity; model++) {
         const char *action = recovery_action_name(policy->action[model - 1]);
         int n;
         if (model == FAULT_MODEL_REPEATED && policy->repeat_count != 0)
@@ -199,6 +199,33 @@ void job_options_format_recovery(const struct recovery_policy *policy, char *out
     if (policy->quarantine_limit != 0 && used < capacity)
         snprintf(out + used, capacity - used, "; quarantine=%u",
                  (unsigned)policy->quarantine_limit);
+}
+
+bool job_options_parse_seeds(const char *option, const char *text, uint32_t node_count,
+                             struct job *job, char *error, size_t capacity)
+{
+    char expected[96];
+    if (node_count != 0)
+        snprintf(expected, sizeof expected, "up to %u node ids below %u, comma-separated, "
+                                            "e.g. 0,%u",
+                 (unsigned)JOB_SEED_NODES, (unsigned)node_count, (unsigned)(node_count - 1u));
+    else
+        snprintf(expected, sizeof expected, "up to %u node ids, comma-separated, e.g. 0,31",
+                 (unsigned)JOB_SEED_NODES);
+    uint32_t limit = node_count != 0 ? node_count - 1u : UINT32_MAX - 1u;
+    const char *p = text;
+    job->seed_count = 0;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        const char *end = comma != NULL ? comma : p + strlen(p);
+        uint32_t id = 0;
+        if (job->seed_count == JOB_SEED_NODES || !whole_in(p, end, 0, limit, &id))
+            return cli_invalid(error, capacity, option, text, expected);
+        job->seed_node[job->seed_count++] = id;
+        if (comma == NULL)
+            return true;
+        p = comma + 1;
+    }
 }
 
 bool job_options_build(const struct job_options *options, struct job *job, char *error,
@@ -276,6 +303,10 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
         job->link_lossy_retransmits = (uint16_t)frames;
         job->link_lossy_window_ms = (uint16_t)window_ms;
     }
+    if (options->seeds != NULL &&
+        !job_options_parse_seeds("--seeds", options->seeds, options->node_count, job, error,
+                                 capacity))
+        return false;
     struct personality_error invalid;
     if (!job_validate(job, &invalid)) {
         char message[200];

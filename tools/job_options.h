@@ -3,7 +3,8 @@
  * one (tori-personality --job-out, tori-emu --app): --app NAME,
  * --iterations N, --progress K, --app-args a,b,..., --comm-mode
  * abort|blank|shrink|rebuild, --msg-mode nop|cont, --checkpoint-every K,
- * --recovery POLICY and --lossy-link COUNT/MS turned into a
+ * --recovery POLICY, --lossy-link COUNT/MS and --seeds a,b (seed nodes: a
+ * joiner asks them first) turned into a
  * validated struct job (kernel/job.h), so that both accept and refuse the
  * same values with the same one-line errors.  Encoding stays job_encode's.
  */
@@ -23,6 +24,8 @@ struct job_options {
     const char *checkpoint_every;     /* --checkpoint-every K (iterations) */
     const char *recovery;             /* --recovery POLICY (job_options_parse_recovery) */
     const char *lossy_link;           /* --lossy-link COUNT/MS: the link loss limit */
+    const char *seeds;                /* --seeds a,b: up to JOB_SEED_NODES node ids */
+    uint32_t node_count;         /* seeds must be below it (0: not checked here) */
     uint32_t default_iterations; /* when --iterations is not given (>= 1) */
     uint32_t max_iterations;     /* the tool's bound (>= default_iterations) */
 };
@@ -49,6 +52,12 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
 /* "a,b,c" into job->app_arg (up to JOB_APP_ARGS signed 64-bit integers,
  * each whole); false with a one-line error naming --app-args. */
 bool job_options_parse_args(const char *text, struct job *job, char *error, size_t capacity);
+
+/* "0,31" into job->seed_count and seed_node: up to JOB_SEED_NODES node ids,
+ * below node_count when it is not 0; false with a one-line error naming
+ * option. */
+bool job_options_parse_seeds(const char *option, const char *text, uint32_t node_count,
+                             struct job *job, char *error, size_t capacity);
 
 /*
  * The one recovery policy parser (lib/recovery.h), for every tool:

@@ -62,6 +62,8 @@ const char *membership_init_status_text(enum membership_init_status status)
         return "unknown partition policy";
     case MEMBERSHIP_INIT_BAD_RECOVERY:
         return "an invalid recovery policy";
+    case MEMBERSHIP_INIT_BAD_SEEDS:
+        return "more than 4 seed nodes, or a seed that is not a node";
     case MEMBERSHIP_INIT_BAD_TIMEOUT:
         return "a timeout is zero, or the heartbeat timeout is not above the period";
     default:
@@ -100,6 +102,14 @@ static enum membership_init_status check_config(const struct membership_config *
     const char *expected;
     if (!recovery_policy_check(policy, &offset, &value, &expected)) {
         return MEMBERSHIP_INIT_BAD_RECOVERY;
+    }
+    if (cfg->seed_count > MEMBERSHIP_SEEDS_MAX) {
+        return MEMBERSHIP_INIT_BAD_SEEDS;
+    }
+    for (uint32_t i = 0; i < cfg->seed_count; i++) {
+        if (cfg->seeds[i] >= n) {
+            return MEMBERSHIP_INIT_BAD_SEEDS;
+        }
     }
     return MEMBERSHIP_INIT_OK;
 }

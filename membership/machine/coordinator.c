@@ -10,7 +10,9 @@
  * a change removes, the fault model (as reported, escalated to REPEATED by
  * its count of the node's recent removals) and the action, and the change
  * carries them; a node past the quarantine limit is refused when it asks
- * to join again.
+ * to join again.  A change that removes a node that left (model LEFT, a
+ * graceful leave) carries the models too, policy or not, so that every
+ * node tells a leave from a failure.
  */
 #include "membership/machine/machine.h"
 
@@ -134,13 +136,18 @@ bool coord_unqueue_failure(struct membership *ctx, uint32_t id)
     return false;
 }
 
-/* A process fault is reported by the node itself, which answers on: no
- * probe or answer says anything about it. */
-static bool queued_process_fault(const struct membership_coordinator *c, uint32_t id)
+/* A process fault and a leave are reported by the node itself, which
+ * answers on: no probe or answer says anything about them. */
+static bool self_reported(uint8_t model)
+{
+    return model == FAULT_MODEL_PROCESS || model == FAULT_MODEL_LEFT;
+}
+
+static bool queued_self_reported(const struct membership_coordinator *c, uint32_t id)
 {
     for (uint32_t i = 0; i < c->failed_count; i++) {
         if (c->failed[i] == id) {
-            return c->failed_model[i] == FAULT_MODEL_PROCESS;
+            return self_reported(c->failed_model[i]);
         }
     }
     return false;
@@ -148,7 +155,7 @@ static bool queued_process_fault(const struct membership_coordinator *c, uint32_
 
 void coord_heard(struct membership *ctx, uint32_t sender)
 {
-    if (ctx->coord.confirming && !queued_process_fault(&ctx->coord, sender) &&
+    if (ctx->coord.confirming && !queued_self_reported(&ctx->coord, sender) &&
         coord_unqueue_failure(ctx, sender)) {
         /* Reported dead, yet it answers the root: not a failure. */
         ctx->counters.false_suspicions++;
@@ -172,23 +179,31 @@ struct coord_batch {
     uint32_t join_count;
     uint32_t stale_count; /* failures queued longer than the report timeout */
     bool any_rejoin;      /* a join of an original member (not a spare) */
+    bool any_left;        /* a removal that is a leave: the change carries the models */
 };
 
 /* Queued longer than the report timeout (queue times wrap: compared signed);
- * never a process fault (see queued_process_fault). */
+ * never a node's own report (see queued_self_reported). */
 static bool queued_stale(const struct membership *ctx, uint32_t queued_us, uint8_t model,
                          uint64_t now)
 {
     uint32_t stale_us = coarse_us(ctx->config.report_timeout_ns);
-    return model != FAULT_MODEL_PROCESS &&
+    return !self_reported(model) &&
            (int32_t)(coarse_us(now) - queued_us) > (int32_t)stale_us;
 }
 
-/* Does a change of this many failed and joined nodes fit, decisions included? */
-static bool change_fits(const struct membership *ctx, uint32_t failed, uint32_t joined)
+/* Does the change carry a (model, action) pair per removed node? */
+static bool carries_decisions(const struct membership *ctx, bool any_left)
 {
-    return ctx->config.recovery.version != 0 ? MEMBERSHIP_CHANGE_FITS_DECIDED(failed, joined)
-                                             : MEMBERSHIP_CHANGE_FITS(failed, joined);
+    return ctx->config.recovery.version != 0 || any_left;
+}
+
+/* Does a change of this many failed and joined nodes fit, decisions included? */
+static bool change_fits(const struct membership *ctx, uint32_t failed, uint32_t joined,
+                        bool any_left)
+{
+    return carries_decisions(ctx, any_left) ? MEMBERSHIP_CHANGE_FITS_DECIDED(failed, joined)
+                                            : MEMBERSHIP_CHANGE_FITS(failed, joined);
 }
 
 /* Puts a batch taken from the queues back at their head, in order: it
@@ -218,8 +233,10 @@ static void take_failures(struct membership *ctx, uint64_t now, struct coord_bat
         if (!machine_in_view(ctx, id) || id == ctx->self) {
             continue;
         }
+        bool left = c->failed_model[i] == FAULT_MODEL_LEFT;
         if (b->failed_count < MEMBERSHIP_MAX_CHANGE_FAILED &&
-            change_fits(ctx, b->failed_count + 1u, 0)) {
+            change_fits(ctx, b->failed_count + 1u, 0, b->any_left || left)) {
+            b->any_left = b->any_left || left;
             b->failed_at[b->failed_count] = c->failed_at_us[i];
             b->failed_model[b->failed_count] = c->failed_model[i];
             b->failed[b->failed_count++] = id;
@@ -251,7 +268,7 @@ static void take_joins(struct membership *ctx, uint64_t now, struct coord_batch 
         uint32_t more_failed = b->failed_count + (restart ? 1u : 0u);
         bool room = b->join_count < MEMBERSHIP_MAX_CHANGE_JOINED &&
                     more_failed <= MEMBERSHIP_MAX_CHANGE_FAILED &&
-                    change_fits(ctx, more_failed, b->join_count + 1u);
+                    change_fits(ctx, more_failed, b->join_count + 1u, b->any_left);
         if (room) {
             if (restart) {
                 b->failed_at[b->failed_count] = coarse_us(now);
@@ -323,7 +340,7 @@ static void confirm_stale(struct membership *ctx, const struct coord_batch *b, u
     c->confirm_deadline_ns = machine_deadline_after(now, wait);
     requeue_batch(c, b);
     for (uint32_t i = 0; i < b->failed_count; i++) {
-        if ((all && b->failed_model[i] != FAULT_MODEL_PROCESS) ||
+        if ((all && !self_reported(b->failed_model[i])) ||
             queued_stale(ctx, b->failed_at[i], b->failed_model[i], now)) {
             machine_send_simple(ctx, out, b->failed[i], MEMBERSHIP_MSG_HOW_ARE_YOU);
             c->failed_at_us[i] = coarse_us(now + wait); /* probed: fresh once the answers are in */
@@ -423,6 +440,21 @@ void machine_emit_decision(struct membership_outbox *out, uint64_t now, uint64_t
     }
 }
 
+void machine_emit_removal(const struct membership *ctx, struct membership_outbox *out,
+                          uint64_t now, uint64_t epoch, uint32_t node, uint8_t model,
+                          uint8_t action)
+{
+    if (model == FAULT_MODEL_LEFT) {
+        struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_LEFT, now);
+        if (e != NULL) {
+            e->u.left.epoch = epoch;
+            e->u.left.who = node;
+        }
+    } else if (ctx->config.recovery.version != 0) {
+        machine_emit_decision(out, now, epoch, node, model, action);
+    } /* else carried for a leave in the same change: no decision without a policy */
+}
+
 /* Mints the new view from the batch and installs it here first. */
 static void mint_view(struct membership *ctx, const struct coord_batch *b, uint64_t now,
                       struct membership_outbox *out)
@@ -448,16 +480,26 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
     ctx->epoch = MEMBERSHIP_EPOCH(MEMBERSHIP_EPOCH_COUNTER(base) + 1u, ctx->self_pos,
                                   ctx->incarnation);
     install_view(ctx, now, out);
-    for (uint32_t i = 0; ctx->config.recovery.version != 0 && i < b->failed_count; i++) {
-        decide(ctx, b->failed[i], b->failed_model[i], now, &c->round_model[i],
-               &c->round_action[i]);
+    c->round_decided = carries_decisions(ctx, b->any_left);
+    for (uint32_t i = 0; c->round_decided && i < b->failed_count; i++) {
+        if (b->failed_model[i] == FAULT_MODEL_LEFT) {
+            /* No fault: nothing to count or decide (ignore). */
+            c->round_model[i] = FAULT_MODEL_LEFT;
+            c->round_action[i] = RECOVERY_IGNORE;
+        } else if (ctx->config.recovery.version != 0) {
+            decide(ctx, b->failed[i], b->failed_model[i], now, &c->round_model[i],
+                   &c->round_action[i]);
+        } else {
+            c->round_model[i] = b->failed_model[i]; /* no policy: carried, not decided */
+            c->round_action[i] = RECOVERY_IGNORE;
+        }
         for (uint32_t k = 0; k < b->join_count; k++) {
             if (b->joins[k].id == b->failed[i]) {
                 c->round_action[i] |= MEMBERSHIP_DECISION_REJOINED;
             }
         }
-        machine_emit_decision(out, now, ctx->epoch, b->failed[i], c->round_model[i],
-                              c->round_action[i]);
+        machine_emit_removal(ctx, out, now, ctx->epoch, b->failed[i], c->round_model[i],
+                             c->round_action[i]);
         ctx->decisions_epoch = ctx->epoch;
     }
 
@@ -578,7 +620,7 @@ static bool coord_send_change(const struct membership *ctx, struct membership_ou
     const struct membership_coordinator *c = &ctx->coord;
     struct membership_writer w;
     machine_begin_message(ctx, out, &w, c->change_type);
-    bool decided = ctx->config.recovery.version != 0;
+    bool decided = c->round_decided;
     membership_put_u64(&w, c->base_epoch);
     membership_put_u8(&w, (uint8_t)((c->base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0u) |
                                     (decided ? MEMBERSHIP_CHANGE_DECIDED : 0u)));

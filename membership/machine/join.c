@@ -3,9 +3,9 @@
  * contacts in turn to be let in (NEW_NODE for a spare, NODE_ALIVE for a
  * member's new life); a contact redirects it to the root, which adds it
  * in a round and welcomes it (JOIN_DET_ACK); the view itself then comes
- * by transfer.  Contacts: whoever expelled us first, then the last view
- * from a per-node offset, then every id; a view holder heard from is
- * asked next.
+ * by transfer.  Contacts: whoever expelled us first, then the job's seed
+ * nodes (issue 16, Phoenix's hubs), then the last view from a per-node
+ * offset, then every id; a view holder heard from is asked next.
  *
  * Retries back off: a request that reached a root (or a whole pass of the
  * contacts) that did not get us in doubles the wait before the next
@@ -72,11 +72,22 @@ static void join_next(struct membership *ctx, uint64_t now, struct membership_ou
         send_join_request(ctx, out, j->target);
         return;
     }
-    /* First the last view, then (if that whole pass failed) every node. */
+    /* The seeds first, in each pass: they are meant to be up. */
+    while (j->seed_next < ctx->config.seed_count) {
+        uint32_t seed = ctx->config.seeds[j->seed_next++];
+        if (seed != ctx->self) {
+            j->target = seed;
+            j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
+            send_join_request(ctx, out, seed);
+            return;
+        }
+    }
+    /* Then the last view, then (if that whole pass failed) every node. */
     uint32_t count = j->wide ? ctx->node_count : ctx->view.live;
     if (j->tried >= count) {
         j->tried = 0;
         j->contact = 0;
+        j->seed_next = 0;
         j->wide = !j->wide;
         j->backoff++;
         j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
@@ -124,6 +135,7 @@ void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *
     ctx->join.contact =
         (uint32_t)(membership_mix64(((uint64_t)ctx->self << 32) | ctx->incarnation) % live);
     ctx->join.tried = 0;
+    ctx->join.seed_next = 0;
     ctx->join.wide = false;
     ctx->join.requests = 0;
     uint64_t settled = ctx->config.join_timeout_ns * JOIN_SETTLED_TIMEOUTS;
@@ -148,16 +160,25 @@ void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *
 void join_expel(struct membership *ctx, uint64_t now, struct membership_outbox *out, uint32_t by,
                 uint64_t epoch)
 {
-    ctx->counters.expulsions++;
-    struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_EXPELLED, now);
-    if (e != NULL) {
-        e->u.expelled.epoch = epoch;
-        e->u.expelled.by = by;
+    if (ctx->leaving && ctx->leaving_model == FAULT_MODEL_LEFT) {
+        /* Out as we asked: we left, nobody expelled us. */
+        struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_LEFT, now);
+        if (e != NULL) {
+            e->u.left.epoch = epoch;
+            e->u.left.who = ctx->self;
+        }
+    } else {
+        ctx->counters.expulsions++;
+        struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_EXPELLED, now);
+        if (e != NULL) {
+            e->u.expelled.epoch = epoch;
+            e->u.expelled.by = by;
+        }
     }
     ctx->incarnation++; /* a new life: nothing from this one is accepted again */
     ctx->join.hint = by != ctx->self ? by : MEMBERSHIP_NONE;
     if (ctx->leaving) {
-        /* We asked to leave (a process fault): out we stay, until a restart. */
+        /* We asked to leave (a process fault, a leave): out we stay, until a restart. */
         drop_view(ctx);
         return;
     }

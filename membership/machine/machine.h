@@ -178,6 +178,11 @@ void coord_reset(struct membership *ctx);
 /* A recovery-decision event (action may carry MEMBERSHIP_DECISION_QUARANTINED). */
 void machine_emit_decision(struct membership_outbox *out, uint64_t now, uint64_t epoch,
                            uint32_t node, uint8_t model, uint8_t action);
+/* For a node a change removed with (model, action): `left` for a leave, else
+ * the decision under a policy, else nothing. */
+void machine_emit_removal(const struct membership *ctx, struct membership_outbox *out,
+                          uint64_t now, uint64_t epoch, uint32_t node, uint8_t model,
+                          uint8_t action);
 void coord_queue_failure(struct membership *ctx, uint32_t id);
 /* The same with the fault model a report gave (coord_queue_failure: physical). */
 void coord_queue_failure_model(struct membership *ctx, uint32_t id, uint8_t model);

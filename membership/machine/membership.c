@@ -412,7 +412,10 @@ bool membership_request_removal(struct membership *ctx, uint8_t model, uint64_t 
     }
     if (!ctx->leaving) {
         ctx->leaving = true;
-        machine_emit_failure(ctx, ctx->self, 0, MEMBERSHIP_CAUSE_APPLICATION, now_ns, out);
+        ctx->leaving_model = model;
+        if (model != FAULT_MODEL_LEFT) { /* a leave is no fault: nothing is detected */
+            machine_emit_failure(ctx, ctx->self, 0, MEMBERSHIP_CAUSE_APPLICATION, now_ns, out);
+        }
     }
     /* Our own report: no sequence (the caller asks again while we are in). */
     struct membership_writer w;

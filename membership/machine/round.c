@@ -270,8 +270,8 @@ void round_report_decisions(struct membership *ctx, const struct membership_msg 
         uint8_t model;
         uint8_t action;
         membership_msg_decision(msg, i, &model, &action);
-        machine_emit_decision(out, now, ctx->epoch, membership_msg_failed_id(msg, i), model,
-                              action);
+        machine_emit_removal(ctx, out, now, ctx->epoch, membership_msg_failed_id(msg, i), model,
+                             action);
     }
 }
 

@@ -121,12 +121,17 @@ bool emu_fault_apply(struct emu *emu, const struct emu_action *action, char *err
             return false;
         emu_process_rebooting(emu, node);
         return true;
+    case EMU_ACTION_PING_ALL:
+        return true; /* the sweep is the fault engine's (emu_faults.c) */
     case EMU_ACTION_APPKILL:
-        if (emu_node_send(node, "appkill"))
+    case EMU_ACTION_LEAVE: {
+        const char *command = action->kind == EMU_ACTION_LEAVE ? "leave" : "appkill";
+        if (emu_node_send(node, command))
             return true;
-        snprintf(error, capacity, "node %u: cannot send `appkill` to its console",
-                 (unsigned)node->rank);
+        snprintf(error, capacity, "node %u: cannot send `%s` to its console",
+                 (unsigned)node->rank, command);
         return false;
+    }
     case EMU_ACTION_RESTART:
     case EMU_ACTION_JOIN:
         if (node->pid > 0) {

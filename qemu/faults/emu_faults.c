@@ -19,6 +19,7 @@
 #include "qemu/faults/emu_model.h"
 #include "qemu/faults/emu_results.h"
 #include "qemu/launcher/emu_app.h"
+#include "qemu/launcher/emu_ping.h"
 #include "qemu/launcher/emu_run.h"
 
 #define TOOL "tori-emu"
@@ -549,6 +550,7 @@ static void expect_after(struct emu_faults *f, const struct emu_action *action)
     case EMU_ACTION_KILL:
     case EMU_ACTION_HANG:
     case EMU_ACTION_APPKILL: /* up, but out of the view (it asked to leave) */
+    case EMU_ACTION_LEAVE:   /* out of the view, then it halts */
         f->expected[action->node] = false;
         break;
     case EMU_ACTION_RESUME:
@@ -559,8 +561,57 @@ static void expect_after(struct emu_faults *f, const struct emu_action *action)
         break;
     case EMU_ACTION_LINK_OFF:
     case EMU_ACTION_LINK_ON:
+    case EMU_ACTION_PING_ALL:
         break;
     }
+}
+
+/*
+ * `ping all at T`: every running node pings every other, as --ping does
+ * (emu_ping_sweep).  The record keeps the ordered pairs of running nodes
+ * and how many answered; a pair that did not fails the run, named in one
+ * line.
+ */
+static void ping_sweep(struct emu *emu, struct emu_fault_record *record)
+{
+    bool *running = calloc(emu->count, sizeof *running);
+    if (running == NULL) {
+        fprintf(stderr, TOOL ": out of memory for ping results\n");
+        emu->failed = true;
+        return;
+    }
+    uint64_t asked = 0;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        const struct emu_node *node = &emu->nodes[r];
+        running[r] = node->pid > 0 && node->state == EMU_NODE_READY && !node->hung &&
+                     node->job_started && !node->left;
+        asked += running[r];
+    }
+    /* A node that did not finish failed the run already; its pairs count. */
+    emu_ping_sweep(emu, running);
+    if (emu->interrupted != 0 || emu->ping.answered == NULL) {
+        free(running);
+        return;
+    }
+    uint64_t pairs = asked > 0 ? asked * (asked - 1u) : 0;
+    uint64_t missing = emu_ping_missing(&emu->ping, running, NULL, 0);
+    record->pinged = true;
+    record->ping_pairs = pairs;
+    record->ping_answered = pairs - missing;
+    if (missing == 0) {
+        say(emu, "ping all (fault #%u): %" PRIu64 " of %" PRIu64 " pairs answered",
+            record->index, pairs, pairs);
+    } else {
+        emu_progress_end(emu);
+        fprintf(stderr, TOOL ": ping all (fault #%u): %" PRIu64 " of %" PRIu64
+                        " pairs of running nodes did not answer: ",
+                record->index, missing, pairs);
+        emu_ping_missing(&emu->ping, running, stderr, 8);
+        fputc('\n', stderr);
+        emu->failed = true;
+    }
+    emu_ping_free(&emu->ping);
+    free(running);
 }
 
 static void inject(struct emu *emu, struct emu_faults *f, const struct emu_action *action,
@@ -601,6 +652,8 @@ static void inject(struct emu *emu, struct emu_faults *f, const struct emu_actio
         return;
     }
     expect_after(f, action);
+    if (action->kind == EMU_ACTION_PING_ALL)
+        ping_sweep(emu, record);
 }
 
 /* ---- the agreement check ---- */

@@ -13,7 +13,8 @@ static const char *const action_names[] = {
     [EMU_ACTION_RESUME] = "resume",   [EMU_ACTION_LINK_OFF] = "link",
     [EMU_ACTION_LINK_ON] = "link",    [EMU_ACTION_REBOOT] = "reboot",
     [EMU_ACTION_RESTART] = "restart", [EMU_ACTION_JOIN] = "join",
-    [EMU_ACTION_APPKILL] = "appkill",
+    [EMU_ACTION_APPKILL] = "appkill", [EMU_ACTION_LEAVE] = "leave",
+    [EMU_ACTION_PING_ALL] = "ping",
 };
 
 const char *emu_action_name(enum emu_action_kind kind)
@@ -33,7 +34,9 @@ void emu_action_set_text(struct emu_action *action, const char *text)
 
 void emu_action_describe(const struct emu_action *action, char *text, size_t capacity)
 {
-    if (action->kind == EMU_ACTION_LINK_OFF || action->kind == EMU_ACTION_LINK_ON)
+    if (action->kind == EMU_ACTION_PING_ALL)
+        snprintf(text, capacity, "ping all");
+    else if (action->kind == EMU_ACTION_LINK_OFF || action->kind == EMU_ACTION_LINK_ON)
         snprintf(text, capacity, "link %u %s %s", (unsigned)action->node,
                  torus_geometry_link_name(action->link),
                  action->kind == EMU_ACTION_LINK_OFF ? "off" : "on");
@@ -109,6 +112,12 @@ static bool action_kind_of(enum fault_kind kind, enum emu_action_kind *out)
         return true;
     case FAULT_APPKILL:
         *out = EMU_ACTION_APPKILL;
+        return true;
+    case FAULT_LEAVE:
+        *out = EMU_ACTION_LEAVE;
+        return true;
+    case FAULT_PING:
+        *out = EMU_ACTION_PING_ALL;
         return true;
     default:
         return false;
@@ -188,6 +197,11 @@ unsigned emu_inject_actions(const struct fault *item, const struct torus_geometr
     return count;
 }
 
+/* The schedule of a script whose groups and cuts are spelled out. */
+static bool schedule_expanded(const struct fault_script *faults,
+                              const struct torus_geometry *geometry, struct emu_script *script,
+                              char *error, size_t capacity);
+
 bool emu_inject_schedule(const struct fault_script *faults, const struct torus_geometry *geometry,
                          struct emu_script *script, char *error, size_t capacity)
 {
@@ -196,8 +210,19 @@ bool emu_inject_schedule(const struct fault_script *faults, const struct torus_g
         snprintf(error, capacity, "%s", EMU_INJECT_EMPTY);
         return false;
     }
-    if (!fault_script_check_torus(faults, geometry, error, capacity))
+    struct fault_script expanded;
+    if (!fault_script_check_torus(faults, geometry, error, capacity) ||
+        !fault_script_expand(faults, geometry, &expanded, error, capacity))
         return false;
+    bool ok = schedule_expanded(&expanded, geometry, script, error, capacity);
+    fault_script_free(&expanded);
+    return ok;
+}
+
+static bool schedule_expanded(const struct fault_script *faults,
+                              const struct torus_geometry *geometry, struct emu_script *script,
+                              char *error, size_t capacity)
+{
     for (size_t i = 0; i < faults->count; i++) {
         const struct fault *f = &faults->items[i];
         char text[FAULT_TEXT_MAX];
@@ -206,7 +231,8 @@ bool emu_inject_schedule(const struct fault_script *faults, const struct torus_g
         unsigned count = emu_inject_actions(f, geometry, actions);
         if (count == 0) {
             snprintf(error, capacity, "'%s': the launcher cannot inject %s (expected kill, hang, "
-                                      "resume, link, reboot, restart or join)",
+                                      "resume, link, reboot, restart, join, appkill, leave, "
+                                      "cut or ping)",
                      text, fault_kind_name(f->kind));
             emu_script_free(script);
             return false;
@@ -286,6 +312,8 @@ static const char *state_text(enum emu_inject_state state)
         return "hung";
     case EMU_INJECT_KILLED:
         return "killed";
+    case EMU_INJECT_LEFT:
+        return "gone (it left)";
     }
     return "?";
 }
@@ -338,7 +366,7 @@ bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *a
                           (unsigned)n, state_text(state));
         return true;
     case EMU_ACTION_RESTART:
-        if (state != EMU_INJECT_KILLED)
+        if (state != EMU_INJECT_KILLED && state != EMU_INJECT_LEFT)
             return refuse(error, capacity, "node %u is %s (expected a killed node)",
                           (unsigned)n, state_text(state));
         world->state[n] = EMU_INJECT_RUNNING;
@@ -348,6 +376,14 @@ bool emu_inject_apply(struct emu_inject_world *world, const struct emu_action *a
         if (state != EMU_INJECT_RUNNING)
             return refuse(error, capacity, "node %u is %s (expected a running node)",
                           (unsigned)n, state_text(state));
+        return true;
+    case EMU_ACTION_PING_ALL:
+        return true; /* a measurement: every node as it is */
+    case EMU_ACTION_LEAVE:
+        if (state != EMU_INJECT_RUNNING)
+            return refuse(error, capacity, "node %u is %s (expected a running node)",
+                          (unsigned)n, state_text(state));
+        world->state[n] = EMU_INJECT_LEFT;
         return true;
     case EMU_ACTION_JOIN:
         if (world->spares == 0)

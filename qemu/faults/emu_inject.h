@@ -7,8 +7,9 @@
  * The launcher carries out kill (SIGKILL of the node's process, QEMU or
  * host), hang [for D] (QMP stop / SIGSTOP; "for D" adds the resume), resume
  * (QMP cont / SIGCONT), link ... off|on [for D], reboot (QMP system_reset,
- * QEMU nodes only), restart (a killed node, same id, new incarnation) and
- * join (a spare, not started at first); it refuses suspect, block,
+ * QEMU nodes only), restart (a killed node, or one that left, same id, new
+ * incarnation), join (a spare, not started at first), appkill and leave
+ * (console commands); it refuses suspect, block,
  * partition and heal in one line.  T counts from the moment the job starts.
  *
  * "at iteration N" (tori-emu --app) fires when the named node reports
@@ -49,6 +50,8 @@ enum emu_action_kind {
     EMU_ACTION_RESTART,
     EMU_ACTION_JOIN,
     EMU_ACTION_APPKILL, /* `appkill` on the node's console: its application stops dead */
+    EMU_ACTION_LEAVE,   /* `leave` on the node's console: out of the view, then it halts */
+    EMU_ACTION_PING_ALL, /* `ping all` on every running node (a measurement; node unused) */
 };
 
 /* Why a script without items is refused. */
@@ -134,6 +137,7 @@ enum emu_inject_state {
     EMU_INJECT_RUNNING,
     EMU_INJECT_HUNG,
     EMU_INJECT_KILLED,
+    EMU_INJECT_LEFT, /* it left (`leave`) and halted: a restart boots it again */
 };
 
 /*

@@ -221,6 +221,9 @@ void emu_results_on_event(struct emu_results *results, uint32_t rank,
         } else if (strcmp(name, "expelled") == 0 && rank == r->action.node && !r->expelled) {
             r->expelled = true;
             r->expelled_ns = now_ns;
+        } else if (strcmp(name, "left") == 0 && rank == r->action.node && !r->left) {
+            r->left = true;
+            r->left_ns = now_ns;
         }
     }
 }
@@ -322,6 +325,10 @@ static void write_record(const struct emu_results *results, const struct emu_fau
     json_optional_ns(out, "recovery_ns", r->stable, r->stable_ns - r->injected_ns);
     json_optional_ns(out, "rejoined_ns", r->rejoined, r->rejoined_ns - r->injected_ns);
     json_optional_ns(out, "expelled_ns", r->expelled, r->expelled_ns - r->injected_ns);
+    json_optional_ns(out, "left_ns", r->left, r->left_ns - r->injected_ns);
+    if (r->pinged)
+        fprintf(out, ",\"ping\":{\"pairs\":%" PRIu64 ",\"answered\":%" PRIu64 "}",
+                r->ping_pairs, r->ping_answered);
     const struct emu_model_tree *t = &check->tree;
     fprintf(out,
             ",\"model\":{\"one_hop_ns\":%.0f,\"ocp_ns\":%.1f,\"ocp_samples\":%u,"
@@ -486,9 +493,14 @@ void emu_results_print_table(const struct emu_results *results, FILE *out)
         format_ms(recovery, sizeof recovery, r->stable, (double)(r->stable_ns - r->injected_ns),
                   true);
         /* The root's decision, else the detection's model ("network": no decision
-         * from the root), else "-". */
+         * from the root), else "left" for a leave that ended so, else "-". */
         char decision[40];
-        if (r->decided)
+        if (r->pinged)
+            snprintf(decision, sizeof decision, "%" PRIu64 "/%" PRIu64 " pairs",
+                     r->ping_answered, r->ping_pairs);
+        else if (r->left && !r->detected)
+            snprintf(decision, sizeof decision, "left");
+        else if (r->decided)
             snprintf(decision, sizeof decision, "%s/%s%s", r->decision_model, r->decision_action,
                      r->quarantined ? "!" : "");
         else

@@ -10,7 +10,7 @@
  *   - the first `failure-detected` naming its node after that (detection);
  *   - the first `stable` after it (T_s, messages, rounds, levels, at the
  *     root that completed the view), and the time from the injection to it;
- *   - its node's `joined` / `expelled`;
+ *   - its node's `joined` / `expelled` / `left` (its own, a leave's end);
  *   - the view each live node installed last since the injection;
  *   - the distance-model prediction for the expected view after its group,
  *     and T_s / prediction;
@@ -60,6 +60,10 @@ struct emu_fault_record {
     uint64_t rejoined_ns;
     bool expelled;
     uint64_t expelled_ns;
+    bool left;                /* its node said `left` of itself (a graceful leave) */
+    uint64_t left_ns;
+    bool pinged;              /* `ping all`: its ordered pairs of running nodes */
+    uint64_t ping_pairs, ping_answered;
 };
 
 struct emu_check_record {

@@ -87,7 +87,7 @@ static bool is_out(const struct emu_node *node)
 {
     /* A later life owes a result only when it took its rank back (RESTART
      * under REBUILD: app-adopted). */
-    return is_down(node) || node->app_expelled || node->app_killed ||
+    return is_down(node) || node->app_expelled || node->app_killed || node->left ||
            (later_life(node) && !node->app_adopted);
 }
 
@@ -482,6 +482,7 @@ bool emu_app_judge(struct emu *emu)
         if (!is_rank(emu, node))
             continue;
         const char *result = node->app_aborted    ? "abort"
+                             : node->left         ? "left"
                              : is_down(node)      ? "down"
                              : node->app_expelled || node->app_killed ||
                                        (later_life(node) && !node->app_reported)
@@ -490,7 +491,9 @@ bool emu_app_judge(struct emu *emu)
                              : node->app_ok        ? "ok"
                                                    : "FAILED";
         char note[128] = "";
-        if (node->app_killed)
+        if (node->left)
+            snprintf(note, sizeof note, "left the job (leave): owes no result");
+        else if (node->app_killed)
             snprintf(note, sizeof note, "application killed (appkill): owes no result");
         else if (later_life(node) && !node->app_reported)
             snprintf(note, sizeof note, "restarted, its rank not taken back: owes no result");

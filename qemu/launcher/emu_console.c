@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "qemu/launcher/emu_app.h"
+#include "qemu/launcher/emu_process.h"
 #include "tools/event_json.h"
 #include "tools/event_line.h"
 
@@ -132,6 +133,14 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
         emu_complain(emu, "node %u (%s) panicked: %s", (unsigned)node->rank,
                      emu_node_board_name(node->board), node->panic_reason);
         emu->failed = true;
+    } else if (strcmp(name, "left") == 0) {
+        uint64_t who = UINT64_MAX;
+        if (event_line_get_u64(line, "who", &who) && who == node->rank)
+            node->left = true; /* it halts next: no crash */
+    } else if (strcmp(name, "halt") == 0 && node->left && node->board == EMU_BOARD_QEMU) {
+        /* A halted QEMU node runs no more code: its emulator goes, quietly. */
+        node->expect_exit = true;
+        emu_process_kill(emu, node);
     } else if (strcmp(name, "stats") == 0) {
         node->stats_answered = true;
     } else if (strcmp(name, "ping") == 0) {

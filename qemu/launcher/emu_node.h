@@ -92,6 +92,8 @@ struct emu_node {
     bool app_adopted;         /* a spare that adopted a failed rank (REBUILD) */
     bool app_expelled;        /* expelled while its application ran: it owes no result */
     bool app_killed;          /* its application was killed (appkill): it owes no result */
+    bool left;                /* it left (`leave`, its own `left` event): its halt is no
+                                 crash, it owes no result */
     bool app_ended;           /* the job ended; app_was_down says how this node was then */
     bool app_was_down;        /* down when the job ended (not stopped by the launcher after) */
     char app_abort[64];       /* from app-abort: "comm 0x100, epoch 5, failed 3" */

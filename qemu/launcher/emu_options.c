@@ -78,6 +78,8 @@ void emu_options_usage(FILE *out)
         "                       launcher carries out restart)\n"
         "  --lossy-link COUNT/MS  a link that resends more than COUNT frames within\n"
         "                       MS ms is a network fault (64/1000; in the job block)\n"
+        "  --seeds a,b          up to 4 seed nodes (in the job block): a joining or\n"
+        "                       rejoining node asks them first\n"
         "  --verbose            print each instance's command line, and every\n"
         "                       event (also boot, ready, ping) as it comes\n"
         "  --check-qmp          once ready, ask each QEMU node's QMP socket\n"
@@ -150,7 +152,7 @@ struct raw_options {
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu, *job, *auth, *mpiexec;
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
-    const char *checkpoint_every, *recovery, *lossy_link;
+    const char *checkpoint_every, *recovery, *lossy_link, *seeds;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *fault_rates, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
@@ -188,6 +190,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--checkpoint-every", &raw->checkpoint_every, NULL},
         {"--recovery", &raw->recovery, NULL},
         {"--lossy-link", &raw->lossy_link, NULL},
+        {"--seeds", &raw->seeds, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
@@ -233,6 +236,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                             : raw->checkpoint_every != NULL ? "--checkpoint-every"
                             : raw->recovery != NULL    ? "--recovery"
                             : raw->lossy_link != NULL  ? "--lossy-link"
+                            : raw->seeds != NULL       ? "--seeds"
                                                        : NULL;
         if (stray != NULL)
             snprintf(error, capacity, "%s needs --app (expected --app NAME)", stray);
@@ -245,6 +249,9 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                   "an --app run ends when every node reported)", clash);
         return false;
     }
+    uint32_t node_count = 1;
+    for (unsigned d = 0; d < o->dims; d++)
+        node_count *= o->size[d];
     const struct job_options wanted = {.app = raw->app,
                                        .iterations = raw->iterations,
                                        .progress = raw->progress,
@@ -254,6 +261,8 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                        .checkpoint_every = raw->checkpoint_every,
                                        .recovery = raw->recovery,
                                        .lossy_link = raw->lossy_link,
+                                       .seeds = raw->seeds,
+                                       .node_count = node_count,
                                        .default_iterations = EMU_APP_DEFAULT_ITERATIONS,
                                        .max_iterations = EMU_APP_MAX_ITERATIONS};
     if (!job_options_build(&wanted, &o->app_job, error, capacity))

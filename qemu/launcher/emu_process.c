@@ -75,6 +75,8 @@ static void node_ended(struct emu *emu, struct emu_node *node, int status)
         node->expect_exit = false;
         return;
     }
+    if (node->left && status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return; /* it left the job and halted (`leave`): a clean exit */
     char how[96];
     if (status >= 0)
         describe_exit(status, how, sizeof how);
@@ -238,6 +240,7 @@ bool emu_process_start(struct emu *emu, struct emu_node *node)
         node->started_ns = emu_now_ns(emu);
         node->ready_ns = 0;
         node->panicked = false;
+        node->left = false;
         node->ping_asked = node->ping_done = false;
         emu->running++;
     }

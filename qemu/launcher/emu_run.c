@@ -257,22 +257,27 @@ bool emu_start_job(struct emu *emu)
     return true;
 }
 
-static bool run_ping(struct emu *emu)
+bool emu_ping_sweep(struct emu *emu, const bool *which)
 {
     const struct emu_options *o = emu->options;
+    emu_ping_free(&emu->ping);
     if (!emu_ping_init(&emu->ping, emu->count)) {
         emu_complain(emu, "out of memory for ping results");
         emu->failed = true;
         return false;
     }
-    fprintf(emu->human, TOOL ": ping: every node pings every other, %u at a time\n",
-            o->ping_parallel);
-    fflush(emu->human);
+    for (uint32_t r = 0; r < emu->count; r++)
+        emu->nodes[r].ping_asked = emu->nodes[r].ping_done = false;
     uint32_t next = 0;
     uint32_t done = 0;
-    while (emu_keep_going(emu) && done < emu->count) {
+    uint32_t asked = 0;
+    for (uint32_t r = 0; r < emu->count; r++)
+        asked += which == NULL || which[r];
+    while (emu_keep_going(emu) && done < asked) {
         while (emu->ping_active < o->ping_parallel && next < emu->count) {
             struct emu_node *node = &emu->nodes[next++];
+            if (which != NULL && !which[node->rank])
+                continue;
             node->ping_asked = true;
             node->ping_asked_ns = emu_now_ns(emu);
             if (emu_node_send(node, "ping all")) {
@@ -297,10 +302,18 @@ static bool run_ping(struct emu *emu)
                 emu_console_finish_ping(emu, node);
                 emu->failed = true;
             }
-            done += node->ping_done;
+            done += node->ping_asked && node->ping_done;
         }
     }
-    if (!emu_keep_going(emu))
+    return emu_keep_going(emu);
+}
+
+static bool run_ping(struct emu *emu)
+{
+    fprintf(emu->human, TOOL ": ping: every node pings every other, %u at a time\n",
+            emu->options->ping_parallel);
+    fflush(emu->human);
+    if (!emu_ping_sweep(emu, NULL))
         return false;
     uint64_t pairs = (uint64_t)emu->count * (emu->count - 1u);
     uint64_t missing = emu_ping_missing(&emu->ping, NULL, NULL, 0);

@@ -182,4 +182,11 @@ __attribute__((format(printf, 2, 3))) void emu_complain(struct emu *emu, const c
 void emu_progress_end(struct emu *emu);
 bool emu_keep_going(const struct emu *emu);
 
+/*
+ * `ping all` on every node of which[] (NULL: every node), --ping-parallel
+ * at a time, each within --ping-timeout (else the run fails): the answers
+ * in emu->ping, initialised here.  False when the run is ending.
+ */
+bool emu_ping_sweep(struct emu *emu, const bool *which);
+
 #endif /* QEMU_LAUNCHER_EMU_RUN_H */

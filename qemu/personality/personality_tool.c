@@ -65,6 +65,8 @@ static void usage(FILE *out)
             "                        'process=restart; physical=migrate; repeated(3 in 60s)=migrate'\n"
             "  --lossy-link COUNT/MS more than COUNT frames resent on a link within MS ms\n"
             "                        is a network fault (default 64/1000)\n"
+            "  --seeds a,b           up to 4 seed nodes a joiner asks first (ids the\n"
+            "                        node checks against its torus)\n"
             "  --dump-job FILE       decode a job block and print its fields\n",
             (unsigned)defaults.tree_radix, (unsigned)defaults.boot_incarnation,
             (unsigned)defaults.heartbeat_ms, (unsigned)defaults.detect_timeout_ms,
@@ -381,6 +383,12 @@ static void print_job(const struct job *job)
     printf("routing_mode=default\n");
     printf("checkpoint_interval=%u\n", (unsigned)job->checkpoint_interval);
     printf("seed_count=%u\n", (unsigned)job->seed_count);
+    if (job->seed_count > 0) {
+        printf("seed_nodes=");
+        for (unsigned i = 0; i < job->seed_count && i < JOB_SEED_NODES; i++)
+            printf("%s%u", i > 0 ? "," : "", (unsigned)job->seed_node[i]);
+        printf("\n");
+    }
     char policy[160];
     job_options_format_recovery(&job->recovery, policy, sizeof policy);
     printf("recovery_policy=%s\n", policy);
@@ -428,7 +436,7 @@ static int job_main(int argc, char **argv)
 {
     const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
     const char *progress = NULL, *app_args = NULL, *comm_mode = NULL, *msg_mode = NULL;
-    const char *checkpoint_every = NULL, *recovery = NULL, *lossy_link = NULL;
+    const char *checkpoint_every = NULL, *recovery = NULL, *lossy_link = NULL, *seeds = NULL;
     const struct cli_option options[] = {
         {"--job-out", &output, NULL},   {"--dump-job", &dump_path, NULL},
         {"--app", &app, NULL},          {"--iterations", &iterations, NULL},
@@ -437,6 +445,7 @@ static int job_main(int argc, char **argv)
         {"--checkpoint-every", &checkpoint_every, NULL},
         {"--recovery", &recovery, NULL},
         {"--lossy-link", &lossy_link, NULL},
+        {"--seeds", &seeds, NULL},
     };
     char error[200];
     switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
@@ -446,16 +455,16 @@ static int job_main(int argc, char **argv)
         return 0;
     case CLI_SCAN_ERROR:
         fail("%s (the job block takes only --job-out, --app, --iterations, --progress, "
-             "--app-args, --comm-mode, --msg-mode, --checkpoint-every, --recovery, --lossy-link; "
-             "or --dump-job "
-             "alone)", error);
+             "--app-args, --comm-mode, --msg-mode, --checkpoint-every, --recovery, --lossy-link, "
+             "--seeds; or --dump-job alone)", error);
     case CLI_SCAN_OK:
         break;
     }
     if (dump_path != NULL) {
         if (output != NULL || app != NULL || iterations != NULL || progress != NULL ||
             app_args != NULL || comm_mode != NULL || msg_mode != NULL ||
-            checkpoint_every != NULL || recovery != NULL || lossy_link != NULL)
+            checkpoint_every != NULL || recovery != NULL || lossy_link != NULL ||
+            seeds != NULL)
             fail("--dump-job takes no other options (expected --dump-job FILE alone)");
         return dump_job(dump_path);
     }
@@ -468,6 +477,7 @@ static int job_main(int argc, char **argv)
                                        .recovery = recovery,
                                        .checkpoint_every = checkpoint_every,
                                        .lossy_link = lossy_link,
+                                       .seeds = seeds,
                                        .default_iterations = 1,
                                        .max_iterations = UINT32_MAX};
     struct job job;

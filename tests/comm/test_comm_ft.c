@@ -121,6 +121,82 @@ static void test_p2p_modes(const struct p2p_case *t)
     harness_free(&h);
 }
 
+/*
+ * Issue 16: a member that left (comm_member_left before the view that
+ * removes it) is an orderly exit (comm/DESIGN.md, "A member that left"):
+ * even under NOP the live pairs go on and a receive from any source is not
+ * failed; a send to the leaver fails, and so do collectives until the
+ * rebuild (they need every member).  A failure after it is a failure again.
+ */
+static void test_leave_orderly(void)
+{
+    enum { N = 4 };
+    struct harness h;
+    harness_init(&h, N, N, 1020);
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    uint8_t out[4] = {9, 8, 7, 6};
+    uint8_t in[4] = {0};
+    uint8_t any_in[4] = {0};
+    uint32_t pending_any;
+    CHECK_EQ(irecv(&h, 2, COMM_WORLD, COMM_ANY_SOURCE, any_in, 4, &pending_any), COMM_ERR_OK);
+    for (uint32_t i = 0; i < N - 1; i++) {
+        CHECK(comm_member_left(harness_node(&h, i), 3));
+    }
+    bool live[N] = {true, true, true, true};
+    uint32_t gone = 3;
+    remove_nodes(&h, 2, &gone, 1, live);
+    struct comm_status s;
+    CHECK(!comm_test(harness_node(&h, 2), pending_any, &s)); /* still waiting */
+    CHECK_EQ(comm_state_of(harness_node(&h, 0), COMM_WORLD), COMM_STATE_DETECTED);
+    uint32_t r;
+    uint32_t rr;
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 3, out, 4, &r), COMM_ERR_PROC_FAILED);
+    /* live pairs: 0 -> 1, and 1 -> 2 into the receive from any source */
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    CHECK_EQ(irecv(&h, 1, COMM_WORLD, 0, in, 4, &rr), COMM_ERR_OK);
+    harness_requests_add(&reqs, 1, rr);
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, out, 4, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 0, r);
+    CHECK_EQ(isend(&h, 1, COMM_WORLD, 2, out, 4, &r), COMM_ERR_OK);
+    harness_requests_add(&reqs, 1, r);
+    harness_requests_add(&reqs, 2, pending_any);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    CHECK(memcmp(in, out, 4) == 0 && memcmp(any_in, out, 4) == 0);
+    /* a collective needs the leaver: it fails on every live rank */
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N - 1; i++) {
+        enum comm_error e = comm_ibarrier(harness_node(&h, i), COMM_WORLD, h.now_ns,
+                                          harness_begin(&h), &r);
+        harness_end(&h, i);
+        CHECK(e == COMM_ERR_OK || e == COMM_ERR_PROC_FAILED);
+        if (e == COMM_ERR_OK) {
+            harness_requests_add(&reqs, i, r); /* strict: fails at completion */
+        }
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_PROC_FAILED);
+    }
+    CHECK_EQ(h.aborts[0], 0);
+    /* A leave of 2 that no view removing it follows (2 is still in the next
+     * one) is forgotten: when 2 fails later, that is a failure: NOP fails
+     * the live pairs again. */
+    for (uint32_t i = 0; i < N - 1; i++) {
+        CHECK(comm_member_left(harness_node(&h, i), 2));
+    }
+    harness_install(&h, 3, live, live);
+    gone = 2;
+    remove_nodes(&h, 4, &gone, 1, live);
+    CHECK_EQ(isend(&h, 0, COMM_WORLD, 1, out, 4, &r), COMM_ERR_PROC_FAILED);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* ABORT (the default): the view change that makes a communicator DETECTED
  * tells the node glue once per communicator, at every member. */
 static void test_abort_event(void)
@@ -1823,6 +1899,7 @@ int main(void)
         test_nop_fails_waiting(seed, COMM_MODE_REBUILD);
     }
     test_abort_event();
+    test_leave_orderly();
     test_failed_ranks_and_ack();
     return check_report("comm.ft");
 }

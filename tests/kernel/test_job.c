@@ -286,10 +286,15 @@ static void test_out_of_range_fields(void)
     CHECK(strcmp(field_of_encoded(&job), "checkpoint_interval") == 0);
     line_of_encoded(&job, line, sizeof line);
     CHECK_CONTAINS(line, "at most the iterations");
-    job = valid_job(); job.seed_count = 1;
+    job = valid_job(); job.seed_count = 5;
     CHECK(strcmp(field_of_encoded(&job), "seed_count") == 0);
     job = valid_job(); job.seed_node[3] = 5;
     CHECK(strcmp(field_of_encoded(&job), "seed_node") == 0);
+    job = valid_job(); job.seed_count = 3; job.seed_node[3] = 5; /* beyond the count */
+    CHECK(strcmp(field_of_encoded(&job), "seed_node") == 0);
+    /* Seed nodes (issue 16): up to 4, and they come back whole. */
+    job = valid_job(); job.seed_count = 2; job.seed_node[0] = 0; job.seed_node[1] = 31;
+    CHECK(strcmp(field_of_encoded(&job), "(accepted)") == 0);
     /* A key (issue 20): random bytes pass, and come back whole. */
     job = valid_job();
     static const uint8_t random_key[JOB_KEY_BYTES] = {0x3f, 0xa1, 0x07, 0xc4, 0x5e, 0x92,

@@ -242,9 +242,11 @@ static void carry_out(struct harness *h, const struct harness_fault *f)
         h->partitioned = false;
         break;
     case HARNESS_FAULT_APPKILL:
+    case HARNESS_FAULT_LEAVE:
         if (!h->down[f->node]) {
-            if (!membership_request_removal(&h->nodes[f->node], FAULT_MODEL_PROCESS, h->now,
-                                            &h->out)) {
+            uint8_t model =
+                f->kind == HARNESS_FAULT_LEAVE ? FAULT_MODEL_LEFT : FAULT_MODEL_PROCESS;
+            if (!membership_request_removal(&h->nodes[f->node], model, h->now, &h->out)) {
                 harness_fail(h, "removal request refused (node, 0)", f->node, 0);
             }
             harness_collect(h, f->node);

@@ -53,6 +53,7 @@ enum harness_fault_kind {
     HARNESS_FAULT_PARTITION,
     HARNESS_FAULT_HEAL,
     HARNESS_FAULT_APPKILL, /* the node's application is gone: it asks to be removed */
+    HARNESS_FAULT_LEAVE,   /* the node leaves gracefully: it asks to be removed */
 };
 
 struct harness_fault {

@@ -20,7 +20,7 @@
  *     FAULT                       a line of the fault language (tools/fault.h),
  *                                 e.g. `kill 5 at 1ms`, `suspect 6 5 at 1ms`,
  *                                 `join 63 at 100ns`, `link 1 2 off at 0`,
- *                                 `appkill 5 at 1ms`
+ *                                 `appkill 5 at 1ms`, `leave 5 at 1ms`
  *                                 (carried out when time reaches T; not hang,
  *                                 resume, reboot)
  *     send TYPE from S to D [noview] [u8|u16|u32|u64 V]...
@@ -40,7 +40,7 @@
  *     expect N|any sends TYPE [to D] [count=K]
  *     expect delivered K | expect lost K
  *     expect event N|any view|failure|stable|joined|expelled|partitioned|
- *            decision|refused
+ *            decision|refused|left
  *            [who=W] [count=K] [after=T] [until=T] [live=L] [messages=M]
  *            [detector-messages=D] [model=M] [action=A] [quarantined=yes|no]
  *                                       (after < time <= until; who: a
@@ -108,6 +108,11 @@ static bool parse_fault(const char *text, const struct torus_geometry *g,
         return bad("%s", error);
     }
     bool ok = script.count == 1;
+    if (ok && (script.items[0].select_count != 0 || script.items[0].kind == FAULT_CUT)) {
+        fault_script_free(&script);
+        return bad("'%s': the test network takes one node or link a line (no groups, no cuts)",
+                   text);
+    }
     if (ok) {
         const struct fault *f = &script.items[0];
         memset(fault, 0, sizeof *fault);
@@ -132,6 +137,7 @@ static bool parse_fault(const char *text, const struct torus_geometry *g,
         case FAULT_PARTITION: fault->kind = HARNESS_FAULT_PARTITION; break;
         case FAULT_HEAL: fault->kind = HARNESS_FAULT_HEAL; break;
         case FAULT_APPKILL: fault->kind = HARNESS_FAULT_APPKILL; break;
+        case FAULT_LEAVE: fault->kind = HARNESS_FAULT_LEAVE; break;
         default: ok = bad("'%s': the test network does not carry out this fault", text);
         }
         /* A link that comes back "for D" later: not carried out here either. */
@@ -149,7 +155,8 @@ static bool is_fault_word(const char *word)
 {
     static const char *const words[] = {"kill",  "hang",   "resume",  "link",
                                         "reboot", "restart", "join",   "suspect",
-                                        "block", "partition", "heal", "appkill"};
+                                        "block", "partition", "heal", "appkill",
+                                        "leave"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         if (strcmp(word, words[i]) == 0) {
             return true;
@@ -327,7 +334,7 @@ static int event_type(const char *name)
     /* Indexed by enum membership_event_type. */
     static const char *const names[] = {NULL,     "view",     "failure",     "stable",
                                         "joined", "expelled", "partitioned", "decision",
-                                        "refused"};
+                                        "refused", "left"};
     for (int t = 1; t < (int)(sizeof names / sizeof names[0]); t++) {
         if (name != NULL && strcmp(name, names[t]) == 0) {
             return t;
@@ -349,7 +356,7 @@ static bool expect_event(struct script *s, char **tok, int n)
     int type = event_type(tok[3]);
     if (type < 0) {
         return bad("'%s' is not an event (view, failure, stable, joined, expelled, partitioned, "
-                   "decision, refused)",
+                   "decision, refused, left)",
                    tok[3]);
     }
     static const char *const keys[] = {"who",   "count",    "after",             "until",
@@ -370,7 +377,7 @@ static bool expect_event(struct script *s, char **tok, int n)
         (action_text != NULL && action >= RECOVERY_ACTION_LIMIT) ||
         (quarantined_text != NULL && strcmp(quarantined_text, "yes") != 0 &&
          strcmp(quarantined_text, "no") != 0)) {
-        return bad("%s", "model=process|physical|network|repeated, action=ignore|restart|"
+        return bad("%s", "model=process|physical|network|repeated|left, action=ignore|restart|"
                          "migrate|promote, quarantined=yes|no");
     }
     uint64_t count = 1, who = 0, after = 0, until = 0, live = 0, messages = 0, det = 0;
@@ -395,7 +402,8 @@ static bool expect_event(struct script *s, char **tok, int n)
                      (!has_who || (type == MEMBERSHIP_EVENT_FAILURE_DETECTED &&
                                    e->event.u.failure.who == who) ||
                       (type == MEMBERSHIP_EVENT_RECOVERY_DECISION &&
-                       e->event.u.decision.node == who)) &&
+                       e->event.u.decision.node == who) ||
+                      (type == MEMBERSHIP_EVENT_LEFT && e->event.u.left.who == who)) &&
                      (!has_after || e->time_ns > after) && (!has_until || e->time_ns <= until);
         if (match) {
             got++;

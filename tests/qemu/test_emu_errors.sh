@@ -78,7 +78,7 @@ refused "unknown option '--nodes'" --dims 2x2 --nodes 4
 refused "--spares '4' is invalid (expected 0..3" --dims 2x2 --board host --spares 4
 
 # Fault scripts: syntax and what cannot happen on this torus, before anything starts.
-refused "--inject: 'kil 3 at 2s': unknown action 'kil' (expected kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal or appkill)" \
+refused "--inject: 'kil 3 at 2s': unknown action 'kil' (expected kill, hang, resume, link, reboot, restart, join, suspect, block, partition, heal, appkill, leave, cut or ping)" \
     --dims 2x2x2 --board host --inject 'kil 3 at 2s'
 refused "--inject: 'kill 8 at 1s': node 8 does not exist (expected 0..7)" \
     --dims 2x2x2 --board host --inject 'kill 2 at 0; kill 8 at 1s'
@@ -88,6 +88,19 @@ refused "--inject: 'join 2 at 1s': node 2 is not a spare (expected one of the la
     --dims 2x2x2 --board host --spares 1 --inject 'join 2 at 1s'
 refused "--inject: 'link 1 z+ off at 1s': node 1 has no link z+" \
     --dims 2x2 --board host --inject 'link 1 z+ off at 1s'
+# Issue 16: seed nodes are ids of the torus, at most 4, with a job.
+refused "--seeds '0,8' is invalid (expected up to 4 node ids below 8, comma-separated, e.g. 0,7)" \
+    --dims 2x2x2 --board host --app allreduce --seeds 0,8
+refused "--seeds '0,1,2,3,4' is invalid (expected up to 4 node ids below 8" \
+    --dims 2x2x2 --board host --app allreduce --seeds 0,1,2,3,4
+refused "--seeds needs --app (expected --app NAME)" --dims 2x2x2 --board host --seeds 0
+# Issue 16: groups and plane cuts, checked against the torus.
+refused "--inject: 'kill x>=2 at 1s': the group holds no node of the torus" \
+    --dims 2x2x2 --board host --inject 'kill x>=2 at 1s'
+refused "--inject: 'cut x=0|1 except 4 at 1s': except 4 keeps every one of its 4 cables" \
+    --dims 2x2x2 --board host --inject 'cut x=0|1 except 4 at 1s'
+refused "--inject: 'restart 3 at 2s': node 3 is running (expected a killed node)" \
+    --dims 2x2x2 --board host --inject 'kill x=1,y=0 at 1s; restart 3 at 2s'
 refused "--inject: 'reboot 1 at 1s': node 1 is a host process (expected a QEMU node" \
     --dims 2x2 --board host --inject 'reboot 1 at 1s'
 refused "--chaos: unknown key 'rat' (expected seed, rate, kinds, count, duration, hold)" \

@@ -74,7 +74,7 @@ static void test_syntax_errors(void)
 {
     expect_syntax_error("kil 3 at 2s", "'kil 3 at 2s': unknown action 'kil' (expected kill, "
                                        "hang, resume, link, reboot, restart, join, suspect, "
-                                       "block, partition, heal or appkill)");
+                                       "block, partition, heal, appkill, leave, cut or ping)");
     expect_syntax_error("kill 3 at 2s; hang five at 1s", "'hang five at 1s': 'five' is not a "
                                                          "node number");
     expect_syntax_error("kill at 2s", "'kill at 2s': 'at' is not a node number");
@@ -83,11 +83,11 @@ static void test_syntax_errors(void)
     expect_syntax_error("kill 3 at", "'(end)' is not a time");
     expect_syntax_error("kill 3 at 2x", "'2x' is not a time");
     expect_syntax_error("kill 3 at -1s", "'-1s' is not a time");
-    expect_syntax_error("kill 3 at 2s for 1s", "'for' applies to hang, link ... off and block only");
+    expect_syntax_error("kill 3 at 2s for 1s", "'for' applies to hang, link ... off, block and cut only");
     expect_syntax_error("hang 3 at 2s for 0", "'0' is not a duration");
     expect_syntax_error("link 3 q+ off at 1s", "'q+' is not a link direction");
     expect_syntax_error("link 3 x+ down at 1s", "'down' after the link: expected off or on");
-    expect_syntax_error("link 3 x+ on at 1s for 1s", "'for' applies to hang, link ... off and block");
+    expect_syntax_error("link 3 x+ on at 1s for 1s", "'for' applies to hang, link ... off, block");
     expect_syntax_error("kill 3 at 2s now", "unexpected 'now' at the end");
     expect_syntax_error(" ; ;", "the script is empty");
     expect_syntax_error("kill 3 at 2s; kill\t\x01 at 1s", "not printable ASCII");
@@ -162,6 +162,12 @@ static void test_semantics(void)
     CHECK_CONTAINS(error, "link x+ of node 3 is already cut");
     CHECK(!check_on_2x2x2("link 2 5 off at 1s", 0, all_qemu));
     CHECK_CONTAINS(error, "nodes 2 and 5 are not torus neighbours");
+    /* A node that left halts: nothing more happens to it but a restart. */
+    CHECK(check_on_2x2x2("leave 3 at 1s; restart 3 at 2s; leave 3 at 3s", 0, all_qemu));
+    CHECK(!check_on_2x2x2("leave 3 at 1s; kill 3 at 2s", 0, all_qemu));
+    CHECK_CONTAINS(error, "'kill 3 at 2s': node 3 is gone (it left) (expected a running node)");
+    CHECK(!check_on_2x2x2("kill 3 at 1s; leave 3 at 2s", 0, all_qemu));
+    CHECK_CONTAINS(error, "'leave 3 at 2s': node 3 is killed (expected a running node)");
     /* A cut belongs to the cable: its node may die and come back meanwhile. */
     CHECK(check_on_2x2x2("link 2 x+ off at 1s; kill 2 at 2s; restart 2 at 3s; "
                          "link 2 x+ on at 4s",

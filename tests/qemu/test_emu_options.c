@@ -188,7 +188,7 @@ static void test_fault_options(void)
     expect_fault_error("--inject", "kil 3 at 2s",
                        "--inject: 'kil 3 at 2s': unknown action 'kil' (expected kill, hang, "
                        "resume, link, reboot, restart, join, suspect, block, "
-                       "partition, heal or appkill)");
+                       "partition, heal, appkill, leave, cut or ping)");
     expect_fault_error("--inject", "kill 3 at 2s; hang x at 1s", "'hang x at 1s': 'x' is not");
     expect_fault_error("--inject", "", "the script is empty");
     expect_fault_error("--chaos", "seed=1,rate=fast", "--chaos: rate='fast' is invalid");

@@ -65,6 +65,8 @@ void sim_case_run(const struct sim_case *c, struct sim_result *r, FILE *out)
     }
     p.routes = c->routes;
     p.recovery = c->recovery;
+    p.seed_count = c->seed_count;
+    memcpy(p.seeds, c->seeds, sizeof p.seeds);
     r->unit_ns = sim_unit_ns(&p);
     p.heartbeat_ns = c->heartbeats ? 4u * r->unit_ns : 0;
     r->nodes = g.node_count;

@@ -22,6 +22,8 @@ struct sim_case {
     const char *inject;    /* with {U} standing for the timeout unit in ns */
     bool events;           /* write every node event to out, not only stable views */
     struct recovery_policy recovery; /* the roots' decisions (zero: none) */
+    uint32_t seeds[MEMBERSHIP_SEEDS_MAX]; /* joiners ask these first (issue 16) */
+    uint32_t seed_count;
 };
 
 struct sim_result {

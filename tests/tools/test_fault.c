@@ -42,6 +42,23 @@ static const struct fault every_kind[] = {
     /* Issue 15: a process fault. */
     {.kind = FAULT_APPKILL, .time_ns = 2 * MS, .node = 5},
     {.kind = FAULT_APPKILL, .iteration = 120, .node = 3},
+    /* Issue 16: a leave; groups; a plane cut. */
+    {.kind = FAULT_LEAVE, .time_ns = 2 * MS, .node = 3},
+    {.kind = FAULT_KILL, .time_ns = 30000 * MS, .select_count = 1,
+     .select = {{.dim = 0, .op = FAULT_GE, .value = 4}}},
+    {.kind = FAULT_RESTART, .time_ns = 35000 * MS, .select_count = 3,
+     .select = {{.dim = 0, .op = FAULT_GE, .value = 4},
+                {.dim = 1, .op = FAULT_LT, .value = 2},
+                {.dim = -1, .op = FAULT_GT, .value = 9}}},
+    {.kind = FAULT_HANG, .time_ns = 1 * MS, .duration_ns = 5 * MS, .select_count = 2,
+     .select = {{.dim = 2, .op = FAULT_EQ, .value = 0}, {.dim = 1, .op = FAULT_LE, .value = 1}}},
+    {.kind = FAULT_LEAVE, .iteration = 40, .select_count = 1,
+     .select = {{.dim = -1, .op = FAULT_LT, .value = 2}}},
+    {.kind = FAULT_CUT, .time_ns = 10000 * MS, .dim = 0, .plane = 3, .plane_next = 4, .keep = 2},
+    {.kind = FAULT_PING, .time_ns = 7 * MS},
+    {.kind = FAULT_PING, .iteration = 30},
+    {.kind = FAULT_CUT, .time_ns = 1 * MS, .dim = 2, .plane = 3, .plane_next = 0,
+     .duration_ns = 4 * MS},
 };
 #define KINDS (sizeof every_kind / sizeof every_kind[0])
 
@@ -86,8 +103,18 @@ static void test_round_trip(void)
     CHECK(strcmp(shown, "hang 3 at iteration 20 for 100ms") == 0);
     fault_format(&every_kind[18], shown, sizeof shown);
     CHECK(strcmp(shown, "link 6 x- off at iteration 4294967295 for 1500ms") == 0);
-    fault_format(&every_kind[KINDS - 1], shown, sizeof shown);
+    fault_format(&every_kind[22], shown, sizeof shown);
     CHECK(strcmp(shown, "appkill 3 at iteration 120") == 0);
+    fault_format(&every_kind[25], shown, sizeof shown);
+    CHECK(strcmp(shown, "restart x>=4,y<2,id>9 at 35s") == 0);
+    fault_format(&every_kind[26], shown, sizeof shown);
+    CHECK(strcmp(shown, "hang z=0,y<=1 at 1ms for 5ms") == 0);
+    fault_format(&every_kind[KINDS - 4], shown, sizeof shown);
+    CHECK(strcmp(shown, "cut x=3|4 except 2 at 10s") == 0);
+    fault_format(&every_kind[KINDS - 2], shown, sizeof shown);
+    CHECK(strcmp(shown, "ping all at iteration 30") == 0);
+    fault_format(&every_kind[KINDS - 1], shown, sizeof shown);
+    CHECK(strcmp(shown, "cut z=3|0 at 1ms for 4ms") == 0);
     /* An iteration is not a time: "at iteration 20" differs from "at 20ns". */
     struct fault by_time = every_kind[17];
     by_time.iteration = 0;
@@ -125,10 +152,25 @@ static void test_errors(void)
 {
     expect_error("kil 3 at 2s", "'kil 3 at 2s': unknown action 'kil' (expected kill, hang, "
                                 "resume, link, reboot, restart, join, suspect, block, "
-                                "partition, heal or appkill)");
+                                "partition, heal, appkill, leave, cut or ping)");
     expect_error("kill 3 at 2s; hang five at 1s", "'hang five at 1s': 'five' is not a node");
     expect_error("kill 1 at 5", "'kill 1 at 5': '5' is not a time");
-    expect_error("kill 3 at 2s for 1s", "'for' applies to hang, link ... off and block only");
+    expect_error("kill 3 at 2s for 1s", "'for' applies to hang, link ... off, block and cut only");
+    /* Groups and cuts. */
+    expect_error("kill x=>4 at 1s", "'kill x=>4 at 1s': 'x=>4' is not a node or a group "
+                                    "(expected a rank like 3, or coordinates like x>=4,y<2");
+    expect_error("kill q>=4 at 1s", "'q>=4' is not a node or a group");
+    expect_error("kill x>=4, at 1s", "'x>=4,' is not a node or a group");
+    expect_error("kill 3,4 at 1s", "'3,4' is not a node number");
+    expect_error("kill x>=4,y<1,z<1,x<9,y>0 at 1s", "is not a node or a group");
+    expect_error("kill x>=-1 at 1s", "is not a node or a group");
+    expect_error("suspect x>=4 2 at 1s", "'x>=4' is not a node number");
+    expect_error("cut x=3 at 1s", "'x=3' is not a plane (expected D=A|B");
+    expect_error("cut id=3|4 at 1s", "'id=3|4' is not a plane");
+    expect_error("cut x=3|4 except at 1s", "'at' is not a number of cables to keep");
+    expect_error("cut x=3|4 at 1s except 2", "unexpected 'except' at the end");
+    expect_error("ping 3 at 1s", "'ping 3 at 1s': '3' after ping: expected all");
+    expect_error("ping all at 1s for 1s", "'for' applies to hang");
     expect_error("link 3 x+ on at 1s for 1s", "'for' applies to hang");
     expect_error("block 3 4 at 1ms", "block needs 'for D'");
     expect_error("block 3 3 at 1ms for 1ms", "names node 3 twice");
@@ -182,6 +224,44 @@ static void test_torus(void)
     expect_torus_error(&g, "partition z<1 at 1ms", "the torus has no dimension z");
     expect_torus_error(&g, "partition x<4 at 1ms", "expected 0 < K < 4");
     expect_torus_error(&g, "partition id<16 at 1ms", "expected 0 < K < 16");
+    expect_torus_error(&g, "kill x>=4 at 1ms", "'kill x>=4 at 1ms': the group holds no node of "
+                                              "the torus");
+    expect_torus_error(&g, "kill z=0 at 1ms", "the torus has no dimension z");
+    expect_torus_error(&g, "cut x=1|3 at 1ms", "planes 1 and 3 are not neighbours");
+    expect_torus_error(&g, "cut z=0|1 at 1ms", "the torus has no dimension z");
+    expect_torus_error(&g, "cut y=2|3 except 4 at 1ms", "except 4 keeps every one of its 4 "
+                                                        "cables");
+}
+
+/* Groups and cuts spelled out on a 4x4 torus, in node order. */
+static void test_expand(void)
+{
+    uint32_t size[2] = {4, 4};
+    bool mesh[2] = {false, true}; /* y is a mesh: no cable from y=3 to y=0 */
+    struct torus_geometry g;
+    CHECK(torus_geometry_init(&g, 2, size, mesh, NULL) == TORUS_GEOMETRY_OK);
+    struct fault_script script, out;
+    CHECK(fault_script_parse("kill x>=2,y=1 at 1ms; cut x=3|0 except 1 at 2ms for 1ms; "
+                             "leave 9 at 3ms",
+                             &script, error, sizeof error));
+    CHECK(fault_script_check_torus(&script, &g, error, sizeof error));
+    CHECK(fault_script_expand(&script, &g, &out, error, sizeof error));
+    CHECK_EQ(out.count, 2u + 3u + 1u);
+    CHECK(out.items[0].kind == FAULT_KILL && out.items[0].node == 6);
+    CHECK(out.items[1].kind == FAULT_KILL && out.items[1].node == 7);
+    /* the cut's cables: x+ of 3, 7, 11, 15 but the first */
+    for (unsigned i = 0; i < 3; i++) {
+        const struct fault *c = &out.items[2 + i];
+        CHECK(c->kind == FAULT_LINK_OFF && c->link == 0 && c->node == 7u + 4u * i);
+        CHECK(c->time_ns == 2 * MS && c->duration_ns == 1 * MS);
+        char text[FAULT_TEXT_MAX];
+        fault_format(c, text, sizeof text);
+        CHECK(strncmp(text, "link ", 5) == 0);
+    }
+    CHECK(out.items[5].kind == FAULT_LEAVE && out.items[5].node == 9);
+    fault_script_free(&out);
+    fault_script_free(&script);
+    expect_torus_error(&g, "cut y=3|0 at 1ms", "planes 3 and 0 are not neighbours");
 }
 
 static void test_file(void)
@@ -209,6 +289,7 @@ int main(void)
     test_round_trip();
     test_errors();
     test_torus();
+    test_expand();
     test_file();
     return check_report("tools.fault");
 }

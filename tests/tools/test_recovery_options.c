@@ -113,6 +113,7 @@ int main(void)
     refuses("process=restart;", "is no MODEL=ACTION");
     refuses("proc=restart", "'proc=restart' names no fault model");
     refuses("none=restart", "names no fault model");
+    refuses("left=restart", "'left=restart' names no fault model"); /* a leave is no fault */
     refuses("process=reboot", "names no action");
     refuses("process=restart; process=ignore", "gives a model twice");
     refuses("repeated=migrate", "needs its count and window");
