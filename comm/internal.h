@@ -262,6 +262,11 @@ void comm_count_lost_frame(struct comm *ctx);
 void ft_comm_init(const struct comm *ctx, struct comm_communicator *c);
 /* The view removed member rank of communicator slot (before the epoch moves). */
 void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, struct comm_outbox *out);
+/* A view replaced view `left` (after coll_restart_rounds): any change, a
+ * join too, starts every round still deciding again, so each decision a
+ * round taught here in `left` is served in the new one, as after a
+ * failure (ft_detected): members still in that round need it. */
+void ft_view_changed(struct comm *ctx, uint64_t left);
 /* Communicator slot lost members in view epoch (after the DETECTED event). */
 void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_ns,
                  struct comm_outbox *out);
