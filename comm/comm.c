@@ -480,12 +480,14 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
             }
         }
     }
+    uint64_t left = ctx->epoch;
     membership_view_copy(&ctx->live, view);
     ctx->epoch = epoch;
     ctx->has_view = true;
     ft_forget_leaves(ctx); /* a leaver still (or again) in the view left no view we saw */
     if (!first) {
         coll_restart_rounds(ctx, out);
+        ft_view_changed(ctx, left);
     }
     if (first) {
         for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {

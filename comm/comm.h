@@ -363,6 +363,8 @@ struct comm_communicator {
     uint8_t decision_kind;  /* the round's collective kind */
     uint8_t decision_seq;
     uint16_t produced;      /* rebuild: the new communicator's slot */
+    bool decision_taught;   /* by a round here, in view decision_view (else a result returned) */
+    uint64_t decision_view;
     uint64_t decision[COMM_FT_DECISION_WORDS];
     /* Revoke: flooded over the members' tree, each neighbour told until it
      * answers (or leaves the view). */

@@ -27,6 +27,8 @@ void ft_comm_init(const struct comm *ctx, struct comm_communicator *c)
     c->excluded_count = 0;
     c->edit_count = 0;
     c->decision_held = false;
+    c->decision_taught = false;
+    c->decision_view = 0;
     c->abstain_due = false;
     c->serve_due = false;
     c->abstain_queued = false;
@@ -73,6 +75,17 @@ static void ft_serve(struct comm *ctx, uint16_t slot)
                          NULL, NULL) == COMM_ERR_OK) {
         c->serve_due = false;
     } /* else again when a slot comes free */
+}
+
+void ft_view_changed(struct comm *ctx, uint64_t left)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        struct comm_communicator *c = &ctx->comms[i];
+        if (c->in_use && c->decision_held && c->decision_taught && c->decision_view == left) {
+            c->serve_due = true;
+            ft_serve(ctx, i);
+        }
+    }
 }
 
 void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_ns,
@@ -592,6 +605,8 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     x->decision_held = true;
     x->decision_kind = c->kind;
     x->decision_seq = c->round_seq;
+    x->decision_taught = true;
+    x->decision_view = ctx->epoch;
     memcpy(x->decision, decision, sizeof decision);
     stop_stale_serving(ctx, c->comm);
     enum comm_error error = decided;
@@ -760,6 +775,9 @@ void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t s
     x->decision_held = true;
     x->decision_kind = COLL_RESULT;
     x->decision_seq = seq;
+    /* not taught by a round: members still in the collective go to a
+     * result round only after a failure, whose view serves it (ft_detected) */
+    x->decision_taught = false;
     memset(x->decision, 0, sizeof x->decision);
     x->decision[0] = ctx->epoch + 1u;
     x->decision[2] = count;

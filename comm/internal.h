@@ -271,6 +271,11 @@ void ft_forget_leaves(struct comm *ctx);
 /* left: the member left (a graceful leave), it did not fail. */
 void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, bool left,
                       struct comm_outbox *out);
+/* A view replaced view `left` (after coll_restart_rounds): any change, a
+ * join too, starts every round still deciding again, so each decision a
+ * round taught here in `left` is served in the new one, as after a
+ * failure (ft_detected): members still in that round need it. */
+void ft_view_changed(struct comm *ctx, uint64_t left);
 /* Communicator slot lost members in view epoch (after the DETECTED event). */
 void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_ns,
                  struct comm_outbox *out);

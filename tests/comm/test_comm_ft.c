@@ -1616,6 +1616,76 @@ static void test_restart_readopts(uint64_t seed, bool expected)
 }
 
 /*
+ * A view that only adds a node lands while a SHRINK (or BLANK) is being
+ * decided: some members learnt the decision and finished, the others (the
+ * root among them, its broadcast not yet acknowledged) start the round
+ * again in the new view, and wait for offers.  The finished members serve
+ * their decision there as after a failure, and every survivor ends with
+ * the same communicator.  Before, they served only when a view removed a
+ * member: the root waited for ever (tori-sim --dims 2x2x2 --app allreduce
+ * --iterations 30 --comm-mode shrink --recovery process=restart --inject
+ * 'appkill 3 at iteration 12': node 3 restarted and rejoined meanwhile).
+ */
+static bool some_done(struct harness *h, void *arg)
+{
+    struct harness_requests *reqs = arg;
+    harness_requests_poll(h, reqs);
+    for (uint32_t k = 0; k < reqs->count; k++) {
+        if (reqs->done[k]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void test_join_cuts_round(uint64_t seed, enum comm_mode mode)
+{
+    enum { N = 8 };
+    struct harness h;
+    harness_init(&h, N, N, seed);
+    h.delay_max_ns = 200000u;
+    set_modes(&h, COMM_WORLD, mode, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N] = {true, true, true, true, true, true, true, true};
+    uint32_t gone = 3;
+    remove_nodes(&h, 2, &gone, 1, live);
+    for (uint32_t i = 0; i < N; i++) {
+        if (i != gone) {
+            CHECK(comm_expect_restart(harness_node(&h, i), gone)); /* as the nodes do */
+        }
+    }
+    bool survivors[N];
+    memcpy(survivors, live, sizeof survivors);
+    uint32_t comm[N];
+    struct harness_requests reqs;
+    rebuild_all(&h, N, survivors, false, COMM_WORLD, comm, &reqs);
+    CHECK(harness_run(&h, some_done, &reqs, LIMIT_NS));
+    uint32_t done = 0;
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        done += reqs.done[k] ? 1u : 0u;
+    }
+    CHECK(done < reqs.count); /* the view lands in the middle */
+    struct comm_config config = harness_node(&h, gone)->config;
+    config.incarnation += 1000u;
+    config.restarted = true;
+    CHECK_EQ(comm_init(harness_node(&h, gone), &config), COMM_INIT_OK);
+    live[gone] = true;
+    harness_install(&h, 3, live, NULL); /* its new life is back */
+    bool finished = harness_requests_wait(&h, &reqs, LIMIT_NS);
+    CHECK(finished);
+    for (uint32_t k = 0; finished && k < reqs.count; k++) {
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_OK);
+    }
+    if (finished) {
+        check_one_map(&h, comm, survivors);
+        CHECK_EQ(comm_size(harness_node(&h, 0), comm[0]),
+                 mode == COMM_MODE_SHRINK ? N - 1u : (uint32_t)N);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/*
  * ABARIS PROMOTE: with mirrors (config.mirrors), the REBUILD pairs a failed
  * rank with the spare that mirrors it (recovery_mirror_node: of spares 6
  * and 7, ranks 0-2 are 6's and 3-5 are 7's), so rank 4 goes to spare 7, not
@@ -1874,6 +1944,10 @@ int main(void)
     }
     for (uint32_t i = 0; i < sizeof p2p_cases / sizeof p2p_cases[0]; i++) {
         test_p2p_modes(&p2p_cases[i]);
+    }
+    for (uint64_t seed = 1310; seed < 1320; seed++) {
+        test_join_cuts_round(seed, COMM_MODE_SHRINK);
+        test_join_cuts_round(seed, COMM_MODE_BLANK);
     }
     for (uint64_t seed = 1300; seed < 1305; seed++) {
         test_rejoined_stays_failed(seed);
