@@ -2,8 +2,8 @@
  * The job block's command-line options, shared by every tool that writes
  * one (tori-personality --job-out, tori-emu --app): --app NAME,
  * --iterations N, --progress K, --app-args a,b,..., --comm-mode
- * abort|blank|shrink|rebuild, --msg-mode nop|cont, --checkpoint-every K
- * and --recovery POLICY turned into a
+ * abort|blank|shrink|rebuild, --msg-mode nop|cont, --checkpoint-every K,
+ * --routing detour|table and --recovery POLICY turned into a
  * validated struct job (kernel/job.h), so that both accept and refuse the
  * same values with the same one-line errors.  Encoding stays job_encode's.
  */
@@ -20,6 +20,7 @@
 struct job_options {
     const char *app, *iterations, *progress, *app_args;
     const char *comm_mode, *msg_mode; /* WORLD's failure and message modes */
+    const char *routing;              /* --routing detour|table (issue 16) */
     const char *checkpoint_every;     /* --checkpoint-every K (iterations) */
     const char *recovery;             /* --recovery POLICY (job_options_parse_recovery) */
     uint32_t default_iterations; /* when --iterations is not given (>= 1) */
@@ -30,6 +31,7 @@ struct job_options {
 #define JOB_OPTIONS_APPS "allreduce, stencil, pingpong, greedy, stale or ftprobe"
 #define JOB_OPTIONS_COMM_MODES "abort, blank, shrink or rebuild"
 #define JOB_OPTIONS_MSG_MODES "nop or cont"
+#define JOB_OPTIONS_ROUTING_MODES "detour or table"
 
 /*
  * Fills *job from the options (job_set_defaults first); without --progress

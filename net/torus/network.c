@@ -57,6 +57,16 @@ void torus_network_init(struct torus_network *network,
     }
     torus_dma_ring_init(&network->reception, node_count, key);
     torus_dma_ring_init(&network->loopback, node_count, key);
+    network->routing_table = config->routing_table;
+    if (network->routing_table) {
+        struct route_table_config table_config = {
+            .geometry = network->geometry,
+            .rank = network->rank,
+            .link_mask = network->link_mask,
+            .incarnation = config->incarnation,
+        };
+        route_table_init(&network->table, &table_config);
+    }
 }
 
 void torus_network_set_handler(struct torus_network *network, unsigned type,
@@ -105,16 +115,35 @@ static void deliver_local(struct torus_network *network,
 
 static bool ring_has_room(const struct torus_dma_ring *ring, unsigned type)
 {
-    uint32_t limit = type == TORUS_FRAME_TYPE_MEMBERSHIP || type == TORUS_FRAME_TYPE_CONTROL
+    uint32_t limit = type == TORUS_FRAME_TYPE_MEMBERSHIP || type == TORUS_FRAME_TYPE_CONTROL ||
+                             type == TORUS_FRAME_TYPE_ROUTE
                          ? CONFIG_RING_SIZE
                          : CONFIG_RING_SIZE - TORUS_NETWORK_RESERVED_SLOTS;
     return torus_dma_count(ring) < limit;
 }
 
+/*
+ * With tables: the entry's link, or, for a destination without one,
+ * dimension order over productive links only (a link to a shunned node
+ * last), never a detour: every hop then brings the frame closer or moves it
+ * down the tables' loop-free order (route_table.h).
+ */
 static int next_hop(const struct torus_network *network, uint32_t destination, int in_link)
 {
-    return torus_route_next_hop_detour(&network->geometry, network->rank, destination,
-                                       network->up_mask, network->absent_mask, in_link);
+    if (!network->routing_table)
+        return torus_route_next_hop_detour(&network->geometry, network->rank, destination,
+                                           network->up_mask, network->absent_mask, in_link);
+    int link = route_table_next_hop(&network->table, destination);
+    if (link != ROUTE_TABLE_DEFAULT)
+        return link;
+    uint32_t shunned = network->absent_mask &
+                       ~torus_route_links_towards(&network->geometry, network->rank, destination);
+    link = torus_route_next_hop(&network->geometry, network->rank, destination,
+                                network->up_mask & ~shunned);
+    if (link != TORUS_ROUTE_NONE)
+        return link;
+    return torus_route_next_hop(&network->geometry, network->rank, destination,
+                                network->up_mask);
 }
 
 /* Queues frame on link, the hop next_hop chose (negative: none). */
@@ -144,7 +173,8 @@ enum torus_network_status torus_network_send(struct torus_network *network,
     struct torus_frame_header header;
     memset(&header, 0, sizeof header);
     header.type = (uint8_t)type;
-    header.ttl = torus_route_ttl(&network->geometry);
+    header.ttl = network->routing_table ? route_table_ttl(&network->geometry)
+                                        : torus_route_ttl(&network->geometry);
     header.source = network->rank;
     header.destination = destination;
     header.epoch = epoch;
@@ -221,6 +251,15 @@ static void on_data(void *context, const struct torus_frame_header *header,
         count(network, TORUS_NETWORK_COUNT_LINK_DROPS);
         return;
     }
+    if (!transit && header->type == TORUS_FRAME_TYPE_ROUTE) {
+        /* A neighbour's advertisement (counted by the tables when bad). */
+        if (network->routing_table)
+            route_table_receive(&network->table, (unsigned)link, payload,
+                                header->payload_length);
+        else
+            count(network, TORUS_NETWORK_COUNT_NO_HANDLER);
+        return;
+    }
     if (!transit) {
         deliver_local(network, header, payload);
         return;
@@ -263,6 +302,7 @@ static const struct torus_dma_dispatch network_dispatch = {
         [TORUS_FRAME_TYPE_CONTROL] = on_data,
         [TORUS_FRAME_TYPE_FLOOD] = on_data,
         [TORUS_FRAME_TYPE_COMM] = on_data,
+        [TORUS_FRAME_TYPE_ROUTE] = on_data,
     },
 };
 
@@ -337,11 +377,42 @@ static unsigned tick_link(struct torus_network *network, unsigned link)
         network->up_mask |= 1u << link;
     else
         network->up_mask &= ~(1u << link);
+    if (network->routing_table)
+        route_table_link_changed(&network->table, link, up);
     if (network->link_handler != NULL)
         /* cert: indirect call, target is the handler given to set_link_handler */
         network->link_handler(network->link_handler_context, link,
                               state->config.peer_rank, up, network->now_ns);
     return work + 1;
+}
+
+/* The advertisement the tables owe the far node of link, framed and queued
+ * on that link (it is for that neighbour alone); it waits when the ring is
+ * full. */
+static unsigned advertise(struct torus_network *network, unsigned link)
+{
+    if (!network->routing_table || ((route_table_pending(&network->table) >> link) & 1u) == 0 ||
+        !ring_has_room(&network->injection[link], TORUS_FRAME_TYPE_ROUTE))
+        return 0;
+    size_t length = route_table_advert(&network->table, link, network->advert,
+                                       sizeof network->advert);
+    if (length == 0)
+        return 0;
+    struct torus_frame_header header;
+    memset(&header, 0, sizeof header);
+    header.type = TORUS_FRAME_TYPE_ROUTE;
+    header.ttl = 1;
+    header.source = network->rank;
+    header.destination = torus_geometry_neighbour(&network->geometry, network->rank, link);
+    size_t frame_length = torus_frame_encode(&header, network->advert, length,
+                                             torus_network_key(network), network->scratch,
+                                             sizeof network->scratch);
+    if (frame_length == 0 ||
+        inject_on(network, (int)link, network->scratch, frame_length, TORUS_FRAME_TYPE_ROUTE) !=
+            TORUS_NETWORK_OK)
+        return 0;
+    count(network, TORUS_NETWORK_COUNT_SENT);
+    return 1;
 }
 
 static unsigned send_on_links(struct torus_network *network)
@@ -350,6 +421,7 @@ static unsigned send_on_links(struct torus_network *network)
     for (unsigned link = 0; link < CONFIG_MAX_LINKS; link++) {
         if (((network->link_mask >> link) & 1u) == 0)
             continue;
+        work += advertise(network, link);
         /* Data first, so owed acks ride on it instead of a LINK_ACK. */
         work += drain_injection(network, link);
         work += tick_link(network, link);
@@ -418,6 +490,9 @@ uint64_t torus_network_next_deadline(const struct torus_network *network)
         if (!torus_dma_is_empty(&network->injection[link]) &&
             torus_link_in_flight(state) < CONFIG_LINK_WINDOW)
             return 0;
+        if (network->routing_table && ((route_table_pending(&network->table) >> link) & 1u) &&
+            ring_has_room(&network->injection[link], TORUS_FRAME_TYPE_ROUTE))
+            return 0; /* an advertisement to send */
         uint64_t deadline = torus_link_next_deadline(state);
         if (deadline < next)
             next = deadline;

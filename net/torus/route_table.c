@@ -488,3 +488,12 @@ int route_table_next_hop(const struct route_table *table, uint32_t destination)
         return TORUS_ROUTE_NONE;
     return entry->link;
 }
+
+uint8_t route_table_ttl(const struct torus_geometry *geometry)
+{
+    uint32_t ttl = torus_route_ttl(geometry);
+    uint32_t nodes = torus_geometry_node_count(geometry);
+    if (nodes > ttl)
+        ttl = nodes;
+    return (uint8_t)(ttl < 255u ? ttl : 255u);
+}

@@ -191,6 +191,11 @@ static inline uint32_t route_table_pending(const struct route_table *table)
  * ROUTE_TABLE_DEFAULT (no entry: dimension order). */
 int route_table_next_hop(const struct route_table *table, uint32_t destination);
 
+/* The TTL a frame leaves with under the tables: routes are loop-free, so
+ * a path visits each node at most once; every node count up to 255 is
+ * covered (an expiry is a bug, counted as ttl_expired). */
+uint8_t route_table_ttl(const struct torus_geometry *geometry);
+
 /* The entry for destination, NULL when none (for tests and tools). */
 const struct route_table_entry *route_table_find(const struct route_table *table,
                                                  uint32_t destination);

@@ -61,6 +61,8 @@ static void usage(FILE *out)
             "                        rank fails (abort: the job ends)\n"
             "  --msg-mode MODE       nop|cont: after a failure every call fails until\n"
             "                        the rebuild (nop), or only those naming a failed rank\n"
+            "  --routing MODE        detour|table: dimension order with local detours, or\n"
+            "                        Phoenix routing tables for fault regions\n"
             "  --recovery POLICY     the root's decision per fault model, e.g.\n"
             "                        'process=restart; physical=migrate; repeated(3 in 60s)=migrate'\n"
             "  --dump-job FILE       decode a job block and print its fields\n",
@@ -376,7 +378,7 @@ static void print_job(const struct job *job)
         printf("%s%lld", i > 0 ? "," : "", (long long)job->app_arg[i]);
     printf("\ncomm_mode=%s\n", job_comm_mode_name(job->comm_mode));
     printf("message_mode=%s\n", job_message_mode_name(job->message_mode));
-    printf("routing_mode=default\n");
+    printf("routing_mode=%s\n", job_routing_mode_name(job->routing_mode));
     printf("checkpoint_interval=%u\n", (unsigned)job->checkpoint_interval);
     printf("seed_count=%u\n", (unsigned)job->seed_count);
     char policy[160];
@@ -421,14 +423,14 @@ static int job_main(int argc, char **argv)
 {
     const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
     const char *progress = NULL, *app_args = NULL, *comm_mode = NULL, *msg_mode = NULL;
-    const char *checkpoint_every = NULL, *recovery = NULL;
+    const char *checkpoint_every = NULL, *recovery = NULL, *routing = NULL;
     const struct cli_option options[] = {
         {"--job-out", &output, NULL},   {"--dump-job", &dump_path, NULL},
         {"--app", &app, NULL},          {"--iterations", &iterations, NULL},
         {"--progress", &progress, NULL}, {"--app-args", &app_args, NULL},
         {"--comm-mode", &comm_mode, NULL}, {"--msg-mode", &msg_mode, NULL},
         {"--checkpoint-every", &checkpoint_every, NULL},
-        {"--recovery", &recovery, NULL},
+        {"--recovery", &recovery, NULL}, {"--routing", &routing, NULL},
     };
     char error[200];
     switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
@@ -438,7 +440,8 @@ static int job_main(int argc, char **argv)
         return 0;
     case CLI_SCAN_ERROR:
         fail("%s (the job block takes only --job-out, --app, --iterations, --progress, "
-             "--app-args, --comm-mode, --msg-mode, --checkpoint-every, --recovery; or --dump-job "
+             "--app-args, --comm-mode, --msg-mode, --checkpoint-every, --recovery, --routing; or "
+             "--dump-job "
              "alone)", error);
     case CLI_SCAN_OK:
         break;
@@ -446,7 +449,7 @@ static int job_main(int argc, char **argv)
     if (dump_path != NULL) {
         if (output != NULL || app != NULL || iterations != NULL || progress != NULL ||
             app_args != NULL || comm_mode != NULL || msg_mode != NULL ||
-            checkpoint_every != NULL || recovery != NULL)
+            checkpoint_every != NULL || recovery != NULL || routing != NULL)
             fail("--dump-job takes no other options (expected --dump-job FILE alone)");
         return dump_job(dump_path);
     }
@@ -456,6 +459,7 @@ static int job_main(int argc, char **argv)
                                        .app_args = app_args,
                                        .comm_mode = comm_mode,
                                        .msg_mode = msg_mode,
+                                       .routing = routing,
                                        .recovery = recovery,
                                        .checkpoint_every = checkpoint_every,
                                        .default_iterations = 1,
