@@ -1,7 +1,7 @@
 /*
- * Issue 16's wall of cuts, in the simulator: a 4x4x4 torus with every x
- * cable across both x boundaries (x 3|0 and 1|2) cut but the one at
- * y = z = 0 of each, 30 cuts at 1 ms.  At the end every ordered pair of
+ * Issue 16's wall of cuts, in the simulator (wall_4x4x4.script): a 4x4x4
+ * torus with every x cable across both x boundaries (x 3|0 and 1|2) cut
+ * but the one at y = z = 0 of each, 30 cuts at 1 ms.  At the end every ordered pair of
  * nodes is routed as a message would be (sim_reach_all_pairs).  With the
  * routers' detours (--routing detour) pairs are lost, out of TTL; with the
  * routing tables (--routing table) every pair is delivered, no frame ever
@@ -9,26 +9,15 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/sim_inject.h"
 #include "tests/check.h"
 #include "tests/sim/sim_case.h"
 
-static void wall_script(char *text, size_t capacity)
-{
-    size_t used = 0;
-    for (uint32_t y = 0; y < 4; y++)
-        for (uint32_t z = 0; z < 4; z++) {
-            if (y == 0 && z == 0)
-                continue;
-            const uint32_t xs[] = {1, 3};
-            for (unsigned i = 0; i < 2; i++)
-                used += (size_t)snprintf(text + used, capacity - used,
-                                         "link %" PRIu32 " x+ off at 1ms; ",
-                                         xs[i] + 4 * y + 16 * z);
-        }
-}
+/* tests/sim/wall_4x4x4.script, the README's too. */
+static const char *wall_text;
 
 static void run(bool table, struct sim_reach *reach, struct sim_stats *stats, bool *ok)
 {
@@ -44,10 +33,8 @@ static void run(bool table, struct sim_reach *reach, struct sim_stats *stats, bo
     CHECKF(sim != NULL, "%s", error);
     if (sim == NULL)
         return;
-    char text[4096];
-    wall_script(text, sizeof text);
     struct fault_script script;
-    CHECKF(sim_inject_parse(text, &g, 0, &script, error, sizeof error), "%s", error);
+    CHECKF(sim_inject_parse(wall_text, &g, 0, &script, error, sizeof error), "%s", error);
     CHECK_EQ(script.count, 30);
     sim_add_injections(sim, script.items, script.count);
     fault_script_free(&script);
@@ -57,8 +44,15 @@ static void run(bool table, struct sim_reach *reach, struct sim_stats *stats, bo
     sim_destroy(sim);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    char *text = NULL;
+    char error[320];
+    if (argc != 2 || !fault_script_read_file(argv[1], &text, error, sizeof error)) {
+        fprintf(stderr, "usage: test_sim_wall wall_4x4x4.script (%s)\n", argc == 2 ? error : "");
+        return 2;
+    }
+    wall_text = text;
     struct sim_reach detour, table;
     struct sim_stats detour_stats, table_stats;
     bool detour_ok = false, table_ok = false;
@@ -80,5 +74,6 @@ int main(void)
     CHECK_EQ(table_stats.ttl_expired, 0);
     CHECK(table_stats.route_adverts > 0);
     CHECKF(table_ok, "%s", table_stats.violation_text);
+    free(text);
     return check_report("sim.wall_of_cuts");
 }
