@@ -664,8 +664,8 @@ static void advertise(struct sim *sim, uint32_t id)
     const struct torus_geometry *g = &sim->params.geometry;
     uint8_t buffer[TORUS_FRAME_MAX_PAYLOAD];
     for (unsigned link = 0; link < torus_geometry_link_count(g); link++) {
-        while (((route_table_pending(table) >> link) & 1u) != 0) {
-            size_t length = route_table_advert(table, link, buffer, sizeof buffer);
+        while (((route_table_pending(table, sim->now) >> link) & 1u) != 0) {
+            size_t length = route_table_advert(table, link, buffer, sizeof buffer, sim->now);
             if (length == 0) {
                 break;
             }
@@ -686,6 +686,11 @@ static void advertise(struct sim *sim, uint32_t id)
             push(sim, sim->now + sim->params.hop_ns, SIM_EVENT_ADVERT, m->destination, id,
                  (uint8_t)(link ^ 1u), m);
         }
+    }
+    /* A raise of its own seq held back: a wake-up then (no message). */
+    uint64_t due = route_table_next_deadline(table);
+    if (due != UINT64_MAX && due > sim->now) {
+        push(sim, due, SIM_EVENT_ADVERT, id, id, 0, NULL);
     }
 }
 
@@ -1146,6 +1151,7 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
             .rank = id,
             .link_mask = torus_geometry_link_mask(&sim->params.geometry, id),
             .incarnation = n->boots,
+            .raise_hold_ns = sim_unit_ns(&sim->params), /* a burst crosses the torus */
         };
         route_table_init(&sim->tables[id], &rc);
     }
@@ -1593,6 +1599,12 @@ static void step(struct sim *sim, const struct sim_event *e)
         break;
     case SIM_EVENT_ADVERT: {
         struct sim_message *m = e->message;
+        if (m == NULL) { /* a held raise falls due */
+            if (sim->nodes[e->node].state == NODE_UP) {
+                advertise(sim, e->node);
+            }
+            break;
+        }
         if (sim->nodes[e->node].state == NODE_UP &&
             ((sim->tables[e->node].up_mask >> e->flag) & 1u) != 0) {
             route_table_receive(&sim->tables[e->node], e->flag, m->bytes, m->length);

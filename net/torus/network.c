@@ -64,6 +64,9 @@ void torus_network_init(struct torus_network *network,
             .rank = network->rank,
             .link_mask = network->link_mask,
             .incarnation = config->incarnation,
+            /* cuts are found as the link layers time out, one RTO or so
+             * apart: a raise waits that long for the rest of a burst */
+            .raise_hold_ns = config->link_rto_ns,
         };
         route_table_init(&network->table, &table_config);
     }
@@ -115,8 +118,7 @@ static void deliver_local(struct torus_network *network,
 
 static bool ring_has_room(const struct torus_dma_ring *ring, unsigned type)
 {
-    uint32_t limit = type == TORUS_FRAME_TYPE_MEMBERSHIP || type == TORUS_FRAME_TYPE_CONTROL ||
-                             type == TORUS_FRAME_TYPE_ROUTE
+    uint32_t limit = type == TORUS_FRAME_TYPE_MEMBERSHIP || type == TORUS_FRAME_TYPE_CONTROL
                          ? CONFIG_RING_SIZE
                          : CONFIG_RING_SIZE - TORUS_NETWORK_RESERVED_SLOTS;
     return torus_dma_count(ring) < limit;
@@ -386,16 +388,25 @@ static unsigned tick_link(struct torus_network *network, unsigned link)
     return work + 1;
 }
 
+/* Advertisements take at most half an injection ring: a burst of them must
+ * not crowd out the heartbeats and data behind them (they are many when a
+ * wall of cuts falls, and wait their turn without loss). */
+static bool advert_has_room(const struct torus_dma_ring *ring)
+{
+    return torus_dma_count(ring) < CONFIG_RING_SIZE / 2;
+}
+
 /* The advertisement the tables owe the far node of link, framed and queued
  * on that link (it is for that neighbour alone); it waits when the ring is
  * full. */
 static unsigned advertise(struct torus_network *network, unsigned link)
 {
-    if (!network->routing_table || ((route_table_pending(&network->table) >> link) & 1u) == 0 ||
-        !ring_has_room(&network->injection[link], TORUS_FRAME_TYPE_ROUTE))
+    if (!network->routing_table ||
+        ((route_table_pending(&network->table, network->now_ns) >> link) & 1u) == 0 ||
+        !advert_has_room(&network->injection[link]))
         return 0;
     size_t length = route_table_advert(&network->table, link, network->advert,
-                                       sizeof network->advert);
+                                       sizeof network->advert, network->now_ns);
     if (length == 0)
         return 0;
     struct torus_frame_header header;
@@ -490,12 +501,15 @@ uint64_t torus_network_next_deadline(const struct torus_network *network)
         if (!torus_dma_is_empty(&network->injection[link]) &&
             torus_link_in_flight(state) < CONFIG_LINK_WINDOW)
             return 0;
-        if (network->routing_table && ((route_table_pending(&network->table) >> link) & 1u) &&
-            ring_has_room(&network->injection[link], TORUS_FRAME_TYPE_ROUTE))
+        if (network->routing_table &&
+            ((route_table_pending(&network->table, network->now_ns) >> link) & 1u) &&
+            advert_has_room(&network->injection[link]))
             return 0; /* an advertisement to send */
         uint64_t deadline = torus_link_next_deadline(state);
         if (deadline < next)
             next = deadline;
     }
+    if (network->routing_table && route_table_next_deadline(&network->table) < next)
+        next = route_table_next_deadline(&network->table);
     return next;
 }

@@ -36,6 +36,8 @@ void route_table_init(struct route_table *table, const struct route_table_config
     table->link_mask = config->link_mask & torus_geometry_link_mask(&config->geometry,
                                                                     config->rank);
     table->own_seq = first_seq(config->incarnation);
+    table->raise_at = UINT64_MAX;
+    table->raise_hold_ns = config->raise_hold_ns;
     table->link_seq = first_seq(config->incarnation);
 }
 
@@ -123,8 +125,11 @@ bool route_table_link_is_down(const struct route_table *table, uint32_t originat
 static void raise_own_seq(struct route_table *table)
 {
     table->own_advertised = true;
-    table->own_raise = true;
-    owe(table, 0);
+    if (!table->own_raise) {
+        table->own_raise = true;
+        table->raise_at = UINT64_MAX; /* armed by the next advertisement */
+        owe(table, 0);
+    }
 }
 
 /* A link record, new or fresher: if the link lies on a dimension-order
@@ -397,13 +402,15 @@ static unsigned links_untold(const struct route_table *table)
 }
 
 size_t route_table_advert(struct route_table *table, unsigned link, uint8_t *out,
-                          size_t capacity)
+                          size_t capacity, uint64_t now_ns)
 {
     if (link >= CONFIG_MAX_LINKS || capacity < ROUTE_TABLE_ADVERT_HEADER + ROUTE_TABLE_LINK_RECORD)
         return 0;
     uint32_t bit = 1u << link;
-    if ((route_table_pending(table) & bit) == 0)
+    if ((route_table_pending(table, now_ns) & bit) == 0)
         return 0;
+    if (table->own_raise && table->raise_at == UINT64_MAX)
+        table->raise_at = now_ns + table->raise_hold_ns;
     size_t room = (capacity - ROUTE_TABLE_ADVERT_HEADER) / ROUTE_TABLE_LINK_RECORD;
     size_t links = 0;
     size_t routes = 0;
@@ -426,13 +433,12 @@ size_t route_table_advert(struct route_table *table, unsigned link, uint8_t *out
         links++;
     }
     /* Route records after the link records (same size, so one room). */
-    bool waiting = false;
-    if (table->own_raise && links_untold(table) != 0) {
-        waiting = true; /* the raise waits for the link records in flight */
-    } else if (table->own_raise) {
+    if (table->own_raise && now_ns >= table->raise_at && links_untold(table) == 0) {
         table->own_raise = false;
+        table->raise_at = UINT64_MAX;
         table->own_seq++;
         table->own_told = 0;
+        owe(table, 0);
         count(table, ROUTE_TABLE_COUNT_SEQ_RAISED);
     }
     if (table->own_advertised && (table->own_told & bit) == 0) {
@@ -462,7 +468,8 @@ size_t route_table_advert(struct route_table *table, unsigned link, uint8_t *out
         entry->told |= bit;
         routes++;
     }
-    if (all && !waiting)
+    /* A raise still waiting is owed through route_table_pending once due. */
+    if (all)
         table->dirty &= ~bit;
     if (links + routes == 0)
         return 0;

@@ -64,7 +64,9 @@
  * there, or was sent there, or that node sent as good at the same seq);
  * an advertisement for a link carries only what its far node lacks, so each
  * entry goes to each neighbour at most once per change.  Merged updates:
- * an advertisement carries every pending record that fits in one frame.
+ * an advertisement carries every pending record that fits in one frame,
+ * and a node's own raise waits a hold time (raise_hold_ns) and for the
+ * link records it has yet to pass on, so that a burst costs one.
  *
  * Entries are never freed (a freed entry forgets its seq, and a stale record
  * could then make a loop); when the links come back, the routes become the
@@ -140,6 +142,11 @@ struct route_table_config {
     uint32_t rank;
     uint32_t link_mask;   /* links cabled here */
     uint32_t incarnation; /* boot incarnation: seeds the sequence numbers */
+    /* How long a raise of this node's own seq waits once due, so that a
+     * burst of link changes (cuts are found one by one, as the link layers
+     * time out) costs one computation of the routes to it, not one each:
+     * Phoenix's merged updates, in time.  0: at the next advertisement. */
+    uint64_t raise_hold_ns;
 };
 
 struct route_table {
@@ -149,7 +156,9 @@ struct route_table {
     uint32_t up_mask;
     uint32_t own_seq;      /* routes to this node */
     bool own_advertised;   /* a changed link lies on a route to this node */
-    bool own_raise;        /* own_seq to be raised at the next advertisement */
+    bool own_raise;        /* own_seq to be raised, at raise_at */
+    uint64_t raise_at;     /* UINT64_MAX: not armed yet (by the next advertisement) */
+    uint64_t raise_hold_ns;
     uint32_t own_told;
     uint32_t link_seq;     /* this node's link records */
     uint32_t dirty;        /* links with something not yet sent */
@@ -178,12 +187,21 @@ bool route_table_receive(struct route_table *table, unsigned link, const uint8_t
  * link comes back.
  */
 size_t route_table_advert(struct route_table *table, unsigned link, uint8_t *out,
-                          size_t capacity);
+                          size_t capacity, uint64_t now_ns);
 
-/* Links with an advertisement owed. */
-static inline uint32_t route_table_pending(const struct route_table *table)
+/* Links with an advertisement owed at now_ns. */
+static inline uint32_t route_table_pending(const struct route_table *table, uint64_t now_ns)
 {
-    return table->dirty & table->up_mask;
+    uint32_t due = table->own_raise && table->raise_at != UINT64_MAX && now_ns >= table->raise_at
+                       ? table->link_mask
+                       : 0u;
+    return (table->dirty | due) & table->up_mask;
+}
+
+/* When a raise of this node's own seq falls due; UINT64_MAX: none armed. */
+static inline uint64_t route_table_next_deadline(const struct route_table *table)
+{
+    return table->own_raise ? table->raise_at : UINT64_MAX;
 }
 
 /* The link to forward on towards destination: a link, TORUS_ROUTE_LOCAL,

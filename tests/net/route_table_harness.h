@@ -130,11 +130,11 @@ static inline void harness_collect_node(struct harness *h, uint32_t n)
     {
         struct route_table *t = &h->tables[n];
         for (unsigned link = 0; link < h->links; link++) {
-            if (((route_table_pending(t) >> link) & 1u) == 0)
+            if (((route_table_pending(t, h->deliveries) >> link) & 1u) == 0)
                 continue;
             struct harness_message *m = malloc(sizeof *m);
             m->next = NULL;
-            m->length = route_table_advert(t, link, m->bytes, sizeof m->bytes);
+            m->length = route_table_advert(t, link, m->bytes, sizeof m->bytes, h->deliveries);
             if (m->length == 0) {
                 free(m);
                 continue;
