@@ -229,6 +229,8 @@ static void receive_link_record(struct route_table *table, unsigned from, uint32
 {
     uint32_t bit = 1u << from;
     if (originator == table->rank) {
+        if (((table->link_mask >> link) & 1u) == 0)
+            return; /* no such link here: nothing to say about it */
         /* An earlier life's record of ours, as fresh as ours or fresher:
          * say again how the link is, with a fresher seq. */
         struct route_table_link_record *mine = find_link(table, originator, link);
