@@ -180,6 +180,7 @@ static void usage(void)
           "  --routing MODE       detour (the routers' detours) or table (Phoenix\n"
           "                       routing tables); implies --routes, and ends with a\n"
           "                       'reach' line: every pair of running nodes routed\n"
+          "                       as things stand at the end\n"
           "  --settle-ms N        quiet time that ends a run\n"
           "                       (times: a bare number in the option's unit, or a\n"
           "                       time as in scripts: 4.6us, 1.5ms, 2s)\n"
