@@ -15,14 +15,17 @@
  *  - route records (destination, hops, seq): a node learns from the link
  *    records when a changed link lies on a dimension-order route to itself
  *    (the dimension-order hop at the link's originator towards it is that
- *    link); it then takes a fresher sequence number of its own and
- *    advertises itself at 0 hops, and the record spreads hop by hop as a
- *    distance vector: each node that takes it keeps an entry (destination,
- *    next hop link, hops, seq) and advertises it on.  A sequence number
+ *    link), or, once tables hold routes to it, that any link changed (a
+ *    route to it may have gone through that link); it then takes a fresher
+ *    sequence number of its own and advertises itself at 0 hops, and the
+ *    record spreads hop by hop as a distance vector: each node that takes
+ *    it keeps an entry (destination, next hop link, hops, seq) and
+ *    advertises it on.  A sequence number
  *    belongs to its originator: only a node raises its own (the link
  *    records' and the routes to it); the others only copy them.
- * Entries are kept only for those destinations: every other destination is
- * routed by dimension order (route.h) and costs nothing.
+ * Entries are kept only for those destinations (at every node that hears
+ * of them: the granularity is the destination, not the pair): every other
+ * destination is routed by dimension order (route.h) and costs nothing.
  *
  * The update rule, for a route record (destination d, hops h, seq s)
  * arriving on link l, candidate hops h + 1:
