@@ -41,6 +41,17 @@
 #define CONFIG_MAX_FRAME 1514
 #endif
 
+/* Phoenix routing tables (net/torus/route_table.h, `--routing table`): route
+ * entries a node keeps (one per destination whose dimension-order routes
+ * cross a failed link), and link-change records it keeps (two per failed
+ * cable, one from each end). */
+#ifndef CONFIG_ROUTE_TABLE_ENTRIES
+#define CONFIG_ROUTE_TABLE_ENTRIES 512
+#endif
+#ifndef CONFIG_ROUTE_TABLE_LINKS
+#define CONFIG_ROUTE_TABLE_LINKS 128
+#endif
+
 /* The node image's one stack. */
 #ifndef CONFIG_STACK_SIZE
 #define CONFIG_STACK_SIZE (64 * 1024)
@@ -212,6 +223,11 @@ _Static_assert(CONFIG_MAX_FRAME >= 128 && CONFIG_MAX_FRAME <= 1514,
                "CONFIG_MAX_FRAME must be 128..1514 (standard Ethernet)");
 _Static_assert(CONFIG_STACK_SIZE >= 4096 && (CONFIG_STACK_SIZE % 8) == 0,
                "CONFIG_STACK_SIZE must be >= 4 KiB and 8-byte aligned");
+_Static_assert(CONFIG_ROUTE_TABLE_ENTRIES >= 4 && CONFIG_ROUTE_TABLE_ENTRIES <= 65536 &&
+                   (CONFIG_ROUTE_TABLE_ENTRIES & (CONFIG_ROUTE_TABLE_ENTRIES - 1)) == 0,
+               "CONFIG_ROUTE_TABLE_ENTRIES must be a power of two in 4..65536");
+_Static_assert(CONFIG_ROUTE_TABLE_LINKS >= 4 && CONFIG_ROUTE_TABLE_LINKS <= 4096,
+               "CONFIG_ROUTE_TABLE_LINKS must be in 4..4096");
 _Static_assert(CONFIG_MAX_TIMERS >= 4 && CONFIG_MAX_TIMERS <= 256,
                "CONFIG_MAX_TIMERS must be 4..256");
 _Static_assert(CONFIG_CONSOLE_BUFFER >= 256 && CONFIG_CONSOLE_BUFFER <= 65536,

@@ -33,6 +33,7 @@ static const char *const app_names[JOB_APP_LAST + 1] = {
 };
 static const char *const comm_mode_names[] = {"abort", "blank", "shrink", "rebuild"};
 static const char *const message_mode_names[] = {"nop", "cont"};
+static const char *const routing_mode_names[] = {"detour", "table"};
 
 const char *job_app_name(uint8_t app)
 {
@@ -55,6 +56,19 @@ const char *job_comm_mode_name(uint8_t mode)
 const char *job_message_mode_name(uint8_t mode)
 {
     return mode <= JOB_MESSAGE_CONT ? message_mode_names[mode] : NULL;
+}
+
+const char *job_routing_mode_name(uint8_t mode)
+{
+    return mode <= JOB_ROUTING_TABLE ? routing_mode_names[mode] : NULL;
+}
+
+uint8_t job_routing_mode_from_name(const char *name)
+{
+    uint8_t mode = 0;
+    while (mode <= JOB_ROUTING_TABLE && strcmp(name, routing_mode_names[mode]) != 0)
+        mode++;
+    return mode;
 }
 
 uint8_t job_comm_mode_from_name(const char *name)
@@ -142,9 +156,8 @@ bool job_validate(const struct job *job, struct personality_error *error)
                     "0 (abort), 1 (blank), 2 (shrink) or 3 (rebuild)");
     if (job->message_mode > JOB_MESSAGE_CONT)
         return fail(error, "message_mode", job->message_mode, "0 (nop) or 1 (cont)");
-    if (job->routing_mode != JOB_ROUTING_DEFAULT)
-        return fail(error, "routing_mode", job->routing_mode,
-                    "0 (the network's own): other routing modes come with issue 16");
+    if (job->routing_mode > JOB_ROUTING_TABLE)
+        return fail(error, "routing_mode", job->routing_mode, "0 (detour) or 1 (table)");
     if (job->checkpoint_interval > job->iterations)
         return fail(error, "checkpoint_interval", job->checkpoint_interval,
                     "0 (no checkpoints) or at most the iterations");

@@ -26,9 +26,10 @@
  * recovery policy (issue 15) is lib/recovery.h's binary form, checked byte
  * by byte; the field only ever accepted 24 zero bytes before, which still
  * read as "no policy", so the block kept its version.  Fields of features
- * later issues bring (routing: issue 16) are defined now and accept only
- * their "off" value, with an error that says so; the seed nodes (issue 16)
- * are node ids the node's membership checks against the torus.  The job key (issue 20): all zero is none, else 128 random bits
+ * later issues bring are defined now and accept only their "off" value,
+ * with an error that says so; the seed nodes (issue 16) are node ids the
+ * node's membership checks against the torus; routing_mode (issue 16): 0
+ * detour, 1 table.  The job key (issue 20): all zero is none, else 128 random bits
  * (the launcher's, from /dev/urandom; a key of fewer than 4 distinct byte
  * values is refused as no random key); every frame is then tagged under it
  * (net/torus/frame.h).  It is never printed.  The link loss limit (issue
@@ -77,8 +78,10 @@ enum job_comm_mode { JOB_COMM_ABORT = 0, JOB_COMM_BLANK, JOB_COMM_SHRINK, JOB_CO
  * call on a failed communicator until it is rebuilt, CONT only the calls
  * naming a failed rank. */
 enum job_message_mode { JOB_MESSAGE_NOP = 0, JOB_MESSAGE_CONT };
-/* Routing modes; only the network's own (dimension order) until issue 16. */
-enum job_routing_mode { JOB_ROUTING_DEFAULT = 0 };
+/* Routing modes (issue 16): DETOUR, the network's own (dimension order
+ * with local detours, net/torus/route.h); TABLE, Phoenix's routing tables
+ * for fault regions (net/torus/route_table.h). */
+enum job_routing_mode { JOB_ROUTING_DETOUR = 0, JOB_ROUTING_TABLE = 1 };
 
 struct job {
     uint8_t app;          /* enum job_app */
@@ -121,9 +124,11 @@ const char *job_app_name(uint8_t app);
 uint8_t job_app_from_name(const char *name);
 const char *job_comm_mode_name(uint8_t mode);
 const char *job_message_mode_name(uint8_t mode);
+const char *job_routing_mode_name(uint8_t mode);
 /* Back from a name: a value job_*_name gives NULL for when it is none. */
 uint8_t job_comm_mode_from_name(const char *name);
 uint8_t job_message_mode_from_name(const char *name);
+uint8_t job_routing_mode_from_name(const char *name);
 
 /* True when the job key is set (it is never printed, only this). */
 bool job_has_key(const struct job *job);

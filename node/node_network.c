@@ -100,6 +100,12 @@ static void command_stats(void *context, const char *arguments, uint64_t now_ns)
     event_add_u64("bad_tag", frames->count[TORUS_FRAME_DROP_BAD_TAG]);
     event_add_u64("bad_checksum", frames->count[TORUS_FRAME_DROP_BAD_CHECKSUM]);
     event_add_hex("up_mask", node->network.up_mask);
+    const struct route_table *table = torus_network_route_table(&node->network);
+    if (table != NULL) { /* --routing table */
+        event_add_u64("route_entries", table->entry_count);
+        event_add_u64("route_adverts", route_table_counter(table, ROUTE_TABLE_COUNT_ADVERTS_SENT));
+        event_add_u64("route_table_full", route_table_counter(table, ROUTE_TABLE_COUNT_TABLE_FULL));
+    }
     event_end();
 }
 
@@ -187,6 +193,7 @@ void node_network_init(struct node *node)
     if (!torus_driver_init(&config.geometry, config.rank, &config.link_mask, &error))
         kernel_panic(error != NULL ? error : "network: link driver failed");
     config.keyed = network_key(&config.key, config.link_mask);
+    config.routing_table = job != NULL && job->routing_mode == JOB_ROUTING_TABLE;
 
     torus_network_init(&node->network, &config);
     torus_network_set_link_handler(&node->network, on_link_event, node);
@@ -203,6 +210,7 @@ void node_network_init(struct node *node)
     event_add_str("driver", torus_driver_name());
     event_add_hex("links", config.link_mask);
     event_add_str("auth", config.keyed ? "siphash" : "off");
+    event_add_str("routing", config.routing_table ? "table" : "detour");
     event_end();
     memset(&config.key, 0, sizeof config.key); /* the network keeps its copy */
 }

@@ -60,6 +60,7 @@ struct options {
     FILE *records;           /* DIR/sim.jsonl, opened with the options */
     const char *dims_text;
     bool routes;
+    const char *routing;     /* --routing detour|table (implies --routes) */
     bool chaos;
     enum sim_app_kind app;   /* --app: model applications over every node's comm core */
     struct job_options job_text; /* --app, --iterations, --app-args as given */
@@ -178,6 +179,10 @@ static void usage(void)
           "  --routes             messages follow the routers' hops; lost when a\n"
           "                       route crosses a dead or hung node (default: by\n"
           "                       hop distance, never lost on the way)\n"
+          "  --routing MODE       detour (the routers' detours) or table (Phoenix\n"
+          "                       routing tables); implies --routes, and ends with a\n"
+          "                       'reach' line: every pair of running nodes routed\n"
+          "                       as things stand at the end\n"
           "  --settle-ms N        quiet time that ends a run\n"
           "                       (times: a bare number in the option's unit, or a\n"
           "                       time as in scripts: 4.6us, 1.5ms, 2s)\n"
@@ -655,6 +660,16 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->job_text.comm_mode = v;
         } else if (strcmp(a, "--msg-mode") == 0) {
             o->job_text.msg_mode = v;
+        } else if (strcmp(a, "--routing") == 0) {
+            if (v == NULL) {
+                usage_error("%s needs a mode", a, "detour or table");
+            }
+            uint8_t mode = job_routing_mode_from_name(v);
+            if (job_routing_mode_name(mode) == NULL) {
+                usage_error("--routing '%s' is invalid", v, "detour or table");
+            }
+            o->routing = v;
+            o->routes = true;
         } else if (strcmp(a, "--spares") == 0) {
             o->spares = parse_u64(a, v, 0, CONFIG_MAX_NODES, "0..node count - 1");
             o->spares_set = true;
@@ -716,7 +731,7 @@ static void parse_args(int argc, char **argv, struct options *o)
             } else {
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
-                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, "
+                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, --routing, "
                             "--settle-ms, --inject, --inject-file, --emit-script, --pcap, --out, "
                             "--chaos, --seeds, --seed-nodes, --rate, --keep-going, --seed, "
                             "--trace-node, --app, --iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery, "
@@ -876,6 +891,8 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->settle_ns = o->settle_ns;
     p->seed = o->seed;
     p->routes = o->routes;
+    p->routing_table = o->routing != NULL &&
+                       job_routing_mode_from_name(o->routing) == JOB_ROUTING_TABLE;
     p->json = o->json;
     p->verbosity = o->verbosity;
     p->trace_node = o->trace_set ? o->trace_node : UINT32_MAX;
@@ -1129,6 +1146,21 @@ static int run_script(const struct options *o)
     }
     bool ok = sim_run(sim, stdout);
     print_summary(&p, sim_get_stats(sim), stdout);
+    if (o->routing != NULL) {
+        /* Every pair of running nodes routed as things stand at the end. */
+        struct sim_reach reach;
+        sim_reach_all_pairs(sim, &reach);
+        const struct sim_stats *s = sim_get_stats(sim);
+        printf(p.json ? "{\"event\":\"reach\",\"routing\":\"%s\",\"pairs\":%" PRIu64
+                        ",\"delivered\":%" PRIu64 ",\"unreachable\":%" PRIu64
+                        ",\"ttl_expired\":%" PRIu64 ",\"messages_ttl_expired\":%" PRIu64
+                        ",\"route_adverts\":%" PRIu64 "}\n"
+                      : "reach routing=%s pairs=%" PRIu64 " delivered=%" PRIu64
+                        " unreachable=%" PRIu64 " ttl_expired=%" PRIu64
+                        " messages_ttl_expired=%" PRIu64 " route_adverts=%" PRIu64 "\n",
+               o->routing, reach.pairs, reach.delivered, reach.pairs - reach.delivered,
+               reach.ttl_expired, s->ttl_expired, s->route_adverts);
+    }
     if (o->records != NULL)
         print_summary(&records_params, sim_get_stats(sim), o->records);
     bool aborted = false;

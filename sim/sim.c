@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "net/torus/route.h"
+#include "net/torus/route_table.h"
 #include "sim/sim_ft.h"
 #include "sim/sim_pcap.h"
 #include "sim/sim_queue.h"
@@ -27,7 +28,7 @@ enum sim_node_state {
     NODE_DEAD,
 };
 
-enum sim_message_kind { MESSAGE_MEMBERSHIP = 0, MESSAGE_COMM };
+enum sim_message_kind { MESSAGE_MEMBERSHIP = 0, MESSAGE_COMM, MESSAGE_ROUTE };
 
 struct sim_message {
     struct sim_message *next;
@@ -115,6 +116,7 @@ struct sim {
     uint32_t recovery_kills_left;
     uint64_t recovery_kill_epoch; /* the communicator whose rebuild drew the last */
     uint8_t *fired; /* per injection timed by iteration: it fired */
+    struct route_table *tables; /* --routing table: every node's */
 };
 
 /* ------------------------------------------------------------------ */
@@ -615,26 +617,52 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
  * is dead or hung (its links still up: the others do not know yet), the
  * hop crosses a partition's cut, there is no usable link, or the TTL ends.
  */
-static bool route(const struct sim *sim, uint32_t source, uint32_t destination, uint64_t *hops)
+/* --routing table: the hop the node's network takes (net/torus/network.c):
+ * its table's entry, else dimension order over productive links, a shunned
+ * neighbour last. */
+static int table_hop(const struct sim *sim, uint32_t here, uint32_t destination)
+{
+    const struct torus_geometry *g = &sim->params.geometry;
+    int link = route_table_next_hop(&sim->tables[here], destination);
+    if (link != ROUTE_TABLE_DEFAULT) {
+        return link;
+    }
+    uint32_t up = sim->nodes[here].links_up;
+    uint32_t shunned = membership_links_to_avoid(&sim->contexts[here]) &
+                       ~torus_route_links_towards(g, here, destination);
+    link = torus_route_next_hop(g, here, destination, up & ~shunned);
+    return link != TORUS_ROUTE_NONE ? link : torus_route_next_hop(g, here, destination, up);
+}
+
+static bool route(const struct sim *sim, uint32_t source, uint32_t destination, uint64_t *hops,
+                  bool *ttl_expired)
 {
     const struct torus_geometry *g = &sim->params.geometry;
     uint32_t here = source;
     int in_link = -1;
-    uint32_t ttl = torus_route_ttl(g);
+    uint32_t ttl = sim->tables != NULL ? route_table_ttl(g) : torus_route_ttl(g);
+    *ttl_expired = false;
     for (uint64_t taken = 0;; taken++) {
         if (here == destination) {
             *hops = taken;
             return true;
         }
         if (here != source) {
-            if (sim->nodes[here].state != NODE_UP || ttl <= 1) {
+            if (sim->nodes[here].state != NODE_UP) {
+                return false;
+            }
+            if (ttl <= 1) {
+                *ttl_expired = true;
                 return false;
             }
             ttl--;
         }
-        int link = torus_route_next_hop_detour(g, here, destination, sim->nodes[here].links_up,
-                                               membership_links_to_avoid(&sim->contexts[here]),
-                                               in_link);
+        int link = sim->tables != NULL
+                       ? table_hop(sim, here, destination)
+                       : torus_route_next_hop_detour(g, here, destination,
+                                                     sim->nodes[here].links_up,
+                                                     membership_links_to_avoid(&sim->contexts[here]),
+                                                     in_link);
         if (link < 0) {
             return false;
         }
@@ -645,6 +673,62 @@ static bool route(const struct sim *sim, uint32_t source, uint32_t destination, 
         in_link = link ^ 1; /* it arrives on the far end of the same cable */
         here = next;
     }
+}
+
+/* --routing table: what node id's table owes its neighbours, each an
+ * advertisement one hop_ns away. */
+static void advertise(struct sim *sim, uint32_t id)
+{
+    if (sim->tables == NULL) {
+        return;
+    }
+    struct route_table *table = &sim->tables[id];
+    const struct torus_geometry *g = &sim->params.geometry;
+    uint8_t buffer[TORUS_FRAME_MAX_PAYLOAD];
+    for (unsigned link = 0; link < torus_geometry_link_count(g); link++) {
+        while (((route_table_pending(table, sim->now) >> link) & 1u) != 0) {
+            size_t length = route_table_advert(table, link, buffer, sizeof buffer, sim->now);
+            if (length == 0) {
+                break;
+            }
+            struct sim_message *m = malloc(sizeof *m + length);
+            if (m == NULL) {
+                fprintf(stderr, "tori-sim: out of memory for messages\n");
+                exit(1);
+            }
+            m->next = NULL;
+            m->source = id;
+            m->destination = torus_geometry_neighbour(g, id, link);
+            m->length = (uint16_t)length;
+            m->kind = MESSAGE_ROUTE;
+            m->epoch = 0;
+            memcpy(m->bytes, buffer, length);
+            sim->stats.route_adverts++;
+            /* flag: the link it arrives on, the far end of the same cable */
+            push(sim, sim->now + sim->params.hop_ns, SIM_EVENT_ADVERT, m->destination, id,
+                 (uint8_t)(link ^ 1u), m);
+        }
+    }
+    /* A raise of its own seq held back: a wake-up then (no message). */
+    uint64_t due = route_table_next_deadline(table);
+    if (due != UINT64_MAX && due > sim->now) {
+        push(sim, due, SIM_EVENT_ADVERT, id, id, 0, NULL);
+    }
+}
+
+/* --routing table: node id's link (to other, every cable) changed. */
+static void table_link(struct sim *sim, uint32_t id, uint32_t other, bool up)
+{
+    if (sim->tables == NULL || sim->nodes[id].state != NODE_UP) {
+        return;
+    }
+    uint32_t cables = torus_route_links_towards(&sim->params.geometry, id, other);
+    for (unsigned link = 0; cables != 0; link++, cables >>= 1) {
+        if ((cables & 1u) != 0) {
+            route_table_link_changed(&sim->tables[id], link, up);
+        }
+    }
+    advertise(sim, id);
 }
 
 /* Routes on: links between id and its running neighbours up (down) at both ends. */
@@ -660,6 +744,8 @@ static void set_links(struct sim *sim, uint32_t id, bool up)
         uint32_t there = 1u << (link ^ 1u);
         sim->nodes[id].links_up = up ? sim->nodes[id].links_up | here : sim->nodes[id].links_up & ~here;
         sim->nodes[n].links_up = up ? sim->nodes[n].links_up | there : sim->nodes[n].links_up & ~there;
+        table_link(sim, id, n, up);
+        table_link(sim, n, id, up);
     }
 }
 
@@ -689,8 +775,10 @@ static void send_message(struct sim *sim, struct sim_message *m, uint64_t depart
 {
     capture(sim, m, false, depart);
     uint64_t hops = torus_geometry_distance(&sim->params.geometry, m->source, m->destination);
-    if (sim->params.routes && !route(sim, m->source, m->destination, &hops)) {
+    bool ttl_expired = false;
+    if (sim->params.routes && !route(sim, m->source, m->destination, &hops, &ttl_expired)) {
         sim->stats.dropped_route++;
+        sim->stats.ttl_expired += ttl_expired;
         trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s lost on the way", sim->now,
               m->source, m->destination, what);
         free(m);
@@ -1081,9 +1169,10 @@ static void ping_all(struct sim *sim)
             }
             pairs++;
             uint64_t hops = 0;
+            bool ttl_expired = false;
             bool answered = !cut_off(sim, a, b) &&
-                            (!sim->params.routes ||
-                             (route(sim, a, b, &hops) && route(sim, b, a, &hops)));
+                            (!sim->params.routes || (route(sim, a, b, &hops, &ttl_expired) &&
+                                                     route(sim, b, a, &hops, &ttl_expired)));
             if (!answered && missing++ == 0) {
                 first_source = a;
                 first_destination = b;
@@ -1171,6 +1260,16 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
         }
     }
     n->state = NODE_UP;
+    if (sim->tables != NULL) { /* a new life: empty tables, seqs past the last life's */
+        struct route_table_config rc = {
+            .geometry = sim->params.geometry,
+            .rank = id,
+            .link_mask = torus_geometry_link_mask(&sim->params.geometry, id),
+            .incarnation = n->boots,
+            .raise_hold_ns = sim_unit_ns(&sim->params), /* a burst crosses the torus */
+        };
+        route_table_init(&sim->tables[id], &rc);
+    }
     set_links(sim, id, true); /* a link handshake takes less than a join */
     n->busy_until = sim->now;
     n->tick_at = UINT64_MAX;
@@ -1600,6 +1699,7 @@ static void step(struct sim *sim, const struct sim_event *e)
         uint32_t cables = torus_route_links_towards(&sim->params.geometry, e->node, e->other);
         bool up = e->flag != 0 && node_running(&sim->nodes[e->other]);
         n->links_up = up ? n->links_up | cables : n->links_up & ~cables;
+        table_link(sim, e->node, e->other, up);
         if (n->state == NODE_UP) {
             trace(sim, "t=%" PRIu64 " link %" PRIu32 "-%" PRIu32 " %s", sim->now, e->node, e->other,
                   e->flag ? "up" : "down");
@@ -1622,6 +1722,22 @@ static void step(struct sim *sim, const struct sim_event *e)
     case SIM_EVENT_ASK_REMOVAL:
         ask_removal_again(sim, e->node);
         break;
+    case SIM_EVENT_ADVERT: {
+        struct sim_message *m = e->message;
+        if (m == NULL) { /* a held raise falls due */
+            if (sim->nodes[e->node].state == NODE_UP) {
+                advertise(sim, e->node);
+            }
+            break;
+        }
+        if (sim->nodes[e->node].state == NODE_UP &&
+            ((sim->tables[e->node].up_mask >> e->flag) & 1u) != 0) {
+            route_table_receive(&sim->tables[e->node], e->flag, m->bytes, m->length);
+            advertise(sim, e->node);
+        }
+        free(m);
+        break;
+    }
     case SIM_EVENT_RELAUNCH: {
         /* As the launcher does on a host: the old process goes (flag 0),
          * and restart_ns later a new life starts and rejoins (flag 1). */
@@ -1968,6 +2084,9 @@ static uint64_t host_memory_bytes(void)
 uint64_t sim_bytes_needed(const struct sim_params *params)
 {
     uint64_t per_node = sizeof(struct membership) + sizeof(struct sim_node);
+    if (params->routes && params->routing_table) {
+        per_node += sizeof(struct route_table);
+    }
     if (params->app.kind != SIM_APP_NONE) {
         per_node += sizeof(struct comm) + sizeof(struct sim_app);
     }
@@ -2014,6 +2133,14 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
                  sizeof(struct membership));
         sim_destroy(sim);
         return NULL;
+    }
+    if (params->routes && params->routing_table) {
+        sim->tables = calloc(n, sizeof *sim->tables);
+        if (sim->tables == NULL) {
+            snprintf(error, error_capacity, "out of memory for %" PRIu32 " routing tables", n);
+            sim_destroy(sim);
+            return NULL;
+        }
     }
     if (params->app.kind != SIM_APP_NONE) {
         sim->comms = calloc(n, sizeof *sim->comms);
@@ -2108,6 +2235,7 @@ void sim_destroy(struct sim *sim)
     }
     free(sim->apps);
     sim_checkpoints_free(&sim->checkpoints);
+    free(sim->tables);
     sim_ft_destroy(sim->ft);
     free(sim->map_scratch);
     free(sim->fired);
@@ -2248,4 +2376,26 @@ const struct sim_params *sim_get_params(const struct sim *sim)
 const struct membership *sim_node(const struct sim *sim, uint32_t id)
 {
     return &sim->contexts[id];
+}
+
+void sim_reach_all_pairs(const struct sim *sim, struct sim_reach *reach)
+{
+    memset(reach, 0, sizeof *reach);
+    for (uint32_t a = 0; a < sim->node_count; a++) {
+        if (sim->nodes[a].state != NODE_UP) {
+            continue;
+        }
+        for (uint32_t b = 0; b < sim->node_count; b++) {
+            if (b == a || sim->nodes[b].state != NODE_UP) {
+                continue;
+            }
+            uint64_t hops = 0;
+            bool ttl_expired = false;
+            reach->pairs++;
+            if (route(sim, a, b, &hops, &ttl_expired)) {
+                reach->delivered++;
+            }
+            reach->ttl_expired += ttl_expired;
+        }
+    }
 }

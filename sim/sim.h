@@ -52,6 +52,8 @@ struct sim_params {
     uint64_t settle_ns;      /* run this long after the last injection (0: derived) */
     uint64_t seed;
     bool routes;        /* messages follow the routers' hops (see above); false: by distance */
+    bool routing_table; /* routes on: the nodes' routing tables (net/torus/route_table.h),
+                           advertisements one hop_ns a hop; false: detours (route.h) */
     bool json;
     unsigned verbosity; /* 0: stable and summary; 1: + node events but views; 2: all */
     uint32_t trace_node; /* print every message this node handles (UINT32_MAX: none) */
@@ -121,6 +123,8 @@ struct sim_stats {
     uint64_t dropped_dead;
     uint64_t dropped_partition;
     uint64_t dropped_route; /* routes on: lost on the way (dead or hung transit, cut, TTL) */
+    uint64_t ttl_expired;   /* routes on: of those, out of TTL (a bug with tables) */
+    uint64_t route_adverts; /* --routing table: advertisements sent */
     uint64_t outbox_overflow;
     uint32_t stable_count;
     struct sim_stable last_stable;
@@ -206,6 +210,15 @@ bool sim_run(struct sim *sim, FILE *out);
 void sim_set_records(struct sim *sim, FILE *records);
 
 const struct sim_stats *sim_get_stats(const struct sim *sim);
+
+/* Every ordered pair of running nodes routed as a message would be now
+ * (routes on; a pair is one source, one destination, itself excluded). */
+struct sim_reach {
+    uint64_t pairs;
+    uint64_t delivered;
+    uint64_t ttl_expired; /* lost to the TTL: a loop or a long detour */
+};
+void sim_reach_all_pairs(const struct sim *sim, struct sim_reach *reach);
 const struct sim_params *sim_get_params(const struct sim *sim);
 /* The node's state machine (read-only), for tests. */
 const struct membership *sim_node(const struct sim *sim, uint32_t id);

@@ -21,6 +21,7 @@ enum sim_event_kind {
     SIM_EVENT_KILL,        /* a kill drawn while a rebuild is under way */
     SIM_EVENT_RELAUNCH,    /* the launcher restarts a node (a RESTART decision) */
     SIM_EVENT_ASK_REMOVAL, /* an application killed: its node asks to leave again */
+    SIM_EVENT_ADVERT,      /* --routing table: a neighbour's advertisement arrives */
 };
 
 struct sim_message;

@@ -268,6 +268,12 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
             return cli_invalid(error, capacity, "--msg-mode", options->msg_mode,
                                JOB_OPTIONS_MSG_MODES);
     }
+    if (options->routing != NULL) {
+        job->routing_mode = job_routing_mode_from_name(options->routing);
+        if (job_routing_mode_name(job->routing_mode) == NULL)
+            return cli_invalid(error, capacity, "--routing", options->routing,
+                               JOB_OPTIONS_ROUTING_MODES);
+    }
     if (options->checkpoint_every != NULL) {
         if (!cli_parse_u64(options->checkpoint_every, 1, job->iterations, &value))
             return cli_invalid(error, capacity, "--checkpoint-every", options->checkpoint_every,

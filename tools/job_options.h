@@ -3,8 +3,8 @@
  * one (tori-personality --job-out, tori-emu --app): --app NAME,
  * --iterations N, --progress K, --app-args a,b,..., --comm-mode
  * abort|blank|shrink|rebuild, --msg-mode nop|cont, --checkpoint-every K,
- * --recovery POLICY, --lossy-link COUNT/MS and --seeds a,b (seed nodes: a
- * joiner asks them first) turned into a
+ * --routing detour|table, --recovery POLICY, --lossy-link COUNT/MS and
+ * --seeds a,b (seed nodes: a joiner asks them first) turned into a
  * validated struct job (kernel/job.h), so that both accept and refuse the
  * same values with the same one-line errors.  Encoding stays job_encode's.
  */
@@ -21,6 +21,7 @@
 struct job_options {
     const char *app, *iterations, *progress, *app_args;
     const char *comm_mode, *msg_mode; /* WORLD's failure and message modes */
+    const char *routing;              /* --routing detour|table (issue 16) */
     const char *checkpoint_every;     /* --checkpoint-every K (iterations) */
     const char *recovery;             /* --recovery POLICY (job_options_parse_recovery) */
     const char *lossy_link;           /* --lossy-link COUNT/MS: the link loss limit */
@@ -34,6 +35,7 @@ struct job_options {
 #define JOB_OPTIONS_APPS "allreduce, stencil, pingpong, greedy, stale or ftprobe"
 #define JOB_OPTIONS_COMM_MODES "abort, blank, shrink or rebuild"
 #define JOB_OPTIONS_MSG_MODES "nop or cont"
+#define JOB_OPTIONS_ROUTING_MODES "detour or table"
 
 /*
  * Fills *job from the options (job_set_defaults first); without --progress

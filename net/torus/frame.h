@@ -96,7 +96,8 @@ struct torus_frame_key {
     X(MEMBERSHIP, "membership")                                              \
     X(CONTROL, "control")                                                    \
     X(FLOOD, "flood")           /* load for the link benchmark (flood.h) */  \
-    X(COMM, "comm")             /* application messages (comm/codec.h) */
+    X(COMM, "comm")             /* application messages (comm/codec.h) */   \
+    X(ROUTE, "route")           /* routing tables, one hop (route_table.h) */
 
 enum torus_frame_type {
 #define TORUS_FRAME_TYPE_ENUM(name, text) TORUS_FRAME_TYPE_##name,

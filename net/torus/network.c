@@ -61,6 +61,19 @@ void torus_network_init(struct torus_network *network,
     }
     torus_dma_ring_init(&network->reception, node_count, key);
     torus_dma_ring_init(&network->loopback, node_count, key);
+    network->routing_table = config->routing_table;
+    if (network->routing_table) {
+        struct route_table_config table_config = {
+            .geometry = network->geometry,
+            .rank = network->rank,
+            .link_mask = network->link_mask,
+            .incarnation = config->incarnation,
+            /* cuts are found as the link layers time out, one RTO or so
+             * apart: a raise waits that long for the rest of a burst */
+            .raise_hold_ns = config->link_rto_ns,
+        };
+        route_table_init(&network->table, &table_config);
+    }
 }
 
 void torus_network_set_handler(struct torus_network *network, unsigned type,
@@ -115,10 +128,28 @@ static bool ring_has_room(const struct torus_dma_ring *ring, unsigned type)
     return torus_dma_count(ring) < limit;
 }
 
+/*
+ * With tables: the entry's link, or, for a destination without one,
+ * dimension order over productive links only (a link to a shunned node
+ * last), never a detour: every hop then brings the frame closer or moves it
+ * down the tables' loop-free order (route_table.h).
+ */
 static int next_hop(const struct torus_network *network, uint32_t destination, int in_link)
 {
-    return torus_route_next_hop_detour(&network->geometry, network->rank, destination,
-                                       network->up_mask, network->absent_mask, in_link);
+    if (!network->routing_table)
+        return torus_route_next_hop_detour(&network->geometry, network->rank, destination,
+                                           network->up_mask, network->absent_mask, in_link);
+    int link = route_table_next_hop(&network->table, destination);
+    if (link != ROUTE_TABLE_DEFAULT)
+        return link;
+    uint32_t shunned = network->absent_mask &
+                       ~torus_route_links_towards(&network->geometry, network->rank, destination);
+    link = torus_route_next_hop(&network->geometry, network->rank, destination,
+                                network->up_mask & ~shunned);
+    if (link != TORUS_ROUTE_NONE)
+        return link;
+    return torus_route_next_hop(&network->geometry, network->rank, destination,
+                                network->up_mask);
 }
 
 /* Queues frame on link, the hop next_hop chose (negative: none). */
@@ -148,7 +179,8 @@ enum torus_network_status torus_network_send(struct torus_network *network,
     struct torus_frame_header header;
     memset(&header, 0, sizeof header);
     header.type = (uint8_t)type;
-    header.ttl = torus_route_ttl(&network->geometry);
+    header.ttl = network->routing_table ? route_table_ttl(&network->geometry)
+                                        : torus_route_ttl(&network->geometry);
     header.source = network->rank;
     header.destination = destination;
     header.epoch = epoch;
@@ -225,6 +257,15 @@ static void on_data(void *context, const struct torus_frame_header *header,
         count(network, TORUS_NETWORK_COUNT_LINK_DROPS);
         return;
     }
+    if (!transit && header->type == TORUS_FRAME_TYPE_ROUTE) {
+        /* A neighbour's advertisement (counted by the tables when bad). */
+        if (network->routing_table)
+            route_table_receive(&network->table, (unsigned)link, payload,
+                                header->payload_length);
+        else
+            count(network, TORUS_NETWORK_COUNT_NO_HANDLER);
+        return;
+    }
     if (!transit) {
         deliver_local(network, header, payload);
         return;
@@ -267,6 +308,7 @@ static const struct torus_dma_dispatch network_dispatch = {
         [TORUS_FRAME_TYPE_CONTROL] = on_data,
         [TORUS_FRAME_TYPE_FLOOD] = on_data,
         [TORUS_FRAME_TYPE_COMM] = on_data,
+        [TORUS_FRAME_TYPE_ROUTE] = on_data,
     },
 };
 
@@ -351,11 +393,51 @@ static unsigned tick_link(struct torus_network *network, unsigned link)
             network->up_mask |= 1u << link;
         else
             network->up_mask &= ~(1u << link);
+        if (network->routing_table)
+            route_table_link_changed(&network->table, link, up);
         tell_link(network, link, up ? TORUS_NETWORK_LINK_UP : TORUS_NETWORK_LINK_DOWN);
     }
     if ((events & TORUS_LINK_EVENT_LOSSY) != 0)
         tell_link(network, link, TORUS_NETWORK_LINK_LOSSY);
     return work + 1;
+}
+
+/* Advertisements take at most half an injection ring: a burst of them must
+ * not crowd out the heartbeats and data behind them (they are many when a
+ * wall of cuts falls, and wait their turn without loss). */
+static bool advert_has_room(const struct torus_dma_ring *ring)
+{
+    return torus_dma_count(ring) < CONFIG_RING_SIZE / 2;
+}
+
+/* The advertisement the tables owe the far node of link, framed and queued
+ * on that link (it is for that neighbour alone); it waits when the ring is
+ * full. */
+static unsigned advertise(struct torus_network *network, unsigned link)
+{
+    if (!network->routing_table ||
+        ((route_table_pending(&network->table, network->now_ns) >> link) & 1u) == 0 ||
+        !advert_has_room(&network->injection[link]))
+        return 0;
+    size_t length = route_table_advert(&network->table, link, network->advert,
+                                       sizeof network->advert, network->now_ns);
+    if (length == 0)
+        return 0;
+    struct torus_frame_header header;
+    memset(&header, 0, sizeof header);
+    header.type = TORUS_FRAME_TYPE_ROUTE;
+    header.ttl = 1;
+    header.source = network->rank;
+    header.destination = torus_geometry_neighbour(&network->geometry, network->rank, link);
+    size_t frame_length = torus_frame_encode(&header, network->advert, length,
+                                             torus_network_key(network), network->scratch,
+                                             sizeof network->scratch);
+    if (frame_length == 0 ||
+        inject_on(network, (int)link, network->scratch, frame_length, TORUS_FRAME_TYPE_ROUTE) !=
+            TORUS_NETWORK_OK)
+        return 0;
+    count(network, TORUS_NETWORK_COUNT_SENT);
+    return 1;
 }
 
 static unsigned send_on_links(struct torus_network *network)
@@ -364,6 +446,7 @@ static unsigned send_on_links(struct torus_network *network)
     for (unsigned link = 0; link < CONFIG_MAX_LINKS; link++) {
         if (((network->link_mask >> link) & 1u) == 0)
             continue;
+        work += advertise(network, link);
         /* Data first, so owed acks ride on it instead of a LINK_ACK. */
         work += drain_injection(network, link);
         work += tick_link(network, link);
@@ -432,9 +515,15 @@ uint64_t torus_network_next_deadline(const struct torus_network *network)
         if (!torus_dma_is_empty(&network->injection[link]) &&
             torus_link_in_flight(state) < CONFIG_LINK_WINDOW)
             return 0;
+        if (network->routing_table &&
+            ((route_table_pending(&network->table, network->now_ns) >> link) & 1u) &&
+            advert_has_room(&network->injection[link]))
+            return 0; /* an advertisement to send */
         uint64_t deadline = torus_link_next_deadline(state);
         if (deadline < next)
             next = deadline;
     }
+    if (network->routing_table && route_table_next_deadline(&network->table) < next)
+        next = route_table_next_deadline(&network->table);
     return next;
 }

@@ -12,6 +12,10 @@
  * With a job key every frame is tagged (SipHash-2-4, see frame.h) and a
  * frame whose tag fails is counted (bad_tag) and dropped by the ring's poll,
  * before the link layer or anything else reads it.
+ * Routing: dimension order with local detours (route.h), or with
+ * `--routing table` the tables of route_table.h, whose advertisements go
+ * one hop as ROUTE frames, tagged like every frame, and whose routes are
+ * loop-free (a frame's TTL expiring is then a bug, counted).
  * Frames for a link that is not up are dropped and counted: the layer above
  * (membership) owns end-to-end recovery, as the link layer owns per-hop
  * recovery.  Everything is static and sized by CONFIG_MAX_LINKS and
@@ -29,6 +33,7 @@
 #include "net/torus/frame.h"
 #include "net/torus/geometry.h"
 #include "net/torus/link.h"
+#include "net/torus/route_table.h"
 
 enum torus_network_status {
     TORUS_NETWORK_OK = 0,
@@ -92,6 +97,7 @@ struct torus_network_config {
     uint64_t link_lossy_window_ns;
     bool keyed;                 /* frames carry a SipHash tag under key */
     struct torus_frame_key key; /* the job key (issue 20); never printed */
+    bool routing_table;         /* `--routing table`: route_table.h; else detours */
 };
 
 struct torus_network {
@@ -116,6 +122,11 @@ struct torus_network {
      * inline, so a handler that sends cannot re-enter itself. */
     struct torus_dma_ring loopback;
     uint8_t scratch[CONFIG_MAX_FRAME];
+    /* `--routing table`: this node's tables, and room to write an
+     * advertisement before it is framed. */
+    bool routing_table;
+    struct route_table table;
+    uint8_t advert[TORUS_FRAME_MAX_PAYLOAD];
 };
 
 /* Brings up the link state of every cabled link (they start handshaking). */
@@ -163,6 +174,13 @@ bool torus_network_cut_link(struct torus_network *network, unsigned link, bool c
  * see torus_route_next_hop_detour).
  */
 void torus_network_set_absent_links(struct torus_network *network, uint32_t link_mask);
+
+/* The routing tables (NULL: `--routing detour`), for stats and tests. */
+static inline const struct route_table *torus_network_route_table(
+    const struct torus_network *network)
+{
+    return network->routing_table ? &network->table : NULL;
+}
 
 /* When torus_network_poll next has timed work; UINT64_MAX: none. */
 uint64_t torus_network_next_deadline(const struct torus_network *network);

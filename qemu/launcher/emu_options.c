@@ -72,6 +72,8 @@ void emu_options_usage(FILE *out)
         "                       renumbered) or rebuild (a spare adopts the rank)\n"
         "  --msg-mode nop|cont  after a failure every call fails until the rebuild\n"
         "                       (nop), or only calls naming a failed rank (cont)\n"
+        "  --routing MODE       detour (dimension order with local detours) or table\n"
+        "                       (Phoenix routing tables for fault regions)\n"
         "  --recovery POLICY    what the root decides per fault model, e.g.\n"
         "                       'process=restart; physical=migrate; network=ignore;\n"
         "                       repeated(3 in 60s)=migrate' (in the job block; the\n"
@@ -152,7 +154,7 @@ struct raw_options {
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu, *job, *auth, *mpiexec;
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
-    const char *checkpoint_every, *recovery, *lossy_link, *seeds;
+    const char *checkpoint_every, *recovery, *lossy_link, *seeds, *routing;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *fault_rates, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
@@ -191,6 +193,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--recovery", &raw->recovery, NULL},
         {"--lossy-link", &raw->lossy_link, NULL},
         {"--seeds", &raw->seeds, NULL},
+        {"--routing", &raw->routing, NULL},
         {"--heartbeat-ms", &raw->heartbeat_ms, NULL},
         {"--detect-timeout-ms", &raw->detect_timeout_ms, NULL},
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
@@ -237,6 +240,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                             : raw->recovery != NULL    ? "--recovery"
                             : raw->lossy_link != NULL  ? "--lossy-link"
                             : raw->seeds != NULL       ? "--seeds"
+                            : raw->routing != NULL     ? "--routing"
                                                        : NULL;
         if (stray != NULL)
             snprintf(error, capacity, "%s needs --app (expected --app NAME)", stray);
@@ -258,6 +262,7 @@ static bool parse_app(const struct raw_options *raw, struct emu_options *o, char
                                        .app_args = raw->app_args,
                                        .comm_mode = raw->comm_mode,
                                        .msg_mode = raw->msg_mode,
+                                       .routing = raw->routing,
                                        .checkpoint_every = raw->checkpoint_every,
                                        .recovery = raw->recovery,
                                        .lossy_link = raw->lossy_link,

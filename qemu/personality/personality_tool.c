@@ -61,6 +61,8 @@ static void usage(FILE *out)
             "                        rank fails (abort: the job ends)\n"
             "  --msg-mode MODE       nop|cont: after a failure every call fails until\n"
             "                        the rebuild (nop), or only those naming a failed rank\n"
+            "  --routing MODE        detour|table: dimension order with local detours, or\n"
+            "                        Phoenix routing tables for fault regions\n"
             "  --recovery POLICY     the root's decision per fault model, e.g.\n"
             "                        'process=restart; physical=migrate; repeated(3 in 60s)=migrate'\n"
             "  --lossy-link COUNT/MS more than COUNT frames resent on a link within MS ms\n"
@@ -380,7 +382,7 @@ static void print_job(const struct job *job)
         printf("%s%lld", i > 0 ? "," : "", (long long)job->app_arg[i]);
     printf("\ncomm_mode=%s\n", job_comm_mode_name(job->comm_mode));
     printf("message_mode=%s\n", job_message_mode_name(job->message_mode));
-    printf("routing_mode=default\n");
+    printf("routing_mode=%s\n", job_routing_mode_name(job->routing_mode));
     printf("checkpoint_interval=%u\n", (unsigned)job->checkpoint_interval);
     printf("seed_count=%u\n", (unsigned)job->seed_count);
     if (job->seed_count > 0) {
@@ -437,6 +439,7 @@ static int job_main(int argc, char **argv)
     const char *output = NULL, *dump_path = NULL, *app = NULL, *iterations = NULL;
     const char *progress = NULL, *app_args = NULL, *comm_mode = NULL, *msg_mode = NULL;
     const char *checkpoint_every = NULL, *recovery = NULL, *lossy_link = NULL, *seeds = NULL;
+    const char *routing = NULL;
     const struct cli_option options[] = {
         {"--job-out", &output, NULL},   {"--dump-job", &dump_path, NULL},
         {"--app", &app, NULL},          {"--iterations", &iterations, NULL},
@@ -446,6 +449,7 @@ static int job_main(int argc, char **argv)
         {"--recovery", &recovery, NULL},
         {"--lossy-link", &lossy_link, NULL},
         {"--seeds", &seeds, NULL},
+        {"--routing", &routing, NULL},
     };
     char error[200];
     switch (cli_scan(argc, argv, options, sizeof options / sizeof options[0], error,
@@ -456,7 +460,7 @@ static int job_main(int argc, char **argv)
     case CLI_SCAN_ERROR:
         fail("%s (the job block takes only --job-out, --app, --iterations, --progress, "
              "--app-args, --comm-mode, --msg-mode, --checkpoint-every, --recovery, --lossy-link, "
-             "--seeds; or --dump-job alone)", error);
+             "--seeds, --routing; or --dump-job alone)", error);
     case CLI_SCAN_OK:
         break;
     }
@@ -464,7 +468,7 @@ static int job_main(int argc, char **argv)
         if (output != NULL || app != NULL || iterations != NULL || progress != NULL ||
             app_args != NULL || comm_mode != NULL || msg_mode != NULL ||
             checkpoint_every != NULL || recovery != NULL || lossy_link != NULL ||
-            seeds != NULL)
+            seeds != NULL || routing != NULL)
             fail("--dump-job takes no other options (expected --dump-job FILE alone)");
         return dump_job(dump_path);
     }
@@ -474,6 +478,7 @@ static int job_main(int argc, char **argv)
                                        .app_args = app_args,
                                        .comm_mode = comm_mode,
                                        .msg_mode = msg_mode,
+                                       .routing = routing,
                                        .recovery = recovery,
                                        .checkpoint_every = checkpoint_every,
                                        .lossy_link = lossy_link,

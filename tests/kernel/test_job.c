@@ -276,9 +276,16 @@ static void test_out_of_range_fields(void)
     CHECK(job_comm_mode_name(job_comm_mode_from_name("respawn")) == NULL);
     CHECK(job_message_mode_from_name("cont") == JOB_MESSAGE_CONT);
     CHECK(job_message_mode_name(job_message_mode_from_name("Nop")) == NULL);
-    /* The next issues' fields: defined, and only their "off" value passes. */
-    job = valid_job(); job.routing_mode = 1;
+    /* Routing (issue 16): detour or table, nothing else. */
+    job = valid_job(); job.routing_mode = JOB_ROUTING_TABLE;
+    CHECK(strcmp(field_of_encoded(&job), "(accepted)") == 0);
+    job = valid_job(); job.routing_mode = 2;
     CHECK(strcmp(field_of_encoded(&job), "routing_mode") == 0);
+    line_of_encoded(&job, line, sizeof line);
+    CHECK_CONTAINS(line, "expected 0 (detour) or 1 (table)");
+    CHECK(job_routing_mode_from_name("table") == JOB_ROUTING_TABLE);
+    CHECK(job_routing_mode_from_name("detour") == JOB_ROUTING_DETOUR);
+    CHECK(job_routing_mode_name(job_routing_mode_from_name("tables")) == NULL);
     /* Checkpoints (issue 15): every K iterations, K at most the iterations. */
     job = valid_job(); job.checkpoint_interval = job.iterations;
     CHECK(strcmp(field_of_encoded(&job), "(accepted)") == 0);

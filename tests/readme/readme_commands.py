@@ -101,6 +101,13 @@ MAPPED = {
     "./tori sim --dims 4x4x4 --chaos --seeds 1000 --rate 0.5": (
         ["sim.chaos_64_radix4"],
         "1,000 seeds take about 25 s; the test runs 1,000 seeds on the same torus"),
+    "./tori sim --dims 4x4x4 --routing detour --inject-file tests/sim/wall_4x4x4.script --quiet": (
+        ["sim.wall_of_cuts"],
+        "exits 1 by design (the lost frames break the membership); the test runs the same wall "
+        "with detours and checks the pairs lost"),
+    "./tori sim --dims 4x4x4 --routing table --inject-file tests/sim/wall_4x4x4.script --quiet": (
+        ["sim.wall_of_cuts"],
+        "the test runs the same wall with the tables and checks every pair delivered"),
     "./tori sim --dims 64x32x32 --inject 'kill 77 at 1ms'": (
         ["sim.scenarios_1024"],
         "65,536 nodes take 4 GB of memory and 10 s; the same crash paths run at 1,024 nodes"),

@@ -32,6 +32,8 @@ set(cases
   "--dims|4x4x4|--members|65"
   "--dims|4x4x4|--chaos|--rate|fast"
   "--dims|4x4x4|--frobnicate"
+  "--dims|4x4x4|--routing|dsdv"
+  "--dims|4x4x4|--routing"
   "--dims|4x4x4|--app|model|--fault-rates|x<2 process=1"
   "--dims|4x4x4|--app|model|--fault-rates|x<2: disk=1"
   "--dims|4x4x4|--app|model|--fault-rates|w<2: process=1"

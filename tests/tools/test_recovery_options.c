@@ -153,5 +153,18 @@ int main(void)
     options.recovery = "physical=explode";
     CHECK(!job_options_build(&options, &job, error, sizeof error));
     CHECK_CONTAINS(error, "--recovery 'physical=explode' is invalid");
+
+    /* --routing (issue 16), through the same job options. */
+    options.recovery = NULL;
+    CHECKF(job_options_build(&options, &job, error, sizeof error), "%s", error);
+    CHECK_EQ(job.routing_mode, JOB_ROUTING_DETOUR);
+    options.routing = "table";
+    CHECKF(job_options_build(&options, &job, error, sizeof error), "%s", error);
+    CHECK_EQ(job.routing_mode, JOB_ROUTING_TABLE);
+    options.routing = "dsdv";
+    CHECK(!job_options_build(&options, &job, error, sizeof error));
+    CHECK_CONTAINS(error, "--routing 'dsdv' is invalid");
+    CHECK_CONTAINS(error, "detour or table");
+    CHECK(strchr(error, '\n') == NULL);
     return check_report("test_recovery_options");
 }

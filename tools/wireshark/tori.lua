@@ -19,7 +19,7 @@ local CHECK_OFFSET = 56 -- the 8-byte check: SipHash-2-4 tag, or CRC-32 keyless
 
 local frame_types = {
     [0] = "link_ack", [1] = "ping", [2] = "pong", [3] = "membership",
-    [4] = "control", [5] = "flood", [6] = "comm",
+    [4] = "control", [5] = "flood", [6] = "comm", [7] = "route",
 }
 local TYPE_MEMBERSHIP, TYPE_COMM = 3, 6
 
