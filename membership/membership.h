@@ -109,6 +109,7 @@ struct membership_counters {
     uint32_t notices_sent;
     uint32_t suspicions;
     uint32_t false_suspicions;  /* a probed node that answered */
+    uint32_t reports_refuted;   /* root: a reported member answered its probe (kept) */
     uint32_t reports_sent;
     uint32_t report_timeouts;
     uint32_t views_installed;
@@ -240,7 +241,11 @@ struct membership_coordinator {
     uint32_t failed[MEMBERSHIP_QUEUE_FAILED_MAX];
     uint32_t failed_at_us[MEMBERSHIP_QUEUE_FAILED_MAX]; /* when queued (wrapping us) */
     uint8_t failed_model[MEMBERSHIP_QUEUE_FAILED_MAX];  /* enum fault_model as reported */
+    /* The one detector whose report awaits evidence (the root's probe of the
+     * node, or a second detector), MEMBERSHIP_NONE: evidence in hand. */
+    uint32_t failed_by[MEMBERSHIP_QUEUE_FAILED_MAX];
     uint32_t failed_count;
+    uint64_t evidence_deadline_ns; /* the first probe of a reported node to expire */
     struct membership_join_entry joins[MEMBERSHIP_QUEUE_JOINED_MAX];
     uint32_t join_count;
     /* round in flight */

@@ -63,7 +63,8 @@ const char *membership_init_status_text(enum membership_init_status status)
     case MEMBERSHIP_INIT_BAD_RECOVERY:
         return "an invalid recovery policy";
     case MEMBERSHIP_INIT_BAD_TIMEOUT:
-        return "a timeout is zero, or the heartbeat timeout is not above the period";
+        return "a timeout is zero, the heartbeat timeout is not above the period, or the timeout "
+               "ceiling is not in 1..64";
     default:
         return "?";
     }
@@ -163,6 +164,7 @@ enum membership_init_status membership_init(struct membership *ctx,
     }
     ctx->last_now_ns = MEMBERSHIP_NEVER;
     ctx->lag_deadline_ns = MEMBERSHIP_NEVER;
+    ctx->coord.evidence_deadline_ns = MEMBERSHIP_NEVER;
     ctx->root_check = MEMBERSHIP_NONE;
     ctx->join.hint = MEMBERSHIP_NONE;
     ctx->join.in_since_ns = MEMBERSHIP_NEVER;

@@ -298,7 +298,7 @@ void detector_send_report(struct membership *ctx, uint64_t now, struct membershi
         /* We are the root, or the next one: take the report ourselves. */
         if (root_suspected && root != ctx->self) {
             ctx->coord.acting = true;
-            coord_queue_prefix(ctx, root);
+            coord_queue_prefix(ctx, root, ctx->self, now, out); /* our search: silent */
         }
         for (uint32_t i = 0; i < ctx->suspect_count; i++) {
             struct membership_suspect *s = &ctx->suspects[i];
@@ -485,7 +485,6 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_vie
             machine_request_work(ctx, MACHINE_WORK_REPORT);
         }
     }
-    coord_heard(ctx, sender);
     round_heard(ctx, sender);
 }
 

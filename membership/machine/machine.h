@@ -179,15 +179,17 @@ void coord_reset(struct membership *ctx);
 void machine_emit_decision(struct membership_outbox *out, uint64_t now, uint64_t epoch,
                            uint32_t node, uint8_t model, uint8_t action);
 void coord_queue_failure(struct membership *ctx, uint32_t id);
-/* The same with the fault model a report gave (coord_queue_failure: physical). */
-void coord_queue_failure_model(struct membership *ctx, uint32_t id, uint8_t model);
-/* As next root: queues the members from the dead root up to us. */
-void coord_queue_prefix(struct membership *ctx, uint32_t failed_root);
+/* As next root: queues the members from the dead root up to us, as
+ * reported by detector (us: our own finding; else checked, see coordinator.c). */
+void coord_queue_prefix(struct membership *ctx, uint32_t failed_root, uint32_t detector,
+                        uint64_t now, struct membership_outbox *out);
 void coord_begin_episode(struct membership *ctx, uint64_t now);
 /* Takes id out of the failure queue; true when it was queued. */
 bool coord_unqueue_failure(struct membership *ctx, uint32_t id);
-/* A reported member answered the root while it confirms: not a failure. */
-void coord_heard(struct membership *ctx, uint32_t sender);
+/* Any message from sender: a report awaiting evidence is refuted (sender holds
+ * our view) or confirmed (no view, or another: it lags or went its own way,
+ * and rejoins); while confirming stale reports, any answer refutes. */
+void coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view);
 /* Starts the next round if root, idle, and changes are queued; MACHINE_WORK_COORD. */
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 /* An ack for the round this node coordinates; false when it is not one. */
@@ -202,6 +204,10 @@ void coord_handle_join_request(struct membership *ctx, const struct membership_m
 void coord_tick_round(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 /* The end of the wait for answers from stale reported members. */
 void coord_tick_confirm(struct membership *ctx, uint64_t now);
+/* Reports whose probe expired unanswered become failures with evidence. */
+void coord_tick_evidence(struct membership *ctx, uint64_t now);
+/* This node was stopped: probes of reported nodes wait afresh. */
+void coord_pause(struct membership *ctx, uint64_t now);
 
 /* ------------------------------------------------------------------ */
 /* round.c                                                              */

@@ -52,7 +52,8 @@
  *                                       epoch: its counter
  *     expect agree                      every node up holds the same view
  *     expect deadline NODES never | expect deadline NODES within=T
- *     expect counter N drops_stale|drops_malformed|drops_bad_ack=V
+ *     expect counter N drops_stale|drops_malformed|drops_bad_ack|reports_refuted|
+ *                      false_suspicions=V
  *     expect tree N parent=P children=K
  */
 #include <inttypes.h>
@@ -543,6 +544,8 @@ static bool counter_named(const char *name, size_t length, const struct membersh
         {"drops_stale", offsetof(struct membership_counters, drops_stale)},
         {"drops_malformed", offsetof(struct membership_counters, drops_malformed)},
         {"drops_bad_ack", offsetof(struct membership_counters, drops_bad_ack)},
+        {"reports_refuted", offsetof(struct membership_counters, reports_refuted)},
+        {"false_suspicions", offsetof(struct membership_counters, false_suspicions)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strlen(known[i].name) == length && strncmp(known[i].name, name, length) == 0) {
@@ -625,7 +628,8 @@ static bool expect_line(struct script *s, char **tok, int n)
         }
         if (equals == NULL || !parse_u64(equals + 1, &value) ||
             !counter_named(tok[3], (size_t)(equals - tok[3]), &h.nodes[id], &counter)) {
-            return bad("%s", "expect counter N drops_stale|drops_malformed|drops_bad_ack=V");
+            return bad("%s", "expect counter N NAME=V (drops_stale, drops_malformed, drops_bad_ack, "
+                             "reports_refuted, false_suspicions)");
         }
         if (s->run && *counter != value) {
             unmet(s, "node %u: %.*s %u, expected %" PRIu64, id, (int)(equals - tok[3]), tok[3],
