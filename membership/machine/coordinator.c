@@ -97,7 +97,7 @@ static void coord_queue_failure_at(struct membership *ctx, uint32_t id, uint32_t
 static uint64_t evidence_deadline(const struct membership *ctx, uint32_t queued_us, uint64_t now)
 {
     /* One microsecond past the probe timeout: queue times are truncated. */
-    uint32_t due_us = queued_us + coarse_us(ctx->config.probe_timeout_ns) + 1u;
+    uint32_t due_us = queued_us + coarse_us(detector_probe_timeout(ctx)) + 1u;
     int32_t left_us = (int32_t)(due_us - coarse_us(now));
     return left_us <= 0 ? now : (now / 1000u + (uint64_t)left_us) * 1000u;
 }
@@ -468,7 +468,7 @@ static void confirm_stale(struct membership *ctx, const struct coord_batch *b, u
         }
     }
     /* Answers queue up at this one node: the more probes, the longer the wait. */
-    uint64_t wait = ctx->config.probe_timeout_ns * (1u + probes / 64u);
+    uint64_t wait = detector_probe_timeout(ctx) * (1u + probes / 64u);
     c->confirm_deadline_ns = machine_deadline_after(now, wait);
     requeue_batch(c, b);
     for (uint32_t i = 0; i < b->failed_count; i++) {
@@ -1047,7 +1047,7 @@ void coord_tick_round(struct membership *ctx, uint64_t now, struct membership_ou
         return;
     }
     uint32_t ask = 0;
-    uint32_t silent = round_acks_expire(&c->acks, ctx->config.probe_timeout_ns, now, &ask);
+    uint32_t silent = round_acks_expire(&c->acks, detector_probe_timeout(ctx), now, &ask);
     for (uint32_t i = 0; i < c->acks.count; i++) {
         /* The change as minted, unless a newer view replaced it here. */
         if (((ask >> i) & 1u) && ctx->epoch == c->epoch &&
@@ -1093,7 +1093,7 @@ void coord_tick_evidence(struct membership *ctx, uint64_t now)
         if (!machine_in_view(ctx, c->failed[i])) {
             c->failed_by[i] = MEMBERSHIP_NONE; /* removed meanwhile: nothing to decide */
         } else if (due <= now) {
-            uint64_t probe = ctx->config.probe_timeout_ns;
+            uint64_t probe = detector_probe_timeout(ctx);
             coord_begin_episode(ctx, now > probe ? now - probe : 0);
             c->failed_by[i] = MEMBERSHIP_NONE;
             confirmed = true;

@@ -147,6 +147,12 @@ void detector_reset(struct membership *ctx);
 void detector_rebuild_watch(struct membership *ctx, uint64_t now);
 /* Silence after which a watched member is suspected (see detector.c). */
 uint64_t detector_watch_timeout(const struct membership *ctx, const struct membership_watch *w);
+/* The probe timeout, widened by our local health (see detector.c). */
+uint64_t detector_probe_timeout(const struct membership *ctx);
+/* A HEARTBEAT from sender: its gap feeds sender's timeout if we watch it. */
+void detector_note_heartbeat(struct membership *ctx, uint32_t sender, uint64_t now);
+/* We were stopped: no heartbeat gap or lateness measured across the pause. */
+void detector_forget_beats(struct membership *ctx);
 /* A new view: suspects that left it are settled, the rest reported again. */
 void detector_view_changed(struct membership *ctx);
 /* Any message is a sign of life of its sender (holds_view: it says it holds a view). */

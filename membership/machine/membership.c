@@ -108,6 +108,7 @@ static void note_time(struct membership *ctx, uint64_t now)
     for (uint32_t i = 0; i < ctx->watch_count; i++) {
         ctx->watch[i].last_heard_ns = now;
     }
+    detector_forget_beats(ctx);
     for (uint32_t i = 0; i < ctx->probe_count; i++) {
         shift_deadline(&ctx->probes[i].deadline_ns, gap);
     }
@@ -157,6 +158,9 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
     if (h->sender == ctx->self) {
         ctx->counters.drops_unexpected++;
         return;
+    }
+    if (h->type == MEMBERSHIP_MSG_HEARTBEAT) {
+        detector_note_heartbeat(ctx, h->sender, now_ns);
     }
     bool holds_view = (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0;
     detector_note_alive(ctx, h->sender, holds_view, now_ns, out);
