@@ -60,6 +60,8 @@
 #define MEMBERSHIP_HISTORY 16
 #define MEMBERSHIP_NOTICE_CACHE 8
 #define MEMBERSHIP_REMOVALS_MAX 64 /* nodes whose recent removals the root counts */
+#define MEMBERSHIP_TIMEOUT_CEILING_MAX 64u
+#define MEMBERSHIP_TIMEOUT_CEILING_DEFAULT 4u
 
 enum membership_policy {
     MEMBERSHIP_POLICY_PRIMARY = 0,    /* only a majority side continues */
@@ -85,6 +87,10 @@ struct membership_config {
     uint64_t report_timeout_ns;     /* FAILURE_DET_ACK wait before suspecting the root */
     uint64_t join_timeout_ns;       /* join answer wait before trying the next contact */
     uint64_t sync_timeout_ns;       /* view chunk wait */
+    /* The most the detector widens a heartbeat or probe timeout (local
+     * health, observed heartbeat gaps), as a multiple of the configured
+     * one: 1 never widens; default 4. */
+    uint32_t timeout_ceiling;
     /* What the root decides per fault model (lib/recovery.h; the job's):
      * version 0 is no policy, and changes carry no decisions. */
     struct recovery_policy recovery;
@@ -101,7 +107,8 @@ enum membership_init_status {
     MEMBERSHIP_INIT_BAD_RADIX,     /* not a power of two in 2..CONFIG_TREE_RADIX_MAX */
     MEMBERSHIP_INIT_BAD_LAYOUT,
     MEMBERSHIP_INIT_BAD_POLICY,
-    MEMBERSHIP_INIT_BAD_TIMEOUT,   /* a zero timeout, or heartbeat timeout <= period */
+    MEMBERSHIP_INIT_BAD_TIMEOUT,   /* a zero timeout, heartbeat timeout <= period, or a
+                                    * timeout ceiling outside 1..MEMBERSHIP_TIMEOUT_CEILING_MAX */
     MEMBERSHIP_INIT_BAD_RECOVERY,  /* the recovery policy fails recovery_policy_check */
     MEMBERSHIP_INIT_BAD_SEEDS,     /* more than MEMBERSHIP_SEEDS_MAX, or one not a node */
 };
@@ -117,6 +124,7 @@ struct membership_counters {
     uint32_t notices_sent;
     uint32_t suspicions;
     uint32_t false_suspicions;  /* a probed node that answered */
+    uint32_t reports_refuted;   /* root: a reported member answered its probe (kept) */
     uint32_t reports_sent;
     uint32_t report_timeouts;
     uint32_t views_installed;
@@ -131,12 +139,17 @@ struct membership_counters {
     uint32_t joins_sent;
     uint32_t table_overflows;   /* a bounded table was full */
     uint32_t pauses;            /* long silences of our own (we were stopped) */
+    uint32_t timeouts_widened;  /* our own timers fired late: local health widened timeouts */
+    uint32_t suspicions_refuted; /* a member we suspected, or asked before accusing, talked (kept) */
 };
 
 /* One watched neighbour (tree or torus) for heartbeats. */
 struct membership_watch {
     uint32_t id;
     uint64_t last_heard_ns;
+    uint64_t last_beat_ns; /* its last HEARTBEAT, MEMBERSHIP_NEVER: none yet */
+    uint64_t gap_mean_ns;  /* smoothed gap between its heartbeats */
+    uint64_t gap_dev_ns;   /* smoothed deviation of that gap */
     bool suspected;
     bool far; /* not a torus neighbour: its heartbeats cross other nodes */
 };
@@ -146,6 +159,7 @@ struct membership_probe {
     uint64_t started_ns;
     uint64_t deadline_ns;
     bool link_down; /* started by our link to it going down (an answer: a network fault) */
+    bool silence;   /* started by its heartbeat silence while we were late ourselves */
 };
 
 enum membership_suspect_state { SUSPECT_NEW = 0, SUSPECT_REPORTED, SUSPECT_ACKED };
@@ -248,7 +262,11 @@ struct membership_coordinator {
     uint32_t failed[MEMBERSHIP_QUEUE_FAILED_MAX];
     uint32_t failed_at_us[MEMBERSHIP_QUEUE_FAILED_MAX]; /* when queued (wrapping us) */
     uint8_t failed_model[MEMBERSHIP_QUEUE_FAILED_MAX];  /* enum fault_model as reported */
+    /* The one detector whose report awaits evidence (the root's probe of the
+     * node, or a second detector), MEMBERSHIP_NONE: evidence in hand. */
+    uint32_t failed_by[MEMBERSHIP_QUEUE_FAILED_MAX];
     uint32_t failed_count;
+    uint64_t evidence_deadline_ns; /* the first probe of a reported node to expire */
     struct membership_join_entry joins[MEMBERSHIP_QUEUE_JOINED_MAX];
     uint32_t join_count;
     /* round in flight */
@@ -362,6 +380,10 @@ struct membership {
     uint32_t watch_count;
     uint64_t next_heartbeat_ns;
     uint32_t heartbeat_count;
+    /* Local health: how late our own heartbeat timer fired, as a multiplier
+     * of the timeouts in sixteenths (16: on time), see detector.c. */
+    uint32_t health_x16;
+    bool beat_timed; /* a heartbeat was sent in this view: the next one's lateness counts */
     struct membership_probe probes[MEMBERSHIP_PROBE_MAX];
     uint32_t probe_count;
     struct membership_suspect suspects[MEMBERSHIP_SUSPECT_MAX];
@@ -488,6 +510,13 @@ bool membership_join_refused(const struct membership *ctx);
  * the acks of nearer members have crossed them.  0 without a view.
  */
 uint32_t membership_links_to_avoid(const struct membership *ctx);
+/*
+ * The silence after which this node suspects watched member id now (its
+ * heartbeat gaps and our local health included), 0 when id is not watched.
+ */
+uint64_t membership_watch_timeout(const struct membership *ctx, uint32_t id);
+/* Our local-health multiplier of the detector's timeouts, in sixteenths (16: on time). */
+uint32_t membership_local_health_x16(const struct membership *ctx);
 /* Tree neighbours of this node in its view (ids); false without a view. */
 bool membership_tree_of(const struct membership *ctx, uint32_t *parent, uint32_t *children,
                         uint32_t *child_count, uint32_t *depth);

@@ -29,6 +29,7 @@ void membership_config_defaults(struct membership_config *config)
     config->layout = MEMBERSHIP_LAYOUT_RADIX;
     config->policy = MEMBERSHIP_POLICY_PRIMARY;
     config->watch_torus_neighbours = true;
+    config->timeout_ceiling = MEMBERSHIP_TIMEOUT_CEILING_DEFAULT;
     membership_config_timeouts_ms(config, 100, 500);
 }
 
@@ -65,7 +66,8 @@ const char *membership_init_status_text(enum membership_init_status status)
     case MEMBERSHIP_INIT_BAD_SEEDS:
         return "more than 4 seed nodes, or a seed that is not a node";
     case MEMBERSHIP_INIT_BAD_TIMEOUT:
-        return "a timeout is zero, or the heartbeat timeout is not above the period";
+        return "a timeout is zero, the heartbeat timeout is not above the period, or the timeout "
+               "ceiling is not in 1..64";
     default:
         return "?";
     }
@@ -92,7 +94,8 @@ static enum membership_init_status check_config(const struct membership_config *
     }
     if (cfg->probe_timeout_ns == 0 || cfg->ack_timeout_ns == 0 || cfg->report_timeout_ns == 0 ||
         cfg->join_timeout_ns == 0 || cfg->sync_timeout_ns == 0 ||
-        (cfg->heartbeat_ns != 0 && cfg->heartbeat_timeout_ns <= cfg->heartbeat_ns)) {
+        (cfg->heartbeat_ns != 0 && cfg->heartbeat_timeout_ns <= cfg->heartbeat_ns) ||
+        cfg->timeout_ceiling == 0 || cfg->timeout_ceiling > MEMBERSHIP_TIMEOUT_CEILING_MAX) {
         return MEMBERSHIP_INIT_BAD_TIMEOUT;
     }
     uint8_t policy[RECOVERY_POLICY_BYTES];
@@ -173,6 +176,8 @@ enum membership_init_status membership_init(struct membership *ctx,
     }
     ctx->last_now_ns = MEMBERSHIP_NEVER;
     ctx->lag_deadline_ns = MEMBERSHIP_NEVER;
+    ctx->coord.evidence_deadline_ns = MEMBERSHIP_NEVER;
+    ctx->health_x16 = 16u;
     ctx->root_check = MEMBERSHIP_NONE;
     ctx->join.hint = MEMBERSHIP_NONE;
     ctx->join.in_since_ns = MEMBERSHIP_NEVER;
@@ -262,6 +267,21 @@ bool membership_tree_of(const struct membership *ctx, uint32_t *parent, uint32_t
     *child_count = ctx->links.child_count;
     *depth = ctx->links.depth;
     return true;
+}
+
+uint64_t membership_watch_timeout(const struct membership *ctx, uint32_t id)
+{
+    for (uint32_t i = 0; i < ctx->watch_count; i++) {
+        if (ctx->watch[i].id == id) {
+            return detector_watch_timeout(ctx, &ctx->watch[i]);
+        }
+    }
+    return 0;
+}
+
+uint32_t membership_local_health_x16(const struct membership *ctx)
+{
+    return ctx->health_x16;
 }
 
 const struct membership_counters *membership_get_counters(const struct membership *ctx)

@@ -6,6 +6,12 @@
  * report accepted in the episode) when a round completes with nothing
  * queued.  Reports that waited in the queue are probed once before use.
  *
+ * A report is a claim, not evidence: the root removes a reported member
+ * only once its own probe of it went unanswered (the probes of every
+ * report run at once, beside the round in flight), or a second detector
+ * reported it too, or the node asked to leave itself (a process fault).
+ * One forged or mistaken report costs a probe, never a live member.
+ *
  * With a recovery policy (lib/recovery.h) the root also decides, per node
  * a change removes, the fault model (as reported, escalated to REPEATED by
  * its count of the node's recent removals) and the action, and the change
@@ -32,6 +38,7 @@ void coord_reset(struct membership *ctx)
     c->confirming = false;
     c->confirmed = false;
     c->low_reach_rounds = 0;
+    c->evidence_deadline_ns = MEMBERSHIP_NEVER;
     ctx->census.active = false;
 }
 
@@ -48,34 +55,34 @@ static uint32_t first_live_excluding(const struct membership *ctx, const uint32_
     return MEMBERSHIP_NONE;
 }
 
-/*
- * As next root: the detector probed every member from the dead root up to
- * us, and none answered.  Only that stretch: members before the dead root
- * (our view may be newer than the detector's) are not its business.
- */
-void coord_queue_prefix(struct membership *ctx, uint32_t failed_root)
-{
-    if (failed_root >= ctx->node_count) {
-        return;
-    }
-    uint32_t first = membership_view_rank(&ctx->view, machine_pos_of(ctx, failed_root));
-    uint32_t rank = membership_view_rank(&ctx->view, ctx->self_pos);
-    for (uint32_t k = first; k < rank; k++) {
-        coord_queue_failure(ctx, machine_id_at(ctx, membership_view_select(&ctx->view, k)));
-    }
-}
-
 /* Queue times in microseconds (wrapping), enough to tell a stale report. */
 static uint32_t coarse_us(uint64_t now)
 {
     return (uint32_t)(now / 1000u);
 }
 
+static int queue_index(const struct membership_coordinator *c, uint32_t id)
+{
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (c->failed[i] == id) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* A failure with evidence in hand (a report awaiting it gets it now). */
 static void coord_queue_failure_at(struct membership *ctx, uint32_t id, uint32_t queued_us,
                                    uint8_t model)
 {
     struct membership_coordinator *c = &ctx->coord;
-    if (id == ctx->self || machine_id_in_list(c->failed, c->failed_count, id)) {
+    int queued = queue_index(c, id);
+    if (queued >= 0 && c->failed_by[queued] != MEMBERSHIP_NONE) {
+        c->failed_by[queued] = MEMBERSHIP_NONE;
+        c->failed_at_us[queued] = queued_us;
+        return;
+    }
+    if (id == ctx->self || queued >= 0) {
         return;
     }
     if (c->failed_count >= MEMBERSHIP_QUEUE_FAILED_MAX) {
@@ -84,17 +91,94 @@ static void coord_queue_failure_at(struct membership *ctx, uint32_t id, uint32_t
     }
     c->failed_at_us[c->failed_count] = queued_us;
     c->failed_model[c->failed_count] = model == FAULT_MODEL_NONE ? FAULT_MODEL_PHYSICAL : model;
+    c->failed_by[c->failed_count] = MEMBERSHIP_NONE;
     c->failed[c->failed_count++] = id;
+}
+
+/* When the root's probe of a reported node (queued at queued_us) expires. */
+static uint64_t evidence_deadline(const struct membership *ctx, uint32_t queued_us, uint64_t now)
+{
+    /* One microsecond past the probe timeout: queue times are truncated. */
+    uint32_t due_us = queued_us + coarse_us(detector_probe_timeout(ctx)) + 1u;
+    int32_t left_us = (int32_t)(due_us - coarse_us(now));
+    return left_us <= 0 ? now : (now / 1000u + (uint64_t)left_us) * 1000u;
+}
+
+/* A process fault and a leave are reported by the node itself, which
+ * answers on: no probe or answer says anything about them. */
+static bool self_reported(uint8_t model)
+{
+    return model == FAULT_MODEL_PROCESS || model == FAULT_MODEL_LEFT;
+}
+
+/*
+ * A report of id by a detector: evidence in hand when the node asked to
+ * leave itself (a process fault), when it is our own detector's finding,
+ * or when another detector reported it already; else the root probes it
+ * and the report waits for the probe's deadline (coord_tick_evidence), or
+ * is dropped when the node answers (coord_heard).  True when it queued.
+ */
+static bool coord_queue_report(struct membership *ctx, uint32_t id, uint8_t model,
+                               uint32_t detector, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (id == ctx->self || !machine_in_view(ctx, id)) {
+        return false;
+    }
+    int queued = queue_index(c, id);
+    bool own_request = detector == id && self_reported(model);
+    bool own_finding = detector == ctx->self || detector_suspects(ctx, id);
+    bool second = queued >= 0 && c->failed_by[queued] != MEMBERSHIP_NONE &&
+                  c->failed_by[queued] != detector;
+    if (own_request || own_finding || second) {
+        bool was_waiting = queued >= 0 && c->failed_by[queued] != MEMBERSHIP_NONE;
+        coord_queue_failure_at(ctx, id, coarse_us(now), model);
+        return queued < 0 || was_waiting;
+    }
+    if (queued >= 0) {
+        return false; /* the same detector again, or already decided */
+    }
+    if (c->failed_count >= MEMBERSHIP_QUEUE_FAILED_MAX) {
+        ctx->counters.table_overflows++;
+        return false;
+    }
+    uint32_t i = c->failed_count++;
+    c->failed[i] = id;
+    c->failed_at_us[i] = coarse_us(now);
+    c->failed_model[i] = model == FAULT_MODEL_NONE ? FAULT_MODEL_PHYSICAL : model;
+    c->failed_by[i] = detector;
+    uint64_t due = evidence_deadline(ctx, c->failed_at_us[i], now);
+    if (due < c->evidence_deadline_ns) {
+        c->evidence_deadline_ns = due;
+    }
+    machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
+    return true;
+}
+
+/*
+ * As next root: the members from the dead root up to us were found silent,
+ * by our own search (detector == us) or by the detector that sent the
+ * report, whose finding the root checks like any report.  Only that
+ * stretch: members before the dead root (our view may be newer than the
+ * detector's) are not its business.
+ */
+void coord_queue_prefix(struct membership *ctx, uint32_t failed_root, uint32_t detector,
+                        uint64_t now, struct membership_outbox *out)
+{
+    if (failed_root >= ctx->node_count) {
+        return;
+    }
+    uint32_t first = membership_view_rank(&ctx->view, machine_pos_of(ctx, failed_root));
+    uint32_t rank = membership_view_rank(&ctx->view, ctx->self_pos);
+    for (uint32_t k = first; k < rank; k++) {
+        (void)coord_queue_report(ctx, machine_id_at(ctx, membership_view_select(&ctx->view, k)),
+                                 FAULT_MODEL_PHYSICAL, detector, now, out);
+    }
 }
 
 void coord_queue_failure(struct membership *ctx, uint32_t id)
 {
     coord_queue_failure_at(ctx, id, coarse_us(ctx->last_now_ns), FAULT_MODEL_PHYSICAL);
-}
-
-void coord_queue_failure_model(struct membership *ctx, uint32_t id, uint8_t model)
-{
-    coord_queue_failure_at(ctx, id, coarse_us(ctx->last_now_ns), model);
 }
 
 void coord_begin_episode(struct membership *ctx, uint64_t now)
@@ -110,11 +194,12 @@ void coord_begin_episode(struct membership *ctx, uint64_t now)
     c->detector_messages = 0;
 }
 
+/* Failures with evidence (still members) or joins: a round to run. */
 static bool coord_has_work(const struct membership *ctx)
 {
     const struct membership_coordinator *c = &ctx->coord;
     for (uint32_t i = 0; i < c->failed_count; i++) {
-        if (machine_in_view(ctx, c->failed[i])) {
+        if (c->failed_by[i] == MEMBERSHIP_NONE && machine_in_view(ctx, c->failed[i])) {
             return true;
         }
     }
@@ -130,17 +215,11 @@ bool coord_unqueue_failure(struct membership *ctx, uint32_t id)
             c->failed[i] = c->failed[c->failed_count];
             c->failed_at_us[i] = c->failed_at_us[c->failed_count];
             c->failed_model[i] = c->failed_model[c->failed_count];
+            c->failed_by[i] = c->failed_by[c->failed_count];
             return true;
         }
     }
     return false;
-}
-
-/* A process fault and a leave are reported by the node itself, which
- * answers on: no probe or answer says anything about them. */
-static bool self_reported(uint8_t model)
-{
-    return model == FAULT_MODEL_PROCESS || model == FAULT_MODEL_LEFT;
 }
 
 static bool queued_self_reported(const struct membership_coordinator *c, uint32_t id)
@@ -153,10 +232,72 @@ static bool queued_self_reported(const struct membership_coordinator *c, uint32_
     return false;
 }
 
-void coord_heard(struct membership *ctx, uint32_t sender)
+static bool awaiting_evidence(const struct membership_coordinator *c)
 {
-    if (ctx->coord.confirming && !queued_self_reported(&ctx->coord, sender) &&
-        coord_unqueue_failure(ctx, sender)) {
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (c->failed_by[i] != MEMBERSHIP_NONE) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A report awaits evidence about a member before us in layout order. */
+static bool awaiting_evidence_before_us(const struct membership *ctx)
+{
+    const struct membership_coordinator *c = &ctx->coord;
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (c->failed_by[i] != MEMBERSHIP_NONE && machine_pos_of(ctx, c->failed[i]) < ctx->self_pos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Nothing left to decide or run: an episode that only held refuted reports ends unsaid. */
+static void end_idle_episode(struct membership *ctx)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (machine_in_view(ctx, c->failed[i])) {
+            return;
+        }
+    }
+    if (!c->active && !c->confirming && c->join_count == 0) {
+        c->episode = false;
+    }
+}
+
+void coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    int queued = queue_index(c, sender);
+    if (queued >= 0 && c->failed_by[queued] != MEMBERSHIP_NONE) {
+        if (holds_our_view) {
+            /* Reported, yet it answers the root: the report was wrong (or forged). */
+            (void)coord_unqueue_failure(ctx, sender);
+            ctx->counters.reports_refuted++;
+            ctx->counters.false_suspicions++;
+            end_idle_episode(ctx);
+            if (!awaiting_evidence(c)) {
+                c->evidence_deadline_ns = MEMBERSHIP_NEVER;
+            }
+            if (c->acting && sender == machine_root_id(ctx)) {
+                /* The root we were to replace answers: it is the root, we are not. */
+                c->acting = false;
+                c->failed_count = 0;
+                c->evidence_deadline_ns = MEMBERSHIP_NEVER;
+                end_idle_episode(ctx);
+            }
+        } else {
+            /* No view, or not ours (restarted, partitioned, lagging): out,
+             * then back by joining. */
+            coord_queue_failure_at(ctx, sender, coarse_us(ctx->last_now_ns), FAULT_MODEL_PHYSICAL);
+            machine_request_work(ctx, MACHINE_WORK_COORD);
+        }
+        return;
+    }
+    if (c->confirming && !queued_self_reported(c, sender) && coord_unqueue_failure(ctx, sender)) {
         /* Reported dead, yet it answers the root: not a failure. */
         ctx->counters.false_suspicions++;
     }
@@ -214,16 +355,23 @@ static void requeue_batch(struct membership_coordinator *c, const struct coord_b
     memmove(c->failed_at_us + b->failed_count, c->failed_at_us,
             sizeof(uint32_t) * c->failed_count);
     memmove(c->failed_model + b->failed_count, c->failed_model, c->failed_count);
+    memmove(c->failed_by + b->failed_count, c->failed_by, sizeof(uint32_t) * c->failed_count);
     c->failed_count += b->failed_count;
     memcpy(c->failed, b->failed, sizeof(uint32_t) * b->failed_count);
     memcpy(c->failed_at_us, b->failed_at, sizeof(uint32_t) * b->failed_count);
     memcpy(c->failed_model, b->failed_model, b->failed_count);
+    for (uint32_t i = 0; i < b->failed_count; i++) {
+        c->failed_by[i] = MEMBERSHIP_NONE; /* only failures with evidence are taken */
+    }
     for (uint32_t i = 0; i < b->join_count && c->join_count < MEMBERSHIP_QUEUE_JOINED_MAX; i++) {
         c->joins[c->join_count++] = b->joins[i];
     }
 }
 
-/* Into the batch: queued failures still in the view, as many as a change holds. */
+/*
+ * Into the batch: queued failures still in the view with evidence in hand,
+ * as many as a change holds (reports awaiting evidence stay queued).
+ */
 static void take_failures(struct membership *ctx, uint64_t now, struct coord_batch *b)
 {
     struct membership_coordinator *c = &ctx->coord;
@@ -234,7 +382,7 @@ static void take_failures(struct membership *ctx, uint64_t now, struct coord_bat
             continue;
         }
         bool left = c->failed_model[i] == FAULT_MODEL_LEFT;
-        if (b->failed_count < MEMBERSHIP_MAX_CHANGE_FAILED &&
+        if (c->failed_by[i] == MEMBERSHIP_NONE && b->failed_count < MEMBERSHIP_MAX_CHANGE_FAILED &&
             change_fits(ctx, b->failed_count + 1u, 0, b->any_left || left)) {
             b->any_left = b->any_left || left;
             b->failed_at[b->failed_count] = c->failed_at_us[i];
@@ -246,6 +394,7 @@ static void take_failures(struct membership *ctx, uint64_t now, struct coord_bat
         } else {
             c->failed_at_us[kept] = c->failed_at_us[i];
             c->failed_model[kept] = c->failed_model[i];
+            c->failed_by[kept] = c->failed_by[i];
             c->failed[kept++] = id;
         }
     }
@@ -336,7 +485,7 @@ static void confirm_stale(struct membership *ctx, const struct coord_batch *b, u
         }
     }
     /* Answers queue up at this one node: the more probes, the longer the wait. */
-    uint64_t wait = ctx->config.probe_timeout_ns * (1u + probes / 64u);
+    uint64_t wait = detector_probe_timeout(ctx) * (1u + probes / 64u);
     c->confirm_deadline_ns = machine_deadline_after(now, wait);
     requeue_batch(c, b);
     for (uint32_t i = 0; i < b->failed_count; i++) {
@@ -581,8 +730,13 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
     if (b.failed_count == 0 && b.join_count == 0) {
         return;
     }
-    if (c->confirming) {
-        /* Waiting for answers from the reported: the batch stays first in line. */
+    if (c->confirming || (c->acting && awaiting_evidence_before_us(ctx))) {
+        /*
+         * Waiting for answers from the reported: the batch stays first in
+         * line.  An acting root removes the dead root and the members before
+         * it (in layout order) in one change, or its view would keep a dead
+         * root; reports about members after it do not hold it up.
+         */
         requeue_batch(c, &b);
         return;
     }
@@ -780,7 +934,8 @@ void coord_handle_report(struct membership *ctx, const struct membership_msg *ms
         if (target == ctx->self && about_root) {
             ctx->coord.acting = true; /* next in line: take over */
             if (prefix) {
-                coord_queue_prefix(ctx, r->failed_root); /* the detector probed them: silent */
+                /* the detector probed them: silent (we check) */
+                coord_queue_prefix(ctx, r->failed_root, r->detector, now, out);
             }
         } else {
             if (target != MEMBERSHIP_NONE && target != msg->header.sender) {
@@ -799,11 +954,9 @@ void coord_handle_report(struct membership *ctx, const struct membership_msg *ms
     }
     bool any_new = ctx->coord.failed_count > queued_before;
     for (uint32_t i = 0; i < count; i++) {
-        uint32_t id = ids[i];
-        if (id != ctx->self && machine_in_view(ctx, id) &&
-            !machine_id_in_list(ctx->coord.failed, ctx->coord.failed_count, id)) {
-            /* The failed root found by the detector's search is physical. */
-            coord_queue_failure_model(ctx, id, i < r->count ? r->model : FAULT_MODEL_PHYSICAL);
+        /* The failed root found by the detector's search is physical. */
+        if (coord_queue_report(ctx, ids[i], i < r->count ? r->model : FAULT_MODEL_PHYSICAL,
+                               r->detector, now, out)) {
             any_new = true;
         }
     }
@@ -937,7 +1090,7 @@ void coord_tick_round(struct membership *ctx, uint64_t now, struct membership_ou
         return;
     }
     uint32_t ask = 0;
-    uint32_t silent = round_acks_expire(&c->acks, ctx->config.probe_timeout_ns, now, &ask);
+    uint32_t silent = round_acks_expire(&c->acks, detector_probe_timeout(ctx), now, &ask);
     for (uint32_t i = 0; i < c->acks.count; i++) {
         /* The change as minted, unless a newer view replaced it here. */
         if (((ask >> i) & 1u) && ctx->epoch == c->epoch &&
@@ -960,6 +1113,51 @@ void coord_tick_round(struct membership *ctx, uint64_t now, struct membership_ou
     c->incomplete = c->incomplete || silent != 0;
     if (c->acks.pending == 0) {
         coord_complete(ctx, now, out);
+    }
+}
+
+/*
+ * The root's probes of reported nodes that expired unanswered: evidence.
+ * The episode (T_s) counts from the report, the probe's wait included.
+ */
+void coord_tick_evidence(struct membership *ctx, uint64_t now)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (c->evidence_deadline_ns > now) {
+        return;
+    }
+    c->evidence_deadline_ns = MEMBERSHIP_NEVER;
+    bool confirmed = false;
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (c->failed_by[i] == MEMBERSHIP_NONE) {
+            continue;
+        }
+        uint64_t due = evidence_deadline(ctx, c->failed_at_us[i], now);
+        if (!machine_in_view(ctx, c->failed[i])) {
+            c->failed_by[i] = MEMBERSHIP_NONE; /* removed meanwhile: nothing to decide */
+        } else if (due <= now) {
+            uint64_t probe = detector_probe_timeout(ctx);
+            coord_begin_episode(ctx, now > probe ? now - probe : 0);
+            c->failed_by[i] = MEMBERSHIP_NONE;
+            confirmed = true;
+        } else if (due < c->evidence_deadline_ns) {
+            c->evidence_deadline_ns = due;
+        }
+    }
+    if (confirmed) {
+        machine_request_work(ctx, MACHINE_WORK_COORD);
+    }
+}
+
+/* We were stopped: the probes of reported nodes start their wait again. */
+void coord_pause(struct membership *ctx, uint64_t now)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    for (uint32_t i = 0; i < c->failed_count; i++) {
+        if (c->failed_by[i] != MEMBERSHIP_NONE) {
+            c->failed_at_us[i] = coarse_us(now);
+            c->evidence_deadline_ns = evidence_deadline(ctx, c->failed_at_us[i], now);
+        }
     }
 }
 

@@ -5,10 +5,122 @@
  * (NODE_FAILURE, retried until FAILURE_DET_ACK), the search for the next
  * root when the root itself is suspected (ROOT_FAILURE), and sweeps of the
  * subtree of a child that never acked.
+ *
+ * Adaptive timeouts, so that a slow machine is not taken for dead nodes:
+ *  - local health: our own heartbeat timer firing late (the poll loop or
+ *    the host is slow) raises a multiplier of every probe and heartbeat
+ *    timeout to how late it fired, before anyone is suspected; each timer
+ *    on time takes a sixteenth off again;
+ *  - each watched member's heartbeat gaps are smoothed (mean and mean
+ *    deviation): its silence timeout is the configured one plus how much
+ *    later than the period its beats come on average, plus four
+ *    deviations, so a noisy member gets more slack and a steady one none;
+ *  - while we are late ourselves, a silent member is asked (HOW_ARE_YOU)
+ *    before it is accused, and an answer refutes the suspicion.
+ * Every timeout stays between the configured one and timeout_ceiling
+ * times it.
  */
 #include "membership/machine/machine.h"
 
 #include <string.h>
+
+#define HEALTH_ONE 16u     /* the local-health multiplier, in sixteenths: on time */
+#define GAP_DEVIATIONS 4u  /* a member's timeout allows this many deviations of its gaps */
+
+/* The ceiling of a timeout whose configured value (the floor) is floor_ns. */
+static uint64_t timeout_ceiling(const struct membership *ctx, uint64_t floor_ns)
+{
+    return floor_ns * ctx->config.timeout_ceiling;
+}
+
+/* timeout_ns widened by our local health, at most the ceiling of floor_ns. */
+static uint64_t widen(const struct membership *ctx, uint64_t timeout_ns, uint64_t floor_ns)
+{
+    uint64_t widened = timeout_ns / HEALTH_ONE * ctx->health_x16 +
+                       timeout_ns % HEALTH_ONE * ctx->health_x16 / HEALTH_ONE;
+    uint64_t ceiling = timeout_ceiling(ctx, floor_ns);
+    return widened < ceiling ? widened : ceiling;
+}
+
+uint64_t detector_probe_timeout(const struct membership *ctx)
+{
+    return widen(ctx, ctx->config.probe_timeout_ns, ctx->config.probe_timeout_ns);
+}
+
+static uint64_t watch_period(const struct membership *ctx, const struct membership_watch *w)
+{
+    return w->far ? 2 * ctx->config.heartbeat_ns : ctx->config.heartbeat_ns;
+}
+
+static uint64_t watch_floor(const struct membership *ctx, const struct membership_watch *w)
+{
+    return w->far ? 2 * ctx->config.heartbeat_timeout_ns : ctx->config.heartbeat_timeout_ns;
+}
+
+/* No heartbeat gap known: the next beat starts the estimate. */
+static void watch_forget_beats(const struct membership *ctx, struct membership_watch *w)
+{
+    w->last_beat_ns = MEMBERSHIP_NEVER;
+    w->gap_mean_ns = watch_period(ctx, w);
+    w->gap_dev_ns = 0;
+}
+
+void detector_forget_beats(struct membership *ctx)
+{
+    for (uint32_t i = 0; i < ctx->watch_count; i++) {
+        watch_forget_beats(ctx, &ctx->watch[i]);
+    }
+    ctx->beat_timed = false;
+}
+
+void detector_note_heartbeat(struct membership *ctx, uint32_t sender, uint64_t now)
+{
+    for (uint32_t i = 0; i < ctx->watch_count; i++) {
+        struct membership_watch *w = &ctx->watch[i];
+        if (w->id != sender) {
+            continue;
+        }
+        if (w->last_beat_ns != MEMBERSHIP_NEVER && now > w->last_beat_ns) {
+            /* A gap past the ceiling says nothing more than the ceiling does. */
+            uint64_t gap = now - w->last_beat_ns;
+            uint64_t most = timeout_ceiling(ctx, watch_floor(ctx, w));
+            gap = gap < most ? gap : most;
+            /* Mean and mean deviation, smoothed by 1/8 and 1/4 (as TCP's RTT). */
+            int64_t error = (int64_t)gap - (int64_t)w->gap_mean_ns;
+            w->gap_mean_ns = (uint64_t)((int64_t)w->gap_mean_ns + error / 8);
+            uint64_t size = (uint64_t)(error < 0 ? -error : error);
+            w->gap_dev_ns = (uint64_t)((int64_t)w->gap_dev_ns +
+                                       ((int64_t)size - (int64_t)w->gap_dev_ns) / 4);
+        }
+        w->last_beat_ns = now;
+    }
+}
+
+/*
+ * Our heartbeat timer fired `late` after its time: we are the slow one
+ * (a loaded host, a delayed poll loop), so the silence of others may be
+ * ours.  The multiplier rises at once to cover that lateness and decays a
+ * sixteenth per timer on time.
+ */
+static void note_own_lateness(struct membership *ctx, uint64_t late)
+{
+    uint64_t period = ctx->config.heartbeat_ns;
+    if (!ctx->beat_timed) {
+        ctx->beat_timed = true; /* the first beat of a view: no time to compare with */
+        return;
+    }
+    if (late > period / 2u) {
+        uint64_t most = (uint64_t)HEALTH_ONE * ctx->config.timeout_ceiling;
+        uint64_t health = (uint64_t)HEALTH_ONE * (period + late) / period;
+        health = health < most ? health : most;
+        if (health > ctx->health_x16) {
+            ctx->health_x16 = (uint32_t)health;
+            ctx->counters.timeouts_widened++;
+        }
+    } else if (ctx->health_x16 > HEALTH_ONE) {
+        ctx->health_x16--;
+    }
+}
 
 void detector_rebuild_watch(struct membership *ctx, uint64_t now)
 {
@@ -37,6 +149,7 @@ void detector_rebuild_watch(struct membership *ctx, uint64_t now)
         w->suspected = false;
         w->far = ctx->config.watch_torus_neighbours &&
                  !machine_id_in_list(ctx->neighbours, ctx->neighbour_count, ids[i]);
+        watch_forget_beats(ctx, w);
         for (uint32_t j = 0; j < ctx->watch_count; j++) {
             if (ctx->watch[j].id == ids[i]) {
                 *w = ctx->watch[j];
@@ -56,6 +169,7 @@ void detector_reset(struct membership *ctx)
     ctx->report_deadline_ns = MEMBERSHIP_NEVER;
     ctx->search.active = false;
     ctx->sweep.active = false;
+    ctx->beat_timed = false;
 }
 
 void detector_view_changed(struct membership *ctx)
@@ -125,7 +239,7 @@ static void search_launch(struct membership *ctx, uint32_t base_rank, uint64_t n
             machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
         }
     }
-    s->deadline_ns = machine_deadline_after(now, ctx->config.probe_timeout_ns);
+    s->deadline_ns = machine_deadline_after(now, detector_probe_timeout(ctx));
     s->waiting = true;
 }
 
@@ -215,7 +329,7 @@ void detector_sweep_subtree(struct membership *ctx, uint32_t child, uint64_t now
         sw->active = true;
         /* The answers queue up here: the more probes, the longer the wait. */
         sw->deadline_ns = machine_deadline_after(
-            now, ctx->config.probe_timeout_ns * (1u + sw->count / 64u));
+            now, detector_probe_timeout(ctx) * (1u + sw->count / 64u));
     }
 }
 
@@ -298,7 +412,7 @@ void detector_send_report(struct membership *ctx, uint64_t now, struct membershi
         /* We are the root, or the next one: take the report ourselves. */
         if (root_suspected && root != ctx->self) {
             ctx->coord.acting = true;
-            coord_queue_prefix(ctx, root);
+            coord_queue_prefix(ctx, root, ctx->self, now, out); /* our search: silent */
         }
         for (uint32_t i = 0; i < ctx->suspect_count; i++) {
             struct membership_suspect *s = &ctx->suspects[i];
@@ -338,7 +452,7 @@ void detector_send_report(struct membership *ctx, uint64_t now, struct membershi
     ctx->report_target = target;
     /* A candidate root is only asked to answer; the scan should not dawdle. */
     ctx->report_deadline_ns = machine_deadline_after(
-        now, root_suspected ? ctx->config.probe_timeout_ns : ctx->config.report_timeout_ns);
+        now, root_suspected ? detector_probe_timeout(ctx) : ctx->config.report_timeout_ns);
 }
 
 /* A member looks dead to us: record it, say so, and report it. */
@@ -398,8 +512,9 @@ void detector_start_probe(struct membership *ctx, uint32_t id, uint64_t now,
     struct membership_probe *p = &ctx->probes[ctx->probe_count++];
     p->id = id;
     p->started_ns = now;
-    p->deadline_ns = machine_deadline_after(now, ctx->config.probe_timeout_ns);
+    p->deadline_ns = machine_deadline_after(now, detector_probe_timeout(ctx));
     p->link_down = false;
+    p->silence = false;
     machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
 }
 
@@ -449,6 +564,9 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_vie
     for (uint32_t i = 0; i < ctx->probe_count; i++) {
         if (ctx->probes[i].id == sender) {
             ctx->counters.false_suspicions++;
+            if (ctx->probes[i].silence) {
+                ctx->counters.suspicions_refuted++; /* asked before accused: it answered */
+            }
             if (ctx->probes[i].link_down) {
                 network_fault(ctx, &ctx->probes[i], now, out);
             }
@@ -464,6 +582,7 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_vie
     int suspect = suspect_index(ctx, sender);
     if (suspect >= 0) {
         ctx->suspects[suspect] = ctx->suspects[--ctx->suspect_count];
+        ctx->counters.suspicions_refuted++;
     }
     partition_census_heard(ctx, sender, holds_view);
     struct membership_sweep *sw = &ctx->sweep;
@@ -485,7 +604,6 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_vie
             machine_request_work(ctx, MACHINE_WORK_REPORT);
         }
     }
-    coord_heard(ctx, sender);
     round_heard(ctx, sender);
 }
 
@@ -496,11 +614,19 @@ void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_vie
  * neighbours report it within one timeout, after which routes avoid it and
  * the heartbeats arrive again.  Reporting the far member at the same time
  * would expel a live node.  When torus neighbours are not watched nobody
- * else is closer, so one timeout.
+ * else is closer, so one timeout.  That floor grows by how late the
+ * member's beats come on average and by their deviation, and with our
+ * local health, up to the ceiling.
  */
 uint64_t detector_watch_timeout(const struct membership *ctx, const struct membership_watch *w)
 {
-    return w->far ? 2 * ctx->config.heartbeat_timeout_ns : ctx->config.heartbeat_timeout_ns;
+    uint64_t floor_ns = watch_floor(ctx, w);
+    uint64_t period = watch_period(ctx, w);
+    uint64_t timeout = floor_ns + GAP_DEVIATIONS * w->gap_dev_ns;
+    if (w->gap_mean_ns > period) {
+        timeout += w->gap_mean_ns - period;
+    }
+    return widen(ctx, timeout, floor_ns);
 }
 
 void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membership_outbox *out)
@@ -509,6 +635,7 @@ void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membe
         return;
     }
     if (now >= ctx->next_heartbeat_ns) {
+        note_own_lateness(ctx, now - ctx->next_heartbeat_ns);
         uint32_t beat = ctx->heartbeat_count++;
         for (uint32_t i = 0; i < ctx->watch_count; i++) {
             /* A far member waits twice as long before suspecting us: every
@@ -536,8 +663,16 @@ void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membe
         struct membership_watch *w = &ctx->watch[i];
         if (!w->suspected && now - w->last_heard_ns > detector_watch_timeout(ctx, w)) {
             w->suspected = true;
-            detector_add_suspect(ctx, w->id, MEMBERSHIP_CAUSE_HEARTBEAT, w->last_heard_ns, now,
-                                 out);
+            if (ctx->health_x16 > HEALTH_ONE) {
+                /* We are late ourselves: ask before accusing (an answer refutes). */
+                detector_start_probe(ctx, w->id, now, out);
+                for (uint32_t k = 0; k < ctx->probe_count; k++) {
+                    ctx->probes[k].silence = ctx->probes[k].silence || ctx->probes[k].id == w->id;
+                }
+            } else {
+                detector_add_suspect(ctx, w->id, MEMBERSHIP_CAUSE_HEARTBEAT, w->last_heard_ns,
+                                     now, out);
+            }
         }
     }
 }

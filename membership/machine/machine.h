@@ -147,6 +147,12 @@ void detector_reset(struct membership *ctx);
 void detector_rebuild_watch(struct membership *ctx, uint64_t now);
 /* Silence after which a watched member is suspected (see detector.c). */
 uint64_t detector_watch_timeout(const struct membership *ctx, const struct membership_watch *w);
+/* The probe timeout, widened by our local health (see detector.c). */
+uint64_t detector_probe_timeout(const struct membership *ctx);
+/* A HEARTBEAT from sender: its gap feeds sender's timeout if we watch it. */
+void detector_note_heartbeat(struct membership *ctx, uint32_t sender, uint64_t now);
+/* We were stopped: no heartbeat gap or lateness measured across the pause. */
+void detector_forget_beats(struct membership *ctx);
 /* A new view: suspects that left it are settled, the rest reported again. */
 void detector_view_changed(struct membership *ctx);
 /* Any message is a sign of life of its sender (holds_view: it says it holds a view). */
@@ -184,15 +190,17 @@ void machine_emit_removal(const struct membership *ctx, struct membership_outbox
                           uint64_t now, uint64_t epoch, uint32_t node, uint8_t model,
                           uint8_t action);
 void coord_queue_failure(struct membership *ctx, uint32_t id);
-/* The same with the fault model a report gave (coord_queue_failure: physical). */
-void coord_queue_failure_model(struct membership *ctx, uint32_t id, uint8_t model);
-/* As next root: queues the members from the dead root up to us. */
-void coord_queue_prefix(struct membership *ctx, uint32_t failed_root);
+/* As next root: queues the members from the dead root up to us, as
+ * reported by detector (us: our own finding; else checked, see coordinator.c). */
+void coord_queue_prefix(struct membership *ctx, uint32_t failed_root, uint32_t detector,
+                        uint64_t now, struct membership_outbox *out);
 void coord_begin_episode(struct membership *ctx, uint64_t now);
 /* Takes id out of the failure queue; true when it was queued. */
 bool coord_unqueue_failure(struct membership *ctx, uint32_t id);
-/* A reported member answered the root while it confirms: not a failure. */
-void coord_heard(struct membership *ctx, uint32_t sender);
+/* Any message from sender: a report awaiting evidence is refuted (sender holds
+ * our view) or confirmed (no view, or another: it lags or went its own way,
+ * and rejoins); while confirming stale reports, any answer refutes. */
+void coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view);
 /* Starts the next round if root, idle, and changes are queued; MACHINE_WORK_COORD. */
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 /* An ack for the round this node coordinates; false when it is not one. */
@@ -207,6 +215,10 @@ void coord_handle_join_request(struct membership *ctx, const struct membership_m
 void coord_tick_round(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 /* The end of the wait for answers from stale reported members. */
 void coord_tick_confirm(struct membership *ctx, uint64_t now);
+/* Reports whose probe expired unanswered become failures with evidence. */
+void coord_tick_evidence(struct membership *ctx, uint64_t now);
+/* This node was stopped: probes of reported nodes wait afresh. */
+void coord_pause(struct membership *ctx, uint64_t now);
 
 /* ------------------------------------------------------------------ */
 /* round.c                                                              */

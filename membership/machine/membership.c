@@ -108,6 +108,7 @@ static void note_time(struct membership *ctx, uint64_t now)
     for (uint32_t i = 0; i < ctx->watch_count; i++) {
         ctx->watch[i].last_heard_ns = now;
     }
+    detector_forget_beats(ctx);
     for (uint32_t i = 0; i < ctx->probe_count; i++) {
         shift_deadline(&ctx->probes[i].deadline_ns, gap);
     }
@@ -121,6 +122,7 @@ static void note_time(struct membership *ctx, uint64_t now)
     shift_deadline(&ctx->search.deadline_ns, gap);
     shift_deadline(&ctx->sweep.deadline_ns, gap);
     shift_deadline(&ctx->census.deadline_ns, gap);
+    coord_pause(ctx, now);
 }
 
 /* ------------------------------------------------------------------ */
@@ -157,7 +159,16 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
         ctx->counters.drops_unexpected++;
         return;
     }
-    detector_note_alive(ctx, h->sender, (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0, now_ns, out);
+    if (h->type == MEMBERSHIP_MSG_HEARTBEAT) {
+        detector_note_heartbeat(ctx, h->sender, now_ns);
+    }
+    bool holds_view = (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0;
+    detector_note_alive(ctx, h->sender, holds_view, now_ns, out);
+    /* Our view (or the one our round in flight changes): a member in good standing. */
+    coord_heard(ctx, h->sender,
+                holds_view && ctx->has_view &&
+                    (h->epoch == ctx->epoch ||
+                     (ctx->coord.active && h->epoch == ctx->coord.base_epoch)));
     if (h->sender == ctx->root_check) {
         ctx->root_check = MEMBERSHIP_NONE;
         if ((h->flags & MEMBERSHIP_FLAG_HAS_VIEW) == 0 && h->sender == machine_root_id(ctx)) {
@@ -279,6 +290,7 @@ void membership_tick(struct membership *ctx, uint64_t now_ns, struct membership_
     detector_tick(ctx, now_ns, out);
     round_tick(ctx, now_ns, out);
     coord_tick_round(ctx, now_ns, out);
+    coord_tick_evidence(ctx, now_ns);
     if (!partition_tick_census(ctx, now_ns, out)) {
         coord_tick_confirm(ctx, now_ns); /* after a verdict, the next tick */
     }
@@ -329,6 +341,7 @@ uint64_t membership_next_deadline(const struct membership *ctx)
     if (ctx->coord.confirming) {
         d = min_u64(d, ctx->coord.confirm_deadline_ns);
     }
+    d = min_u64(d, ctx->coord.evidence_deadline_ns);
     if (ctx->census.active || ctx->census.notify) {
         d = min_u64(d, ctx->census.deadline_ns);
     }

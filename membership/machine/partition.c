@@ -93,7 +93,7 @@ static void census_batch(struct membership *ctx, uint64_t now, struct membership
         cs->next_rank++;
         sent++;
     }
-    cs->deadline_ns = machine_deadline_after(now, ctx->config.probe_timeout_ns * (1u + sent / 64u));
+    cs->deadline_ns = machine_deadline_after(now, detector_probe_timeout(ctx) * (1u + sent / 64u));
 }
 
 void partition_census_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)

@@ -405,7 +405,7 @@ void round_tick(struct membership *ctx, uint64_t now, struct membership_outbox *
         return;
     }
     uint32_t ask = 0;
-    uint32_t silent = round_acks_expire(&r->acks, ctx->config.probe_timeout_ns, now, &ask);
+    uint32_t silent = round_acks_expire(&r->acks, detector_probe_timeout(ctx), now, &ask);
     for (uint32_t i = 0; i < r->acks.count; i++) {
         if (((ask >> i) & 1u) &&
             machine_send_forward(ctx, out, r->acks.children[i], r->change, r->change_length)) {

@@ -457,6 +457,18 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
                     d + 1u < s->install_levels ? "," : "");
         fprintf(out, "; the root is stable at %.3f ms\n", s->ts_ns / 1e6);
     }
+    for (unsigned i = 0; i < count; i++) {
+        const struct bench_faults_summary *s = &summaries[i];
+        if (s->detected > 0)
+            fprintf(out, "  %s: crash detection %.2f x the detect timeout (median, %u busy "
+                         "processes beside)\n",
+                    s->config.name, s->detection_ns / (s->config.detect_timeout_ms * 1e6),
+                    s->load);
+        if (s->idle_seconds > 0)
+            fprintf(out, "  %s: idle %u s with %u busy processes beside: %u false detections "
+                         "(tori-emu exit %d)\n",
+                    s->config.name, s->idle_seconds, s->load, s->idle_failures, s->idle_status);
+    }
     fprintf(out, "  timeouts: heartbeat/detect ms; fail->st: crash to the root's stable "
                  "(detection included); H/S: tree levels / sum of the largest parent-child "
                  "hop count per level; O_cp: median over crashes of the nodes' own time to install "
@@ -474,15 +486,32 @@ void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
             "\"recovery_ns\":%.0f,\"rejoin_ts_ns\":%.0f,\"levels\":%" PRIu64
             ",\"hop_sum\":%" PRIu64 ",\"base_ns\":%.0f,\"contention_ns\":%.0f,"
             "\"contention_ratio\":%.3f,\"l2_ns\":%.0f,\"l4_ns\":%.0f,\"l8_ns\":%.0f,"
+            "\"load\":%u,\"idle_s\":%u,\"idle_false_detections\":%u,"
             "\"out\":\"%s\"}\n",
             s->config.name, s->config.board, s->config.dims, (unsigned)s->config.nodes,
             s->config.heartbeat_ms, s->config.detect_timeout_ms, s->status, s->faults, s->checks,
             s->checks_passed, s->kills, s->detected, s->stabilized, s->multi_round, s->one_hop_ns,
             s->ocp_ns, s->detection_ns, s->ts_ns, s->model_ns, s->ratio, s->ts_over_l,
             s->recovery_ns, s->rejoin_ts_ns, s->levels, s->hop_sum, s->base_ns, s->contention_ns,
-            s->contention_ratio, s->fan_hop_ns[1], s->fan_hop_ns[2], s->fan_hop_ns[3],
-            s->out_dir);
+            s->contention_ratio, s->fan_hop_ns[1], s->fan_hop_ns[2], s->fan_hop_ns[3], s->load,
+            s->idle_seconds, s->idle_failures, s->out_dir);
     fflush(out);
+}
+
+int bench_faults_count_detections(const char *dir)
+{
+    char path[640];
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    FILE *in = fopen(path, "re");
+    if (in == NULL)
+        return -1;
+    int count = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, in) != NULL)
+        if (strstr(line, "\"failure-detected\"") != NULL)
+            count++;
+    fclose(in);
+    return count;
 }
 
 int bench_run_logged(const char *tool, char *const argv[], const char *log_path)

@@ -84,11 +84,22 @@ struct bench_faults_summary {
     double install_ns[BENCH_FAULTS_LEVELS];
     uint64_t levels, hop_sum;  /* of the first crash's expected view */
     char out_dir[512];
+    /* --idle-seconds: the same torus left alone (issue 20), under --load */
+    unsigned load;             /* busy-loop processes during every run */
+    unsigned idle_seconds;     /* 0: no idle run */
+    int idle_status;           /* its tori-emu exit status */
+    unsigned idle_failures;    /* failure-detected events: all false (nothing failed) */
 };
 
 /* Medians over samples (kills for T_s and detection, restarts for rejoins). */
 void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned count,
                             struct bench_faults_summary *summary);
+
+/*
+ * The failure-detected events in <dir>/events.jsonl (a run's node events);
+ * -1 when the file cannot be read.
+ */
+int bench_faults_count_detections(const char *dir);
 
 /* Reads <dir>/faults.jsonl into the summary; false when it cannot. */
 bool bench_faults_read(const char *dir, struct bench_faults_summary *summary);

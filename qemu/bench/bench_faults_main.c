@@ -3,6 +3,10 @@
  * node crashes on QEMU and host-process tori, beside the distance model
  * from each run's own one-hop latency (qemu/bench/bench_faults.h).  Each
  * configuration is one tori-emu run; its logs and records stay under --out.
+ * Issue 20's detector measurements: --idle-seconds adds an idle run of each
+ * configuration (nothing injected: every failure detection is false), and
+ * --load keeps that many busy-loop processes running beside every run, so
+ * that the host, not the nodes, is slow.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +41,7 @@
 
 #define TOOL "tori-bench-faults"
 #define CONFIGS_MAX 8
+#define LOAD_MAX 64
 
 static void usage(FILE *out)
 {
@@ -58,6 +64,11 @@ static void usage(FILE *out)
           "  --out DIR          where each configuration's run goes, and the summaries\n"
           "                     (DIR/bench-faults.jsonl; default: a fresh\n"
           "                     /tmp/tori-bench-faults-XXXXXX)\n"
+          "  --idle-seconds S   after each crash run, the same torus left idle for S s\n"
+          "                     (0..3600, 0: none): every failure detection in it is\n"
+          "                     false, and is counted\n"
+          "  --load N           N busy-loop processes (0..64) run beside every run, so\n"
+          "                     that the host is slow, not the nodes\n"
           "  --json             one JSON object per configuration on stdout too (the\n"
           "                     table then goes to stderr)\n"
           "  --image FILE       node image for QEMU (build/qemu-virt/node.elf)\n"
@@ -71,7 +82,7 @@ static void usage(FILE *out)
 
 struct options {
     const char *configs, *out, *image, *node_binary, *emu;
-    unsigned kills, heartbeat_ms, detect_timeout_ms;
+    unsigned kills, heartbeat_ms, detect_timeout_ms, idle_seconds, load;
     bool json;
 };
 
@@ -79,12 +90,13 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
                   bool *help)
 {
     memset(o, 0, sizeof *o);
-    const char *kills = NULL, *heartbeat = NULL, *detect = NULL;
+    const char *kills = NULL, *heartbeat = NULL, *detect = NULL, *idle = NULL, *load = NULL;
     const struct cli_option options[] = {
         {"--configs", &o->configs, NULL},     {"--out", &o->out, NULL},
         {"--image", &o->image, NULL},         {"--node-binary", &o->node_binary, NULL},
         {"--emu", &o->emu, NULL},             {"--kills", &kills, NULL},
         {"--heartbeat-ms", &heartbeat, NULL}, {"--detect-timeout-ms", &detect, NULL},
+        {"--idle-seconds", &idle, NULL},      {"--load", &load, NULL},
         {"--json", NULL, &o->json},
     };
     enum cli_scan_result scan =
@@ -112,7 +124,70 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
     if (detect != NULL && !cli_parse_u64(detect, 2, 65535, &value))
         return cli_invalid(error, capacity, "--detect-timeout-ms", detect, "2..65535");
     o->detect_timeout_ms = (unsigned)value;
+    value = 0;
+    if (idle != NULL && !cli_parse_u64(idle, 0, 3600, &value))
+        return cli_invalid(error, capacity, "--idle-seconds", idle, "0..3600");
+    o->idle_seconds = (unsigned)value;
+    value = 0;
+    if (load != NULL && !cli_parse_u64(load, 0, LOAD_MAX, &value))
+        return cli_invalid(error, capacity, "--load", load, "0.." STR(LOAD_MAX));
+    o->load = (unsigned)value;
     return true;
+}
+
+/* The --load processes: each spins until killed (or until we die). */
+static pid_t load_pids[LOAD_MAX];
+static unsigned load_count;
+
+static bool load_start(unsigned count)
+{
+    fflush(NULL);
+    for (unsigned i = 0; i < count; i++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, TOOL ": --load: fork: %s\n", strerror(errno));
+            return false;
+        }
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            volatile unsigned long spin = 0;
+            for (;;)
+                spin++;
+        }
+        load_pids[load_count++] = pid;
+    }
+    return true;
+}
+
+static void load_stop(void)
+{
+    for (unsigned i = 0; i < load_count; i++) {
+        kill(load_pids[i], SIGKILL);
+        while (waitpid(load_pids[i], NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    load_count = 0;
+}
+
+/* The idle run of one configuration: nothing injected, for idle_seconds. */
+static int run_idle(const struct options *o, const struct bench_faults_config *config,
+                    const char *dir, FILE *human)
+{
+    char heartbeat[16], detect[16], duration[24], log_path[640];
+    snprintf(heartbeat, sizeof heartbeat, "%u", config->heartbeat_ms);
+    snprintf(detect, sizeof detect, "%u", config->detect_timeout_ms);
+    snprintf(duration, sizeof duration, "%us", o->idle_seconds);
+    snprintf(log_path, sizeof log_path, "%s.log", dir);
+    fprintf(human, TOOL ": %s: idle for %u s, %u busy processes beside (log %s)\n", config->name,
+            o->idle_seconds, o->load, log_path);
+    fflush(human);
+    char *argv[] = {(char *)o->emu,   "--dims",        (char *)config->dims,
+                    "--board",        (char *)config->board, "--heartbeat-ms",
+                    heartbeat,        "--detect-timeout-ms", detect,
+                    "--duration",     duration,        "--out",
+                    (char *)dir,      "--image",       (char *)o->image,
+                    "--node-binary",  (char *)o->node_binary, NULL};
+    return bench_run_logged(TOOL, argv, log_path);
 }
 
 /* Runs tori-emu for one configuration; returns its exit status or -1. */
@@ -261,6 +336,10 @@ int main(int argc, char **argv)
         return 2;
     }
     int status = 0;
+    if (!load_start(o.load)) {
+        load_stop();
+        return 2;
+    }
     for (unsigned i = 0; i < count; i++) {
         struct bench_faults_summary *s = &summaries[i];
         /* out is under 400 bytes and a name under 32: it fits. */
@@ -275,10 +354,27 @@ int main(int argc, char **argv)
                     s->config.name, s->out_dir, s->status, s->out_dir);
         if (s->status != 0 || s->checks_passed != s->checks || s->faults == 0)
             status = 1;
+        s->load = o.load;
+        s->idle_seconds = o.idle_seconds;
+        if (o.idle_seconds > 0) {
+            char idle_dir[sizeof s->out_dir + 8];
+            snprintf(idle_dir, sizeof idle_dir, "%s-idle", s->out_dir);
+            s->idle_status = run_idle(&o, &s->config, idle_dir, human);
+            int detections = bench_faults_count_detections(idle_dir);
+            if (detections < 0) {
+                fprintf(stderr, TOOL ": %s: no events in %s/events.jsonl (exit %d; see %s.log)\n",
+                        s->config.name, idle_dir, s->idle_status, idle_dir);
+                status = 1;
+            }
+            s->idle_failures = detections < 0 ? 0u : (unsigned)detections;
+            if (s->idle_status != 0)
+                status = 1;
+        }
         bench_faults_write_json(s, records);
         if (o.json)
             bench_faults_write_json(s, stdout);
     }
+    load_stop();
     if (fclose(records) != 0) {
         fprintf(stderr, TOOL ": cannot write '%s'\n", records_path);
         status = 1;

@@ -340,8 +340,11 @@ uint64_t harness_run(struct harness *h, uint64_t until, uint64_t step, uint32_t 
         uint32_t first_event = h->event_count;
         harness_advance(h, now);
         for (uint32_t id = 0; id < node_count(h); id++) {
-            if (!h->down[id] && membership_next_deadline(&h->nodes[id]) <= now) {
+            bool late = h->tick_every_ns[id] != 0 && h->last_tick_ns[id] != 0 &&
+                        now - h->last_tick_ns[id] < h->tick_every_ns[id];
+            if (!h->down[id] && !late && membership_next_deadline(&h->nodes[id]) <= now) {
                 membership_tick(&h->nodes[id], now, &h->out);
+                h->last_tick_ns[id] = now;
             }
             harness_collect(h, id);
         }

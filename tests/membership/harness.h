@@ -123,6 +123,9 @@ struct harness {
     uint32_t partition_below;
     struct harness_fault pending[HARNESS_RULES];
     uint32_t pending_count;
+    /* A late node (harness_run): its timers run at most every tick_every_ns. */
+    uint64_t tick_every_ns[HARNESS_MAX_NODES];
+    uint64_t last_tick_ns[HARNESS_MAX_NODES];
     unsigned failures; /* broken invariants of the network itself */
 };
 

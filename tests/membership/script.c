@@ -31,6 +31,8 @@
  *                                 (the torus layer's LOSSY event)
  *     tick N next | tick N at T   node N's timers (at its next deadline)
  *     deliver                     the FIFO in order until empty
+ *     slow LIST every T           in `run`, the nodes' timers run at most
+ *                                 every T (a late poll loop, a loaded host)
  *     run to T step S [stop=W by=D]   steps of S: due nodes tick, the FIFO
  *                                 empties; stops once D reported W
  *   loss rules (not faults of the language: the network's own):
@@ -54,7 +56,8 @@
  *                                       epoch: its counter
  *     expect agree                      every node up holds the same view
  *     expect deadline NODES never | expect deadline NODES within=T
- *     expect counter N drops_stale|drops_malformed|drops_bad_ack=V
+ *     expect counter N drops_stale|drops_malformed|drops_bad_ack|reports_refuted|
+ *                      false_suspicions|timeouts_widened|suspicions_refuted=V
  *     expect tree N parent=P children=K
  */
 #include <inttypes.h>
@@ -553,6 +556,10 @@ static bool counter_named(const char *name, size_t length, const struct membersh
         {"drops_stale", offsetof(struct membership_counters, drops_stale)},
         {"drops_malformed", offsetof(struct membership_counters, drops_malformed)},
         {"drops_bad_ack", offsetof(struct membership_counters, drops_bad_ack)},
+        {"reports_refuted", offsetof(struct membership_counters, reports_refuted)},
+        {"false_suspicions", offsetof(struct membership_counters, false_suspicions)},
+        {"timeouts_widened", offsetof(struct membership_counters, timeouts_widened)},
+        {"suspicions_refuted", offsetof(struct membership_counters, suspicions_refuted)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strlen(known[i].name) == length && strncmp(known[i].name, name, length) == 0) {
@@ -635,7 +642,9 @@ static bool expect_line(struct script *s, char **tok, int n)
         }
         if (equals == NULL || !parse_u64(equals + 1, &value) ||
             !counter_named(tok[3], (size_t)(equals - tok[3]), &h.nodes[id], &counter)) {
-            return bad("%s", "expect counter N drops_stale|drops_malformed|drops_bad_ack=V");
+            return bad("%s", "expect counter N NAME=V (drops_stale, drops_malformed, drops_bad_ack, "
+                             "reports_refuted, false_suspicions, timeouts_widened, "
+                             "suspicions_refuted)");
         }
         if (s->run && *counter != value) {
             unmet(s, "node %u: %.*s %u, expected %" PRIu64, id, (int)(equals - tok[3]), tok[3],
@@ -828,6 +837,22 @@ static bool script_line(struct script *s, char **tok, int n)
     }
     if (!s->started) {
         return setup_line(s, tok, n);
+    }
+    if (strcmp(word, "slow") == 0) {
+        bool nodes[HARNESS_MAX_NODES];
+        uint64_t every;
+        if (n != 4 || strcmp(tok[2], "every") != 0) {
+            return bad("%s", "slow LIST every T");
+        }
+        if (!parse_list(s, tok[1], nodes) || !parse_time(tok[3], &every)) {
+            return false;
+        }
+        for (uint32_t i = 0; s->run && i < HARNESS_MAX_NODES; i++) {
+            if (nodes[i]) {
+                h.tick_every_ns[i] = every;
+            }
+        }
+        return true;
     }
     if (strcmp(word, "lose") == 0) {
         int type;

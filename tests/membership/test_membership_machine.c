@@ -1,7 +1,8 @@
 /*
  * The state machine through its public API, for what the scripts
  * (the scripts in scripts/) cannot say: config validation, context size, the shape of
- * the decentralised initial tree, and suspicions the machine refuses.
+ * the decentralised initial tree, suspicions the machine refuses, and the
+ * detector's timeouts adapting to observed heartbeat gaps.
  * Failures, rounds, lost acks and joins over the network: the scripts.
  */
 #include <stdint.h>
@@ -52,6 +53,13 @@ static void config_validation(void)
     c.heartbeat_ns = 10;
     c.heartbeat_timeout_ns = 10;
     CHECK(membership_init(&m, &c) == MEMBERSHIP_INIT_BAD_TIMEOUT);
+    base_config(&c, 0, N);
+    c.timeout_ceiling = 0;
+    CHECK(membership_init(&m, &c) == MEMBERSHIP_INIT_BAD_TIMEOUT);
+    c.timeout_ceiling = MEMBERSHIP_TIMEOUT_CEILING_MAX + 1u;
+    CHECK(membership_init(&m, &c) == MEMBERSHIP_INIT_BAD_TIMEOUT);
+    c.timeout_ceiling = 1;
+    CHECK(membership_init(&m, &c) == MEMBERSHIP_INIT_OK);
     CHECK(strcmp(membership_init_status_text(MEMBERSHIP_INIT_BAD_RADIX), "?") != 0);
     /* Static state per node at this build's maximum: well under 100 KiB. */
     printf("context: %zu bytes at CONFIG_MAX_NODES=%u\n", membership_context_bytes(),
@@ -100,11 +108,92 @@ static void suspicions_refused(void)
     CHECK(h.out.message_count == 0 && h.out.event_count == 0);
 }
 
+/* A HEARTBEAT from `from` in m's view, received at now_ns. */
+static void heartbeat(struct membership *m, uint32_t from, uint64_t now_ns)
+{
+    static struct membership_outbox out;
+    uint8_t payload[64];
+    struct membership_writer w;
+    membership_writer_init(&w, payload, sizeof payload);
+    struct membership_header header = {
+        .type = MEMBERSHIP_MSG_HEARTBEAT,
+        .flags = MEMBERSHIP_FLAG_HAS_VIEW,
+        .sender = from,
+        .epoch = membership_epoch(m),
+        .stable_epoch = membership_stable_epoch(m),
+    };
+    membership_put_header(&w, &header);
+    membership_outbox_clear(&out);
+    membership_receive(m, payload, w.length, now_ns, &out);
+}
+
+/*
+ * Issue 20: a watched member's heartbeat gaps set its silence timeout.
+ * Node 1 of a 4x4x4 torus watches its torus neighbour 0 (heartbeat 10 ms,
+ * timeout 30 ms, ceiling 4x).  Steady 10 ms gaps keep the configured
+ * timeout; gaps alternating 2 and 28 ms (a noisy member, a little late on
+ * average) raise it, up to the ceiling and never past it; steady gaps
+ * again bring it back down, never below the configured timeout.
+ */
+static void heartbeat_gaps_adapt(void)
+{
+    static struct membership m;
+    struct membership_config c;
+    base_config(&c, 1, N);
+    membership_config_timeouts_ms(&c, 10, 30);
+    CHECK(membership_init(&m, &c) == MEMBERSHIP_INIT_OK);
+    const uint64_t ms = 1000000u;
+    const uint64_t floor_ns = 30u * ms;
+    CHECK(membership_watch_timeout(&m, 0) == floor_ns);
+    CHECK(membership_watch_timeout(&m, 1) == 0); /* not watched: ourselves */
+    uint64_t now = 0;
+    uint64_t lowest = UINT64_MAX;
+    for (int i = 0; i < 50; i++) {
+        now += 10u * ms;
+        heartbeat(&m, 0, now);
+        uint64_t t = membership_watch_timeout(&m, 0);
+        lowest = t < lowest ? t : lowest;
+    }
+    CHECK(lowest == floor_ns);
+    CHECK(membership_watch_timeout(&m, 0) == floor_ns);
+    uint64_t highest = 0;
+    for (int i = 0; i < 50; i++) {
+        now += (i % 2 == 0 ? 2u : 28u) * ms;
+        heartbeat(&m, 0, now);
+        uint64_t t = membership_watch_timeout(&m, 0);
+        highest = t > highest ? t : highest;
+        lowest = t < lowest ? t : lowest;
+    }
+    uint64_t noisy = membership_watch_timeout(&m, 0);
+    printf("heartbeat gaps: steady %llu ms, noisy %llu ms (highest %llu ms, ceiling %llu ms)\n",
+           (unsigned long long)(floor_ns / ms), (unsigned long long)(noisy / ms),
+           (unsigned long long)(highest / ms), (unsigned long long)(4u * floor_ns / ms));
+    CHECK(noisy > 2u * floor_ns);         /* raised well above the floor */
+    CHECK(highest <= 4u * floor_ns);      /* never past the ceiling */
+    CHECK(lowest >= floor_ns);            /* never below the floor */
+    for (int i = 0; i < 100; i++) {
+        now += 10u * ms;
+        heartbeat(&m, 0, now);
+        CHECK(membership_watch_timeout(&m, 0) >= floor_ns);
+    }
+    CHECK(membership_watch_timeout(&m, 0) < floor_ns + 5u * ms); /* steady again: back down */
+    /* Ceiling 1: no adaptation at all. */
+    c.timeout_ceiling = 1;
+    CHECK(membership_init(&m, &c) == MEMBERSHIP_INIT_OK);
+    for (int i = 0; i < 50; i++) {
+        now += (i % 2 == 0 ? 2u : 28u) * ms;
+        heartbeat(&m, 0, now);
+        CHECK(membership_watch_timeout(&m, 0) == floor_ns);
+    }
+    CHECK(membership_local_health_x16(&m) == 16u);
+}
+
 int main(void)
 {
     config_validation();
     initial_tree();
     suspicions_refused();
+    heartbeat_gaps_adapt();
     check_failures += (int)h.failures;
     return check_report("membership.machine");
 }

@@ -1,6 +1,11 @@
 /* tori-bench-faults' pieces: configurations and their timeouts, the crash
- * script, reading fault records, and the medians. */
+ * script, reading fault records, the medians, and counting an idle run's
+ * failure detections. */
+#define _GNU_SOURCE /* mkdtemp */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernel/personality.h"
 #include "qemu/bench/bench_faults.h"
@@ -103,10 +108,34 @@ static void test_records(void)
     CHECK(summary.rejoin_ts_ns == 9000.0 && summary.levels == 3 && summary.hop_sum == 5);
 }
 
+/* --idle-seconds: the failure-detected events of an idle run's events.jsonl. */
+static void test_idle_count(void)
+{
+    char dir[] = "/tmp/test-bench-faults-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK(bench_faults_count_detections(dir) == -1); /* no events.jsonl */
+    char path[128];
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fputs("{\"node\":1,\"event\":\"ready\"}\n"
+              "{\"node\":1,\"event\":\"failure-detected\",\"who\":2}\n"
+              "{\"node\":3,\"event\":\"view\",\"live\":7}\n"
+              "{\"node\":3,\"event\":\"failure-detected\",\"who\":2}\n",
+              f);
+        fclose(f);
+    }
+    CHECK(bench_faults_count_detections(dir) == 2);
+    remove(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_configs();
     test_script();
     test_records();
+    test_idle_count();
     return check_report("emu.bench_faults");
 }

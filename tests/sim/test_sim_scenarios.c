@@ -63,7 +63,12 @@ static const struct scenario scenarios[] = {
      MEMBERSHIP_POLICY_PRIMARY, 0, false, false, EXPECT_STABLE},
     {"partition-every-side", "partition id<%3$u at {U*10}", true, false,
      MEMBERSHIP_POLICY_EVERY_SIDE, 0, true, false, EXPECT_STABLE},
-    {"partition-every-side-healed", "partition id<%3$u at {U*10}; heal at {U*150}", true, false,
+    /* Healed once both sides' changes are through: a heal in the middle of
+     * them, at 1,024 nodes, converges within the run or not depending on
+     * the exact time (box, radix 2: U*160 and U*170 did not before reports
+     * needed evidence, U*150 and U*250 do not since; U*180 and U*200 do in
+     * every layout and radix, before and since). */
+    {"partition-every-side-healed", "partition id<%3$u at {U*10}; heal at {U*200}", true, false,
      MEMBERSHIP_POLICY_EVERY_SIDE, 0, false, false, EXPECT_STABLE | EXPECT_EXPELLED},
     {"false-suspicion", "suspect 3 %1$u at {U*10}", false, false, MEMBERSHIP_POLICY_PRIMARY, 0,
      false, true, EXPECT_FALSE_SUSPICION | EXPECT_NO_FALSE_DETECTION},
