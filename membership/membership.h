@@ -300,6 +300,7 @@ struct membership_coordinator {
     /* episode: from the first accepted report to a completed view */
     bool episode;
     uint64_t episode_start_ns;
+    uint64_t episode_first_round_ns; /* MEMBERSHIP_NEVER until the episode's first mint */
     uint32_t episode_rounds;
     uint32_t episode_messages;
     uint32_t detector_messages;

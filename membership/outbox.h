@@ -79,6 +79,7 @@ struct membership_event_join_refused {
 struct membership_event_stable {
     uint64_t epoch;
     uint64_t ts_ns;                /* first report accepted .. last ack completing the view */
+    uint64_t confirm_ns;           /* of ts_ns: the wait for evidence before the first round */
     uint32_t messages;             /* tree messages of the completing round */
     uint32_t episode_messages;     /* tree messages of all rounds since the first report */
     uint32_t detector_messages;    /* reports received and their acks */

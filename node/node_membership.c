@@ -68,6 +68,7 @@ static void emit_event(const struct node *node, const struct membership_event *e
     case MEMBERSHIP_EVENT_STABLE:
         event_add_u64("epoch", e->u.stable.epoch);
         event_add_u64("ts_ns", e->u.stable.ts_ns);
+        event_add_u64("confirm_ns", e->u.stable.confirm_ns);
         event_add_u64("messages", e->u.stable.messages);
         event_add_u64("episode_messages", e->u.stable.episode_messages);
         event_add_u64("detector_messages", e->u.stable.detector_messages);

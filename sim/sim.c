@@ -487,6 +487,7 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
         s.root = id;
         s.epoch = e->u.stable.epoch;
         s.ts_ns = e->u.stable.ts_ns;
+        s.confirm_ns = e->u.stable.confirm_ns;
         s.messages = e->u.stable.messages;
         s.episode_messages = e->u.stable.episode_messages;
         s.detector_messages = e->u.stable.detector_messages;
@@ -505,6 +506,7 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
         line_u64(sim, "live", s.live);
         line_u64(sim, "levels", s.model.levels);
         line_u64(sim, "ts_ns", s.ts_ns);
+        line_u64(sim, "confirm_ns", s.confirm_ns);
         line_u64(sim, "messages", s.messages);
         line_u64(sim, "episode_messages", s.episode_messages);
         line_u64(sim, "detector_messages", s.detector_messages);

@@ -106,6 +106,7 @@ struct sim_stable {
     uint32_t root;
     uint64_t epoch;
     uint64_t ts_ns;
+    uint64_t confirm_ns; /* of ts_ns: the root's wait for evidence (issue 20) */
     uint32_t messages;
     uint32_t episode_messages;
     uint32_t detector_messages;

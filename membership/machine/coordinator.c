@@ -189,6 +189,7 @@ void coord_begin_episode(struct membership *ctx, uint64_t now)
     }
     c->episode = true;
     c->episode_start_ns = now;
+    c->episode_first_round_ns = MEMBERSHIP_NEVER;
     c->episode_rounds = 0;
     c->episode_messages = 0;
     c->detector_messages = 0;
@@ -612,6 +613,9 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
     c->confirmed = false;
     c->active = true;
     c->started_ns = now;
+    if (c->episode && c->episode_first_round_ns == MEMBERSHIP_NEVER) {
+        c->episode_first_round_ns = now;
+    }
     uint32_t old_root = machine_root_id(ctx);
     c->base_stable = ctx->stable_epoch == ctx->epoch;
     c->base_epoch = ctx->epoch;
@@ -898,6 +902,10 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
         if (e != NULL) {
             e->u.stable.epoch = ctx->epoch;
             e->u.stable.ts_ns = now - c->episode_start_ns;
+            e->u.stable.confirm_ns = c->episode_first_round_ns != MEMBERSHIP_NEVER &&
+                                             c->episode_first_round_ns >= c->episode_start_ns
+                                         ? c->episode_first_round_ns - c->episode_start_ns
+                                         : 0;
             e->u.stable.messages = round_messages;
             e->u.stable.episode_messages = c->episode_messages;
             e->u.stable.detector_messages = c->detector_messages;
