@@ -238,7 +238,7 @@ static void receive_link_record(struct route_table *table, unsigned from, uint32
             mine->told |= bit; /* our own, back */
             return;
         }
-        if (seq >= table->link_seq) {
+        if (seq == table->link_seq || route_table_seq_fresher(seq, table->link_seq)) {
             table->link_seq = seq;
             bool is_down = ((table->up_mask >> link) & 1u) == 0;
             if (mine != NULL || down != is_down)
@@ -249,7 +249,7 @@ static void receive_link_record(struct route_table *table, unsigned from, uint32
     struct route_table_link_record *record = find_link(table, originator, link);
     /* An older record: the sender has ours, or will (it is owed to every
      * link not told). */
-    if (record != NULL && seq < record->seq)
+    if (record != NULL && seq != record->seq && !route_table_seq_fresher(seq, record->seq))
         return;
     if (record != NULL && seq == record->seq) {
         record->told |= bit;
@@ -298,7 +298,7 @@ static void receive_route_record(struct route_table *table, unsigned from, uint3
     uint32_t bit = 1u << from;
     if (destination == table->rank) {
         /* Someone holds a seq of ours fresher than ours: an earlier life's. */
-        if (seq > table->own_seq) {
+        if (route_table_seq_fresher(seq, table->own_seq)) {
             table->own_seq = seq;
             raise_own_seq(table);
         }
@@ -319,12 +319,12 @@ static void receive_route_record(struct route_table *table, unsigned from, uint3
         take(table, entry, from, seq, candidate);
         return;
     }
-    if (seq < entry->seq) {
-        count(table, ROUTE_TABLE_COUNT_ROUTES_STALE); /* the sender gets ours, owed */
+    if (route_table_seq_fresher(seq, entry->seq)) {
+        take(table, entry, from, seq, candidate);
         return;
     }
-    if (seq > entry->seq) {
-        take(table, entry, from, seq, candidate);
+    if (seq != entry->seq) {
+        count(table, ROUTE_TABLE_COUNT_ROUTES_STALE); /* the sender gets ours, owed */
         return;
     }
     bool feasible = seq != entry->fd_seq || hops < entry->fd_hops;

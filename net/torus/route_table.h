@@ -90,6 +90,22 @@
  * other answers are a link, TORUS_ROUTE_LOCAL and TORUS_ROUTE_NONE. */
 #define ROUTE_TABLE_DEFAULT (-3)
 
+/*
+ * Sequence numbers are compared in serial-number arithmetic (RFC 1982):
+ * seq is fresher than `than` when it is ahead of it by less than half the
+ * number space, so a node's own seq raised past UINT32_MAX wraps to 0 and
+ * is still fresher, where a plain comparison would make every later advert
+ * of that node look stale for good (an advert, or an incarnation, near the
+ * top of the space would wrap it).  The order holds as long as the seqs of
+ * one originator in circulation lie within 2^31 of each other: each change
+ * adds one, each restart 2^16.  Exactly half the space apart is neither
+ * fresher: such a record is taken as stale.
+ */
+static inline bool route_table_seq_fresher(uint32_t seq, uint32_t than)
+{
+    return seq != than && (uint32_t)(seq - than) < 0x80000000u;
+}
+
 /* Hops of an entry that has lost its route. */
 #define ROUTE_TABLE_HOPS_NONE 0xFFFFu
 
