@@ -292,6 +292,14 @@ static void take(struct route_table *table, struct route_table_entry *entry, uns
     count(table, ROUTE_TABLE_COUNT_ROUTES_TAKEN);
 }
 
+/* Route records' and entries' hops are below this: below the node count,
+ * as a loop-free path's are, and below ROUTE_TABLE_HOPS_NONE - 1. */
+static uint32_t hops_limit(const struct route_table *table)
+{
+    uint32_t nodes = torus_geometry_node_count(&table->geometry);
+    return nodes < ROUTE_TABLE_HOPS_NONE - 1u ? nodes : ROUTE_TABLE_HOPS_NONE - 1u;
+}
+
 static void receive_route_record(struct route_table *table, unsigned from, uint32_t destination,
                                  uint32_t seq, uint16_t hops)
 {
@@ -302,6 +310,12 @@ static void receive_route_record(struct route_table *table, unsigned from, uint3
             table->own_seq = seq;
             raise_own_seq(table);
         }
+        return;
+    }
+    /* No loop-free path is that long; taken, it would be advertised at a
+     * length the neighbours refuse, and with it the rest of the advert. */
+    if (hops + 1u >= hops_limit(table)) {
+        count(table, ROUTE_TABLE_COUNT_ROUTES_TOO_LONG);
         return;
     }
     uint16_t candidate = (uint16_t)(hops + 1u);
@@ -371,7 +385,7 @@ bool route_table_receive(struct route_table *table, unsigned link, const uint8_t
         }
     }
     for (size_t i = 0; i < routes; i++, p += ROUTE_TABLE_ROUTE_RECORD) {
-        if (get_u32(p) >= nodes || get_u16(p + 8) >= ROUTE_TABLE_HOPS_NONE - 1u) {
+        if (get_u32(p) >= nodes || get_u16(p + 8) >= hops_limit(table)) {
             count(table, ROUTE_TABLE_COUNT_BAD_ADVERTS);
             return false;
         }

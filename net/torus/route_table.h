@@ -110,7 +110,10 @@ static inline bool route_table_seq_fresher(uint32_t seq, uint32_t than)
 #define ROUTE_TABLE_HOPS_NONE 0xFFFFu
 
 /* The advertisement format: version, reserved, link record count, route
- * record count (u16 little-endian each), then the records. */
+ * record count (u16 little-endian each), then the records.  A route record's
+ * hops are below the node count (as a loop-free path's are) and below
+ * ROUTE_TABLE_HOPS_NONE - 1, else the advert is malformed; a table takes no
+ * route that long, so all it advertises decodes. */
 #define ROUTE_TABLE_FORMAT 1u
 #define ROUTE_TABLE_ADVERT_HEADER 6u
 #define ROUTE_TABLE_LINK_RECORD 10u  /* originator u32, seq u32, link u8, down u8 */
@@ -126,6 +129,7 @@ static inline bool route_table_seq_fresher(uint32_t seq, uint32_t than)
     X(LINKS_LEARNED, "links_learned")   /* link records that changed the table */ \
     X(SEQ_RAISED, "seq_raised")         /* own seq raised: a route to us changed */ \
     X(TABLE_FULL, "table_full")         /* a destination refused: no entry left */ \
+    X(ROUTES_TOO_LONG, "routes_too_long") /* records one hop short of the limit: ignored */ \
     X(LINKS_FULL, "links_full")         /* a link record refused: no slot left */  \
     X(BAD_ADVERTS, "bad_adverts")       /* malformed advertisements dropped */
 

@@ -139,6 +139,46 @@ static void test_bad_adverts(void)
     CHECK_EQ(route_table_next_hop(&table, 3), ROUTE_TABLE_DEFAULT);
 }
 
+/* Route lengths (found by fuzz.route_table): a record that made a table
+ * hold more hops than its neighbours' decoders take made them refuse its
+ * whole adverts, and every other record in them with it.  A route record's
+ * hops are below the node count; one that would make a route of node-count
+ * hops (longer than any loop-free path) is ignored. */
+static void test_route_lengths(void)
+{
+    uint32_t sizes[] = {4, 4};
+    struct torus_geometry g;
+    CHECK_EQ(torus_geometry_init(&g, 2, sizes, NULL, NULL), TORUS_GEOMETRY_OK);
+    static struct route_table tables[2];
+    for (uint32_t n = 0; n < 2; n++) {
+        struct route_table_config config = {
+            .geometry = g, .rank = n, .link_mask = torus_geometry_link_mask(&g, n)};
+        route_table_init(&tables[n], &config);
+        for (unsigned l = 0; l < torus_geometry_link_count(&g); l++)
+            route_table_link_changed(&tables[n], l, true);
+    }
+    unsigned x_plus = torus_geometry_link(0, TORUS_DIRECTION_PLUS);
+    unsigned y_plus = torus_geometry_link(1, TORUS_DIRECTION_PLUS);
+    uint8_t buffer[TORUS_FRAME_MAX_PAYLOAD];
+    size_t length = route_advert(buffer, 5, 9, ROUTE_TABLE_HOPS_NONE - 2u);
+    route_table_receive(&tables[0], y_plus, buffer, length); /* refused now */
+    length = route_advert(buffer, 7, 9, 15); /* 16 hops from node 0: too long */
+    CHECK(route_table_receive(&tables[0], y_plus, buffer, length));
+    length = route_advert(buffer, 6, 9, 2);
+    CHECK(route_table_receive(&tables[0], y_plus, buffer, length));
+    CHECK(route_table_find(&tables[0], 5) == NULL);
+    CHECK(route_table_find(&tables[0], 7) == NULL);
+    CHECK_EQ(route_table_counter(&tables[0], ROUTE_TABLE_COUNT_ROUTES_TOO_LONG), 1);
+
+    length = route_table_advert(&tables[0], x_plus, buffer, sizeof buffer, 0);
+    CHECK(length > 0);
+    CHECKF(route_table_receive(&tables[1], x_plus ^ 1u, buffer, length),
+           "node 1 refused node 0's advert");
+    const struct route_table_entry *entry = route_table_find(&tables[1], 6);
+    CHECK(entry != NULL && entry->hops == 4);
+    CHECK(route_table_find(&tables[1], 7) == NULL);
+}
+
 /* One link record (originator, seq, link, down) and one route record
  * (destination, seq, hops) in one advertisement. */
 static size_t link_and_route_advert(uint8_t *out, uint32_t originator, uint32_t link_seq,
@@ -440,6 +480,7 @@ int main(void)
     test_update_rule();
     test_bad_adverts();
     test_seq_wrap();
+    test_route_lengths();
     test_wall_of_cuts();
     for (uint64_t seed = 1; seed <= 6; seed++) {
         test_random_cuts("4x4", seed, 40);
