@@ -132,16 +132,31 @@ static void raise_own_seq(struct route_table *table)
     }
 }
 
-/* A link record, new or fresher: if the link lies on a dimension-order
- * route to this node, or the tables hold routes to it (one may have gone
- * through that link, and it only comes back with a fresher seq), the
- * routes to it must be computed again. */
+/* Whether the cable of originator's link lies on a dimension-order route
+ * to this node, either way: the hop at originator towards it is that
+ * link, or the hop at the far end is the far end's link of the cable.
+ * Either end's record is enough: the other's may never be sent (its node
+ * restarted before sending it, and a link that never comes up is no
+ * news). */
+static bool cable_on_route_here(const struct route_table *table, uint32_t originator,
+                                unsigned link)
+{
+    const struct torus_geometry *g = &table->geometry;
+    if (torus_route_preferred_hop(g, originator, table->rank) == (int)link)
+        return true;
+    if (((torus_geometry_link_mask(g, originator) >> link) & 1u) == 0)
+        return false;
+    uint32_t far = torus_geometry_neighbour(g, originator, link);
+    return torus_route_preferred_hop(g, far, table->rank) == (int)torus_geometry_opposite_link(link);
+}
+
+/* A link record, new or fresher (or this node's own): if the cable lies on
+ * a dimension-order route to this node, or the tables hold routes to it
+ * (one may have gone through that link, and it only comes back with a
+ * fresher seq), the routes to it must be computed again. */
 static void link_learned(struct route_table *table, uint32_t originator, unsigned link)
 {
-    count(table, ROUTE_TABLE_COUNT_LINKS_LEARNED);
-    if (originator != table->rank &&
-        (table->own_advertised ||
-         torus_route_preferred_hop(&table->geometry, originator, table->rank) == (int)link))
+    if (table->own_advertised || cable_on_route_here(table, originator, link))
         raise_own_seq(table);
 }
 
@@ -163,6 +178,7 @@ static void originate_link(struct route_table *table, unsigned link, bool down)
     record->told = 0;
     owe(table, 0);
     count(table, ROUTE_TABLE_COUNT_LINKS_LEARNED);
+    link_learned(table, table->rank, link);
 }
 
 void route_table_link_changed(struct route_table *table, unsigned link, bool up)
@@ -269,6 +285,7 @@ static void receive_link_record(struct route_table *table, unsigned from, uint32
     record->down = down;
     record->told = bit;
     owe(table, bit);
+    count(table, ROUTE_TABLE_COUNT_LINKS_LEARNED);
     link_learned(table, originator, link);
 }
 

@@ -13,9 +13,10 @@
  *    number; every node keeps the freshest record per (originator, link)
  *    and passes it on, so every node learns the set of failed links;
  *  - route records (destination, hops, seq): a node learns from the link
- *    records when a changed link lies on a dimension-order route to itself
- *    (the dimension-order hop at the link's originator towards it is that
- *    link), or, once tables hold routes to it, that any link changed (a
+ *    records (its own too) when a changed cable lies on a dimension-order
+ *    route to itself (the dimension-order hop at either end of the cable
+ *    towards it is that cable), or, once tables hold routes to it, that
+ *    any link changed (a
  *    route to it may have gone through that link); it then takes a fresher
  *    sequence number of its own and advertises itself at 0 hops, and the
  *    record spreads hop by hop as a distance vector: each node that takes

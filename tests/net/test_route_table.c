@@ -179,6 +179,36 @@ static void test_route_lengths(void)
     CHECK(route_table_find(&tables[1], 7) == NULL);
 }
 
+/* A node restarts before its record of a dead cable leaves it (found by
+ * fuzz.route_table): 0-1's x cable cut, 1 restarts at once, and that
+ * cable, never up in 1's new life, is no news there.  0's record of its
+ * end must be enough for 0 to raise and be routed around the cut. */
+static void test_restart_with_dead_cable(void)
+{
+    struct harness h;
+    harness_init(&h, "4x4", 1);
+    unsigned x_plus = torus_geometry_link(0, TORUS_DIRECTION_PLUS);
+    CHECK_EQ(harness_far(&h, 0, x_plus), 1);
+    harness_cable(&h, 0, x_plus, false);
+    struct route_table_config config = {.geometry = h.geometry,
+                                        .rank = 1,
+                                        .link_mask = torus_geometry_link_mask(&h.geometry, 1),
+                                        .incarnation = 2};
+    route_table_init(&h.tables[1], &config);
+    for (unsigned l = 0; l < h.links; l++)
+        if (l != torus_geometry_opposite_link(x_plus))
+            route_table_link_changed(&h.tables[1], l, true);
+    harness_settle(&h, 100000);
+    uint32_t hops = 0;
+    CHECK_EQ(harness_walk(&h, 1, 0, &hops), WALK_DELIVERED);
+    uint64_t loops = 0;
+    uint64_t undelivered = 0;
+    harness_walk_all(&h, &loops, &undelivered);
+    CHECK_EQ(loops, 0);
+    CHECK_EQ(undelivered, 0);
+    harness_free(&h);
+}
+
 /* One link record (originator, seq, link, down) and one route record
  * (destination, seq, hops) in one advertisement. */
 static size_t link_and_route_advert(uint8_t *out, uint32_t originator, uint32_t link_seq,
@@ -481,6 +511,7 @@ int main(void)
     test_bad_adverts();
     test_seq_wrap();
     test_route_lengths();
+    test_restart_with_dead_cable();
     test_wall_of_cuts();
     for (uint64_t seed = 1; seed <= 6; seed++) {
         test_random_cuts("4x4", seed, 40);
