@@ -132,16 +132,31 @@ static void raise_own_seq(struct route_table *table)
     }
 }
 
-/* A link record, new or fresher: if the link lies on a dimension-order
- * route to this node, or the tables hold routes to it (one may have gone
- * through that link, and it only comes back with a fresher seq), the
- * routes to it must be computed again. */
+/* Whether the cable of originator's link lies on a dimension-order route
+ * to this node, either way: the hop at originator towards it is that
+ * link, or the hop at the far end is the far end's link of the cable.
+ * Either end's record is enough: the other's may never be sent (its node
+ * restarted before sending it, and a link that never comes up is no
+ * news). */
+static bool cable_on_route_here(const struct route_table *table, uint32_t originator,
+                                unsigned link)
+{
+    const struct torus_geometry *g = &table->geometry;
+    if (torus_route_preferred_hop(g, originator, table->rank) == (int)link)
+        return true;
+    if (((torus_geometry_link_mask(g, originator) >> link) & 1u) == 0)
+        return false;
+    uint32_t far = torus_geometry_neighbour(g, originator, link);
+    return torus_route_preferred_hop(g, far, table->rank) == (int)torus_geometry_opposite_link(link);
+}
+
+/* A link record, new or fresher (or this node's own): if the cable lies on
+ * a dimension-order route to this node, or the tables hold routes to it
+ * (one may have gone through that link, and it only comes back with a
+ * fresher seq), the routes to it must be computed again. */
 static void link_learned(struct route_table *table, uint32_t originator, unsigned link)
 {
-    count(table, ROUTE_TABLE_COUNT_LINKS_LEARNED);
-    if (originator != table->rank &&
-        (table->own_advertised ||
-         torus_route_preferred_hop(&table->geometry, originator, table->rank) == (int)link))
+    if (table->own_advertised || cable_on_route_here(table, originator, link))
         raise_own_seq(table);
 }
 
@@ -163,6 +178,7 @@ static void originate_link(struct route_table *table, unsigned link, bool down)
     record->told = 0;
     owe(table, 0);
     count(table, ROUTE_TABLE_COUNT_LINKS_LEARNED);
+    link_learned(table, table->rank, link);
 }
 
 void route_table_link_changed(struct route_table *table, unsigned link, bool up)
@@ -238,7 +254,7 @@ static void receive_link_record(struct route_table *table, unsigned from, uint32
             mine->told |= bit; /* our own, back */
             return;
         }
-        if (seq >= table->link_seq) {
+        if (seq == table->link_seq || route_table_seq_fresher(seq, table->link_seq)) {
             table->link_seq = seq;
             bool is_down = ((table->up_mask >> link) & 1u) == 0;
             if (mine != NULL || down != is_down)
@@ -249,7 +265,7 @@ static void receive_link_record(struct route_table *table, unsigned from, uint32
     struct route_table_link_record *record = find_link(table, originator, link);
     /* An older record: the sender has ours, or will (it is owed to every
      * link not told). */
-    if (record != NULL && seq < record->seq)
+    if (record != NULL && seq != record->seq && !route_table_seq_fresher(seq, record->seq))
         return;
     if (record != NULL && seq == record->seq) {
         record->told |= bit;
@@ -269,6 +285,7 @@ static void receive_link_record(struct route_table *table, unsigned from, uint32
     record->down = down;
     record->told = bit;
     owe(table, bit);
+    count(table, ROUTE_TABLE_COUNT_LINKS_LEARNED);
     link_learned(table, originator, link);
 }
 
@@ -292,16 +309,30 @@ static void take(struct route_table *table, struct route_table_entry *entry, uns
     count(table, ROUTE_TABLE_COUNT_ROUTES_TAKEN);
 }
 
+/* Route records' and entries' hops are below this: below the node count,
+ * as a loop-free path's are, and below ROUTE_TABLE_HOPS_NONE - 1. */
+static uint32_t hops_limit(const struct route_table *table)
+{
+    uint32_t nodes = torus_geometry_node_count(&table->geometry);
+    return nodes < ROUTE_TABLE_HOPS_NONE - 1u ? nodes : ROUTE_TABLE_HOPS_NONE - 1u;
+}
+
 static void receive_route_record(struct route_table *table, unsigned from, uint32_t destination,
                                  uint32_t seq, uint16_t hops)
 {
     uint32_t bit = 1u << from;
     if (destination == table->rank) {
         /* Someone holds a seq of ours fresher than ours: an earlier life's. */
-        if (seq > table->own_seq) {
+        if (route_table_seq_fresher(seq, table->own_seq)) {
             table->own_seq = seq;
             raise_own_seq(table);
         }
+        return;
+    }
+    /* No loop-free path is that long; taken, it would be advertised at a
+     * length the neighbours refuse, and with it the rest of the advert. */
+    if (hops + 1u >= hops_limit(table)) {
+        count(table, ROUTE_TABLE_COUNT_ROUTES_TOO_LONG);
         return;
     }
     uint16_t candidate = (uint16_t)(hops + 1u);
@@ -319,12 +350,12 @@ static void receive_route_record(struct route_table *table, unsigned from, uint3
         take(table, entry, from, seq, candidate);
         return;
     }
-    if (seq < entry->seq) {
-        count(table, ROUTE_TABLE_COUNT_ROUTES_STALE); /* the sender gets ours, owed */
+    if (route_table_seq_fresher(seq, entry->seq)) {
+        take(table, entry, from, seq, candidate);
         return;
     }
-    if (seq > entry->seq) {
-        take(table, entry, from, seq, candidate);
+    if (seq != entry->seq) {
+        count(table, ROUTE_TABLE_COUNT_ROUTES_STALE); /* the sender gets ours, owed */
         return;
     }
     bool feasible = seq != entry->fd_seq || hops < entry->fd_hops;
@@ -371,7 +402,7 @@ bool route_table_receive(struct route_table *table, unsigned link, const uint8_t
         }
     }
     for (size_t i = 0; i < routes; i++, p += ROUTE_TABLE_ROUTE_RECORD) {
-        if (get_u32(p) >= nodes || get_u16(p + 8) >= ROUTE_TABLE_HOPS_NONE - 1u) {
+        if (get_u32(p) >= nodes || get_u16(p + 8) >= hops_limit(table)) {
             count(table, ROUTE_TABLE_COUNT_BAD_ADVERTS);
             return false;
         }

@@ -13,9 +13,10 @@
  *    number; every node keeps the freshest record per (originator, link)
  *    and passes it on, so every node learns the set of failed links;
  *  - route records (destination, hops, seq): a node learns from the link
- *    records when a changed link lies on a dimension-order route to itself
- *    (the dimension-order hop at the link's originator towards it is that
- *    link), or, once tables hold routes to it, that any link changed (a
+ *    records (its own too) when a changed cable lies on a dimension-order
+ *    route to itself (the dimension-order hop at either end of the cable
+ *    towards it is that cable), or, once tables hold routes to it, that
+ *    any link changed (a
  *    route to it may have gone through that link); it then takes a fresher
  *    sequence number of its own and advertises itself at 0 hops, and the
  *    record spreads hop by hop as a distance vector: each node that takes
@@ -90,11 +91,30 @@
  * other answers are a link, TORUS_ROUTE_LOCAL and TORUS_ROUTE_NONE. */
 #define ROUTE_TABLE_DEFAULT (-3)
 
+/*
+ * Sequence numbers are compared in serial-number arithmetic (RFC 1982):
+ * seq is fresher than `than` when it is ahead of it by less than half the
+ * number space, so a node's own seq raised past UINT32_MAX wraps to 0 and
+ * is still fresher, where a plain comparison would make every later advert
+ * of that node look stale for good (an advert, or an incarnation, near the
+ * top of the space would wrap it).  The order holds as long as the seqs of
+ * one originator in circulation lie within 2^31 of each other: each change
+ * adds one, each restart 2^16.  Exactly half the space apart is neither
+ * fresher: such a record is taken as stale.
+ */
+static inline bool route_table_seq_fresher(uint32_t seq, uint32_t than)
+{
+    return seq != than && (uint32_t)(seq - than) < 0x80000000u;
+}
+
 /* Hops of an entry that has lost its route. */
 #define ROUTE_TABLE_HOPS_NONE 0xFFFFu
 
 /* The advertisement format: version, reserved, link record count, route
- * record count (u16 little-endian each), then the records. */
+ * record count (u16 little-endian each), then the records.  A route record's
+ * hops are below the node count (as a loop-free path's are) and below
+ * ROUTE_TABLE_HOPS_NONE - 1, else the advert is malformed; a table takes no
+ * route that long, so all it advertises decodes. */
 #define ROUTE_TABLE_FORMAT 1u
 #define ROUTE_TABLE_ADVERT_HEADER 6u
 #define ROUTE_TABLE_LINK_RECORD 10u  /* originator u32, seq u32, link u8, down u8 */
@@ -110,6 +130,7 @@
     X(LINKS_LEARNED, "links_learned")   /* link records that changed the table */ \
     X(SEQ_RAISED, "seq_raised")         /* own seq raised: a route to us changed */ \
     X(TABLE_FULL, "table_full")         /* a destination refused: no entry left */ \
+    X(ROUTES_TOO_LONG, "routes_too_long") /* records one hop short of the limit: ignored */ \
     X(LINKS_FULL, "links_full")         /* a link record refused: no slot left */  \
     X(BAD_ADVERTS, "bad_adverts")       /* malformed advertisements dropped */
 

@@ -23,6 +23,7 @@
 #include "membership/outbox.h"
 #include "net/torus/frame.h"
 #include "net/torus/geometry.h"
+#include "net/torus/route_table.h"
 
 static const char *root;
 
@@ -297,6 +298,113 @@ static void comm_codec_seeds(void)
     write_seed("comm_codec", "data", out, comm_encode(&f, out, sizeof out));
 }
 
+/* Route table ops (fuzz_route_table.c): an op (op % 11 the action), then
+ * which (node which % nodes, link which / nodes % links), then the
+ * action's bytes. */
+enum { R_DELIVER, R_DELIVER2, R_COLLECT, R_COLLECT_ALL, R_TIME, R_CABLE, R_RESTART, R_EDIT,
+       R_FORGE, R_RAW, R_SETTLE };
+
+/* 4x4 (shape 0), incarnation 1, no hold; the op bytes follow. */
+static size_t route_table_start(uint8_t *ops)
+{
+    ops[0] = 0;
+    ops[1] = 1;
+    ops[2] = 0;
+    ops[3] = 0;
+    ops[4] = 0;
+    return 5;
+}
+
+/* Collect everything and deliver every cable's oldest advert, rounds times. */
+static size_t route_table_rounds(uint8_t *ops, size_t n, unsigned rounds)
+{
+    for (unsigned r = 0; r < rounds; r++) {
+        ops[n++] = R_COLLECT_ALL;
+        ops[n++] = 0;
+        for (unsigned which = 0; which < 16u * 4u; which++) {
+            ops[n++] = R_DELIVER;
+            ops[n++] = (uint8_t)which;
+        }
+    }
+    return n;
+}
+
+static void route_table_seeds(void)
+{
+    static uint8_t ops[4096];
+    /* Node 5's x+ cable cut, the routes to 5 and 6 recomputed, then mended. */
+    size_t n = route_table_start(ops);
+    ops[n++] = R_CABLE;
+    ops[n++] = 5; /* node 5, link 0 (x+) */
+    n = route_table_rounds(ops, n, 6);
+    write_seed("route_table", "cut", ops, n);
+    ops[n++] = R_CABLE;
+    ops[n++] = 5;
+    n = route_table_rounds(ops, n, 6);
+    write_seed("route_table", "cut_mend", ops, n);
+    /* A cut, then node 6 restarts mid-flood. */
+    n = route_table_start(ops);
+    ops[n++] = R_CABLE;
+    ops[n++] = 5;
+    n = route_table_rounds(ops, n, 2);
+    ops[n++] = R_RESTART;
+    ops[n++] = 6;
+    n = route_table_rounds(ops, n, 5);
+    write_seed("route_table", "restart", ops, n);
+
+    /* Node 0 in its 65535th life (sequence numbers from 0xFFFF0000): a cut
+     * on a route to it, then it restarts, its numbers wrapping to 0. */
+    n = route_table_start(ops);
+    ops[1] = 0xFF;
+    ops[2] = 0xFF;
+    ops[n++] = R_CABLE;
+    ops[n++] = 3; /* node 3, link 0 (x+): to node 0 */
+    ops[n++] = R_SETTLE;
+    ops[n++] = 0;
+    ops[n++] = R_RESTART;
+    ops[n++] = 0;
+    ops[n++] = R_SETTLE;
+    ops[n++] = 0;
+    write_seed("route_table", "late_incarnation", ops, n);
+
+    /* Valid adverts, as a table writes them after a cut, delivered raw to
+     * node 1 on its x- link (which 1 + 16 * 1). */
+    struct torus_geometry g;
+    const uint32_t sizes[2] = {4, 4};
+    torus_geometry_init(&g, 2, sizes, NULL, NULL);
+    static struct route_table tables[2];
+    for (uint32_t id = 0; id < 2; id++) {
+        struct route_table_config c = {.geometry = g,
+                                       .rank = id,
+                                       .link_mask = torus_geometry_link_mask(&g, id),
+                                       .incarnation = 1};
+        route_table_init(&tables[id], &c);
+        for (unsigned l = 0; l < 4; l++)
+            route_table_link_changed(&tables[id], l, true);
+    }
+    route_table_link_changed(&tables[0], 2, false); /* y+ of 0 */
+    static uint8_t advert[256];
+    size_t length = route_table_advert(&tables[0], 0, advert, sizeof advert, 0);
+    n = route_table_start(ops);
+    ops[n++] = R_RAW;
+    ops[n++] = 1 + 16;
+    ops[n++] = (uint8_t)length;
+    memcpy(ops + n, advert, length);
+    write_seed("route_table", "advert_link", ops, n + length);
+    /* 0's own route, after a link record on a route to it (from 3, whose
+     * x+ leads to 0): the advert that carries both. */
+    route_table_link_changed(&tables[0], 2, true);
+    static const uint8_t from_3[] = {1, 0, 1, 0, 0, 0, 3, 0, 0, 0, 9, 0, 0, 0, 0, 1};
+    route_table_receive(&tables[0], 1, from_3, sizeof from_3);
+    length = route_table_advert(&tables[0], 0, advert, sizeof advert, 0);
+    n = route_table_start(ops);
+    ops[n++] = R_RAW;
+    ops[n++] = 1 + 16;
+    ops[n++] = (uint8_t)length;
+    memcpy(ops + n, advert, length);
+    write_seed("route_table", "advert_route", ops, n + length);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -315,5 +423,6 @@ int main(int argc, char **argv)
     block_seeds();
     console_seeds();
     comm_codec_seeds();
+    route_table_seeds();
     return 0;
 }

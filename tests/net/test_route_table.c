@@ -139,6 +139,156 @@ static void test_bad_adverts(void)
     CHECK_EQ(route_table_next_hop(&table, 3), ROUTE_TABLE_DEFAULT);
 }
 
+/* Route lengths (found by fuzz.route_table): a record that made a table
+ * hold more hops than its neighbours' decoders take made them refuse its
+ * whole adverts, and every other record in them with it.  A route record's
+ * hops are below the node count; one that would make a route of node-count
+ * hops (longer than any loop-free path) is ignored. */
+static void test_route_lengths(void)
+{
+    uint32_t sizes[] = {4, 4};
+    struct torus_geometry g;
+    CHECK_EQ(torus_geometry_init(&g, 2, sizes, NULL, NULL), TORUS_GEOMETRY_OK);
+    static struct route_table tables[2];
+    for (uint32_t n = 0; n < 2; n++) {
+        struct route_table_config config = {
+            .geometry = g, .rank = n, .link_mask = torus_geometry_link_mask(&g, n)};
+        route_table_init(&tables[n], &config);
+        for (unsigned l = 0; l < torus_geometry_link_count(&g); l++)
+            route_table_link_changed(&tables[n], l, true);
+    }
+    unsigned x_plus = torus_geometry_link(0, TORUS_DIRECTION_PLUS);
+    unsigned y_plus = torus_geometry_link(1, TORUS_DIRECTION_PLUS);
+    uint8_t buffer[TORUS_FRAME_MAX_PAYLOAD];
+    size_t length = route_advert(buffer, 5, 9, ROUTE_TABLE_HOPS_NONE - 2u);
+    route_table_receive(&tables[0], y_plus, buffer, length); /* refused now */
+    length = route_advert(buffer, 7, 9, 15); /* 16 hops from node 0: too long */
+    CHECK(route_table_receive(&tables[0], y_plus, buffer, length));
+    length = route_advert(buffer, 6, 9, 2);
+    CHECK(route_table_receive(&tables[0], y_plus, buffer, length));
+    CHECK(route_table_find(&tables[0], 5) == NULL);
+    CHECK(route_table_find(&tables[0], 7) == NULL);
+    CHECK_EQ(route_table_counter(&tables[0], ROUTE_TABLE_COUNT_ROUTES_TOO_LONG), 1);
+
+    length = route_table_advert(&tables[0], x_plus, buffer, sizeof buffer, 0);
+    CHECK(length > 0);
+    CHECKF(route_table_receive(&tables[1], x_plus ^ 1u, buffer, length),
+           "node 1 refused node 0's advert");
+    const struct route_table_entry *entry = route_table_find(&tables[1], 6);
+    CHECK(entry != NULL && entry->hops == 4);
+    CHECK(route_table_find(&tables[1], 7) == NULL);
+}
+
+/* A node restarts before its record of a dead cable leaves it (found by
+ * fuzz.route_table): 0-1's x cable cut, 1 restarts at once, and that
+ * cable, never up in 1's new life, is no news there.  0's record of its
+ * end must be enough for 0 to raise and be routed around the cut. */
+static void test_restart_with_dead_cable(void)
+{
+    struct harness h;
+    harness_init(&h, "4x4", 1);
+    unsigned x_plus = torus_geometry_link(0, TORUS_DIRECTION_PLUS);
+    CHECK_EQ(harness_far(&h, 0, x_plus), 1);
+    harness_cable(&h, 0, x_plus, false);
+    struct route_table_config config = {.geometry = h.geometry,
+                                        .rank = 1,
+                                        .link_mask = torus_geometry_link_mask(&h.geometry, 1),
+                                        .incarnation = 2};
+    route_table_init(&h.tables[1], &config);
+    for (unsigned l = 0; l < h.links; l++)
+        if (l != torus_geometry_opposite_link(x_plus))
+            route_table_link_changed(&h.tables[1], l, true);
+    harness_settle(&h, 100000);
+    uint32_t hops = 0;
+    CHECK_EQ(harness_walk(&h, 1, 0, &hops), WALK_DELIVERED);
+    uint64_t loops = 0;
+    uint64_t undelivered = 0;
+    harness_walk_all(&h, &loops, &undelivered);
+    CHECK_EQ(loops, 0);
+    CHECK_EQ(undelivered, 0);
+    harness_free(&h);
+}
+
+/* One link record (originator, seq, link, down) and one route record
+ * (destination, seq, hops) in one advertisement. */
+static size_t link_and_route_advert(uint8_t *out, uint32_t originator, uint32_t link_seq,
+                                    unsigned link, bool down, uint32_t destination,
+                                    uint32_t seq, uint16_t hops)
+{
+    uint8_t route[ROUTE_TABLE_ADVERT_HEADER + ROUTE_TABLE_ROUTE_RECORD];
+    route_advert(route, destination, seq, hops);
+    out[0] = ROUTE_TABLE_FORMAT;
+    out[1] = 0;
+    out[2] = 1;
+    out[3] = 0;
+    out[4] = 1;
+    out[5] = 0;
+    uint8_t *p = out + ROUTE_TABLE_ADVERT_HEADER;
+    for (unsigned i = 0; i < 4; i++) {
+        p[i] = (uint8_t)(originator >> (8 * i));
+        p[4 + i] = (uint8_t)(link_seq >> (8 * i));
+    }
+    p[8] = (uint8_t)link;
+    p[9] = down ? 1u : 0u;
+    memcpy(p + ROUTE_TABLE_LINK_RECORD, route + ROUTE_TABLE_ADVERT_HEADER,
+           ROUTE_TABLE_ROUTE_RECORD);
+    return ROUTE_TABLE_ADVERT_HEADER + ROUTE_TABLE_LINK_RECORD + ROUTE_TABLE_ROUTE_RECORD;
+}
+
+/* Sequence numbers near the top of the space (issue 20): node 0, in its
+ * 65535th life (seqs from 0xFFFF0000), and its neighbour 1 hear of 0's
+ * routes and y- link at UINT32_MAX; 0 jumps past that, wrapping to 0, and
+ * 1 must take what 0 then sends as fresher, not as stale for good. */
+static void test_seq_wrap(void)
+{
+    CHECK(route_table_seq_fresher(0, UINT32_MAX));
+    CHECK(route_table_seq_fresher(0x10001u, UINT32_MAX));
+    CHECK(!route_table_seq_fresher(UINT32_MAX, 0));
+    CHECK(!route_table_seq_fresher(7, 7));
+    CHECK(!route_table_seq_fresher(0x80000000u, 0) && !route_table_seq_fresher(0, 0x80000000u));
+
+    uint32_t sizes[] = {4, 4};
+    struct torus_geometry g;
+    CHECK_EQ(torus_geometry_init(&g, 2, sizes, NULL, NULL), TORUS_GEOMETRY_OK);
+    static struct route_table tables[2];
+    for (uint32_t n = 0; n < 2; n++) {
+        struct route_table_config config = {.geometry = g,
+                                            .rank = n,
+                                            .link_mask = torus_geometry_link_mask(&g, n),
+                                            .incarnation = n == 0 ? 0xFFFFu : 1u};
+        route_table_init(&tables[n], &config);
+        for (unsigned l = 0; l < torus_geometry_link_count(&g); l++)
+            route_table_link_changed(&tables[n], l, true);
+    }
+    unsigned x_plus = torus_geometry_link(0, TORUS_DIRECTION_PLUS);
+    unsigned y_plus = torus_geometry_link(1, TORUS_DIRECTION_PLUS);
+    unsigned y_minus = torus_geometry_link(1, TORUS_DIRECTION_MINUS);
+    CHECK_EQ(torus_geometry_neighbour(&g, 0, x_plus), 1);
+    uint8_t buffer[TORUS_FRAME_MAX_PAYLOAD];
+    size_t length = link_and_route_advert(buffer, 0, UINT32_MAX, y_minus, true, 0, UINT32_MAX, 2);
+    CHECK(route_table_receive(&tables[1], y_plus, buffer, length));
+    CHECK(route_table_receive(&tables[0], y_plus, buffer, length));
+    CHECK(route_table_link_is_down(&tables[1], 0, y_minus));
+
+    /* 0 says its y- link is up and advertises itself, both past UINT32_MAX
+     * (its raise waits for its link record to go out on every link). */
+    unsigned others[] = {x_plus ^ 1u, y_plus, y_minus};
+    for (unsigned i = 0; i < 3; i++)
+        CHECK(route_table_advert(&tables[0], others[i], buffer, sizeof buffer, 0) > 0);
+    length = route_table_advert(&tables[0], x_plus, buffer, sizeof buffer, 0);
+    CHECK(length > 0);
+    CHECK_EQ(tables[0].own_seq, 0); /* wrapped */
+    CHECK(route_table_receive(&tables[1], x_plus ^ 1u, buffer, length));
+    CHECKF(!route_table_link_is_down(&tables[1], 0, y_minus),
+           "0's link record after the wrap taken as stale");
+    const struct route_table_entry *entry = route_table_find(&tables[1], 0);
+    CHECK(entry != NULL);
+    CHECKF(entry != NULL && entry->seq == tables[0].own_seq && entry->hops == 1,
+           "0's route after the wrap taken as stale: seq %u hops %u, 0 sent %u",
+           entry != NULL ? entry->seq : 0u, entry != NULL ? entry->hops : 0u, tables[0].own_seq);
+    CHECK_EQ(route_table_next_hop(&tables[1], 0), (int)(x_plus ^ 1u));
+}
+
 /* ------------------------------------------------------------------ */
 /* A wall of cuts                                                       */
 /* ------------------------------------------------------------------ */
@@ -359,6 +509,9 @@ int main(void)
 {
     test_update_rule();
     test_bad_adverts();
+    test_seq_wrap();
+    test_route_lengths();
+    test_restart_with_dead_cable();
     test_wall_of_cuts();
     for (uint64_t seed = 1; seed <= 6; seed++) {
         test_random_cuts("4x4", seed, 40);
