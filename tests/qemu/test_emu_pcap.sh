@@ -5,9 +5,8 @@
 # its change messages naming node 6 and its children's acks of that view.
 # Every frame decodes as tori, stamped inside the run's wall-clock window
 # (QEMU's filter-dump stamps with its start second, hence a second of slack
-# on each side), with its check: a SipHash tag on host nodes (the run's job
-# key, which the dissector never sees), a good CRC-32 on QEMU nodes (no job
-# block, so no key: issue 20).
+# on each side), with its check: a SipHash tag (the run's job key, which the
+# dissector never sees; QEMU nodes get the key without a job block too).
 # usage: test_emu_pcap.sh EMU BOARD OUT DISSECTOR [IMAGE]
 source "$(dirname "$0")/../shell_lib.sh"
 EMU=$1
@@ -19,7 +18,7 @@ IMAGE=${5:-}
 command -v tshark >/dev/null || fail "tshark is not installed (./tori test installs it)"
 rm -rf "$OUT"
 mkdir -p "$OUT"
-if [[ "$BOARD" == host ]]; then CHECK=2 CHECK_NAME="SipHash tag"; else CHECK=1 CHECK_NAME="good CRC-32"; fi
+CHECK=2 CHECK_NAME="SipHash tag"
 started=$(date +%s)
 "$EMU" --dims 2x2x2 --board "$BOARD" ${IMAGE:+--image "$IMAGE"} --heartbeat-ms 20 \
     --detect-timeout-ms 200 --inject 'kill 6 at 1s' --pcap --json --out "$OUT/run" \
