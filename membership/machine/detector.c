@@ -219,6 +219,29 @@ bool detector_suspects(const struct membership *ctx, uint32_t id)
 }
 
 /*
+ * A node that restarted and got back in before anyone noticed its death
+ * (the root removed and re-added it in one change) must not be removed
+ * again by a probe or suspicion aimed at its previous life: a probe sent
+ * to the dead one is never answered, and its deadline would fall after
+ * the re-admission.
+ */
+void detector_forget_life(struct membership *ctx, uint32_t id)
+{
+    for (uint32_t i = 0; i < ctx->probe_count; i++) {
+        if (ctx->probes[i].id == id) {
+            ctx->probes[i] = ctx->probes[--ctx->probe_count];
+            ctx->counters.probes_outlived++;
+            break;
+        }
+    }
+    int suspect = suspect_index(ctx, id);
+    if (suspect >= 0) {
+        ctx->suspects[suspect] = ctx->suspects[--ctx->suspect_count];
+        ctx->counters.probes_outlived++;
+    }
+}
+
+/*
  * The search for the next root after a root failure: the first member after
  * the dead root in layout order that answers (the paper's linear scan), but
  * probing MEMBERSHIP_SEARCH_BATCH candidates at a time, so that a long run

@@ -155,6 +155,8 @@ void detector_note_heartbeat(struct membership *ctx, uint32_t sender, uint64_t n
 void detector_forget_beats(struct membership *ctx);
 /* A new view: suspects that left it are settled, the rest reported again. */
 void detector_view_changed(struct membership *ctx);
+/* A view (re)admitted `id` in a new life: what we held against its old one goes. */
+void detector_forget_life(struct membership *ctx, uint32_t id);
 /* Any message is a sign of life of its sender (holds_view: it says it holds a view). */
 void detector_note_alive(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now,
                          struct membership_outbox *out);

@@ -322,6 +322,12 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
             return;
         }
         if (apply_change(ctx, msg)) {
+            for (uint32_t i = 0; i < msg->body.change.joined_count; i++) {
+                uint32_t jid;
+                uint32_t jinc;
+                membership_msg_joined(msg, i, &jid, &jinc);
+                detector_forget_life(ctx, jid);
+            }
             coord_reset(ctx);
             install_view(ctx, now, out);
             round_report_decisions(ctx, msg, now, out);
