@@ -141,7 +141,7 @@ struct membership_counters {
     uint32_t pauses;            /* long silences of our own (we were stopped) */
     uint32_t timeouts_widened;  /* our own timers fired late: local health widened timeouts */
     uint32_t suspicions_refuted; /* a member we suspected, or asked before accusing, talked (kept) */
-    uint32_t probes_outlived;   /* a probe or suspicion of a life that a view replaced (dropped) */
+    uint32_t probes_outlived;   /* a probe, suspicion or queued report of a life a view replaced */
 };
 
 /* One watched neighbour (tree or torus) for heartbeats. */

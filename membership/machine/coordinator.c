@@ -629,6 +629,10 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
         if (machine_view_add(ctx, b->joins[i].id)) {
             ctx->digest ^= membership_id_digest(b->joins[i].id);
         }
+        /* Reports queued before this admission were about an earlier life. */
+        while (coord_unqueue_failure(ctx, b->joins[i].id)) {
+            ctx->counters.probes_outlived++;
+        }
         detector_forget_life(ctx, b->joins[i].id);
     }
     ctx->epoch = MEMBERSHIP_EPOCH(MEMBERSHIP_EPOCH_COUNTER(base) + 1u, ctx->self_pos,
