@@ -319,7 +319,7 @@ void relay_view_changed(struct membership *ctx);
 uint32_t relay_for(const struct membership *ctx, uint32_t peer);
 /* A message came from sender directly: it is within reach again. */
 void relay_heard_direct(struct membership *ctx, uint32_t sender);
-/* Root: detector's report of peer was refuted; tell it to go through us. */
+/* Root: a report of peer by detector was refuted; tell detector to reach peer through us. */
 void relay_offer(struct membership *ctx, struct membership_outbox *out, uint32_t detector,
                  uint32_t peer);
 void relay_handle_refuted(struct membership *ctx, const struct membership_msg *msg, uint64_t now);

@@ -181,7 +181,9 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
                         (h->epoch == ctx->epoch ||
                          (ctx->coord.active && h->epoch == ctx->coord.base_epoch)));
     if (refuted_by != MEMBERSHIP_NONE) {
-        relay_offer(ctx, out, refuted_by, h->sender); /* we reach both: relay for them */
+        /* We reach both ends: each goes through us to the other. */
+        relay_offer(ctx, out, refuted_by, h->sender);
+        relay_offer(ctx, out, h->sender, refuted_by);
     }
     if (h->sender == ctx->root_check) {
         ctx->root_check = MEMBERSHIP_NONE;

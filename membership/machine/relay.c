@@ -4,8 +4,12 @@
  * third member instead of suspecting each other for as long as it lasts.
  *
  * The root learns of such a pair when it refutes a report: the reported
- * member answered its probe, so the root reaches both.  It tells the
- * detector (REFUTED) and names itself as the relay.  From then on every
+ * member answered its probe, so the root reaches both.  It tells both ends
+ * (REFUTED), the detector and the member it reported, and names itself as
+ * the relay.  (Both: the other end may not have suspected anyone yet, and
+ * an end that learnt its entry from the envelopes it receives would learn
+ * it again from those in flight each time a retest cleared it, and never
+ * go back to direct.)  From then on every
  * message the detector sends the peer leaves in an envelope (RELAY) for
  * the relay, which sends it on to the peer once, marked FORWARDED; the peer
  * opens it and handles the inner message as if it came from the origin
@@ -156,10 +160,6 @@ bool relay_receive(struct membership *ctx, const struct membership_msg *msg,
         return false;
     }
     ctx->counters.relays_delivered++;
-    /* The origin cannot reach us directly: nor, most likely, we it. */
-    if (relay_index(ctx, r->origin) < 0) {
-        relay_learn(ctx, r->origin, sender);
-    }
     *inner = msg->list;
     *inner_length = r->inner_length;
     return true;

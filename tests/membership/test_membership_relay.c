@@ -5,7 +5,8 @@
  * node would not take is refused and counted: from or for a non-member,
  * one already sent on (a relay never relays a relayed message), one inside
  * another, an inner message at a stale epoch.  And the root's REFUTED: it
- * names the relay, only the root's is taken, a direct message ends it.
+ * goes to both ends of a refuted report, names the relay, only the root's
+ * is taken; a direct message ends an entry.
  */
 #include <stdint.h>
 #include <string.h>
@@ -74,10 +75,22 @@ static void receive_envelope(uint32_t to, uint32_t sender, uint32_t origin, uint
     harness_receive(&h, to, outer, length);
 }
 
+/* The root (0) tells `to` that peer is alive and reached through relay. */
+static void refuted(uint32_t to, uint32_t sender, uint32_t peer, uint32_t relay)
+{
+    uint8_t buffer[MEMBERSHIP_MAX_PAYLOAD];
+    struct membership_writer w;
+    harness_message_begin(&h, to, MEMBERSHIP_MSG_REFUTED, sender, true, &w, buffer, sizeof buffer);
+    membership_put_u32(&w, peer);
+    membership_put_u32(&w, relay);
+    harness_receive(&h, to, buffer, w.length);
+}
+
 /* 1 asks the relay 0 to carry a probe to 5; 5 opens it, answers through 0. */
 static void carried_and_answered(void)
 {
     start();
+    refuted(5, 0, 1, 0); /* 5's way to 1 */
     harness_window(&h);
     receive_envelope(0, 1, 1, 5, 0, MEMBERSHIP_MSG_HOW_ARE_YOU);
     CHECK(harness_count_sent(&h, 0, MEMBERSHIP_MSG_RELAY, 5) == 1);
@@ -85,7 +98,7 @@ static void carried_and_answered(void)
     harness_window(&h);
     receive_envelope(5, 0, 1, 5, MEMBERSHIP_RELAY_FORWARDED, MEMBERSHIP_MSG_HOW_ARE_YOU);
     CHECK(counters(5)->relays_delivered == 1);
-    /* The answer goes back the way the question came: 1 does not reach us. */
+    /* The answer goes through the relay the root named. */
     CHECK(harness_count_sent(&h, 5, MEMBERSHIP_MSG_RELAY, 0) == 1);
     CHECK(harness_count_sent(&h, 5, MEMBERSHIP_MSG_I_AM_ALIVE, MEMBERSHIP_NONE) == 0);
     CHECK(counters(5)->relays_sent == 1);
@@ -175,8 +188,8 @@ static void stale_inner_refused(void)
     CHECK(counters(5)->drops_stale == stale + 1);
     CHECK(membership_epoch(&h.nodes[5]) == epoch && membership_is_member(&h.nodes[5], 7));
     CHECK(membership_live_count(&h.nodes[5]) == MEMBERS - 1);
-    /* As a direct stale message would be, 1 is told (through the relay). */
-    CHECK(harness_count_sent(&h, 5, MEMBERSHIP_MSG_RELAY, 0) == 1);
+    /* As a direct stale message would be, 1 is told. */
+    CHECK(harness_count_sent(&h, 5, MEMBERSHIP_MSG_VIEW_NOTICE, 1) == 1);
 }
 
 /* Node 1 probes peer: what it sends in a fresh window. */
@@ -192,30 +205,50 @@ static void probe_from_1(uint32_t peer)
 static void refuted_from_root(void)
 {
     start();
-    uint8_t buffer[MEMBERSHIP_MAX_PAYLOAD];
-    struct membership_writer w;
-    harness_message_begin(&h, 1, MEMBERSHIP_MSG_REFUTED, 2, true, &w, buffer, sizeof buffer);
-    membership_put_u32(&w, 5);
-    membership_put_u32(&w, 2);
     uint32_t unexpected = counters(1)->drops_unexpected;
-    harness_receive(&h, 1, buffer, w.length); /* not from the root */
+    refuted(1, 2, 5, 2); /* not from the root */
     CHECK(counters(1)->drops_unexpected == unexpected + 1);
     probe_from_1(5);
     CHECK(harness_count_sent(&h, 1, MEMBERSHIP_MSG_HOW_ARE_YOU, 5) == 1);
-    harness_message_begin(&h, 1, MEMBERSHIP_MSG_REFUTED, 0, true, &w, buffer, sizeof buffer);
-    membership_put_u32(&w, 6);
-    membership_put_u32(&w, 62); /* a spare for relay */
-    harness_receive(&h, 1, buffer, w.length);
-    CHECK(counters(1)->drops_unexpected == unexpected + 2);
-    harness_message_begin(&h, 1, MEMBERSHIP_MSG_REFUTED, 0, true, &w, buffer, sizeof buffer);
-    membership_put_u32(&w, 6);
-    membership_put_u32(&w, 0);
-    harness_receive(&h, 1, buffer, w.length);
-    CHECK(counters(1)->drops_unexpected == unexpected + 2);
+    refuted(1, 0, 6, 62); /* a spare for relay */
+    refuted(1, 0, 6, 1);  /* ourselves for relay */
+    CHECK(counters(1)->drops_unexpected == unexpected + 3);
+    refuted(1, 0, 6, 0);
+    CHECK(counters(1)->drops_unexpected == unexpected + 3);
     probe_from_1(6);
     CHECK(harness_count_sent(&h, 1, MEMBERSHIP_MSG_RELAY, 0) == 1);
     CHECK(harness_count_sent(&h, 1, MEMBERSHIP_MSG_HOW_ARE_YOU, 6) == 0);
     CHECK(counters(1)->relays_sent == 1);
+}
+
+/* The root refutes a report: both ends are told to go through it. */
+static void root_tells_both(void)
+{
+    start();
+    uint8_t buffer[MEMBERSHIP_MAX_PAYLOAD];
+    struct membership_writer w;
+    harness_message_begin(&h, 0, MEMBERSHIP_MSG_NODE_FAILURE, 9, true, &w, buffer, sizeof buffer);
+    membership_put_u32(&w, 9);          /* detector */
+    membership_put_u32(&w, 1);          /* sequence */
+    membership_put_u32(&w, UINT32_MAX); /* no failed root */
+    membership_put_u16(&w, 1);
+    membership_put_u16(&w, 0);
+    membership_put_u32(&w, 5);
+    harness_window(&h);
+    harness_receive(&h, 0, buffer, w.length);
+    harness_deliver(&h); /* the root's probe of 5, and 5's answer */
+    CHECK(counters(0)->reports_refuted == 1);
+    CHECK(harness_count_sent(&h, 0, MEMBERSHIP_MSG_REFUTED, 9) == 1);
+    CHECK(harness_count_sent(&h, 0, MEMBERSHIP_MSG_REFUTED, 5) == 1);
+    /* Both hold the entry now: a probe either way goes to the root. */
+    harness_window(&h);
+    CHECK(membership_suspect(&h.nodes[9], 5, h.now, &h.out));
+    harness_collect(&h, 9);
+    CHECK(membership_suspect(&h.nodes[5], 9, h.now, &h.out));
+    harness_collect(&h, 5);
+    CHECK(harness_count_sent(&h, 9, MEMBERSHIP_MSG_RELAY, 0) == 1);
+    CHECK(harness_count_sent(&h, 5, MEMBERSHIP_MSG_RELAY, 0) == 1);
+    CHECK(harness_count_sent(&h, MEMBERSHIP_NONE, MEMBERSHIP_MSG_HOW_ARE_YOU, MEMBERSHIP_NONE) == 0);
 }
 
 int main(void)
@@ -224,5 +257,6 @@ int main(void)
     forged_refused();
     stale_inner_refused();
     refuted_from_root();
+    root_tells_both();
     return check_report("membership.relay");
 }
