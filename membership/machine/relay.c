@@ -96,8 +96,9 @@ void relay_heard_direct(struct membership *ctx, uint32_t sender)
 void relay_offer(struct membership *ctx, struct membership_outbox *out, uint32_t detector,
                  uint32_t peer)
 {
-    if (detector == ctx->self || detector == peer || !machine_is_member(ctx, detector) ||
-        !machine_is_member(ctx, peer)) {
+    /* Only the view's root is taken at its word (not an acting one). */
+    if (machine_root_id(ctx) != ctx->self || detector == ctx->self || detector == peer ||
+        !machine_is_member(ctx, detector) || !machine_is_member(ctx, peer)) {
         return;
     }
     struct membership_writer w;
