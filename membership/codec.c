@@ -20,6 +20,9 @@
  *               ref_count u32, ref_removed u32, ref_root u32,
  *               then count intervals (start u32, length u32) or count bytes
  *   partitioned as change (base = the epoch given up, failed = the lost ones)
+ *   relay       origin u32, target u32, flags u8, reserved u8, inner_length u16,
+ *               then the inner message (a whole message of origin's, no relay)
+ *   refuted     peer u32, relay u32
  *   others      empty
  */
 #include "membership/codec.h"
@@ -334,6 +337,49 @@ static enum membership_decode_status decode_chunk(const uint8_t *b, size_t body,
     return MEMBERSHIP_DECODE_OK;
 }
 
+/*
+ * The envelope, and of the inner message what the relay needs: a header
+ * of origin's, of a type that is no envelope (one hop, never a chain).
+ * The receiver decodes the inner message whole before it handles it.
+ */
+static enum membership_decode_status decode_relay(const uint8_t *b, size_t body,
+                                                  uint32_t node_count, struct membership_msg *msg)
+{
+    if (body < MEMBERSHIP_RELAY_FIXED) {
+        return MEMBERSHIP_DECODE_SHORT;
+    }
+    struct membership_body_relay *r = &msg->body.relay;
+    r->origin = le_get_u32(b);
+    r->target = le_get_u32(b + 4);
+    r->flags = b[8];
+    r->inner_length = le_get_u16(b + 10);
+    if ((r->flags & ~MEMBERSHIP_RELAY_FORWARDED) != 0 || b[9] != 0) {
+        return MEMBERSHIP_DECODE_RESERVED;
+    }
+    enum membership_decode_status s = check_length(body, MEMBERSHIP_RELAY_FIXED + (size_t)r->inner_length);
+    if (s != MEMBERSHIP_DECODE_OK) {
+        return s;
+    }
+    if (r->origin >= node_count || r->target >= node_count || r->origin == r->target) {
+        return MEMBERSHIP_DECODE_BAD_ID;
+    }
+    const uint8_t *inner = b + MEMBERSHIP_RELAY_FIXED;
+    if (r->inner_length < MEMBERSHIP_HEADER_SIZE) {
+        return MEMBERSHIP_DECODE_SHORT;
+    }
+    if (inner[0] != MEMBERSHIP_WIRE_VERSION) {
+        return MEMBERSHIP_DECODE_VERSION;
+    }
+    if (inner[1] == 0 || inner[1] >= MEMBERSHIP_MSG_TYPE_LIMIT || inner[1] == MEMBERSHIP_MSG_RELAY) {
+        return MEMBERSHIP_DECODE_TYPE;
+    }
+    if (le_get_u32(inner + 4) != r->origin) {
+        return MEMBERSHIP_DECODE_BAD_ID;
+    }
+    msg->list = inner;
+    return MEMBERSHIP_DECODE_OK;
+}
+
 static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
                                                  uint32_t node_count,
                                                  struct membership_msg *msg)
@@ -427,6 +473,19 @@ static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
     }
     case MEMBERSHIP_MSG_VIEW_CHUNK:
         return decode_chunk(b, body, node_count, msg);
+    case MEMBERSHIP_MSG_RELAY:
+        return decode_relay(b, body, node_count, msg);
+    case MEMBERSHIP_MSG_REFUTED: {
+        enum membership_decode_status s = check_length(body, 8);
+        if (s != MEMBERSHIP_DECODE_OK) {
+            return s;
+        }
+        msg->body.refuted.peer = le_get_u32(b);
+        msg->body.refuted.relay = le_get_u32(b + 4);
+        return msg->body.refuted.peer < node_count && msg->body.refuted.relay < node_count
+                   ? MEMBERSHIP_DECODE_OK
+                   : MEMBERSHIP_DECODE_BAD_ID;
+    }
     default:
         return MEMBERSHIP_DECODE_TYPE;
     }

@@ -88,6 +88,9 @@
 /* Join request flags. */
 #define MEMBERSHIP_JOIN_REJOIN 0x01u /* NODE_ALIVE: rejoin with the original id */
 
+/* Relay envelope flags. */
+#define MEMBERSHIP_RELAY_FORWARDED 0x01u /* sent on by the relay: for the target to open */
+
 /* View chunk encodings and flags. */
 #define MEMBERSHIP_CHUNK_INTERVALS 0
 #define MEMBERSHIP_CHUNK_BITS 1
@@ -115,7 +118,9 @@
     X(VIEW_CHUNK, 19, "view_chunk")                                              \
     X(VIEW_NOTICE, 20, "view_notice")          /* "your epoch is stale" */       \
     X(PARTITIONED, 21, "partitioned")                                            \
-    X(JOIN_REFUSED, 22, "join_refused")        /* the root will not let us in */
+    X(JOIN_REFUSED, 22, "join_refused")        /* the root will not let us in */ \
+    X(RELAY, 23, "relay")      /* an envelope for a member out of the origin's reach */ \
+    X(REFUTED, 24, "refuted")  /* root to a detector: the suspect answered, use a relay */
 
 enum membership_msg_type {
 #define MEMBERSHIP_MSG_ENUM(name, value, text) MEMBERSHIP_MSG_##name = value,
@@ -232,6 +237,24 @@ struct membership_body_view_chunk {
     uint32_t ref_root;    /* ... and its root position */
 };
 
+/*
+ * RELAY: a message of origin's (its own header inside, sender origin) for
+ * target, sent to a relay that reaches both; the relay sends it on once
+ * (FORWARDED), the target opens it.  The inner message is the list.
+ */
+struct membership_body_relay {
+    uint32_t origin;
+    uint32_t target;
+    uint8_t flags;         /* MEMBERSHIP_RELAY_* */
+    uint16_t inner_length; /* bytes of the inner message */
+};
+
+/* REFUTED: the root's answer to a report of peer, which answered its probe. */
+struct membership_body_refuted {
+    uint32_t peer;  /* alive: keep it */
+    uint32_t relay; /* a member that reaches both of us */
+};
+
 struct membership_msg {
     struct membership_header header;
     union {
@@ -245,6 +268,8 @@ struct membership_msg {
         struct membership_body_join_ack join_ack;
         struct membership_body_view_request view_request;
         struct membership_body_view_chunk chunk;
+        struct membership_body_relay relay;
+        struct membership_body_refuted refuted;
     } body;
     const uint8_t *list; /* the body's trailing list, inside the payload */
 };
@@ -254,6 +279,10 @@ struct membership_msg {
 #define MEMBERSHIP_CHANGE_FIXED 32
 #define MEMBERSHIP_CHUNK_FIXED 40
 #define MEMBERSHIP_CHUNK_MAX_DATA (MEMBERSHIP_MAX_PAYLOAD - MEMBERSHIP_HEADER_SIZE - MEMBERSHIP_CHUNK_FIXED)
+#define MEMBERSHIP_RELAY_FIXED 12
+/* An envelope's own bytes, and the longest message that fits in one. */
+#define MEMBERSHIP_RELAY_OVERHEAD (MEMBERSHIP_HEADER_SIZE + MEMBERSHIP_RELAY_FIXED)
+#define MEMBERSHIP_RELAY_MAX_INNER (MEMBERSHIP_MAX_PAYLOAD - MEMBERSHIP_RELAY_OVERHEAD)
 
 /*
  * Decodes and validates a payload.  node_count bounds every id and

@@ -60,6 +60,7 @@
 #define MEMBERSHIP_HISTORY 16
 #define MEMBERSHIP_NOTICE_CACHE 8
 #define MEMBERSHIP_REMOVALS_MAX 64 /* nodes whose recent removals the root counts */
+#define MEMBERSHIP_RELAY_MAX 8     /* members reached through a relay at once */
 #define MEMBERSHIP_TIMEOUT_CEILING_MAX 64u
 #define MEMBERSHIP_TIMEOUT_CEILING_DEFAULT 4u
 
@@ -142,6 +143,10 @@ struct membership_counters {
     uint32_t timeouts_widened;  /* our own timers fired late: local health widened timeouts */
     uint32_t suspicions_refuted; /* a member we suspected, or asked before accusing, talked (kept) */
     uint32_t probes_outlived;   /* a probe, suspicion or queued report of a life a view replaced */
+    uint32_t relays_sent;       /* our messages sent to a relay in an envelope */
+    uint32_t relays_forwarded;  /* envelopes sent on as the relay */
+    uint32_t relays_delivered;  /* envelopes opened as their target */
+    uint32_t relays_refused;    /* envelopes from or for a non-member, misaddressed, no view */
 };
 
 /* One watched neighbour (tree or torus) for heartbeats. */
@@ -153,6 +158,18 @@ struct membership_watch {
     uint64_t gap_dev_ns;   /* smoothed deviation of that gap */
     bool suspected;
     bool far; /* not a torus neighbour: its heartbeats cross other nodes */
+};
+
+/*
+ * A member alive but out of our reach (the root refuted our report of it,
+ * or it spoke to us through a relay): what we send it goes to the relay
+ * in an envelope, and every RELAY_RETEST-th heartbeat also goes direct;
+ * any direct message from it ends the entry.
+ */
+struct membership_relay {
+    uint32_t peer;
+    uint32_t relay;
+    uint32_t beats; /* heartbeats sent through the relay (the retest's count) */
 };
 
 struct membership_probe {
@@ -393,6 +410,8 @@ struct membership {
     struct membership_root_search search;
     struct membership_sweep sweep;
     struct membership_census census;
+    struct membership_relay relays[MEMBERSHIP_RELAY_MAX];
+    uint32_t relay_count;
     uint32_t report_sequence;
     uint32_t report_target;
     uint64_t report_deadline_ns;

@@ -46,6 +46,39 @@ bool membership_outbox_commit(struct membership_outbox *out, uint32_t destinatio
     return true;
 }
 
+bool membership_outbox_prepend(struct membership_outbox *out, uint32_t i, const uint8_t *bytes,
+                               size_t count)
+{
+    struct membership_outgoing *m = &out->messages[i];
+    if (m->length + count > MEMBERSHIP_MAX_PAYLOAD ||
+        out->bytes_used + count > MEMBERSHIP_OUTBOX_BYTES) {
+        return false;
+    }
+    uint8_t *start = out->bytes + m->offset;
+    memmove(start + count, start, out->bytes_used - m->offset);
+    memcpy(start, bytes, count);
+    m->length = (uint16_t)(m->length + count);
+    for (uint32_t j = i + 1u; j < out->message_count; j++) {
+        out->messages[j].offset = (uint16_t)(out->messages[j].offset + count);
+    }
+    out->bytes_used += (uint32_t)count;
+    return true;
+}
+
+bool membership_outbox_copy(struct membership_outbox *out, uint32_t i, uint32_t destination)
+{
+    struct membership_writer w;
+    membership_outbox_begin(out, &w);
+    size_t length = out->messages[i].length;
+    if (w.capacity < length) {
+        w.overflow = true;
+    } else {
+        memcpy(w.buffer, membership_outbox_payload(out, i), length);
+        w.length = length;
+    }
+    return membership_outbox_commit(out, destination, &w);
+}
+
 struct membership_event *membership_outbox_event(struct membership_outbox *out, uint8_t type,
                                                  uint64_t t_ns)
 {

@@ -159,6 +159,16 @@ void membership_outbox_begin(struct membership_outbox *out, struct membership_wr
 bool membership_outbox_commit(struct membership_outbox *out, uint32_t destination,
                               const struct membership_writer *writer);
 
+/*
+ * Puts count bytes before the payload of message i (it grows by them; the
+ * payloads after it move on): false, with nothing changed, when the arena
+ * lacks room or the payload would pass MEMBERSHIP_MAX_PAYLOAD.
+ */
+bool membership_outbox_prepend(struct membership_outbox *out, uint32_t i, const uint8_t *bytes,
+                               size_t count);
+/* Sends the payload of message i once more, to destination (counted drop when full). */
+bool membership_outbox_copy(struct membership_outbox *out, uint32_t i, uint32_t destination);
+
 /* Appends an event (counted drop when full); returns the slot or NULL. */
 struct membership_event *membership_outbox_event(struct membership_outbox *out, uint8_t type,
                                                  uint64_t t_ns);

@@ -269,12 +269,14 @@ static void end_idle_episode(struct membership *ctx)
     }
 }
 
-void coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view)
+uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view)
 {
     struct membership_coordinator *c = &ctx->coord;
     int queued = queue_index(c, sender);
+    uint32_t refuted_by = MEMBERSHIP_NONE;
     if (queued >= 0 && c->failed_by[queued] != MEMBERSHIP_NONE) {
         if (holds_our_view) {
+            refuted_by = c->failed_by[queued];
             /* Reported, yet it answers the root: the report was wrong (or forged). */
             (void)coord_unqueue_failure(ctx, sender);
             ctx->counters.reports_refuted++;
@@ -296,12 +298,13 @@ void coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view)
             coord_queue_failure_at(ctx, sender, coarse_us(ctx->last_now_ns), FAULT_MODEL_PHYSICAL);
             machine_request_work(ctx, MACHINE_WORK_COORD);
         }
-        return;
+        return refuted_by;
     }
     if (c->confirming && !queued_self_reported(c, sender) && coord_unqueue_failure(ctx, sender)) {
         /* Reported dead, yet it answers the root: not a failure. */
         ctx->counters.false_suspicions++;
     }
+    return MEMBERSHIP_NONE;
 }
 
 static void coord_complete(struct membership *ctx, uint64_t now, struct membership_outbox *out);

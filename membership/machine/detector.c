@@ -163,6 +163,7 @@ void detector_rebuild_watch(struct membership *ctx, uint64_t now)
 
 void detector_reset(struct membership *ctx)
 {
+    relay_reset(ctx);
     ctx->probe_count = 0;
     ctx->suspect_count = 0;
     ctx->watch_count = 0;
@@ -195,6 +196,7 @@ void detector_view_changed(struct membership *ctx)
     }
     ctx->probe_count = kept;
     ctx->report_deadline_ns = MEMBERSHIP_NEVER;
+    relay_view_changed(ctx);
 }
 
 static uint64_t recheck_delay(const struct membership *ctx)
@@ -514,6 +516,21 @@ void detector_handle_report_ack(struct membership *ctx, const struct membership_
     }
     if (!any_left) {
         ctx->report_deadline_ns = MEMBERSHIP_NEVER;
+    }
+}
+
+void detector_forget_suspect(struct membership *ctx, uint32_t id, uint64_t now)
+{
+    int suspect = suspect_index(ctx, id);
+    if (suspect >= 0) {
+        ctx->suspects[suspect] = ctx->suspects[--ctx->suspect_count];
+        ctx->counters.suspicions_refuted++;
+    }
+    for (uint32_t i = 0; i < ctx->watch_count; i++) {
+        if (ctx->watch[i].id == id) {
+            ctx->watch[i].last_heard_ns = now;
+            ctx->watch[i].suspected = false;
+        }
     }
 }
 

@@ -177,6 +177,8 @@ void detector_sweep_subtree(struct membership *ctx, uint32_t child, uint64_t now
                             struct membership_outbox *out);
 void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 void detector_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+/* The root refuted our report of id (it answered): no suspect; its silence counts afresh. */
+void detector_forget_suspect(struct membership *ctx, uint32_t id, uint64_t now);
 
 /* ------------------------------------------------------------------ */
 /* coordinator.c                                                        */
@@ -201,8 +203,9 @@ void coord_begin_episode(struct membership *ctx, uint64_t now);
 bool coord_unqueue_failure(struct membership *ctx, uint32_t id);
 /* Any message from sender: a report awaiting evidence is refuted (sender holds
  * our view) or confirmed (no view, or another: it lags or went its own way,
- * and rejoins); while confirming stale reports, any answer refutes. */
-void coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view);
+ * and rejoins); while confirming stale reports, any answer refutes.
+ * Returns the detector whose report sender just refuted, else MEMBERSHIP_NONE. */
+uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view);
 /* Starts the next round if root, idle, and changes are queued; MACHINE_WORK_COORD. */
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 /* An ack for the round this node coordinates; false when it is not one. */
@@ -305,6 +308,31 @@ void join_handle_refused(struct membership *ctx, const struct membership_msg *ms
                          struct membership_outbox *out);
 /* Welcomed, but the view fetched does not have us: back off before asking again. */
 void join_left_out(struct membership *ctx, uint64_t now);
+
+/* ------------------------------------------------------------------ */
+/* relay.c: a member out of reach, through a third one                   */
+/* ------------------------------------------------------------------ */
+
+/* No relays (no view any more). */
+void relay_reset(struct membership *ctx);
+/* A new view: entries whose peer or relay left it end. */
+void relay_view_changed(struct membership *ctx);
+/* The relay that reaches peer for us, MEMBERSHIP_NONE: direct. */
+uint32_t relay_for(const struct membership *ctx, uint32_t peer);
+/* A message came from sender directly: it is within reach again. */
+void relay_heard_direct(struct membership *ctx, uint32_t sender);
+/* Root: a report of peer by detector was refuted; tell detector to reach peer through us. */
+void relay_offer(struct membership *ctx, struct membership_outbox *out, uint32_t detector,
+                 uint32_t peer);
+void relay_handle_refuted(struct membership *ctx, const struct membership_msg *msg, uint64_t now);
+/*
+ * An envelope: sent on when we are its relay; when it is for us, true with
+ * the inner message, which the caller handles as from its origin.
+ */
+bool relay_receive(struct membership *ctx, const struct membership_msg *msg,
+                   struct membership_outbox *out, const uint8_t **inner, size_t *inner_length);
+/* Our messages in out for peers out of reach go to their relays, in envelopes. */
+void relay_wrap_outbox(struct membership *ctx, struct membership_outbox *out);
 
 /* ------------------------------------------------------------------ */
 /* partition.c                                                          */

@@ -142,22 +142,32 @@ static void run_pending(struct membership *ctx, uint64_t now, struct membership_
             coord_maybe_start(ctx, now, out);
         }
     }
+    relay_wrap_outbox(ctx, out); /* last: whatever went out for a peer out of reach */
 }
 
-static void receive_message(struct membership *ctx, const uint8_t *payload, size_t length,
-                            uint64_t now_ns, struct membership_outbox *out)
+/*
+ * Handles one message; relayed: it came inside an envelope (see relay.c)
+ * and is handled as from its origin.  An envelope for us returns true with
+ * the message inside (*inner), for the caller to handle next.
+ */
+static bool receive_message(struct membership *ctx, const uint8_t *payload, size_t length,
+                            uint64_t now_ns, struct membership_outbox *out, bool relayed,
+                            const uint8_t **inner, size_t *inner_length)
 {
     note_time(ctx, now_ns);
     ctx->counters.received++;
     struct membership_msg msg;
     if (membership_decode(payload, length, ctx->node_count, &msg) != MEMBERSHIP_DECODE_OK) {
         ctx->counters.drops_malformed++;
-        return;
+        return false;
     }
     const struct membership_header *h = &msg.header;
     if (h->sender == ctx->self) {
         ctx->counters.drops_unexpected++;
-        return;
+        return false;
+    }
+    if (!relayed) {
+        relay_heard_direct(ctx, h->sender);
     }
     if (h->type == MEMBERSHIP_MSG_HEARTBEAT) {
         detector_note_heartbeat(ctx, h->sender, now_ns);
@@ -165,10 +175,16 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
     bool holds_view = (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0;
     detector_note_alive(ctx, h->sender, holds_view, now_ns, out);
     /* Our view (or the one our round in flight changes): a member in good standing. */
-    coord_heard(ctx, h->sender,
-                holds_view && ctx->has_view &&
-                    (h->epoch == ctx->epoch ||
-                     (ctx->coord.active && h->epoch == ctx->coord.base_epoch)));
+    uint32_t refuted_by =
+        coord_heard(ctx, h->sender,
+                    holds_view && ctx->has_view &&
+                        (h->epoch == ctx->epoch ||
+                         (ctx->coord.active && h->epoch == ctx->coord.base_epoch)));
+    if (refuted_by != MEMBERSHIP_NONE) {
+        /* We reach both ends: each goes through us to the other. */
+        relay_offer(ctx, out, refuted_by, h->sender);
+        relay_offer(ctx, out, h->sender, refuted_by);
+    }
     if (h->sender == ctx->root_check) {
         ctx->root_check = MEMBERSHIP_NONE;
         if ((h->flags & MEMBERSHIP_FLAG_HAS_VIEW) == 0 && h->sender == machine_root_id(ctx)) {
@@ -177,51 +193,57 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
         }
     }
     switch (h->type) {
+    case MEMBERSHIP_MSG_RELAY:
+        if (relayed) {
+            ctx->counters.relays_refused++; /* an envelope in an envelope (decode refuses it) */
+            return false;
+        }
+        return relay_receive(ctx, &msg, out, inner, inner_length);
     case MEMBERSHIP_MSG_HOW_ARE_YOU:
         machine_send_simple(ctx, out, h->sender, MEMBERSHIP_MSG_I_AM_ALIVE);
-        return;
+        return false;
     case MEMBERSHIP_MSG_I_AM_ALIVE:
-        return;
+        return false;
     case MEMBERSHIP_MSG_NEW_NODE:
     case MEMBERSHIP_MSG_NODE_ALIVE:
         coord_handle_join_request(ctx, &msg, now_ns, out);
-        return;
+        return false;
     case MEMBERSHIP_MSG_JOIN_REDIRECT:
         join_handle_redirect(ctx, &msg, now_ns, out);
-        return;
+        return false;
     case MEMBERSHIP_MSG_JOIN_DET_ACK:
         join_handle_det_ack(ctx, &msg, now_ns, out);
-        return;
+        return false;
     case MEMBERSHIP_MSG_JOIN_REFUSED:
         join_handle_refused(ctx, &msg, now_ns, out);
-        return;
+        return false;
     case MEMBERSHIP_MSG_VIEW_REQUEST:
         transfer_handle_request(ctx, &msg, out);
-        return;
+        return false;
     case MEMBERSHIP_MSG_VIEW_CHUNK:
         transfer_handle_chunk(ctx, &msg, now_ns, out);
-        return;
+        return false;
     case MEMBERSHIP_MSG_FAILURE_DET_ACK:
         detector_handle_report_ack(ctx, &msg, now_ns);
-        return;
+        return false;
     default:
         break;
     }
     if (!ctx->has_view) {
         if (membership_msg_is_change(h->type)) {
             round_handle_change(ctx, &msg, payload, length, now_ns, out);
-            return;
+            return false;
         }
         ctx->counters.drops_no_view++;
         if (ctx->join.active && (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 &&
             h->sender != ctx->join.target && ctx->join.hint == MEMBERSHIP_NONE) {
             join_take_hint(ctx, h->sender, now_ns); /* a view holder within reach */
         }
-        return;
+        return false;
     }
     if ((h->flags & MEMBERSHIP_FLAG_HAS_VIEW) == 0) {
         ctx->counters.drops_no_view++;
-        return;
+        return false;
     }
     switch (compare_key(ctx, &msg)) {
     case KEY_STALE:
@@ -229,10 +251,10 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
         if (h->type != MEMBERSHIP_MSG_VIEW_NOTICE) {
             send_notice(ctx, out, h->sender, h->epoch);
         }
-        return;
+        return false;
     case KEY_DEAD_BRANCH:
         join_expel(ctx, now_ns, out, h->sender, 0);
-        return;
+        return false;
     case KEY_BEHIND:
         if (membership_msg_is_change(h->type)) {
             round_handle_change(ctx, &msg, payload, length, now_ns, out);
@@ -247,7 +269,7 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
             ctx->lag_epoch = h->epoch;
             ctx->lag_source = h->sender;
         }
-        return;
+        return false;
     case KEY_SAME:
         machine_learn_stable(ctx, h->stable_epoch);
         break;
@@ -256,30 +278,37 @@ static void receive_message(struct membership *ctx, const uint8_t *payload, size
     case MEMBERSHIP_MSG_NODE_FAILURE:
     case MEMBERSHIP_MSG_ROOT_FAILURE:
         coord_handle_report(ctx, &msg, payload, length, now_ns, out);
-        return;
+        return false;
     case MEMBERSHIP_MSG_FAILED_NODE:
     case MEMBERSHIP_MSG_ROOT_DEAD:
     case MEMBERSHIP_MSG_ROOT_AND_NODE_FAILURE:
     case MEMBERSHIP_MSG_NEW_NODE_JOIN:
     case MEMBERSHIP_MSG_ALIVE_NODE_JOIN:
         round_handle_change(ctx, &msg, payload, length, now_ns, out);
-        return;
+        return false;
     case MEMBERSHIP_MSG_FAILURE_ACK:
     case MEMBERSHIP_MSG_JOIN_ACK:
         round_handle_ack(ctx, &msg, now_ns, out);
-        return;
+        return false;
     case MEMBERSHIP_MSG_PARTITIONED:
         partition_handle(ctx, &msg, payload, length, now_ns, out);
-        return;
+        return false;
+    case MEMBERSHIP_MSG_REFUTED:
+        relay_handle_refuted(ctx, &msg, now_ns);
+        return false;
     default:
-        return; /* HEARTBEAT, VIEW_NOTICE: the header said it all */
+        return false; /* HEARTBEAT, VIEW_NOTICE: the header said it all */
     }
 }
 
 void membership_receive(struct membership *ctx, const uint8_t *payload, size_t length,
                         uint64_t now_ns, struct membership_outbox *out)
 {
-    receive_message(ctx, payload, length, now_ns, out);
+    const uint8_t *inner = NULL;
+    size_t inner_length = 0;
+    if (receive_message(ctx, payload, length, now_ns, out, false, &inner, &inner_length)) {
+        (void)receive_message(ctx, inner, inner_length, now_ns, out, true, &inner, &inner_length);
+    }
     run_pending(ctx, now_ns, out);
 }
 

@@ -111,6 +111,24 @@ static size_t build(uint8_t *buf, unsigned type)
         membership_put_u32(&w, 40);
         membership_put_u32(&w, 20);
         break;
+    case MEMBERSHIP_MSG_RELAY: {
+        membership_put_u32(&w, 5); /* origin: the sender, as the inner message's */
+        membership_put_u32(&w, 9); /* target */
+        membership_put_u8(&w, 0);
+        membership_put_u8(&w, 0);
+        membership_put_u16(&w, MEMBERSHIP_HEADER_SIZE);
+        struct membership_header inner = {
+            .type = MEMBERSHIP_MSG_HEARTBEAT, .flags = MEMBERSHIP_FLAG_HAS_VIEW, .sender = 5,
+            .incarnation = 7, .epoch = MEMBERSHIP_EPOCH(3, 1, 7),
+            .stable_epoch = MEMBERSHIP_EPOCH(2, 1, 7),
+        };
+        membership_put_header(&w, &inner);
+        break;
+    }
+    case MEMBERSHIP_MSG_REFUTED:
+        membership_put_u32(&w, 9); /* peer */
+        membership_put_u32(&w, 0); /* relay */
+        break;
     default: /* HEARTBEAT, HOW_ARE_YOU, I_AM_ALIVE, VIEW_NOTICE: header only */
         break;
     }
@@ -164,6 +182,36 @@ static void round_trips(void)
     uint32_t span;
     membership_msg_interval(&msg, 1, &start, &span);
     CHECK(start == 40 && span == 20);
+}
+
+/* Envelopes: one hop, the inner message of the origin's. */
+static void relay_envelopes(void)
+{
+    uint8_t buf[MEMBERSHIP_MAX_PAYLOAD + 8];
+    struct membership_msg msg;
+    const size_t body = MEMBERSHIP_HEADER_SIZE;
+    const size_t inner = body + MEMBERSHIP_RELAY_FIXED;
+    size_t length = build(buf, MEMBERSHIP_MSG_RELAY);
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_OK);
+    CHECK(msg.body.relay.origin == 5 && msg.body.relay.target == 9 && msg.body.relay.flags == 0);
+    CHECK(msg.body.relay.inner_length == MEMBERSHIP_HEADER_SIZE && msg.list == buf + inner);
+    buf[inner + 1] = MEMBERSHIP_MSG_RELAY; /* an envelope in an envelope */
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_TYPE);
+    build(buf, MEMBERSHIP_MSG_RELAY);
+    buf[inner + 4] = 6; /* the inner message is not the origin's */
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_BAD_ID);
+    build(buf, MEMBERSHIP_MSG_RELAY);
+    buf[body + 4] = 5; /* target = origin */
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_BAD_ID);
+    build(buf, MEMBERSHIP_MSG_RELAY);
+    buf[body + 8] = 0x02; /* unknown flag */
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_RESERVED);
+    build(buf, MEMBERSHIP_MSG_RELAY);
+    buf[body + 10] = MEMBERSHIP_HEADER_SIZE - 1u; /* no whole header inside */
+    CHECK(membership_decode(buf, length - 1u, NODES, &msg) == MEMBERSHIP_DECODE_SHORT);
+    length = build(buf, MEMBERSHIP_MSG_REFUTED);
+    buf[body] = NODES; /* peer out of range */
+    CHECK(membership_decode(buf, length, NODES, &msg) == MEMBERSHIP_DECODE_BAD_ID);
 }
 
 static void targeted(void)
@@ -345,6 +393,7 @@ static void recovery_fields(void)
 
 int main(void)
 {
+    relay_envelopes();
     round_trips();
     recovery_fields();
     targeted();

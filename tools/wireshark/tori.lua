@@ -30,6 +30,7 @@ local mship_types = {
     [12] = "failure_ack", [13] = "join_ack", [14] = "new_node", [15] = "node_alive",
     [16] = "join_redirect", [17] = "join_det_ack", [18] = "view_request",
     [19] = "view_chunk", [20] = "view_notice", [21] = "partitioned",
+    [22] = "join_refused", [23] = "relay", [24] = "refuted",
 }
 
 local comm_kinds = {
@@ -101,6 +102,15 @@ m.ack_epoch = ProtoField.uint64("tori.mship.ack_epoch", "Acked epoch", base.HEX)
 m.messages = ProtoField.uint32("tori.mship.messages", "Messages of the subtree")
 m.reached = ProtoField.uint32("tori.mship.reached", "Members reached")
 m.ack_flags = ProtoField.uint8("tori.mship.ack_flags", "Ack flags (0x01: incomplete)", base.HEX)
+-- relays (membership/machine/relay.c): an envelope, and the root's refutation
+m.origin = ProtoField.uint32("tori.mship.relay.origin", "Origin")
+m.target = ProtoField.uint32("tori.mship.relay.target", "Target")
+m.relay_flags = ProtoField.uint8("tori.mship.relay.flags",
+                                 "Relay flags (0x01: forwarded by the relay)", base.HEX)
+m.inner_length = ProtoField.uint16("tori.mship.relay.inner_length", "Inner message length")
+m.inner_type = ProtoField.uint8("tori.mship.relay.inner_type", "Inner type", base.DEC, mship_types)
+m.peer = ProtoField.uint32("tori.mship.refuted.peer", "Peer (alive)")
+m.relay = ProtoField.uint32("tori.mship.refuted.relay", "Relay")
 -- joins, redirects, view transfer
 m.config_digest = ProtoField.uint32("tori.mship.config_digest", "Config digest", base.HEX)
 m.join_flags = ProtoField.uint8("tori.mship.join_flags", "Join flags (0x01: rejoin)", base.HEX)
@@ -267,6 +277,20 @@ local function dissect_membership_body(tvb, tree, kind, b)
             end
         end
         return string.format(" live=%d", tvb(b + 16, 4):le_uint())
+    elseif kind == 23 then -- relay: the inner message follows, a whole one
+        if body < 12 + 28 then return "" end
+        tree:add_le(m.origin, tvb(b, 4))
+        tree:add_le(m.target, tvb(b + 4, 4))
+        tree:add_le(m.relay_flags, tvb(b + 8, 1))
+        tree:add_le(m.inner_length, tvb(b + 10, 2))
+        tree:add_le(m.inner_type, tvb(b + 13, 1))
+        local inner = mship_types[tvb(b + 13, 1):uint()] or "?"
+        return string.format(" %d->%d %s", tvb(b, 4):le_uint(), tvb(b + 4, 4):le_uint(), inner)
+    elseif kind == 24 then -- refuted
+        if body < 8 then return "" end
+        tree:add_le(m.peer, tvb(b, 4))
+        tree:add_le(m.relay, tvb(b + 4, 4))
+        return string.format(" peer=%d relay=%d", tvb(b, 4):le_uint(), tvb(b + 4, 4):le_uint())
     end
     return ""
 end

@@ -1,0 +1,199 @@
+/*
+ * Relays (see machine.h; issue 16, after Phoenix): two members that cannot
+ * reach each other while both reach others (a blocked pair) talk through a
+ * third member instead of suspecting each other for as long as it lasts.
+ *
+ * The root learns of such a pair when it refutes a report: the reported
+ * member answered its probe, so the root reaches both.  It tells both ends
+ * (REFUTED), the detector and the member it reported, and names itself as
+ * the relay.  (Both: the other end may not have suspected anyone yet, and
+ * an end that learnt its entry from the envelopes it receives would learn
+ * it again from those in flight each time a retest cleared it, and never
+ * go back to direct.)  From then on every
+ * message the detector sends the peer leaves in an envelope (RELAY) for
+ * the relay, which sends it on to the peer once, marked FORWARDED; the peer
+ * opens it and handles the inner message as if it came from the origin
+ * directly (the epoch checks, the detector's signs of life, the round's
+ * acks), and answers the same way.  One hop only: a relay never sends on
+ * a forwarded envelope, and an envelope never holds another.
+ *
+ * An entry ends when a direct message from the peer arrives (every
+ * RELAY_RETEST-th heartbeat also goes direct, to find out), when the peer
+ * or the relay leaves the view, or with the view itself.  Only members of
+ * the receiver's view may relay or be relayed; anything else is counted in
+ * relays_refused and dropped.
+ */
+#include "membership/machine/machine.h"
+
+#include "lib/le.h"
+
+#define RELAY_RETEST 8u /* every this many heartbeats through the relay, one direct */
+
+static int relay_index(const struct membership *ctx, uint32_t peer)
+{
+    for (uint32_t i = 0; i < ctx->relay_count; i++) {
+        if (ctx->relays[i].peer == peer) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+static void relay_drop(struct membership *ctx, uint32_t i)
+{
+    ctx->relays[i] = ctx->relays[--ctx->relay_count];
+}
+
+void relay_reset(struct membership *ctx)
+{
+    ctx->relay_count = 0;
+}
+
+void relay_view_changed(struct membership *ctx)
+{
+    for (uint32_t i = 0; i < ctx->relay_count;) {
+        if (!machine_is_member(ctx, ctx->relays[i].peer) ||
+            !machine_is_member(ctx, ctx->relays[i].relay)) {
+            relay_drop(ctx, i);
+            continue;
+        }
+        i++;
+    }
+}
+
+uint32_t relay_for(const struct membership *ctx, uint32_t peer)
+{
+    int i = relay_index(ctx, peer);
+    return i < 0 ? MEMBERSHIP_NONE : ctx->relays[i].relay;
+}
+
+/* From now on peer is reached through relay (both members, neither us). */
+static void relay_learn(struct membership *ctx, uint32_t peer, uint32_t relay)
+{
+    int i = relay_index(ctx, peer);
+    if (i >= 0) {
+        ctx->relays[i].relay = relay;
+        return;
+    }
+    if (ctx->relay_count >= MEMBERSHIP_RELAY_MAX) {
+        ctx->counters.table_overflows++;
+        return;
+    }
+    struct membership_relay *r = &ctx->relays[ctx->relay_count++];
+    r->peer = peer;
+    r->relay = relay;
+    r->beats = 0;
+}
+
+void relay_heard_direct(struct membership *ctx, uint32_t sender)
+{
+    int i = relay_index(ctx, sender);
+    if (i >= 0) {
+        relay_drop(ctx, (uint32_t)i);
+    }
+}
+
+void relay_offer(struct membership *ctx, struct membership_outbox *out, uint32_t detector,
+                 uint32_t peer)
+{
+    /* Only the view's root is taken at its word (not an acting one). */
+    if (machine_root_id(ctx) != ctx->self || detector == ctx->self || detector == peer ||
+        !machine_is_member(ctx, detector) || !machine_is_member(ctx, peer)) {
+        return;
+    }
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_REFUTED);
+    membership_put_u32(&w, peer);
+    membership_put_u32(&w, ctx->self);
+    membership_outbox_commit(out, detector, &w);
+}
+
+void relay_handle_refuted(struct membership *ctx, const struct membership_msg *msg, uint64_t now)
+{
+    uint32_t peer = msg->body.refuted.peer;
+    uint32_t relay = msg->body.refuted.relay;
+    /* Only our root checks our reports; it names a member that is neither of us. */
+    if (msg->header.sender != machine_root_id(ctx) || peer == ctx->self || relay == ctx->self ||
+        relay == peer || !machine_is_member(ctx, peer) || !machine_is_member(ctx, relay)) {
+        ctx->counters.drops_unexpected++;
+        return;
+    }
+    detector_forget_suspect(ctx, peer, now);
+    relay_learn(ctx, peer, relay);
+}
+
+/* An envelope's own bytes: our header, then origin, target, flags, the inner length. */
+static void put_envelope(const struct membership *ctx, struct membership_writer *w,
+                         uint32_t origin, uint32_t target, uint8_t flags, uint16_t inner_length)
+{
+    machine_put_header(ctx, w, MEMBERSHIP_MSG_RELAY, ctx->has_view ? MEMBERSHIP_FLAG_HAS_VIEW : 0);
+    membership_put_u32(w, origin);
+    membership_put_u32(w, target);
+    membership_put_u8(w, flags);
+    membership_put_u8(w, 0);
+    membership_put_u16(w, inner_length);
+}
+
+bool relay_receive(struct membership *ctx, const struct membership_msg *msg,
+                   struct membership_outbox *out, const uint8_t **inner, size_t *inner_length)
+{
+    const struct membership_body_relay *r = &msg->body.relay;
+    uint32_t sender = msg->header.sender;
+    bool forwarded = (r->flags & MEMBERSHIP_RELAY_FORWARDED) != 0;
+    /* To send on: from its origin, for someone else.  To open: from a relay, for us. */
+    bool addressed = forwarded ? r->target == ctx->self && sender != r->origin
+                               : sender == r->origin && r->target != ctx->self;
+    if (!addressed || !machine_is_member(ctx, sender) || !machine_is_member(ctx, r->origin) ||
+        !machine_is_member(ctx, r->target)) {
+        ctx->counters.relays_refused++;
+        return false;
+    }
+    if (!forwarded) {
+        struct membership_writer w;
+        membership_outbox_begin(out, &w);
+        put_envelope(ctx, &w, r->origin, r->target, MEMBERSHIP_RELAY_FORWARDED, r->inner_length);
+        for (uint32_t i = 0; i < r->inner_length; i++) {
+            membership_put_u8(&w, msg->list[i]);
+        }
+        if (membership_outbox_commit(out, r->target, &w)) {
+            ctx->counters.relays_forwarded++;
+        }
+        return false;
+    }
+    ctx->counters.relays_delivered++;
+    *inner = msg->list;
+    *inner_length = r->inner_length;
+    return true;
+}
+
+void relay_wrap_outbox(struct membership *ctx, struct membership_outbox *out)
+{
+    uint32_t count = out->message_count; /* retest copies go after: direct */
+    for (uint32_t i = 0; ctx->relay_count > 0 && i < count; i++) {
+        const uint8_t *payload = membership_outbox_payload(out, i);
+        uint16_t length = out->messages[i].length;
+        if (length < MEMBERSHIP_HEADER_SIZE || payload[1] == MEMBERSHIP_MSG_RELAY ||
+            le_get_u32(payload + 4) != ctx->self) {
+            continue; /* an envelope already, or not ours */
+        }
+        int k = relay_index(ctx, out->messages[i].destination);
+        if (k < 0 || detector_suspects(ctx, ctx->relays[k].relay)) {
+            continue;
+        }
+        struct membership_relay *r = &ctx->relays[k];
+        if (payload[1] == MEMBERSHIP_MSG_HEARTBEAT && ++r->beats % RELAY_RETEST == 0) {
+            (void)membership_outbox_copy(out, i, r->peer); /* is the direct way back? */
+        }
+        uint8_t envelope[MEMBERSHIP_RELAY_OVERHEAD];
+        struct membership_writer w;
+        membership_writer_init(&w, envelope, sizeof envelope);
+        put_envelope(ctx, &w, ctx->self, r->peer, 0, length);
+        if (length > MEMBERSHIP_RELAY_MAX_INNER ||
+            !membership_outbox_prepend(out, i, envelope, sizeof envelope)) {
+            ctx->counters.table_overflows++; /* too long to wrap: it goes direct */
+            continue;
+        }
+        out->messages[i].destination = r->relay;
+        ctx->counters.relays_sent++;
+    }
+}
