@@ -1577,7 +1577,12 @@ static void step_process(struct sim *sim, uint32_t id)
                  (msg.header.flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 &&
                  msg.header.epoch < membership_epoch(ctx) &&
                  msg.header.stable_epoch <= membership_stable_epoch(ctx) &&
-                 !exempt_from_epoch_check(msg.header.type);
+                 !exempt_from_epoch_check(msg.header.type) &&
+                 /* a failure report from the last completed view: a root
+                  * takes it while a failure round from that view is in
+                  * flight, superseding the round (coord_takes_stale_report) */
+                 !(msg.header.type == MEMBERSHIP_MSG_NODE_FAILURE &&
+                   msg.header.epoch == membership_stable_epoch(ctx));
     uint64_t epoch_before = membership_epoch(ctx);
     uint64_t digest_before = membership_digest(ctx);
     trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s epoch=%" PRIx64 " stable=%" PRIx64
