@@ -224,7 +224,7 @@ static enum membership_decode_status decode_change(const uint8_t *b, size_t body
     c->digest_after = le_get_u64(b + 24);
     if (b[9] != 0 || le_get_u16(b + 14) != 0 ||
         (c->flags & ~(MEMBERSHIP_CHANGE_BASE_STABLE | MEMBERSHIP_CHANGE_DIRECT |
-                      MEMBERSHIP_CHANGE_DECIDED)) != 0) {
+                      MEMBERSHIP_CHANGE_DECIDED | MEMBERSHIP_CHANGE_SINCE_STABLE)) != 0) {
         return MEMBERSHIP_DECODE_RESERVED;
     }
     bool decided = (c->flags & MEMBERSHIP_CHANGE_DECIDED) != 0;

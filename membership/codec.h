@@ -75,6 +75,10 @@
 #define MEMBERSHIP_CHANGE_BASE_STABLE 0x01u /* the base view completed */
 #define MEMBERSHIP_CHANGE_DIRECT 0x02u      /* PARTITIONED sent to each member: do not forward */
 #define MEMBERSHIP_CHANGE_DECIDED 0x04u     /* (model, action) per failed id follows the lists */
+/* The failed ids are every failure since the header's stable epoch and no
+ * join happened since (a superseding round): a member still at that view
+ * applies them as well as one at the base. */
+#define MEMBERSHIP_CHANGE_SINCE_STABLE 0x08u
 #define MEMBERSHIP_DECISION_QUARANTINED 0x80u /* in a decision's action byte: rejoin refused */
 #define MEMBERSHIP_DECISION_REJOINED 0x40u    /* ... its new life joins in the same change */
 #define MEMBERSHIP_DECISION_FLAGS (MEMBERSHIP_DECISION_QUARANTINED | MEMBERSHIP_DECISION_REJOINED)

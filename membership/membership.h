@@ -133,6 +133,7 @@ struct membership_counters {
     uint32_t syncs_completed;
     uint32_t chunks_sent;
     uint32_t rounds_started;    /* as coordinating root */
+    uint32_t rounds_superseded; /* of those, started over a round in flight */
     uint32_t rounds_incomplete;
     uint32_t acks_asked;        /* a child sent the change again after its ack was late */
     uint32_t expulsions;
@@ -293,6 +294,7 @@ struct membership_coordinator {
     struct membership_acks acks;
     uint8_t change_type;   /* the change minted, to send it again (see coord_write_change) */
     bool base_stable;
+    bool since_stable; /* its failed ids are every failure since the stable view */
     uint64_t base_epoch;
     uint32_t round_failed_count; /* its failed ids: batch_failed */
     uint32_t messages;

@@ -506,8 +506,8 @@ static void print_bound(uint32_t max_nodes)
             }
         }
     }
-    printf("(two failures: the second dead node sits in the first round's tree, so that round"
-           " waits for its acks, and its own round follows; no layout removes those waits)\n\n");
+    printf("(two failures: the second failure's reports reach the root while the first's round"
+           " is in flight, and a round removing both supersedes it; rounds counts both)\n\n");
 }
 
 int main(int argc, char **argv)

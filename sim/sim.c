@@ -1584,7 +1584,12 @@ static void step_process(struct sim *sim, uint32_t id)
                  (judged.header.flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 &&
                  judged.header.epoch < membership_epoch(ctx) &&
                  judged.header.stable_epoch <= membership_stable_epoch(ctx) &&
-                 !exempt_from_epoch_check(judged.header.type);
+                 !exempt_from_epoch_check(judged.header.type) &&
+                 /* a failure report from the last completed view: a root
+                  * takes it while a failure round from that view is in
+                  * flight, superseding the round (coord_takes_stale_report) */
+                 !(judged.header.type == MEMBERSHIP_MSG_NODE_FAILURE &&
+                   judged.header.epoch == membership_stable_epoch(ctx));
     uint64_t epoch_before = membership_epoch(ctx);
     uint64_t digest_before = membership_digest(ctx);
     trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s epoch=%" PRIx64 " stable=%" PRIx64

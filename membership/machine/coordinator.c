@@ -608,9 +608,14 @@ void machine_emit_removal(const struct membership *ctx, struct membership_outbox
     } /* else carried for a leave in the same change: no decision without a policy */
 }
 
-/* Mints the new view from the batch and installs it here first. */
-static void mint_view(struct membership *ctx, const struct coord_batch *b, uint64_t now,
-                      struct membership_outbox *out)
+/*
+ * Mints the new view from the batch and installs it here first.  The
+ * batch's first `carried` failures are the superseded round's, already out
+ * of our view and decided (see coord_supersede): only the rest are removed,
+ * counted and decided now.
+ */
+static void mint_view(struct membership *ctx, const struct coord_batch *b, uint32_t carried,
+                      uint64_t now, struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
     c->confirmed = false;
@@ -623,7 +628,7 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
     c->base_stable = ctx->stable_epoch == ctx->epoch;
     c->base_epoch = ctx->epoch;
     uint64_t base = ctx->epoch;
-    for (uint32_t i = 0; i < b->failed_count; i++) {
+    for (uint32_t i = carried; i < b->failed_count; i++) {
         if (machine_view_remove(ctx, b->failed[i])) {
             ctx->digest ^= membership_id_digest(b->failed[i]);
         }
@@ -642,7 +647,7 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
                                   ctx->incarnation);
     install_view(ctx, now, out);
     c->round_decided = carries_decisions(ctx, b->any_left);
-    for (uint32_t i = 0; c->round_decided && i < b->failed_count; i++) {
+    for (uint32_t i = carried; c->round_decided && i < b->failed_count; i++) {
         if (b->failed_model[i] == FAULT_MODEL_LEFT) {
             /* No fault: nothing to count or decide (ignore). */
             c->round_model[i] = FAULT_MODEL_LEFT;
@@ -675,6 +680,7 @@ static void mint_view(struct membership *ctx, const struct coord_batch *b, uint6
     }
     c->round_failed_count = b->failed_count; /* the ids stay in batch_failed for the round */
     c->round_join_count = b->join_count;
+    c->since_stable = carried > 0;
     for (uint32_t i = 0; i < b->join_count; i++) {
         c->round_joins[i] = b->joins[i];
         c->recent[c->recent_next] = b->joins[i];
@@ -720,6 +726,62 @@ static void disseminate(struct membership *ctx, uint64_t now, struct membership_
 }
 
 /*
+ * Failures with evidence while a failure round is in flight (two members
+ * dying at once): rather than let that round wait out the second dead
+ * member's acks (it sits in the round's tree) and run another after it, a
+ * round removing both supersedes it at once.  Its change lists every
+ * failure since the stable view the superseded round started from (flag
+ * SINCE_STABLE), so a member below the dead one, which never got the first
+ * change, applies it as well as one that did; acks of the superseded round
+ * are stale when they arrive.  Only over a failure round (no join) from a
+ * completed view, run by the root itself, and with fresh failures that fit
+ * one change and keep the majority: the superseding round itself is never
+ * superseded, so a partition reported piece by piece still meets rounds
+ * that end (or reach no majority) and the census they lead to.
+ */
+static void coord_supersede(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (!c->base_stable || c->change_type != MEMBERSHIP_MSG_FAILED_NODE ||
+        c->round_join_count != 0 || c->confirming || ctx->root_pos != ctx->self_pos ||
+        ctx->epoch != c->epoch || c->failed_count == 0) {
+        return;
+    }
+    uint32_t carried = c->round_failed_count;
+    bool any_left = false;
+    for (uint32_t i = 0; i < carried; i++) {
+        any_left = any_left || c->batch_failed_model[i] == FAULT_MODEL_LEFT;
+    }
+    /* The carried ids stay where the round keeps them; the new ones follow. */
+    struct coord_batch b = {
+        .failed = c->batch_failed,
+        .failed_at = c->batch_failed_at,
+        .failed_model = c->batch_failed_model,
+        .failed_count = carried,
+        .joins = c->batch_joins,
+        .any_left = any_left,
+    };
+    take_failures(ctx, now, &b);
+    if (b.failed_count == carried) {
+        return;
+    }
+    struct coord_batch fresh = b;
+    fresh.failed += carried;
+    fresh.failed_at += carried;
+    fresh.failed_model += carried;
+    fresh.failed_count -= carried;
+    if (b.stale_count > 0 || carries_decisions(ctx, b.any_left) != c->round_decided ||
+        (ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY && !keeps_majority(ctx, &fresh, now))) {
+        requeue_batch(c, &fresh);
+        return;
+    }
+    c->episode_messages += c->messages; /* what the superseded round sent */
+    mint_view(ctx, &b, carried, now, out);
+    ctx->counters.rounds_superseded++;
+    disseminate(ctx, now, out);
+}
+
+/*
  * Starts the next round if this node is root, idle, and has changes queued:
  * take a batch; while stale reports are being confirmed it waits; the
  * primary rule may send it to a census instead; stale reports are probed
@@ -728,8 +790,12 @@ static void disseminate(struct membership *ctx, uint64_t now, struct membership_
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
-    if (!machine_is_root(ctx) || c->active || ctx->census.active || ctx->leaving) {
+    if (!machine_is_root(ctx) || ctx->census.active || ctx->leaving) {
         return; /* leaving: the next root removes us (membership_request_removal) */
+    }
+    if (c->active) {
+        coord_supersede(ctx, now, out);
+        return;
     }
     struct coord_batch b = {
         .failed = c->batch_failed,
@@ -771,7 +837,7 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
         confirm_stale(ctx, &b, now, out);
         return;
     }
-    mint_view(ctx, &b, now, out);
+    mint_view(ctx, &b, 0, now, out);
     disseminate(ctx, now, out);
 }
 
@@ -789,7 +855,8 @@ static bool coord_send_change(const struct membership *ctx, struct membership_ou
     bool decided = c->round_decided;
     membership_put_u64(&w, c->base_epoch);
     membership_put_u8(&w, (uint8_t)((c->base_stable ? MEMBERSHIP_CHANGE_BASE_STABLE : 0u) |
-                                    (decided ? MEMBERSHIP_CHANGE_DECIDED : 0u)));
+                                    (decided ? MEMBERSHIP_CHANGE_DECIDED : 0u) |
+                                    (c->since_stable ? MEMBERSHIP_CHANGE_SINCE_STABLE : 0u)));
     membership_put_u8(&w, 0);
     membership_put_u16(&w, (uint16_t)c->round_failed_count);
     membership_put_u16(&w, (uint16_t)c->round_join_count);
@@ -889,7 +956,14 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
          * view still lists.
          */
         if (2u * (uint64_t)c->reached <= ctx->ref.count) {
-            c->low_reach_rounds++;
+            /*
+             * A superseding round stands for the round it replaced too:
+             * that one's tree held every member this one removes, so it
+             * would have reached no more.  Counting it once would let a
+             * minority root mint a round more before its census, and a
+             * view of a higher epoch than the majority's by a heal.
+             */
+            c->low_reach_rounds += c->since_stable ? 2u : 1u;
             partition_census_expire(ctx);
         } else {
             c->low_reach_rounds = 0;
@@ -923,6 +997,23 @@ static void coord_complete(struct membership *ctx, uint64_t now, struct membersh
         }
         c->episode = false;
     }
+}
+
+/*
+ * A detector below a member that died with the one being removed never
+ * gets the round in flight (its parent in the new tree is the dead one), so
+ * its report carries the stable view the round started from.  The root
+ * takes it all the same while that round, a failure round from a completed
+ * view, is in flight: nothing joined since, so a member of both views is
+ * the same life of it, and the report may supersede the round.
+ */
+bool coord_takes_stale_report(const struct membership *ctx, const struct membership_header *h)
+{
+    const struct membership_coordinator *c = &ctx->coord;
+    return h->type == MEMBERSHIP_MSG_NODE_FAILURE && machine_is_root(ctx) && c->active &&
+           c->base_stable && c->change_type == MEMBERSHIP_MSG_FAILED_NODE &&
+           c->round_join_count == 0 && h->epoch == c->base_epoch &&
+           h->epoch == ctx->stable_epoch;
 }
 
 /* NODE_FAILURE / ROOT_FAILURE from a member holding our view. */

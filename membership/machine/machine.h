@@ -211,6 +211,8 @@ void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_o
 /* An ack for the round this node coordinates; false when it is not one. */
 bool coord_take_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
                     struct membership_outbox *out);
+/* A report from the stable view a failure round in flight started from. */
+bool coord_takes_stale_report(const struct membership *ctx, const struct membership_header *h);
 void coord_handle_report(struct membership *ctx, const struct membership_msg *msg,
                          const uint8_t *payload, size_t length, uint64_t now,
                          struct membership_outbox *out);

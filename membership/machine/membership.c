@@ -247,8 +247,17 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
     }
     switch (compare_key(ctx, &msg)) {
     case KEY_STALE:
+        if (coord_takes_stale_report(ctx, h)) {
+            coord_handle_report(ctx, &msg, payload, length, now_ns, out);
+            return false;
+        }
         ctx->counters.drops_stale++;
-        if (h->type != MEMBERSHIP_MSG_VIEW_NOTICE) {
+        /* An ack of a view we installed and moved past (a round that was
+         * superseded): the round that replaced it reaches the sender. */
+        bool superseded_ack = (h->type == MEMBERSHIP_MSG_FAILURE_ACK ||
+                               h->type == MEMBERSHIP_MSG_JOIN_ACK) &&
+                              machine_history_has(ctx, h->epoch);
+        if (h->type != MEMBERSHIP_MSG_VIEW_NOTICE && !superseded_ack) {
             send_notice(ctx, out, h->sender, h->epoch);
         }
         return false;

@@ -315,7 +315,11 @@ void round_handle_change(struct membership *ctx, const struct membership_msg *ms
         ctx->counters.drops_stale++;
         return;
     }
-    if (msg->body.change.base_epoch == ctx->epoch) {
+    /* A change listing every failure since the stable view we hold (it
+     * superseded one we never got) applies as well. */
+    bool from_stable = (msg->body.change.flags & MEMBERSHIP_CHANGE_SINCE_STABLE) != 0 &&
+                       ctx->epoch == h->stable_epoch && ctx->stable_epoch == h->stable_epoch;
+    if (msg->body.change.base_epoch == ctx->epoch || from_stable) {
         if (round_change_removes(msg, ctx->self) && !change_readds(msg, ctx->self)) {
             /* We were declared dead: this view is not ours. */
             join_expel(ctx, now, out, h->sender, h->epoch);

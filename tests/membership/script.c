@@ -57,7 +57,8 @@
  *     expect agree                      every node up holds the same view
  *     expect deadline NODES never | expect deadline NODES within=T
  *     expect counter N drops_stale|drops_malformed|drops_bad_ack|reports_refuted|
- *                      false_suspicions|timeouts_widened|suspicions_refuted=V
+ *                      false_suspicions|timeouts_widened|suspicions_refuted|
+ *                      rounds_superseded=V
  *     expect tree N parent=P children=K
  */
 #include <inttypes.h>
@@ -560,6 +561,7 @@ static bool counter_named(const char *name, size_t length, const struct membersh
         {"false_suspicions", offsetof(struct membership_counters, false_suspicions)},
         {"timeouts_widened", offsetof(struct membership_counters, timeouts_widened)},
         {"suspicions_refuted", offsetof(struct membership_counters, suspicions_refuted)},
+        {"rounds_superseded", offsetof(struct membership_counters, rounds_superseded)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strlen(known[i].name) == length && strncmp(known[i].name, name, length) == 0) {
