@@ -529,6 +529,7 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
     }
     case MEMBERSHIP_EVENT_JOINED:
         sim->stats.joined++;
+        sim->stats.last_joined_ns = sim->now;
         if (sim->params.verbosity >= 1) {
             line_begin(sim, id, "joined");
             line_hex(sim, "epoch", e->u.joined.epoch);

@@ -148,6 +148,7 @@ struct sim_stats {
     uint32_t views_installed;
     uint32_t distinct_views;
     uint32_t joined;
+    uint64_t last_joined_ns; /* the latest `joined` event (a joiner got its view) */
     uint32_t expelled;
     uint32_t left_events; /* `left` events, every node's (the leaver's own too) */
     uint32_t nodes_left;  /* leavers that halted once out of the view */
