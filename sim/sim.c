@@ -1277,6 +1277,7 @@ static void reach_samples_until(struct sim *sim, uint64_t before, bool inclusive
     }
     uint64_t now = sim->now;
     while (!sim->stats.violation &&
+           (sim->params.reach_end_ns == 0 || sim->reach_next_ns <= sim->params.reach_end_ns) &&
            (sim->reach_next_ns < before || (inclusive && sim->reach_next_ns == before))) {
         sim->now = sim->reach_next_ns;
         reach_sample_now(sim);

@@ -78,6 +78,7 @@ struct sim_params {
      * `reach-sample` line and goes to on_reach (may be NULL). */
     uint64_t reach_interval_ns; /* 0: no sampler */
     uint32_t reach_pairs;
+    uint64_t reach_end_ns; /* no sample after this (0: to the end of the run) */
     void (*on_reach)(void *context, const struct reach_sample *sample);
     void *reach_context;
     bool launcher_restarts;
