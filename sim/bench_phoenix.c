@@ -534,6 +534,7 @@ static bool seeds_run(const struct torus_geometry *g, struct dead_block dead,
     p.members = spare;
     p.verbosity = 0;
     p.heartbeat_ns = 0; /* no neighbour's heartbeat hints the spare */
+    p.settle_ns = UINT64_C(3000000000); /* a spare asking dead contacts one by one takes long */
     p.seed_count = seed_count;
     for (uint32_t i = 0; i < seed_count; i++)
         p.seeds[i] = seeds[i];

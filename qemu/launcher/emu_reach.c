@@ -33,6 +33,15 @@ bool emu_reach_open(struct emu *emu)
     return true;
 }
 
+static void finish_sample(struct emu *emu, uint64_t now_job_ns);
+
+void emu_reach_end(struct emu *emu)
+{
+    struct emu_reach *r = &emu->reach;
+    if (r->active && r->out != NULL)
+        finish_sample(emu, emu_job_ns(emu)); /* cut short: its pairs under way left out */
+}
+
 void emu_reach_close(struct emu *emu)
 {
     struct emu_reach *r = &emu->reach;
@@ -89,13 +98,19 @@ static void finish_sample(struct emu *emu, uint64_t now_job_ns)
     struct emu_reach *r = &emu->reach;
     struct reach_sample sample;
     reach_sample_begin(&sample, r->started_ns);
+    uint32_t unfinished = 0;
     for (uint32_t i = 0; i < r->pair_count; i++) {
         const struct emu_reach_pair *p = &r->pairs[i];
+        if (!p->done) {
+            unfinished++;
+            continue;
+        }
         reach_sample_add(&sample, p->ok, p->hops,
                          torus_geometry_distance(&emu->geometry, p->source, p->destination));
     }
-    char extra[64];
-    snprintf(extra, sizeof extra, ",\"took_s\":%.3f", (double)(now_job_ns - r->started_ns) / 1e9);
+    char extra[96];
+    snprintf(extra, sizeof extra, ",\"took_s\":%.3f,\"unfinished\":%" PRIu32,
+             (double)(now_job_ns - r->started_ns) / 1e9, unfinished);
     reach_sample_write_json(&sample, extra, r->out);
     fputc('\n', r->out);
     fflush(r->out);

@@ -6,7 +6,9 @@
  * pair has answered or given up, one JSON line goes to <out>/reach.jsonl:
  * the job time the sample began, the pairs tried, the fraction that
  * answered, the route stretch (the hops the ping's frame took over the
- * torus's minimal hops, mean and max), and how long the sample took.
+ * torus's minimal hops, mean and max), how long the sample took, and how
+ * many pairs were still under way when the run ended (left out of the
+ * sample written then; 0 otherwise).
  * Samples wait while a `ping all` sweep runs (a node runs one sweep at a
  * time), and a sweep waits for a source's sample ping.
  */
@@ -55,6 +57,9 @@ struct emu_reach {
  * with a one-line complaint. */
 bool emu_reach_open(struct emu *emu);
 void emu_reach_close(struct emu *emu);
+
+/* The run ends: a sample under way is written with the pairs done. */
+void emu_reach_end(struct emu *emu);
 
 /* One turn of the loop: starts a sample when due, sends what is owed,
  * gives up on late pairs, writes the finished sample. */

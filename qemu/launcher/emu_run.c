@@ -418,6 +418,7 @@ static void stop_and_summarize(struct emu *emu)
 {
     collect_stats(emu);
     emu_process_stop_all(emu);
+    emu_reach_end(emu);
     if (emu->interrupted != 0)
         emu_complain(emu, "stopped by signal %d (%s); every node stopped", emu->interrupted,
                      strsignal(emu->interrupted));
