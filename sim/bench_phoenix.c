@@ -458,7 +458,7 @@ static bool half_section(const char *dims)
     snprintf(script, sizeof script, "kill x>=%" PRIu32 " at %" PRIu64 "ns; restart x>=%" PRIu32
              " at %" PRIu64 "ns", half, HALF_KILL_NS, half, HALF_RESTART_NS);
     printf("\n2. Kill half, restart half (paper, Fig. 6: 224 processes, 112 killed at 30 s\n"
-           "   and restarted at 35 s; the tables follow within seconds): %s (%" PRIu32
+           "   and restarted at 35 s; \"updated rapidly\"): %s (%" PRIu32
            " nodes),\n   '%s', every pair of running nodes routed every 10 us\n",
            dims, g.node_count, script);
     struct half_result result[2];

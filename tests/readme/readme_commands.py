@@ -119,7 +119,7 @@ MAPPED = {
         "a timing benchmark (minutes); the tests run it at a tiny size and check its tables"),
     "./tori bench phoenix": (
         ["sim.bench_phoenix_quick"],
-        "about 80 s of simulation at 224 and 1,024 nodes; the test runs it at 4x4x4 and checks "
+        "about 50 s of simulation at 224 and 1,024 nodes; the test runs it at 4x4x4 and checks "
         "every row's keys and invariants"),
     "./tori bench membership": (
         ["sim.bench_membership_small"],
