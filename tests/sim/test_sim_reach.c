@@ -79,6 +79,8 @@ int main(int argc, char **argv)
 
     run(false, 0, &detour_samples);
     CHECK(detour_samples.count > 100);
+    if (detour_samples.count == 0)
+        return check_report("sim.reach_wall");
     bool detour_full_before = true;
     double detour_stretch_after = 0;
     for (uint32_t i = 0; i < detour_samples.count; i++) {
@@ -101,6 +103,9 @@ int main(int argc, char **argv)
            "detour: no stretch while detouring");
 
     run(true, 0, &table_samples);
+    CHECK(table_samples.count > 100);
+    if (table_samples.count == 0)
+        return check_report("sim.reach_wall");
     uint64_t first_short_ns = 0, converged_ns = 0;
     double stretch_converged = 0;
     for (uint32_t i = 0; i < table_samples.count; i++) {
