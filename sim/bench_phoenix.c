@@ -26,14 +26,17 @@
  *      lower bound of stretch, at the price of one node doing all.
  * 2. Kill half, restart half (Fig. 6): on 8x7x4 (224 nodes, the paper's
  *    224 processes), `kill x>=4` at 1 ms and `restart x>=4` 5 ms later (the
- *    paper's 30 s and 35 s), every pair
- *    of running nodes routed every 10 us: the reachable fraction and the
- *    stretch over time, detour and table side by side.
+ *    paper's 30 s and 35 s), every pair of running nodes routed every
+ *    10 us: the reachable fraction and the stretch over time, detour and
+ *    table side by side.
  * 3. Discovery through seeds (Fig. 7's question): on 16x8x8, the last node
- *    a spare; none of the initial view dies, or ids 1-479, or ids 512-1022,
- *    then the spare joins,
- *    without seeds and with seeds 0 and 1000: its join requests and its
- *    join latency (from the `join` to its `joined`).
+ *    a spare; none of the initial view dies, or ids 1-479, or ids
+ *    512-1022, then the spare joins, without seeds and with seeds 0 and
+ *    500: its join requests and its join latency (from the `join` to its
+ *    `joined`).
+ *
+ * Messages count the whole run, the cut and the mend: advertisements, or
+ * the central computation's reports and tables.
  *
  * --quick: 4x4x4 everywhere (the CTest's run).  Times are the simulator's
  * virtual time (hop 4.6 us, cp 2 us: BG/L), exact and reproducible, at the
