@@ -17,7 +17,6 @@
 #include "sim/sim_ft.h"
 #include "sim/sim_pcap.h"
 #include "sim/sim_queue.h"
-#include "tools/splitmix.h"
 
 #define TRACE_LINES 48
 #define TRACE_WIDTH 176
