@@ -61,6 +61,8 @@ struct options {
     const char *dims_text;
     bool routes;
     const char *routing;     /* --routing detour|table (implies --routes) */
+    struct reach_options reach; /* --reach INTERVAL[,PAIRS]; interval 0: none */
+    FILE *reach_file;        /* --reach with --out: DIR/reach.jsonl */
     bool chaos;
     enum sim_app_kind app;   /* --app: model applications over every node's comm core */
     struct job_options job_text; /* --app, --iterations, --app-args as given */
@@ -183,6 +185,12 @@ static void usage(void)
           "                       routing tables); implies --routes, and ends with a\n"
           "                       'reach' line: every pair of running nodes routed\n"
           "                       as things stand at the end\n"
+          "  --reach INTERVAL[,PAIRS]  every INTERVAL from 0 (routes on), every\n"
+          "                       ordered pair of running nodes (or PAIRS drawn with\n"
+          "                       the seed) routed as a message would be then: a\n"
+          "                       'reach-sample' line (pairs, reached, fraction,\n"
+          "                       stretch_mean and stretch_max: hops over minimal\n"
+          "                       hops); with --out, DIR/reach.jsonl too\n"
           "  --settle-ms N        quiet time that ends a run\n"
           "                       (times: a bare number in the option's unit, or a\n"
           "                       time as in scripts: 4.6us, 1.5ms, 2s)\n"
@@ -670,6 +678,15 @@ static void parse_args(int argc, char **argv, struct options *o)
             }
             o->routing = v;
             o->routes = true;
+        } else if (strcmp(a, "--reach") == 0) {
+            char error[200];
+            if (v == NULL) {
+                usage_error("%s needs a value", a, "INTERVAL[,PAIRS], e.g. 100us or 1ms,500");
+            }
+            if (!reach_options_parse(v, &o->reach, error, sizeof error)) {
+                fprintf(stderr, TOOL ": --reach: %s\n", error);
+                exit(2);
+            }
         } else if (strcmp(a, "--spares") == 0) {
             o->spares = parse_u64(a, v, 0, CONFIG_MAX_NODES, "0..node count - 1");
             o->spares_set = true;
@@ -731,7 +748,7 @@ static void parse_args(int argc, char **argv, struct options *o)
             } else {
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
-                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, --routing, "
+                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, --routing, --reach, "
                             "--settle-ms, --inject, --inject-file, --emit-script, --pcap, --out, "
                             "--chaos, --seeds, --seed-nodes, --rate, --keep-going, --seed, "
                             "--trace-node, --app, --iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery, "
@@ -842,6 +859,12 @@ static void parse_args(int argc, char **argv, struct options *o)
         usage_error("--pcap with --seeds %s", argv_seeds_text(o->seeds),
                     "one run to capture: --seeds 1");
     }
+    if (o->reach.interval_ns != 0 && !o->routes) {
+        usage_error("%s", "--reach without routes", "--routing detour|table or --routes");
+    }
+    if (o->reach.interval_ns != 0 && o->chaos) {
+        usage_error("%s", "--reach with --chaos", "a scripted run to sample");
+    }
     if (o->out_dir != NULL && o->chaos) {
         usage_error("%s", "--out with --chaos",
                     "a scripted run to record; a seed's faults replay with --emit-script");
@@ -855,6 +878,12 @@ static void parse_args(int argc, char **argv, struct options *o)
             fprintf(stderr, TOOL ": --out '%s' cannot be written (expected a writable "
                             "directory)\n",
                     o->out_dir);
+            exit(2);
+        }
+        if (o->reach.interval_ns != 0 &&
+            (snprintf(path, sizeof path, "%s/reach.jsonl", o->out_dir) >= (int)sizeof path ||
+             (o->reach_file = fopen(path, "w")) == NULL)) {
+            fprintf(stderr, TOOL ": --out '%s': reach.jsonl cannot be written\n", o->out_dir);
             exit(2);
         }
     }
@@ -875,6 +904,14 @@ static void parse_args(int argc, char **argv, struct options *o)
     }
 }
 
+/* --reach with --out: each sample as a line of DIR/reach.jsonl (tori-emu's format). */
+static void write_reach_line(void *context, const struct reach_sample *sample)
+{
+    FILE *file = context;
+    reach_sample_write_json(sample, NULL, file);
+    fputc('\n', file);
+}
+
 static void fill_params(const struct options *o, struct sim_params *p, bool heartbeats)
 {
     sim_params_defaults(p, &o->geometry);
@@ -893,6 +930,12 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->routes = o->routes;
     p->routing_table = o->routing != NULL &&
                        job_routing_mode_from_name(o->routing) == JOB_ROUTING_TABLE;
+    p->reach_interval_ns = o->reach.interval_ns;
+    p->reach_pairs = o->reach.pairs;
+    if (o->reach_file != NULL) {
+        p->on_reach = write_reach_line;
+        p->reach_context = o->reach_file;
+    }
     p->json = o->json;
     p->verbosity = o->verbosity;
     p->trace_node = o->trace_set ? o->trace_node : UINT32_MAX;
@@ -1154,12 +1197,15 @@ static int run_script(const struct options *o)
         printf(p.json ? "{\"event\":\"reach\",\"routing\":\"%s\",\"pairs\":%" PRIu64
                         ",\"delivered\":%" PRIu64 ",\"unreachable\":%" PRIu64
                         ",\"ttl_expired\":%" PRIu64 ",\"messages_ttl_expired\":%" PRIu64
-                        ",\"route_adverts\":%" PRIu64 "}\n"
+                        ",\"route_adverts\":%" PRIu64 ",\"stretch_mean\":%.3f"
+                        ",\"stretch_max\":%.3f}\n"
                       : "reach routing=%s pairs=%" PRIu64 " delivered=%" PRIu64
                         " unreachable=%" PRIu64 " ttl_expired=%" PRIu64
-                        " messages_ttl_expired=%" PRIu64 " route_adverts=%" PRIu64 "\n",
+                        " messages_ttl_expired=%" PRIu64 " route_adverts=%" PRIu64
+                        " stretch_mean=%.3f stretch_max=%.3f\n",
                o->routing, reach.pairs, reach.delivered, reach.pairs - reach.delivered,
-               reach.ttl_expired, s->ttl_expired, s->route_adverts);
+               reach.ttl_expired, s->ttl_expired, s->route_adverts, reach.stretch_mean,
+               reach.stretch_max);
     }
     if (o->records != NULL)
         print_summary(&records_params, sim_get_stats(sim), o->records);
@@ -1171,6 +1217,10 @@ static int run_script(const struct options *o)
         aborted = sim_get_stats(sim)->app_aborted;
     }
     sim_destroy(sim);
+    if (o->reach_file != NULL && fclose(o->reach_file) != 0) {
+        fprintf(stderr, TOOL ": --out '%s': cannot write reach.jsonl\n", o->out_dir);
+        return 1;
+    }
     if (o->records != NULL && fclose(o->records) != 0) {
         fprintf(stderr, TOOL ": --out '%s': cannot write sim.jsonl\n", o->out_dir);
         return 1;

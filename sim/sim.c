@@ -117,6 +117,9 @@ struct sim {
     uint64_t recovery_kill_epoch; /* the communicator whose rebuild drew the last */
     uint8_t *fired; /* per injection timed by iteration: it fired */
     struct route_table *tables; /* --routing table: every node's */
+    uint64_t reach_next_ns;  /* --reach: the next sample's time */
+    uint64_t reach_state;    /* --reach PAIRS: the pairs' generator */
+    uint32_t *reach_running; /* --reach PAIRS: the running nodes at a sample */
 };
 
 /* ------------------------------------------------------------------ */
@@ -525,6 +528,7 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
     }
     case MEMBERSHIP_EVENT_JOINED:
         sim->stats.joined++;
+        sim->stats.last_joined_ns = sim->now;
         if (sim->params.verbosity >= 1) {
             line_begin(sim, id, "joined");
             line_hex(sim, "epoch", e->u.joined.epoch);
@@ -1194,6 +1198,91 @@ static void ping_all(struct sim *sim)
                   "(first %" PRIu32 "->%" PRIu32 ")",
                   missing, pairs, first_source, first_destination);
     }
+}
+
+/* Routes on: one ordered pair routed as a message sent now would be (a
+ * block or partition between them loses it), added to sample. */
+static void reach_pair(const struct sim *sim, uint32_t a, uint32_t b,
+                       struct reach_sample *sample, uint64_t *ttl_expired)
+{
+    uint64_t hops = 0;
+    bool expired = false;
+    bool reached = !cut_off(sim, a, b) && route(sim, a, b, &hops, &expired);
+    reach_sample_add(sample, reached, hops,
+                     torus_geometry_distance(&sim->params.geometry, a, b));
+    *ttl_expired += expired;
+}
+
+/* Every ordered pair of running nodes (sample's t_ns set by the caller). */
+static void reach_every_pair(const struct sim *sim, struct reach_sample *sample,
+                             uint64_t *ttl_expired)
+{
+    for (uint32_t a = 0; a < sim->node_count; a++) {
+        if (sim->nodes[a].state != NODE_UP) {
+            continue;
+        }
+        for (uint32_t b = 0; b < sim->node_count; b++) {
+            if (b != a && sim->nodes[b].state == NODE_UP) {
+                reach_pair(sim, a, b, sample, ttl_expired);
+            }
+        }
+    }
+}
+
+/* --reach: one sample now, a `reach-sample` line. */
+static void reach_sample_now(struct sim *sim)
+{
+    struct reach_sample sample;
+    uint64_t ttl_expired = 0;
+    reach_sample_begin(&sample, sim->now);
+    if (sim->params.reach_pairs == 0) {
+        reach_every_pair(sim, &sample, &ttl_expired);
+    } else {
+        uint32_t running = 0;
+        for (uint32_t id = 0; id < sim->node_count; id++) {
+            if (sim->nodes[id].state == NODE_UP) {
+                sim->reach_running[running++] = id;
+            }
+        }
+        for (uint32_t i = 0; running >= 2 && i < sim->params.reach_pairs; i++) {
+            uint32_t a = 0, b = 0;
+            reach_draw_pair(&sim->reach_state, running, &a, &b);
+            reach_pair(sim, sim->reach_running[a], sim->reach_running[b], &sample,
+                       &ttl_expired);
+        }
+    }
+    sim->stats.reach_samples++;
+    line_begin(sim, 0, "reach-sample");
+    line_u64(sim, "pairs", sample.tried);
+    line_u64(sim, "reached", sample.reached);
+    line_ratio(sim, "fraction", sample.reached, sample.tried);
+    /* in thousandths, as every ratio of these lines (deterministic text) */
+    line_ratio(sim, "stretch_mean", (uint64_t)(sample.stretch_sum * 1000.0 + 0.5),
+               sample.reached * 1000u);
+    line_ratio(sim, "stretch_max", (uint64_t)(sample.stretch_max * 1000.0 + 0.5), 1000u);
+    line_u64(sim, "ttl_expired", ttl_expired);
+    line_end(sim);
+    if (sim->params.on_reach != NULL) {
+        sim->params.on_reach(sim->params.reach_context, &sample);
+    }
+}
+
+/* --reach: the samples due before `before` (up to and including it when
+ * inclusive), in time order. */
+static void reach_samples_until(struct sim *sim, uint64_t before, bool inclusive)
+{
+    if (sim->params.reach_interval_ns == 0 || !sim->params.routes) {
+        return;
+    }
+    uint64_t now = sim->now;
+    while (!sim->stats.violation &&
+           (sim->params.reach_end_ns == 0 || sim->reach_next_ns <= sim->params.reach_end_ns) &&
+           (sim->reach_next_ns < before || (inclusive && sim->reach_next_ns == before))) {
+        sim->now = sim->reach_next_ns;
+        reach_sample_now(sim);
+        sim->reach_next_ns += sim->params.reach_interval_ns;
+    }
+    sim->now = now > sim->now ? now : sim->now;
 }
 
 /* Messages whose purpose is joining, probing or state transfer are exempt. */
@@ -2157,6 +2246,14 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
             return NULL;
         }
     }
+    sim->reach_running = calloc(n, sizeof *sim->reach_running);
+    /* the pairs' own stream: the same pairs whatever else the seed draws */
+    sim->reach_state = params->seed ^ UINT64_C(0x7265616368); /* "reach" */
+    if (sim->reach_running == NULL) {
+        snprintf(error, error_capacity, "out of memory for %" PRIu32 " nodes", n);
+        sim_destroy(sim);
+        return NULL;
+    }
     if (params->app.kind != SIM_APP_NONE) {
         sim->comms = calloc(n, sizeof *sim->comms);
         sim->comm_out = calloc(1, sizeof *sim->comm_out);
@@ -2251,6 +2348,7 @@ void sim_destroy(struct sim *sim)
     free(sim->apps);
     sim_checkpoints_free(&sim->checkpoints);
     free(sim->tables);
+    free(sim->reach_running);
     sim_ft_destroy(sim->ft);
     free(sim->map_scratch);
     free(sim->fired);
@@ -2338,9 +2436,11 @@ bool sim_run(struct sim *sim, FILE *out)
         struct sim_event e;
         while (!sim->stats.violation && sim_queue_peek_time(&sim->queue) <= sim->end_ns &&
                sim_queue_pop(&sim->queue, &e)) {
+            reach_samples_until(sim, e.time_ns, false);
             sim->now = e.time_ns;
             step(sim, &e);
         }
+        reach_samples_until(sim, sim->end_ns, true);
         if (sim->stats.violation) {
             break;
         }
@@ -2395,22 +2495,12 @@ const struct membership *sim_node(const struct sim *sim, uint32_t id)
 
 void sim_reach_all_pairs(const struct sim *sim, struct sim_reach *reach)
 {
+    struct reach_sample sample;
     memset(reach, 0, sizeof *reach);
-    for (uint32_t a = 0; a < sim->node_count; a++) {
-        if (sim->nodes[a].state != NODE_UP) {
-            continue;
-        }
-        for (uint32_t b = 0; b < sim->node_count; b++) {
-            if (b == a || sim->nodes[b].state != NODE_UP) {
-                continue;
-            }
-            uint64_t hops = 0;
-            bool ttl_expired = false;
-            reach->pairs++;
-            if (route(sim, a, b, &hops, &ttl_expired)) {
-                reach->delivered++;
-            }
-            reach->ttl_expired += ttl_expired;
-        }
-    }
+    reach_sample_begin(&sample, sim->now);
+    reach_every_pair(sim, &sample, &reach->ttl_expired);
+    reach->pairs = sample.tried;
+    reach->delivered = sample.reached;
+    reach->stretch_mean = reach_sample_stretch_mean(&sample);
+    reach->stretch_max = sample.stretch_max;
 }

@@ -36,6 +36,7 @@
 #include "membership/codec.h"
 #include "membership/membership.h"
 #include "net/torus/geometry.h"
+#include "tools/reach.h"
 #include "tools/ts_model.h"
 
 struct sim_params {
@@ -71,6 +72,15 @@ struct sim_params {
     void (*on_decision)(void *context, uint64_t t_ns, uint32_t at,
                         const struct membership_event_decision *decision);
     void *decision_context;
+    /* --reach INTERVAL[,PAIRS] (routes on): every reach_interval_ns from 0,
+     * ordered pairs of running nodes routed as a message would be then
+     * (every pair, or reach_pairs drawn with the seed); each sample is a
+     * `reach-sample` line and goes to on_reach (may be NULL). */
+    uint64_t reach_interval_ns; /* 0: no sampler */
+    uint32_t reach_pairs;
+    uint64_t reach_end_ns; /* no sample after this (0: to the end of the run) */
+    void (*on_reach)(void *context, const struct reach_sample *sample);
+    void *reach_context;
     bool launcher_restarts;
     uint64_t restart_ns;
 };
@@ -139,12 +149,14 @@ struct sim_stats {
     uint32_t views_installed;
     uint32_t distinct_views;
     uint32_t joined;
+    uint64_t last_joined_ns; /* the latest `joined` event (a joiner got its view) */
     uint32_t expelled;
     uint32_t left_events; /* `left` events, every node's (the leaver's own too) */
     uint32_t nodes_left;  /* leavers that halted once out of the view */
     uint32_t pings;       /* `ping all` items carried out */
     uint64_t ping_pairs;  /* ordered pairs of running nodes they pinged */
     uint64_t ping_missing; /* ... that did not answer (each fails the run) */
+    uint32_t reach_samples; /* --reach samples taken */
     uint32_t partitioned;
     uint64_t last_injection_ns; /* time of the last scripted fault (0: none) */
     uint64_t last_change_ns;    /* last view, join, expulsion or partition event */
@@ -218,6 +230,8 @@ struct sim_reach {
     uint64_t pairs;
     uint64_t delivered;
     uint64_t ttl_expired; /* lost to the TTL: a loop or a long detour */
+    double stretch_mean;  /* of delivered pairs: hops over minimal torus hops */
+    double stretch_max;
 };
 void sim_reach_all_pairs(const struct sim *sim, struct sim_reach *reach);
 const struct sim_params *sim_get_params(const struct sim *sim);

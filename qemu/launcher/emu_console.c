@@ -104,7 +104,11 @@ static void on_event(struct emu *emu, struct emu_node *node, const struct event_
     count_event(emu, name);
     if (emu->observer != NULL)
         emu->observer(emu->observer_context, node, line);
-    if (strcmp(name, "ready") == 0) {
+    bool sampled = (strcmp(name, "ping") == 0 || strcmp(name, "console-error") == 0) &&
+                   emu_reach_on_event(emu, node, line); /* a --reach sample's answer */
+    if (sampled) {
+        /* not a `ping all` answer */
+    } else if (strcmp(name, "ready") == 0) {
         uint64_t incarnation = 0;
         if (event_line_get_u64(line, "incarnation", &incarnation) && incarnation <= UINT32_MAX)
             node->reported_incarnation = (uint32_t)incarnation;

@@ -47,6 +47,10 @@ void emu_options_usage(FILE *out)
         "                       every pair answered; hop and round-trip statistics\n"
         "  --ping-parallel N    nodes pinging at the same time (2)\n"
         "  --ping-timeout D     how long one node's `ping all` may take (60s)\n"
+        "  --reach INTERVAL[,PAIRS]  every INTERVAL of the job, PAIRS (64) ordered\n"
+        "                       pairs of running nodes pinged (every pair when\n"
+        "                       fewer): one line each in <out>/reach.jsonl, the\n"
+        "                       fraction reachable and the route stretch\n"
         "  --ready-timeout D    how long the nodes may take to be ready\n"
         "                       (20s + 500ms per node)\n"
         "  --json               one JSON object per node event on stdout\n"
@@ -154,7 +158,7 @@ struct raw_options {
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
     const char *image, *node_binary, *qemu, *job, *auth, *mpiexec;
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
-    const char *checkpoint_every, *recovery, *lossy_link, *seeds, *routing;
+    const char *checkpoint_every, *recovery, *lossy_link, *seeds, *routing, *reach;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
     const char *inject, *inject_file, *chaos, *fault_rates, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
@@ -174,6 +178,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--ready-timeout", &raw->ready_timeout, NULL},
         {"--ping-timeout", &raw->ping_timeout, NULL},
         {"--ping-parallel", &raw->ping_parallel, NULL},
+        {"--reach", &raw->reach, NULL},
         {"--out", &raw->out, NULL},
         {"--base-port", &raw->base_port, NULL},
         {"--image", &raw->image, NULL},
@@ -527,6 +532,14 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
             return EMU_OPTIONS_ERROR;
         }
         o->ping_parallel = (unsigned)value;
+    }
+    if (raw.reach != NULL) {
+        char reason[160];
+        if (!reach_options_parse(raw.reach, &o->reach, reason, sizeof reason)) {
+            snprintf(error, capacity, "--reach: %s", reason);
+            return EMU_OPTIONS_ERROR;
+        }
+        o->reach_set = true;
     }
     if (raw.base_port != NULL) {
         if (!cli_parse_u64(raw.base_port, 1024, 65535, &value)) {

@@ -11,6 +11,7 @@
 
 #include "config/tori_config.h"
 #include "kernel/job.h"
+#include "tools/reach.h"
 
 enum emu_boards { EMU_BOARDS_QEMU, EMU_BOARDS_HOST, EMU_BOARDS_MIXED, EMU_BOARDS_MPI };
 
@@ -37,6 +38,8 @@ struct emu_options {
     uint64_t ping_timeout_ns;  /* per node */
     unsigned ping_parallel;   /* nodes pinging at once */
     bool ping, json, demo, verbose;
+    bool reach_set;           /* --reach INTERVAL[,PAIRS] (emu_reach.h) */
+    struct reach_options reach;
     bool check_qmp;           /* ask every QEMU node's QMP socket once ready */
     bool pcap;                /* capture every link end in <out>/pcap/ */
     bool auth;                /* frames tagged with a fresh job key (--auth, on) */

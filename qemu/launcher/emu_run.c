@@ -90,7 +90,7 @@ void emu_step(struct emu *emu, int timeout_ms)
         emu->poll_rank[n++] = i;
     }
     n = emu_mpi_poll_fds(emu, emu->poll_set, emu->poll_rank, (unsigned)n);
-    int ready = poll(emu->poll_set, n, timeout_ms);
+    int ready = poll(emu->poll_set, n, emu_reach_poll_ms(emu, timeout_ms));
     emu->wake_ns = emu_now_ns(emu);
     if (ready < 0 && errno != EINTR) {
         emu_complain(emu, "poll: %s", strerror(errno));
@@ -113,6 +113,7 @@ void emu_step(struct emu *emu, int timeout_ms)
         }
     }
     emu_process_reap(emu);
+    emu_reach_tick(emu);
 }
 
 /* ---- phases ---- */
@@ -278,6 +279,10 @@ bool emu_ping_sweep(struct emu *emu, const bool *which)
             struct emu_node *node = &emu->nodes[next++];
             if (which != NULL && !which[node->rank])
                 continue;
+            if (emu_reach_busy(emu, node)) {
+                next--; /* its sample ping first: one sweep at a time on a node */
+                break;
+            }
             node->ping_asked = true;
             node->ping_asked_ns = emu_now_ns(emu);
             if (emu_node_send(node, "ping all")) {
@@ -372,6 +377,9 @@ static void summarize(struct emu *emu)
         panicked += emu->nodes[r].panicked;
     if (panicked > 0)
         fprintf(out, TOOL ": %u node%s panicked\n", panicked, panicked == 1 ? "" : "s");
+    if (emu->reach.on)
+        fprintf(out, TOOL ": reach: %u sample%s in reach.jsonl\n", emu->reach.samples,
+                emu->reach.samples == 1 ? "" : "s");
     fprintf(out, TOOL ": logs, personalities and events.jsonl in %s\n", emu->out_dir);
     fflush(out);
 }
@@ -410,6 +418,7 @@ static void stop_and_summarize(struct emu *emu)
 {
     collect_stats(emu);
     emu_process_stop_all(emu);
+    emu_reach_end(emu);
     if (emu->interrupted != 0)
         emu_complain(emu, "stopped by signal %d (%s); every node stopped", emu->interrupted,
                      strsignal(emu->interrupted));
@@ -482,7 +491,7 @@ bool emu_open(struct emu *emu, const struct emu_options *options, const struct e
     emu->human = options->json ? stderr : stdout;
     emu->origin_ns = monotonic_ns();
     emu->progress_tty = isatty(STDERR_FILENO) != 0;
-    return emu_setup_prepare(emu) && emu_setup_signals(emu);
+    return emu_setup_prepare(emu) && emu_setup_signals(emu) && emu_reach_open(emu);
 }
 
 bool emu_start_all(struct emu *emu)

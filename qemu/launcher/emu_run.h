@@ -26,6 +26,7 @@
 #include "qemu/launcher/emu_node.h"
 #include "qemu/launcher/emu_options.h"
 #include "qemu/launcher/emu_ping.h"
+#include "qemu/launcher/emu_reach.h"
 #include "qemu/launcher/emu_spawn.h"
 
 struct emu;
@@ -121,6 +122,7 @@ struct emu {
 
     struct emu_ping ping;
     unsigned ping_active;
+    struct emu_reach reach; /* --reach: the sampler (emu_reach.h) */
 
     bool progress_tty;
     bool progress_open; /* a progress line without its newline */

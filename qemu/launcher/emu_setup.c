@@ -307,6 +307,7 @@ void emu_setup_release(struct emu *emu)
     free(emu->poll_set);
     free(emu->poll_rank);
     emu_ping_free(&emu->ping);
+    emu_reach_close(emu);
     if (emu->events != NULL)
         fclose(emu->events);
     if (emu->signal_fd >= 0)

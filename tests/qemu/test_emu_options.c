@@ -101,6 +101,13 @@ static void test_bad(void)
     expect_error("--dims 2x2 --dims 3x3", "--dims is given twice");
     expect_error("--dims 2x2 --out", "--out needs a value");
     expect_error("--dims 2x2 --ping-parallel 0", "--ping-parallel '0' is invalid");
+    /* --reach INTERVAL[,PAIRS] (issue 16): the one time syntax, 1..1e6 pairs. */
+    expect_error("--dims 2x2 --reach soon", "--reach: interval 'soon' is invalid");
+    expect_error("--dims 2x2 --reach 0", "--reach: interval '0' is invalid");
+    expect_error("--dims 2x2 --reach 1s,0", "--reach: pairs '0' is invalid (expected 1..1000000)");
+    expect_error("--dims 2x2 --reach 1s,", "--reach: pairs '' is invalid");
+    expect_error("--dims 2x2 --reach ,8", "--reach: expected INTERVAL[,PAIRS]");
+    expect_error("--dims 2x2 --reach", "--reach needs a value");
 }
 
 static void test_values(void)

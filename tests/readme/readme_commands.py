@@ -117,6 +117,10 @@ MAPPED = {
     "./tori bench comm": (
         ["emu.bench_comm_qemu", "emu.bench_comm_host"],
         "a timing benchmark (minutes); the tests run it at a tiny size and check its tables"),
+    "./tori bench phoenix": (
+        ["sim.bench_phoenix_quick"],
+        "about 50 s of simulation at 224 and 1,024 nodes; the test runs it at 4x4x4 and checks "
+        "every row's keys and invariants"),
     "./tori bench membership": (
         ["sim.bench_membership_small"],
         "a timing benchmark up to 65,536 nodes; the test runs it up to 512"),

@@ -22,6 +22,7 @@ if [[ "$CASE" == packages ]]; then
     expect_groups "personality" host
     expect_groups "sim" host
     expect_groups "bench membership" host
+    expect_groups "bench phoenix" host
     expect_groups "build host" host mpi
     expect_groups "build host-asan" host
     expect_groups "build qemu-virt" host arm
