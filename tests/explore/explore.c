@@ -5,8 +5,10 @@
  * simulator's invariants (sim/sim_invariant.h) in every state reached and
  * agreement in every quiescent one.
  *
- * A state is every node's context and clock, the messages in flight (a
- * multiset: any of them may be delivered next, none is lost) and what the
+ * A state is every node's context, the one clock, the messages in flight
+ * (FIFO per pair of nodes, as over the torus's reliable links: the oldest
+ * of each pair may be delivered next; --reorder: any of them; none is lost
+ * but as below) and what the
  * checker remembers (lives, the epoch registry).  A step is one of:
  *   deliver  one message in flight to its (live) destination;
  *   tick     the clock jumps to the earliest deadline of any node, and
@@ -16,6 +18,8 @@
  *            races a timeout);
  *   crash    a node stops for good (at most --crashes; the root included);
  *            the messages to it are lost, those it sent stay in flight;
+ *   lose     a message a crashed node sent is lost (it died before the
+ *            frame left: a change that reached some children only);
  *   suspect  a live node's detector notices a crashed tree neighbour
  *            (membership_suspect; heartbeats are off, so this is the
  *            detector), whenever it is not probing or reporting it yet;
@@ -82,7 +86,7 @@ struct ex_state {
     uint64_t now;        /* the one clock */
 };
 
-enum ex_kind { EX_DELIVER, EX_TICK, EX_CRASH, EX_SUSPECT, EX_JOIN };
+enum ex_kind { EX_DELIVER, EX_LOSE, EX_TICK, EX_CRASH, EX_SUSPECT, EX_JOIN };
 
 struct ex_step {
     uint8_t kind;
@@ -100,6 +104,7 @@ struct ex_params {
     uint32_t depth;
     uint64_t max_states;
     uint32_t early_ticks;
+    bool reorder; /* messages of one pair may overtake each other */
     bool expect_violation;
 };
 
@@ -108,6 +113,7 @@ struct ex_stats {
     uint64_t transitions; /* steps taken */
     uint64_t revisits;    /* steps into a state already explored */
     uint64_t quiescent;   /* quiescent states checked for agreement */
+    uint32_t quiescent_depth; /* the deepest of them */
     uint64_t depth_cut;   /* states at the depth bound with steps left */
     uint64_t full_cut;    /* steps skipped: more than EX_MSGS_MAX in flight */
     uint32_t max_depth;
@@ -183,7 +189,7 @@ static uint64_t state_hash(const struct ex_state *s)
 }
 
 /* Open addressing: the hash and the smallest depth it was explored at. */
-#define EX_TABLE_BITS 22u
+#define EX_TABLE_BITS 24u
 #define EX_TABLE_SIZE (1u << EX_TABLE_BITS)
 static uint64_t *table_key;
 static uint8_t *table_depth;
@@ -271,6 +277,25 @@ static int msg_compare(const struct ex_msg *a, const struct ex_msg *b)
     return memcmp(a->bytes, b->bytes, a->length);
 }
 
+static bool same_pair_or_before(const struct ex_msg *a, const struct ex_msg *b)
+{
+    return a->to < b->to || (a->to == b->to && a->from <= b->from);
+}
+
+/* Under FIFO links only the oldest message of each pair can be delivered next. */
+static bool deliverable(const struct ex_state *s, uint32_t i)
+{
+    if (i == 0) {
+        return true;
+    }
+    const struct ex_msg *a = &s->msg[i - 1];
+    const struct ex_msg *b = &s->msg[i];
+    if (P.reorder) {
+        return msg_compare(a, b) != 0; /* the same message twice: one choice */
+    }
+    return a->to != b->to || a->from != b->from;
+}
+
 static bool fail(const char *fmt, const char *text)
 {
     snprintf(why, sizeof why, fmt, text);
@@ -331,8 +356,10 @@ static bool drain(struct ex_state *s, uint32_t from)
                            .to = (uint8_t)to,
                            .length = outbox.messages[i].length};
         memcpy(m.bytes, membership_outbox_payload(&outbox, i), m.length);
+        /* Sorted by pair; within a pair, in the order sent (P.reorder: by content). */
         uint32_t at = 0;
-        while (at < s->msg_count && msg_compare(&s->msg[at], &m) <= 0) {
+        while (at < s->msg_count && (P.reorder ? msg_compare(&s->msg[at], &m) <= 0
+                                               : same_pair_or_before(&s->msg[at], &m))) {
             at++;
         }
         memmove(&s->msg[at + 1], &s->msg[at], sizeof m * (s->msg_count - at));
@@ -500,6 +527,19 @@ static bool do_deliver(struct ex_state *s, uint32_t index, struct ex_step *step)
     return drain(s, m.to);
 }
 
+static bool do_lose(struct ex_state *s, uint32_t index, struct ex_step *step)
+{
+    struct membership_msg msg;
+    if (membership_decode(s->msg[index].bytes, s->msg[index].length, P.nodes, &msg) ==
+        MEMBERSHIP_DECODE_OK) {
+        step->type = msg.header.type;
+        step->epoch = msg.header.epoch;
+    }
+    memmove(&s->msg[index], &s->msg[index + 1], sizeof s->msg[0] * (s->msg_count - index - 1u));
+    s->msg_count--;
+    return true;
+}
+
 static bool do_tick(struct ex_state *s, uint32_t id, struct ex_step *step)
 {
     struct ex_node *n = &s->node[id];
@@ -561,6 +601,10 @@ static void print_step(uint32_t i, const struct ex_step *st)
         printf("  %3" PRIu32 ". deliver %u->%u %s epoch=%" PRIx64 " (at t=%" PRIu64 ")\n", i + 1,
                st->a, st->b, membership_msg_type_name(st->type), st->epoch, st->at_ns);
         break;
+    case EX_LOSE:
+        printf("  %3" PRIu32 ". lose %u->%u %s epoch=%" PRIx64 " (its sender crashed)\n", i + 1,
+               st->a, st->b, membership_msg_type_name(st->type), st->epoch);
+        break;
     case EX_TICK:
         printf("  %3" PRIu32 ". tick node %u at t=%" PRIu64 "\n", i + 1, st->a, st->at_ns);
         break;
@@ -612,6 +656,9 @@ static void step_into(uint32_t depth, struct ex_step st, uint32_t index)
     switch (st.kind) {
     case EX_DELIVER:
         ok = do_deliver(next, index, &st);
+        break;
+    case EX_LOSE:
+        ok = do_lose(next, index, &st);
         break;
     case EX_TICK:
         if (next->msg_count > 0) {
@@ -671,6 +718,9 @@ static void explore(uint32_t depth)
     }
     if (!busy) {
         S.quiescent++;
+        if (depth > S.quiescent_depth) {
+            S.quiescent_depth = depth;
+        }
         if (!agreement(s)) {
             report_violation(depth);
             return;
@@ -693,11 +743,15 @@ static void explore(uint32_t depth)
         return;
     }
     for (uint32_t i = 0; i < s->msg_count; i++) {
-        if (i > 0 && msg_compare(&s->msg[i - 1], &s->msg[i]) == 0) {
-            continue; /* the same message twice: one choice */
+        if (!deliverable(s, i)) {
+            continue;
         }
         step_into(depth, (struct ex_step){.kind = EX_DELIVER, .a = s->msg[i].from,
                                           .b = s->msg[i].to}, i);
+        if ((s->crashed >> s->msg[i].from & 1u) != 0) {
+            step_into(depth, (struct ex_step){.kind = EX_LOSE, .a = s->msg[i].from,
+                                              .b = s->msg[i].to}, i);
+        }
     }
     /* Timers fire in the order of their deadlines, on the one clock. */
     uint64_t earliest = MEMBERSHIP_NEVER;
@@ -741,11 +795,12 @@ static void explore(uint32_t depth)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: test_explore --nodes N [--crashes K] [--join] [--early-ticks E]\n"
-               "                    [--depth D] [--max-states S] [--expect-violation]\n"
+               "                    [--reorder] [--depth D] [--max-states S] [--expect-violation]\n"
                "  N: 3 to %u nodes (with --join, the last is a spare that joins once)\n"
                "  K: 0 to 2 crashes, any node, the root included (default 2)\n"
                "  E: timeouts that may fire while messages are in flight, per path, 0 to 8\n"
                "     (default 0: the network is faster than every timeout)\n"
+               "  --reorder: a pair's messages may overtake each other (default: FIFO links)\n"
                "  D: steps from the initial state, 1 to %u (default 40)\n"
                "  S: stop after S states (default 2000000)\n",
             EX_NODES_MAX, EX_DEPTH_MAX - 1u);
@@ -784,6 +839,8 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--early-ticks") == 0) {
             P.early_ticks = (uint32_t)parse_number(a, v, 0, 8);
             i++;
+        } else if (strcmp(a, "--reorder") == 0) {
+            P.reorder = true;
         } else if (strcmp(a, "--join") == 0) {
             P.join = true;
         } else if (strcmp(a, "--expect-violation") == 0) {
@@ -817,12 +874,12 @@ int main(int argc, char **argv)
     table_visit(state_hash(&stack[0]), 0);
     explore(0);
     double seconds = (double)(clock() - started) / CLOCKS_PER_SEC;
-    printf("explore nodes=%" PRIu32 " members=%" PRIu32 " crashes<=%" PRIu32 " join=%s "
+    printf("explore nodes=%" PRIu32 " members=%" PRIu32 " crashes<=%" PRIu32 " join=%s links=%s "
            "early_ticks<=%" PRIu32 " depth<=%" PRIu32 ": states=%" PRIu64 " transitions=%" PRIu64 " revisits=%" PRIu64
-           " quiescent=%" PRIu64 " at_depth_bound=%" PRIu64 " max_depth=%" PRIu32
+           " quiescent=%" PRIu64 " (deepest %" PRIu32 ") at_depth_bound=%" PRIu64 " max_depth=%" PRIu32
            " max_epochs=%" PRIu32 " seconds=%.1f\n",
-           P.nodes, members, P.crashes, P.join ? "yes" : "no", P.early_ticks, P.depth, S.states, S.transitions,
-           S.revisits, S.quiescent, S.depth_cut, S.max_depth, S.max_epochs, seconds);
+           P.nodes, members, P.crashes, P.join ? "yes" : "no", P.reorder ? "reordering" : "fifo", P.early_ticks, P.depth, S.states, S.transitions,
+           S.revisits, S.quiescent, S.quiescent_depth, S.depth_cut, S.max_depth, S.max_epochs, seconds);
     printf("covered: root crashed=%s, two crashes settled=%s, joiner settled in the view=%s; "
            "search %s\n",
            S.crash_root ? "yes" : "no", S.two_crashes_agreed ? "yes" : "no",
