@@ -105,6 +105,7 @@ struct ex_params {
     uint64_t max_states;
     uint32_t early_ticks;
     bool reorder; /* messages of one pair may overtake each other */
+    bool show_cut; /* print the first path the depth bound cuts */
     bool expect_violation;
 };
 
@@ -734,7 +735,8 @@ static void explore(uint32_t depth)
         }
     }
     if (depth == P.depth) {
-        if (S.depth_cut == 0 && getenv("EXPLORE_SHOW_DEEP") != NULL) {
+        if (S.depth_cut == 0 && P.show_cut) {
+            printf("the first path cut by the depth bound:\n");
             for (uint32_t i = 0; i < depth; i++) {
                 print_step(i, &steps[i]);
             }
@@ -795,14 +797,17 @@ static void explore(uint32_t depth)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: test_explore --nodes N [--crashes K] [--join] [--early-ticks E]\n"
-               "                    [--reorder] [--depth D] [--max-states S] [--expect-violation]\n"
+               "                    [--reorder] [--depth D] [--max-states S] [--show-cut]\n"
+               "                    [--expect-violation]\n"
                "  N: 3 to %u nodes (with --join, the last is a spare that joins once)\n"
                "  K: 0 to 2 crashes, any node, the root included (default 2)\n"
                "  E: timeouts that may fire while messages are in flight, per path, 0 to 8\n"
                "     (default 0: the network is faster than every timeout)\n"
                "  --reorder: a pair's messages may overtake each other (default: FIFO links)\n"
                "  D: steps from the initial state, 1 to %u (default 40)\n"
-               "  S: stop after S states (default 2000000)\n",
+               "  S: stop after S states (default 2000000)\n"
+               "  --show-cut: print the first path the depth bound cuts (what runs on)\n"
+               "  --expect-violation: exit 0 only when a violation is found\n",
             EX_NODES_MAX, EX_DEPTH_MAX - 1u);
 }
 
@@ -839,6 +844,8 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--early-ticks") == 0) {
             P.early_ticks = (uint32_t)parse_number(a, v, 0, 8);
             i++;
+        } else if (strcmp(a, "--show-cut") == 0) {
+            P.show_cut = true;
         } else if (strcmp(a, "--reorder") == 0) {
             P.reorder = true;
         } else if (strcmp(a, "--join") == 0) {
