@@ -116,7 +116,6 @@ struct ex_stats {
     uint64_t quiescent;   /* quiescent states checked for agreement */
     uint32_t quiescent_depth; /* the deepest of them */
     uint64_t depth_cut;   /* states at the depth bound with steps left */
-    uint64_t full_cut;    /* steps skipped: more than EX_MSGS_MAX in flight */
     uint32_t max_depth;
     uint64_t views;       /* distinct epochs installed, summed over paths' ends */
     uint32_t max_epochs;
@@ -350,7 +349,6 @@ static bool drain(struct ex_state *s, uint32_t from)
             return fail("%s", "a message longer than the explorer holds (EX_MSG_BYTES)");
         }
         if (s->msg_count == EX_MSGS_MAX) {
-            S.full_cut++;
             return fail("%s", "more messages in flight than the explorer holds (EX_MSGS_MAX)");
         }
         struct ex_msg m = {.from = (uint8_t)from,
