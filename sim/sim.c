@@ -15,6 +15,7 @@
 #include "net/torus/route.h"
 #include "net/torus/route_table.h"
 #include "sim/sim_ft.h"
+#include "sim/sim_invariant.h"
 #include "sim/sim_pcap.h"
 #include "sim/sim_queue.h"
 
@@ -50,9 +51,7 @@ struct sim_node {
     uint64_t died_at;
     struct sim_message *inbox_head;
     struct sim_message *inbox_tail;
-    uint32_t life_incarnation;
-    uint64_t life_epoch;
-    bool life_started;
+    struct sim_life life; /* what the invariants remember of its life */
     bool reported; /* someone reported it since it died */
     uint32_t links_up; /* routes on: this node's links its router may use */
     bool app_killed; /* appkill: its runtime serves, out of the job (until a restart) */
@@ -1113,30 +1112,19 @@ static void check_node(struct sim *sim, uint32_t id)
 {
     const struct membership *ctx = &sim->contexts[id];
     struct sim_node *n = &sim->nodes[id];
-    uint32_t incarnation = membership_incarnation(ctx);
-    if (!n->life_started || incarnation != n->life_incarnation) {
-        n->life_started = true;
-        n->life_incarnation = incarnation;
-        n->life_epoch = 0;
+    const struct sim_epoch_view *first = NULL;
+    struct sim_epoch_view recorded;
+    if (membership_has_view(ctx)) {
+        struct epoch_entry *entry = epoch_find(sim, membership_epoch(ctx), false);
+        if (entry != NULL && entry->installs > 0) {
+            recorded.digest = entry->digest;
+            recorded.live = entry->live;
+            first = &recorded;
+        }
     }
-    if (!membership_has_view(ctx)) {
-        return;
-    }
-    if (!membership_is_member(ctx, id)) {
-        violation(sim, "node %" PRIu32 " holds view %" PRIx64 " without itself", id,
-                  membership_epoch(ctx));
-    }
-    uint64_t epoch = membership_epoch(ctx);
-    if (epoch < n->life_epoch) {
-        violation(sim, "node %" PRIu32 " went back from epoch %" PRIx64 " to %" PRIx64, id,
-                  n->life_epoch, epoch);
-    }
-    n->life_epoch = epoch;
-    struct epoch_entry *entry = epoch_find(sim, epoch, false);
-    if (entry != NULL && entry->installs > 0 &&
-        (entry->digest != membership_digest(ctx) || entry->live != membership_live_count(ctx))) {
-        violation(sim, "node %" PRIu32 " holds epoch %" PRIx64 " with another membership", id,
-                  epoch);
+    char why[160];
+    if (!sim_invariant_node(ctx, id, &n->life, first, why, sizeof why)) {
+        violation(sim, "%s", why);
     }
 }
 
@@ -1285,25 +1273,6 @@ static void reach_samples_until(struct sim *sim, uint64_t before, bool inclusive
     sim->now = now > sim->now ? now : sim->now;
 }
 
-/* Messages whose purpose is joining, probing or state transfer are exempt. */
-static bool exempt_from_epoch_check(uint8_t type)
-{
-    switch (type) {
-    case MEMBERSHIP_MSG_HOW_ARE_YOU:
-    case MEMBERSHIP_MSG_I_AM_ALIVE:
-    case MEMBERSHIP_MSG_NEW_NODE:
-    case MEMBERSHIP_MSG_NODE_ALIVE:
-    case MEMBERSHIP_MSG_JOIN_REDIRECT:
-    case MEMBERSHIP_MSG_JOIN_DET_ACK:
-    case MEMBERSHIP_MSG_VIEW_REQUEST:
-    case MEMBERSHIP_MSG_VIEW_CHUNK:
-    case MEMBERSHIP_MSG_FAILURE_DET_ACK:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* ------------------------------------------------------------------ */
 /* Node lifecycle                                                       */
 /* ------------------------------------------------------------------ */
@@ -1366,7 +1335,7 @@ static void boot_node(struct sim *sim, uint32_t id, bool join)
     n->tick_at = UINT64_MAX;
     n->process_pending = false;
     n->reported = false;
-    n->life_started = false;
+    n->life.started = false;
     if (join) {
         membership_start_join(&sim->contexts[id], sim->now, sim->outbox);
         dispatch(sim, id, sim->now);
@@ -1669,16 +1638,7 @@ static void step_process(struct sim *sim, uint32_t id)
         judged_ok = membership_decode(msg.list, msg.body.relay.inner_length, sim->node_count,
                                       &judged) == MEMBERSHIP_DECODE_OK;
     }
-    bool stale = judged_ok && membership_has_view(ctx) &&
-                 (judged.header.flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 &&
-                 judged.header.epoch < membership_epoch(ctx) &&
-                 judged.header.stable_epoch <= membership_stable_epoch(ctx) &&
-                 !exempt_from_epoch_check(judged.header.type) &&
-                 /* a failure report from the last completed view: a root
-                  * takes it while a failure round from that view is in
-                  * flight, superseding the round (coord_takes_stale_report) */
-                 !(judged.header.type == MEMBERSHIP_MSG_NODE_FAILURE &&
-                   judged.header.epoch == membership_stable_epoch(ctx));
+    bool stale = judged_ok && sim_message_is_stale(ctx, &judged);
     uint64_t epoch_before = membership_epoch(ctx);
     uint64_t digest_before = membership_digest(ctx);
     trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s epoch=%" PRIx64 " stable=%" PRIx64
@@ -1695,8 +1655,7 @@ static void step_process(struct sim *sim, uint32_t id)
     sim->stats.delivered++;
     n->busy_until = sim->now + sim->params.cp_ns;
     dispatch(sim, id, n->busy_until);
-    if (stale && (!membership_has_view(ctx) || membership_epoch(ctx) != epoch_before ||
-                  membership_digest(ctx) != digest_before)) {
+    if (stale && sim_view_changed(ctx, epoch_before, digest_before)) {
         violation(sim, "a %s from %" PRIu32 " at older epoch %" PRIx64
                        " changed node %" PRIu32 "'s view",
                   membership_msg_type_name(judged.header.type), m->source, judged.header.epoch,

@@ -41,7 +41,7 @@ if [[ "$CASE" == packages ]]; then
     expect_groups "bench membership --plot plots" host plot
     expect_groups "bench comm --plot plots" host arm qemu plot
     expect_groups "cert" host arm qemu checkers
-    expect_groups "test" host arm qemu checkers fuzz capture plot report mpi
+    expect_groups "test" host arm qemu checkers fuzz capture plot report mpi proofs
     expect_groups "plot" host plot
     expect_groups "emu --dims 2x2x2 --inject kill_1_at_1s --plot" host arm qemu plot
     expect_groups "fuzz" host fuzz
@@ -55,6 +55,7 @@ if [[ "$CASE" == packages ]]; then
     [[ "${GROUP_PACKAGES[plot]}" == gnuplot-nox ]] || fail "plot group: ${GROUP_PACKAGES[plot]}"
     [[ "${GROUP_PACKAGES[report]}" == chromium ]] || fail "report group: ${GROUP_PACKAGES[report]}"
     [[ "${GROUP_PACKAGES[mpi]}" == "mpich libmpich-dev" ]] || fail "mpi group: ${GROUP_PACKAGES[mpi]}"
+    [[ "${GROUP_PACKAGES[proofs]}" == spin ]] || fail "proofs group: ${GROUP_PACKAGES[proofs]}"
     # tshark's install must not stop to ask who may capture.
     [[ "${GROUP_PRESEED[capture]}" == "wireshark-common wireshark-common/install-setuid boolean false" ]] \
         || fail "capture group preseed: ${GROUP_PRESEED[capture]:-none}"
