@@ -300,9 +300,16 @@ uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_vie
         }
         return refuted_by;
     }
-    if (c->confirming && !queued_self_reported(c, sender) && coord_unqueue_failure(ctx, sender)) {
-        /* Reported dead, yet it answers the root: not a failure. */
+    /*
+     * Queued with evidence (our own ack timeout, a probe, two detectors),
+     * yet it talks to us in good standing before the round that would take
+     * it: alive, so not a failure (a late ack would otherwise cost a live
+     * member).  A node that asked to go (appkill, leave) still goes.
+     */
+    if ((c->confirming || holds_our_view) && !queued_self_reported(c, sender) &&
+        coord_unqueue_failure(ctx, sender)) {
         ctx->counters.false_suspicions++;
+        end_idle_episode(ctx);
     }
     return MEMBERSHIP_NONE;
 }

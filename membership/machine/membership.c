@@ -39,6 +39,20 @@ static void send_notice(struct membership *ctx, struct membership_outbox *out, u
     machine_send_simple(ctx, out, dest, MEMBERSHIP_MSG_VIEW_NOTICE);
 }
 
+/*
+ * A node we removed talks to us with its old view: it may never hear
+ * otherwise (no heartbeats, nobody sends it changes), so say that our view
+ * is newer; it fetches it, finds itself out and rejoins.
+ */
+static void tell_if_removed(struct membership *ctx, struct membership_outbox *out,
+                            const struct membership_header *h)
+{
+    if (ctx->has_view && (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 && h->epoch < ctx->epoch &&
+        !machine_in_view(ctx, h->sender)) {
+        send_notice(ctx, out, h->sender, h->epoch);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Ordering of views                                                    */
 /* ------------------------------------------------------------------ */
@@ -201,8 +215,10 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
         return relay_receive(ctx, &msg, out, inner, inner_length);
     case MEMBERSHIP_MSG_HOW_ARE_YOU:
         machine_send_simple(ctx, out, h->sender, MEMBERSHIP_MSG_I_AM_ALIVE);
+        tell_if_removed(ctx, out, h);
         return false;
     case MEMBERSHIP_MSG_I_AM_ALIVE:
+        tell_if_removed(ctx, out, h);
         return false;
     case MEMBERSHIP_MSG_NEW_NODE:
     case MEMBERSHIP_MSG_NODE_ALIVE:
@@ -256,7 +272,8 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
          * superseded): the round that replaced it reaches the sender. */
         bool superseded_ack = (h->type == MEMBERSHIP_MSG_FAILURE_ACK ||
                                h->type == MEMBERSHIP_MSG_JOIN_ACK) &&
-                              machine_history_has(ctx, h->epoch);
+                              machine_history_has(ctx, h->epoch) &&
+                              machine_in_view(ctx, h->sender);
         if (h->type != MEMBERSHIP_MSG_VIEW_NOTICE && !superseded_ack) {
             send_notice(ctx, out, h->sender, h->epoch);
         }
