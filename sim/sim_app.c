@@ -369,6 +369,15 @@ static bool await_step(struct sim_app *app, const struct sim_app_params *params,
     return true;
 }
 
+uint64_t sim_app_next_deadline(const struct sim_app *app)
+{
+    if (app->state != SIM_APP_RUNNING || app->stage != SIM_APP_AWAIT)
+        return UINT64_MAX;
+    if (app->await_live_at != 0 && app->await_live_at < app->await_until)
+        return app->await_live_at;
+    return app->await_until;
+}
+
 static void recover(struct sim_app *app, const struct sim_app_params *params, struct comm *ctx,
                     const char *call, enum comm_error error, uint64_t now_ns,
                     struct comm_outbox *out)
