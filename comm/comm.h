@@ -663,6 +663,13 @@ void comm_node_restarted(struct comm *ctx, uint32_t node, uint64_t now_ns,
                          struct comm_outbox *out);
 bool comm_restart_expected(const struct comm *ctx, uint32_t node);
 /*
+ * Before a REBUILD of comm: a failed rank whose node is expected to
+ * restart (comm_expect_restart) and, gone_only, is not back in the view
+ * yet.  The wait for such a node before the rebuild (node/tori.c's
+ * await_restarts, the simulator's model) asks this.
+ */
+bool comm_restart_awaited(const struct comm *ctx, uint32_t comm, bool gone_only);
+/*
  * The node left (the membership's `left` event, which comes with the view
  * change that removes it): when a view removes it, its communicators treat
  * it as an orderly exit, not a failure (comm/DESIGN.md, "A member that

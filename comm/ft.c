@@ -967,6 +967,22 @@ bool comm_restart_expected(const struct comm *ctx, uint32_t node)
     return false;
 }
 
+bool comm_restart_awaited(const struct comm *ctx, uint32_t comm, bool gone_only)
+{
+    uint32_t size = comm_size(ctx, comm);
+    for (uint32_t r = 0; r < size; r++) {
+        if (comm_rank_state_of(ctx, comm, r) == COMM_RANK_OK) {
+            continue;
+        }
+        uint32_t node = comm_node_of(ctx, comm, r);
+        if (node < ctx->config.node_count && comm_restart_expected(ctx, node) &&
+            (!gone_only || !node_is_live(ctx, node))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out,
                             uint32_t *new_comm, uint32_t *request)
 {

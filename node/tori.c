@@ -707,30 +707,19 @@ static void await_restarts(tori_comm comm)
 {
     if (job.job == NULL || job.job->comm_mode != JOB_COMM_REBUILD)
         return; /* the communicators' mode is the job's */
-    uint64_t until = board_now_ns() + RESTART_GRACE *
-                                           (uint64_t)job.node->personality->detect_timeout_ms *
-                                           1000000u;
     uint64_t detect_ns = (uint64_t)job.node->personality->detect_timeout_ms * 1000000u;
-    uint32_t size = comm_size(core(), comm);
-    for (uint32_t r = 0; r < size && !job.aborted; r++) {
-        if (comm_rank_state_of(core(), comm, r) == COMM_RANK_OK)
-            continue;
-        uint32_t node = comm_node_of(core(), comm, r);
-        if (!comm_restart_expected(core(), node))
-            continue;
-        bool waited = false;
-        while (!job.aborted && !membership_is_member(&job.node->membership, node) &&
-               board_now_ns() < until) {
-            waited = true;
-            run_once();
-        }
-        /* Back in the view: the node installs it a moment after us, and its
-         * application must be waiting to adopt before the rebuild's
-         * adoption message is of use: give it two detector timeouts. */
-        uint64_t settle = board_now_ns() + 2u * detect_ns;
-        while (waited && !job.aborted && board_now_ns() < settle)
-            run_once();
+    uint64_t until = board_now_ns() + RESTART_GRACE * detect_ns;
+    bool waited = false;
+    while (!job.aborted && comm_restart_awaited(core(), comm, true) && board_now_ns() < until) {
+        waited = true;
+        run_once();
     }
+    /* Back in the view: the node installs it a moment after us, and its
+     * application must be waiting to adopt before the rebuild's adoption
+     * message is of use: give it two detector timeouts. */
+    uint64_t settle = board_now_ns() + 2u * detect_ns;
+    while (waited && !job.aborted && board_now_ns() < settle)
+        run_once();
 }
 
 static int remake(const char *call, tori_comm comm, bool shrink, tori_comm *out)

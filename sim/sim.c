@@ -366,6 +366,12 @@ static void reschedule_tick(struct sim *sim, uint32_t id)
         if (c != COMM_NEVER && (d == MEMBERSHIP_NEVER || c < d)) {
             d = c;
         }
+        /* The model's own clock: a node waits for a restarted rank's node
+         * by polling (node/tori.c's await_restarts), woken by time alone. */
+        uint64_t a = sim_app_next_deadline(&sim->apps[id]);
+        if (a < d) {
+            d = a;
+        }
     }
     if (d == MEMBERSHIP_NEVER) {
         return;

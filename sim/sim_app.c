@@ -340,33 +340,28 @@ static void start_rebuild(struct sim_app *app, struct comm *ctx, uint64_t now_ns
            "rebuild", now_ns);
 }
 
-/* A failed rank of the group whose node the root decided to restart
- * (comm_expect_restart): any such (gone or back), or one not back yet. */
-static bool restart_awaited(const struct sim_app *app, const struct comm *ctx, bool gone_only)
-{
-    for (uint32_t r = 0; r < app->size; r++) {
-        if (comm_rank_state_of(ctx, app->comm, r) == COMM_RANK_OK)
-            continue;
-        uint32_t node = comm_node_of(ctx, app->comm, r);
-        if (comm_restart_expected(ctx, node) && (!gone_only || !comm_node_live(ctx, node)))
-            return true;
-    }
-    return false;
-}
-
 /* Waiting for restarted nodes: each back, then a fifteenth of the grace
  * for its application to wait to adopt (node/tori.c gives two detector
  * timeouts), then the rebuild; the grace bounds it all. */
 static bool await_step(struct sim_app *app, const struct sim_app_params *params,
                        struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
-    bool gone = restart_awaited(app, ctx, true);
+    bool gone = comm_restart_awaited(ctx, app->comm, true);
     if (!gone && app->await_live_at == 0)
         app->await_live_at = now_ns + params->restart_grace_ns / 15u;
     if (now_ns < app->await_until && (gone || now_ns < app->await_live_at))
         return false;
     start_rebuild(app, ctx, now_ns, out);
     return true;
+}
+
+uint64_t sim_app_next_deadline(const struct sim_app *app)
+{
+    if (app->state != SIM_APP_RUNNING || app->stage != SIM_APP_AWAIT)
+        return UINT64_MAX;
+    if (app->await_live_at != 0 && app->await_live_at < app->await_until)
+        return app->await_live_at;
+    return app->await_until;
 }
 
 static void recover(struct sim_app *app, const struct sim_app_params *params, struct comm *ctx,
@@ -398,7 +393,7 @@ static void recover(struct sim_app *app, const struct sim_app_params *params, st
         comm_revoke(ctx, app->comm, now_ns, out);
     app->rebuilds++;
     if (params->restart_grace_ns != 0 && params->comm_mode == COMM_MODE_REBUILD &&
-        restart_awaited(app, ctx, false)) {
+        comm_restart_awaited(ctx, app->comm, false)) {
         /* node/tori.c's await_restarts: the rank returns to its own node */
         app->stage = SIM_APP_AWAIT;
         app->await_until = now_ns + params->restart_grace_ns;

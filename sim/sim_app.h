@@ -192,6 +192,10 @@ bool sim_app_start(struct sim_app *app, const struct sim_app_params *params, boo
 void sim_app_advance(struct sim_app *app, const struct sim_app_params *params, struct comm *ctx,
                      uint64_t now_ns, struct comm_outbox *out);
 
+/* When the model must be advanced though nothing arrives (waiting for a
+ * restarted rank's node: the grace or the settling ends); UINT64_MAX: never. */
+uint64_t sim_app_next_deadline(const struct sim_app *app);
+
 void sim_app_free(struct sim_app *app);
 
 #endif /* SIM_SIM_APP_H */
