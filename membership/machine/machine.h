@@ -302,8 +302,8 @@ void join_handle_redirect(struct membership *ctx, const struct membership_msg *m
 void join_handle_det_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
                          struct membership_outbox *out);
 void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
-/* Asks this node next (a view holder within reach), as soon as the pace allows. */
-void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now);
+/* A view holder within reach: remembered, asked after the seeds as soon as the pace allows. */
+void join_heard(struct membership *ctx, uint32_t id, uint64_t now);
 /* We are in (a view installed): the join is over. */
 void join_done(struct membership *ctx, uint64_t now);
 void join_handle_refused(struct membership *ctx, const struct membership_msg *msg, uint64_t now,

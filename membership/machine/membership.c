@@ -173,6 +173,10 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
         detector_note_heartbeat(ctx, h->sender, now_ns);
     }
     bool holds_view = (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0;
+    if (holds_view && !relayed && ctx->join.active && !ctx->has_view) {
+        /* Whatever it is (a redirect, a heartbeat, a notice): a view holder within reach. */
+        join_heard(ctx, h->sender, now_ns);
+    }
     detector_note_alive(ctx, h->sender, holds_view, now_ns, out);
     /* Our view (or the one our round in flight changes): a member in good standing. */
     uint32_t refuted_by =
@@ -235,10 +239,6 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
             return false;
         }
         ctx->counters.drops_no_view++;
-        if (ctx->join.active && (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 &&
-            h->sender != ctx->join.target && ctx->join.hint == MEMBERSHIP_NONE) {
-            join_take_hint(ctx, h->sender, now_ns); /* a view holder within reach */
-        }
         return false;
     }
     if ((h->flags & MEMBERSHIP_FLAG_HAS_VIEW) == 0) {
@@ -412,7 +412,7 @@ void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, 
     if (up) {
         if (ctx->join.active && !ctx->has_view && !ctx->sync.active &&
             neighbour < ctx->node_count && neighbour != ctx->self) {
-            join_take_hint(ctx, neighbour, now_ns); /* a way back may have opened */
+            join_heard(ctx, neighbour, now_ns); /* a way back may have opened */
         }
         run_pending(ctx, now_ns, out);
         return;
