@@ -151,6 +151,7 @@ struct membership_counters {
     uint32_t relays_forwarded;  /* envelopes sent on as the relay */
     uint32_t relays_delivered;  /* envelopes opened as their target */
     uint32_t relays_refused;    /* envelopes from or for a non-member, misaddressed, no view */
+    uint32_t probes_indirect;   /* root: a member we suspected, probed through a third one */
 };
 
 /* One watched neighbour (tree or torus) for heartbeats. */

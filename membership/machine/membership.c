@@ -184,7 +184,7 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
                     holds_view && ctx->has_view &&
                         (h->epoch == ctx->epoch ||
                          (ctx->coord.active && h->epoch == ctx->coord.base_epoch)));
-    if (refuted_by != MEMBERSHIP_NONE) {
+    if (refuted_by != MEMBERSHIP_NONE && refuted_by != ctx->self) {
         /* We reach both ends: each goes through us to the other. */
         relay_offer(ctx, out, refuted_by, h->sender);
         relay_offer(ctx, out, h->sender, refuted_by);
