@@ -10,7 +10,9 @@
  * only once its own probe of it went unanswered (the probes of every
  * report run at once, beside the round in flight), or a second detector
  * reported it too, or the node asked to leave itself (a process fault).
- * One forged or mistaken report costs a probe, never a live member.
+ * One forged or mistaken report costs a probe, never a live member.  The
+ * root's own suspicion is checked too, by a third member's probe (the
+ * root may be one end of a pair that cannot reach each other).
  *
  * With a recovery policy (lib/recovery.h) the root also decides, per node
  * a change removes, the fault model (as reported, escalated to REPEATED by
