@@ -69,6 +69,9 @@ enum membership_policy {
     MEMBERSHIP_POLICY_EVERY_SIDE = 1, /* every side forms its own view */
 };
 
+/* View holders a joiner remembers having heard from (the most recent). */
+#define MEMBERSHIP_JOIN_HEARD_MAX 4u
+
 /* Most seed nodes a configuration names (the job block holds 4). */
 #define MEMBERSHIP_SEEDS_MAX 4
 
@@ -148,6 +151,7 @@ struct membership_counters {
     uint32_t relays_forwarded;  /* envelopes sent on as the relay */
     uint32_t relays_delivered;  /* envelopes opened as their target */
     uint32_t relays_refused;    /* envelopes from or for a non-member, misaddressed, no view */
+    uint32_t probes_indirect;   /* root: a member we suspected, probed through a third one */
 };
 
 /* One watched neighbour (tree or torus) for heartbeats. */
@@ -359,6 +363,10 @@ struct membership_joiner {
     uint32_t quick;    /* contacts skipped at once since the last timeout */
     uint32_t seed_next; /* seeds asked in this pass (they come first) */
     uint32_t hint;     /* ask this one first (who expelled us), or MEMBERSHIP_NONE */
+    /* View holders heard from while joining, not asked yet, oldest first:
+     * asked after the seeds, the newest first (issue 16). */
+    uint32_t heard[MEMBERSHIP_JOIN_HEARD_MAX];
+    uint32_t heard_count;
     uint32_t target;
     bool redirected;
     bool reached_root; /* this attempt's request went to a root (by redirection) */

@@ -10,7 +10,9 @@
  * only once its own probe of it went unanswered (the probes of every
  * report run at once, beside the round in flight), or a second detector
  * reported it too, or the node asked to leave itself (a process fault).
- * One forged or mistaken report costs a probe, never a live member.
+ * One forged or mistaken report costs a probe, never a live member.  The
+ * root's own suspicion is checked too, by a third member's probe (the
+ * root may be one end of a pair that cannot reach each other).
  *
  * With a recovery policy (lib/recovery.h) the root also decides, per node
  * a change removes, the fault model (as reported, escalated to REPEATED by
@@ -111,6 +113,27 @@ static bool self_reported(uint8_t model)
     return model == FAULT_MODEL_PROCESS || model == FAULT_MODEL_LEFT;
 }
 
+/* Queues id as reported by detector, awaiting the root's evidence. */
+static bool queue_awaiting(struct membership *ctx, uint32_t id, uint8_t model, uint32_t detector,
+                           uint64_t now)
+{
+    struct membership_coordinator *c = &ctx->coord;
+    if (c->failed_count >= MEMBERSHIP_QUEUE_FAILED_MAX) {
+        ctx->counters.table_overflows++;
+        return false;
+    }
+    uint32_t i = c->failed_count++;
+    c->failed[i] = id;
+    c->failed_at_us[i] = coarse_us(now);
+    c->failed_model[i] = model == FAULT_MODEL_NONE ? FAULT_MODEL_PHYSICAL : model;
+    c->failed_by[i] = detector;
+    uint64_t due = evidence_deadline(ctx, c->failed_at_us[i], now);
+    if (due < c->evidence_deadline_ns) {
+        c->evidence_deadline_ns = due;
+    }
+    return true;
+}
+
 /*
  * A report of id by a detector: evidence in hand when the node asked to
  * leave itself (a process fault), when it is our own detector's finding,
@@ -138,21 +161,34 @@ static bool coord_queue_report(struct membership *ctx, uint32_t id, uint8_t mode
     if (queued >= 0) {
         return false; /* the same detector again, or already decided */
     }
-    if (c->failed_count >= MEMBERSHIP_QUEUE_FAILED_MAX) {
-        ctx->counters.table_overflows++;
+    if (!queue_awaiting(ctx, id, model, detector, now)) {
         return false;
-    }
-    uint32_t i = c->failed_count++;
-    c->failed[i] = id;
-    c->failed_at_us[i] = coarse_us(now);
-    c->failed_model[i] = model == FAULT_MODEL_NONE ? FAULT_MODEL_PHYSICAL : model;
-    c->failed_by[i] = detector;
-    uint64_t due = evidence_deadline(ctx, c->failed_at_us[i], now);
-    if (due < c->evidence_deadline_ns) {
-        c->evidence_deadline_ns = due;
     }
     machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
     return true;
+}
+
+/*
+ * Our own detector suspects id: evidence by the rules above, except that
+ * the root may be one end of a pair that cannot reach each other (issue
+ * 16), with nobody else to check its finding.  So a third member probes id
+ * for it first (relay_probe_through); an answer through it refutes the
+ * suspicion and the pair goes on talking through that member, silence
+ * until the probe's deadline is evidence, and so is a report of id by any
+ * other detector meanwhile (a real crash is seen by its neighbours too).
+ */
+void coord_check_own_suspicion(struct membership *ctx, uint32_t id, uint64_t now,
+                               struct membership_outbox *out)
+{
+    uint32_t helper = relay_pick_helper(ctx, id);
+    if (id == ctx->self || !machine_in_view(ctx, id) || queue_index(&ctx->coord, id) >= 0 ||
+        helper == MEMBERSHIP_NONE) {
+        coord_queue_failure(ctx, id);
+        return;
+    }
+    if (queue_awaiting(ctx, id, FAULT_MODEL_PHYSICAL, ctx->self, now)) {
+        relay_probe_through(ctx, out, id, helper);
+    }
 }
 
 /*

@@ -442,7 +442,11 @@ void detector_send_report(struct membership *ctx, uint64_t now, struct membershi
         for (uint32_t i = 0; i < ctx->suspect_count; i++) {
             struct membership_suspect *s = &ctx->suspects[i];
             if (s->state != SUSPECT_ACKED) {
-                coord_queue_failure(ctx, s->id);
+                if (root_suspected) {
+                    coord_queue_failure(ctx, s->id); /* acting: our search found them silent */
+                } else {
+                    coord_check_own_suspicion(ctx, s->id, now, out);
+                }
                 s->state = SUSPECT_ACKED;
                 s->recheck_ns = machine_deadline_after(now, recheck_delay(ctx));
             }

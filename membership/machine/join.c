@@ -4,8 +4,9 @@
  * member's new life); a contact redirects it to the root, which adds it
  * in a round and welcomes it (JOIN_DET_ACK); the view itself then comes
  * by transfer.  Contacts: whoever expelled us first, then the job's seed
- * nodes (issue 16, Phoenix's hubs), then the last view from a per-node
- * offset, then every id; a view holder heard from is asked next.
+ * nodes (issue 16, Phoenix's hubs), then the view holders we heard from
+ * while joining (a few, the newest first), then the last view from a
+ * per-node offset, then every id.
  *
  * Retries back off: a request that reached a root (or a whole pass of the
  * contacts) that did not get us in doubles the wait before the next
@@ -82,6 +83,17 @@ static void join_next(struct membership *ctx, uint64_t now, struct membership_ou
             return;
         }
     }
+    /* Then whoever we heard from holding a view, the newest first: a live
+     * member for sure a moment ago, unlike most of a stale last view. */
+    while (j->heard_count > 0) {
+        uint32_t heard = j->heard[--j->heard_count];
+        if (heard != ctx->self) {
+            j->target = heard;
+            j->deadline_ns = machine_deadline_after(now, join_wait(ctx));
+            send_join_request(ctx, out, heard);
+            return;
+        }
+    }
     /* Then the last view, then (if that whole pass failed) every node. */
     uint32_t count = j->wide ? ctx->node_count : ctx->view.live;
     if (j->tried >= count) {
@@ -136,6 +148,7 @@ void join_enter(struct membership *ctx, uint64_t now, struct membership_outbox *
         (uint32_t)(membership_mix64(((uint64_t)ctx->self << 32) | ctx->incarnation) % live);
     ctx->join.tried = 0;
     ctx->join.seed_next = 0;
+    ctx->join.heard_count = 0;
     ctx->join.wide = false;
     ctx->join.requests = 0;
     uint64_t settled = ctx->config.join_timeout_ns * JOIN_SETTLED_TIMEOUTS;
@@ -249,15 +262,31 @@ void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *o
 }
 
 /*
- * A view holder within reach: the next contact.  Asked at once unless our
- * request is with a root already (then it waits for the next attempt), and
- * never faster than one contact per join timeout: view holders' heartbeats
- * arrive many times per timeout.
+ * A view holder within reach (or a neighbour whose link came up): kept
+ * among the few most recent, asked after the seeds, before the last view.
+ * The next contact is asked at once unless our request is with a root
+ * already (then it waits for the next attempt), and never faster than one
+ * contact per join timeout: view holders' heartbeats arrive many times
+ * per timeout.
  */
-void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now)
+void join_heard(struct membership *ctx, uint32_t id, uint64_t now)
 {
     struct membership_joiner *j = &ctx->join;
-    j->hint = id;
+    if (id == ctx->self || id == j->target || id == j->hint) {
+        return;
+    }
+    uint32_t i = 0;
+    while (i < j->heard_count && j->heard[i] != id) {
+        i++;
+    }
+    if (i == j->heard_count && j->heard_count == MEMBERSHIP_JOIN_HEARD_MAX) {
+        i = 0; /* full: the oldest goes */
+    }
+    for (; i + 1u < j->heard_count; i++) {
+        j->heard[i] = j->heard[i + 1u]; /* keep the order, this one moves to the end */
+    }
+    j->heard[i] = id;
+    j->heard_count = i + 1u;
     if (j->reached_root) {
         return;
     }

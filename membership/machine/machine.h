@@ -194,6 +194,9 @@ void machine_emit_removal(const struct membership *ctx, struct membership_outbox
                           uint64_t now, uint64_t epoch, uint32_t node, uint8_t model,
                           uint8_t action);
 void coord_queue_failure(struct membership *ctx, uint32_t id);
+/* Root: our own detector suspects id; a third member probes it for us first. */
+void coord_check_own_suspicion(struct membership *ctx, uint32_t id, uint64_t now,
+                               struct membership_outbox *out);
 /* As next root: queues the members from the dead root up to us, as
  * reported by detector (us: our own finding; else checked, see coordinator.c). */
 void coord_queue_prefix(struct membership *ctx, uint32_t failed_root, uint32_t detector,
@@ -302,8 +305,8 @@ void join_handle_redirect(struct membership *ctx, const struct membership_msg *m
 void join_handle_det_ack(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
                          struct membership_outbox *out);
 void join_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
-/* Asks this node next (a view holder within reach), as soon as the pace allows. */
-void join_take_hint(struct membership *ctx, uint32_t id, uint64_t now);
+/* A view holder within reach: remembered, asked after the seeds as soon as the pace allows. */
+void join_heard(struct membership *ctx, uint32_t id, uint64_t now);
 /* We are in (a view installed): the join is over. */
 void join_done(struct membership *ctx, uint64_t now);
 void join_handle_refused(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
@@ -327,6 +330,11 @@ void relay_heard_direct(struct membership *ctx, uint32_t sender);
 void relay_offer(struct membership *ctx, struct membership_outbox *out, uint32_t detector,
                  uint32_t peer);
 void relay_handle_refuted(struct membership *ctx, const struct membership_msg *msg, uint64_t now);
+/* Root: a member to probe through another, MEMBERSHIP_NONE if there is none. */
+uint32_t relay_pick_helper(const struct membership *ctx, uint32_t member);
+/* Root: from now on member goes through helper; it is told so, and probed that way. */
+void relay_probe_through(struct membership *ctx, struct membership_outbox *out, uint32_t member,
+                         uint32_t helper);
 /*
  * An envelope: sent on when we are its relay; when it is for us, true with
  * the inner message, which the caller handles as from its origin.

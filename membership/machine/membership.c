@@ -187,6 +187,10 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
         detector_note_heartbeat(ctx, h->sender, now_ns);
     }
     bool holds_view = (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0;
+    if (holds_view && !relayed && ctx->join.active && !ctx->has_view) {
+        /* Whatever it is (a redirect, a heartbeat, a notice): a view holder within reach. */
+        join_heard(ctx, h->sender, now_ns);
+    }
     detector_note_alive(ctx, h->sender, holds_view, now_ns, out);
     /* Our view (or the one our round in flight changes): a member in good standing. */
     uint32_t refuted_by =
@@ -194,7 +198,7 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
                     holds_view && ctx->has_view &&
                         (h->epoch == ctx->epoch ||
                          (ctx->coord.active && h->epoch == ctx->coord.base_epoch)));
-    if (refuted_by != MEMBERSHIP_NONE) {
+    if (refuted_by != MEMBERSHIP_NONE && refuted_by != ctx->self) {
         /* We reach both ends: each goes through us to the other. */
         relay_offer(ctx, out, refuted_by, h->sender);
         relay_offer(ctx, out, h->sender, refuted_by);
@@ -251,10 +255,6 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
             return false;
         }
         ctx->counters.drops_no_view++;
-        if (ctx->join.active && (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 &&
-            h->sender != ctx->join.target && ctx->join.hint == MEMBERSHIP_NONE) {
-            join_take_hint(ctx, h->sender, now_ns); /* a view holder within reach */
-        }
         return false;
     }
     if ((h->flags & MEMBERSHIP_FLAG_HAS_VIEW) == 0) {
@@ -429,7 +429,7 @@ void membership_link_event(struct membership *ctx, uint32_t neighbour, bool up, 
     if (up) {
         if (ctx->join.active && !ctx->has_view && !ctx->sync.active &&
             neighbour < ctx->node_count && neighbour != ctx->self) {
-            join_take_hint(ctx, neighbour, now_ns); /* a way back may have opened */
+            join_heard(ctx, neighbour, now_ns); /* a way back may have opened */
         }
         run_pending(ctx, now_ns, out);
         return;

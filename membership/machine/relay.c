@@ -122,6 +122,46 @@ void relay_handle_refuted(struct membership *ctx, const struct membership_msg *m
     relay_learn(ctx, peer, relay);
 }
 
+/*
+ * The member after `member` in layout order that is neither us nor one we
+ * suspect: any member that reaches both will do, and this one every node
+ * would name alike.
+ */
+uint32_t relay_pick_helper(const struct membership *ctx, uint32_t member)
+{
+    uint32_t live = ctx->view.live;
+    uint32_t rank = membership_view_rank(&ctx->view, machine_pos_of(ctx, member));
+    for (uint32_t k = 1; k < live; k++) {
+        uint32_t id = machine_id_at(ctx, membership_view_select(&ctx->view, (rank + k) % live));
+        if (id != ctx->self && id != member && !detector_suspects(ctx, id)) {
+            return id;
+        }
+    }
+    return MEMBERSHIP_NONE;
+}
+
+/*
+ * The root's indirect probe (SWIM's ping-req, in our terms): it takes the
+ * helper as relay for the member at once, so what it sends the member goes
+ * in envelopes through the helper: first REFUTED naming the root as peer
+ * and the helper as relay (the member may suspect the root just as the
+ * root suspects it, and must answer the same way), then HOW_ARE_YOU.  The
+ * answer comes back through the helper; none by the probe's deadline is
+ * evidence (coordinator.c), and the removal drops the entry.
+ */
+void relay_probe_through(struct membership *ctx, struct membership_outbox *out, uint32_t member,
+                         uint32_t helper)
+{
+    relay_learn(ctx, member, helper);
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_REFUTED);
+    membership_put_u32(&w, ctx->self);
+    membership_put_u32(&w, helper);
+    membership_outbox_commit(out, member, &w);
+    machine_send_simple(ctx, out, member, MEMBERSHIP_MSG_HOW_ARE_YOU);
+    ctx->counters.probes_indirect++;
+}
+
 /* An envelope's own bytes: our header, then origin, target, flags, the inner length. */
 static void put_envelope(const struct membership *ctx, struct membership_writer *w,
                          uint32_t origin, uint32_t target, uint8_t flags, uint16_t inner_length)

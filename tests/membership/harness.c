@@ -31,6 +31,8 @@ static bool init_node(struct harness *h, uint32_t id, uint32_t incarnation)
     c.watch_torus_neighbours = h->setup.watch_torus_neighbours;
     c.incarnation = incarnation;
     c.recovery = h->setup.recovery;
+    c.seed_count = h->setup.seed_count;
+    memcpy(c.seeds, h->setup.seeds, sizeof c.seeds);
     if (h->setup.detect_ms != 0) {
         membership_config_timeouts_ms(&c, h->setup.heartbeat_ms, h->setup.detect_ms);
     }

@@ -40,6 +40,8 @@ struct harness_setup {
     uint32_t detect_ms;
     bool heartbeat_off; /* after the timeouts: no heartbeats (the test detects) */
     struct recovery_policy recovery; /* every node's (membership_config.recovery) */
+    uint32_t seeds[MEMBERSHIP_SEEDS_MAX]; /* every node's seed nodes (membership_config) */
+    uint32_t seed_count;
 };
 
 /* The faults of the fault language the harness carries out. */

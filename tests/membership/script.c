@@ -58,7 +58,7 @@
  *     expect deadline NODES never | expect deadline NODES within=T
  *     expect counter N drops_stale|drops_malformed|drops_bad_ack|reports_refuted|
  *                      false_suspicions|timeouts_widened|suspicions_refuted|
- *                      rounds_superseded=V
+ *                      rounds_superseded|probes_indirect|relays_forwarded=V
  *     expect tree N parent=P children=K
  */
 #include <inttypes.h>
@@ -562,6 +562,8 @@ static bool counter_named(const char *name, size_t length, const struct membersh
         {"timeouts_widened", offsetof(struct membership_counters, timeouts_widened)},
         {"suspicions_refuted", offsetof(struct membership_counters, suspicions_refuted)},
         {"rounds_superseded", offsetof(struct membership_counters, rounds_superseded)},
+        {"probes_indirect", offsetof(struct membership_counters, probes_indirect)},
+        {"relays_forwarded", offsetof(struct membership_counters, relays_forwarded)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strlen(known[i].name) == length && strncmp(known[i].name, name, length) == 0) {
@@ -646,7 +648,8 @@ static bool expect_line(struct script *s, char **tok, int n)
             !counter_named(tok[3], (size_t)(equals - tok[3]), &h.nodes[id], &counter)) {
             return bad("%s", "expect counter N NAME=V (drops_stale, drops_malformed, drops_bad_ack, "
                              "reports_refuted, false_suspicions, timeouts_widened, "
-                             "suspicions_refuted)");
+                             "suspicions_refuted, rounds_superseded, probes_indirect, "
+                             "relays_forwarded)");
         }
         if (s->run && *counter != value) {
             unmet(s, "node %u: %.*s %u, expected %" PRIu64, id, (int)(equals - tok[3]), tok[3],

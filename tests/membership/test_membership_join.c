@@ -11,7 +11,9 @@
  *  - a suspect that talks to us again is forgotten, not reported again at
  *    its recheck (which removed a live member that had come back);
  *  - the search for the next root skips members that answer without a view
- *    (they would drop the report, one timeout each).
+ *    (they would drop the report, one timeout each);
+ *  - a joiner keeps the view holders it hears from (a few, the newest
+ *    first) and asks them after the seeds, before its last view.
  */
 #include <stdint.h>
 #include <string.h>
@@ -29,10 +31,15 @@
 static struct harness h;
 static uint32_t self;
 
-static void start(uint32_t id, uint32_t members, uint32_t heartbeat_ms)
+static void start_seeded(uint32_t id, uint32_t members, uint32_t heartbeat_ms,
+                         const uint32_t *seeds, uint32_t seed_count)
 {
     struct harness_setup setup;
     harness_setup_defaults(&setup);
+    for (uint32_t i = 0; i < seed_count; i++) {
+        setup.seeds[i] = seeds[i];
+    }
+    setup.seed_count = seed_count;
     uint32_t ring[1] = {N};
     CHECK(torus_geometry_init(&setup.geometry, 1, ring, NULL, NULL) == TORUS_GEOMETRY_OK);
     setup.members = members;
@@ -41,6 +48,11 @@ static void start(uint32_t id, uint32_t members, uint32_t heartbeat_ms)
     setup.detect_ms = 60;
     CHECK(harness_start(&h, &setup));
     self = id;
+}
+
+static void start(uint32_t id, uint32_t members, uint32_t heartbeat_ms)
+{
+    start_seeded(id, members, heartbeat_ms, NULL, 0);
 }
 
 /* A message from `sender`, in the node's epoch, with or without a view. */
@@ -140,6 +152,43 @@ static void backoff_after_the_root(void)
     }
 }
 
+/*
+ * Seeds 1 and 2 are dead and the last view (0-6) is stale: only 0 (the
+ * root) and 5 are up.  While the joiner waits on seed 1 it hears two view
+ * holders, 4 then 5 (a heartbeat each: to a non-member they come at a
+ * quarter of the rate); 4 dies before it is asked.  Both are kept, so
+ * after the seeds it asks 5, a live member: three requests.  (One hint
+ * slot kept 4 alone, and the joiner went on through the stale view.)
+ */
+static void heard_holders_are_kept(void)
+{
+    static const uint32_t seeds[] = {1, 2};
+    start_seeded(7, 7, 0, seeds, 2);
+    membership_start_join(&h.nodes[self], 0, &h.out);
+    harness_collect(&h, self);
+    uint32_t to = MEMBERSHIP_NONE;
+    CHECK_EQ(take(MEMBERSHIP_MSG_NEW_NODE, &to), 1u);
+    CHECK_EQ(to, 1u);
+    deliver(MEMBERSHIP_MSG_HEARTBEAT, 4, true, NULL, 0, MS);
+    deliver(MEMBERSHIP_MSG_HEARTBEAT, 5, true, NULL, 0, 2 * MS);
+    take(MEMBERSHIP_MSG_NEW_NODE, NULL);
+    unsigned requests = 1;
+    uint32_t asked[16] = {1};
+    for (uint64_t now = 3 * MS; now < 40 * JOIN_TIMEOUT && requests < 16; now += MS) {
+        tick_until(now);
+        if (take(MEMBERSHIP_MSG_NEW_NODE, &to) == 0) {
+            continue; /* nobody answers: dead */
+        }
+        asked[requests++] = to;
+        if (to == 0 || to == 5) {
+            break;
+        }
+    }
+    CHECKF(requests == 3 && asked[1] == 2 && asked[2] == 5,
+           "%u requests to reach a live member: %u %u %u %u ...", requests, asked[0], asked[1],
+           asked[2], asked[3]);
+}
+
 /* Node 3 suspects its ring neighbour 4, the root acks; 4 talks again. */
 static void suspect_that_talks_is_forgotten(void)
 {
@@ -217,6 +266,7 @@ static void root_search_skips_viewless(void)
 
 int main(void)
 {
+    heard_holders_are_kept();
     hints_are_paced();
     backoff_after_the_root();
     suspect_that_talks_is_forgotten();

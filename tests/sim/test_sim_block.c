@@ -9,6 +9,8 @@
  * the block reaches the child from its parent through the relay and its
  * ack goes back the same way, so the change completes with nobody
  * fetching the view.  Once the pair can talk again everything agrees.
+ * The same when the root is one end (issue 16): a third member checks the
+ * root's own suspicion and relays.
  */
 #include <inttypes.h>
 
@@ -106,9 +108,50 @@ static void view_change_through_relay(void)
     sim_case_free(&r);
 }
 
+/*
+ * The root is one end: nothing gets between root 0 and its child 3 (a
+ * torus neighbour too).  The root's own suspicion of 3 is checked through
+ * a third member (an indirect probe); 3 answers through it, so it stays,
+ * and the pair talks through that member until the block ends.
+ */
+static void root_pair_keeps_talking(void)
+{
+    struct sim_case c = {
+        .dims = "4x4x4",
+        .radix = 4,
+        .layout = MEMBERSHIP_LAYOUT_RADIX,
+        .policy = MEMBERSHIP_POLICY_PRIMARY,
+        .heartbeats = true,
+        .link_detect_ns = UINT64_MAX,
+        .inject = "block 0 3 at {U*10} for {U*300}; suspect 20 21 at {U*310}",
+    };
+    struct sim_result r;
+    sim_case_run(&c, &r, NULL);
+    CHECK(r.ran);
+    CHECKF(r.ok, "no agreement after the pair could talk again: %s", r.stats.violation_text);
+    uint32_t helper = 4; /* the member after 3 in layout order */
+    printf("root block: views=%" PRIu32 " indirect=%" PRIu32 " relayed by 4=%" PRIu32
+           " 0->3=%" PRIu32 " 3->0=%" PRIu32 " expelled=%" PRIu32 "\n",
+           r.stats.distinct_views, counters(&r, 0)->probes_indirect,
+           counters(&r, helper)->relays_forwarded, counters(&r, 3)->relays_delivered,
+           counters(&r, 0)->relays_delivered, r.stats.expelled);
+    CHECK(counters(&r, 0)->probes_indirect >= 1);
+    /* 300 units at a beat per 4: most of the pair's heartbeats came relayed. */
+    CHECKF(counters(&r, 3)->relays_delivered >= 40 && counters(&r, 0)->relays_delivered >= 40,
+           "relayed: %" PRIu32 " to 3, %" PRIu32 " to 0", counters(&r, 3)->relays_delivered,
+           counters(&r, 0)->relays_delivered);
+    CHECK(counters(&r, helper)->relays_forwarded >= 80);
+    CHECK(sim_node(r.sim, 0)->relay_count == 0 && sim_node(r.sim, 3)->relay_count == 0);
+    /* Nobody was removed: no view but the initial one. */
+    CHECK(r.stats.expelled == 0 && r.stats.joined == 0);
+    CHECKF(r.stats.distinct_views == 0, "%" PRIu32 " views installed", r.stats.distinct_views);
+    sim_case_free(&r);
+}
+
 int main(void)
 {
     pair_keeps_talking();
+    root_pair_keeps_talking();
     view_change_through_relay();
     return check_report("sim.block_pair");
 }
