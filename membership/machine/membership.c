@@ -122,6 +122,7 @@ static void note_time(struct membership *ctx, uint64_t now)
     shift_deadline(&ctx->search.deadline_ns, gap);
     shift_deadline(&ctx->sweep.deadline_ns, gap);
     shift_deadline(&ctx->census.deadline_ns, gap);
+    reform_pause(ctx, gap);
     coord_pause(ctx, now);
 }
 
@@ -174,6 +175,7 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
     }
     bool holds_view = (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0;
     detector_note_alive(ctx, h->sender, holds_view, now_ns, out);
+    reform_heard(ctx, h->sender, holds_view, now_ns);
     /* Our view (or the one our round in flight changes): a member in good standing. */
     uint32_t refuted_by =
         coord_heard(ctx, h->sender,
@@ -225,6 +227,9 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
         return false;
     case MEMBERSHIP_MSG_FAILURE_DET_ACK:
         detector_handle_report_ack(ctx, &msg, now_ns);
+        return false;
+    case MEMBERSHIP_MSG_REFORM:
+        reform_handle(ctx, &msg, now_ns, out);
         return false;
     default:
         break;
@@ -335,6 +340,7 @@ void membership_tick(struct membership *ctx, uint64_t now_ns, struct membership_
     partition_tick_notify(ctx, now_ns, out);
     transfer_tick(ctx, now_ns, out);
     join_tick(ctx, now_ns, out);
+    reform_tick(ctx, now_ns, out);
     run_pending(ctx, now_ns, out);
 }
 
@@ -390,6 +396,7 @@ uint64_t membership_next_deadline(const struct membership *ctx)
     if (ctx->join.active && !ctx->has_view && !ctx->sync.active) {
         d = min_u64(d, ctx->join.deadline_ns);
     }
+    d = min_u64(d, reform_deadline(ctx));
     return d;
 }
 

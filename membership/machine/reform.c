@@ -1,0 +1,316 @@
+/*
+ * No view anywhere (issue 20): when every survivor dropped its view (a
+ * partition with no majority side, false suspicions under load), nobody
+ * holds a view to rejoin, so joining alone never ends.  A node of the last
+ * completed view (the reference) that has been without a view for a
+ * bounded time (one fully backed-off join wait) re-forms one with the
+ * others:
+ *
+ *  - rounds: every join timeout it sends REFORM (its vote) to each member
+ *    of the reference; only nodes of the same completed view (header's
+ *    stable epoch) that are re-forming too count for each other;
+ *  - votes: each votes for the lowest id it heard without a view in the
+ *    round before (itself included); a vote sticks: to move it elsewhere
+ *    the node abstains until REFORM_LEASE_ROUNDS join timeouts have passed
+ *    since it last gave it, so a candidate that counts a vote in its round
+ *    knows nobody counts that voter for another;
+ *  - minting: a candidate (voting for itself) that hears a strict majority
+ *    of the reference vote for it (the votes of one round, its own
+ *    included; a voter answers the candidate's own REFORM at once) mints a
+ *    view of itself alone, of an epoch above every one it knows, as a
+ *    completed view, and emits `reformed`; under the every-side policy no
+ *    majority is needed: the candidate mints once it has voted for itself
+ *    for a whole round;
+ *  - joining: the others keep their rounds going; the minter, now holding a
+ *    view, answers their REFORM as a view holder (I_AM_ALIVE), and any node
+ *    that hears a view holder stops re-forming and asks it to be let in
+ *    (the usual join: rounds, welcome, transfer).
+ *
+ * Safety under the primary policy: two candidates of one completed view
+ * each need a strict majority of it in one round, so some voter gave both
+ * its vote; it gives another only a lease after the last one, by which
+ * time the first candidate has minted (and answers as a view holder) or
+ * has not.  What this cannot cover: a minter cut off from its voters
+ * within the lease after minting; then a second view can be re-formed and
+ * the two meet as branches (the newer completed view wins, the other side
+ * rejoins), see DESIGN.md.
+ */
+#include "membership/machine/machine.h"
+
+#include <string.h>
+
+#define REFORM_BATCH 128u       /* REFORMs sent per tick */
+#define REFORM_LEASE_ROUNDS 3u  /* rounds (join timeouts) a vote given sticks */
+
+/* A node of the last completed view, out of any view, still trying to get in. */
+static bool eligible(const struct membership *ctx)
+{
+    return !ctx->has_view && ctx->join.active && !ctx->join.refused && !ctx->leaving &&
+           ctx->ref.count > 0 && membership_reference_contains(&ctx->ref, &ctx->view,
+                                                               ctx->self_pos);
+}
+
+static bool in_reference(const struct membership *ctx, uint32_t id)
+{
+    return id < ctx->node_count &&
+           membership_reference_contains(&ctx->ref, &ctx->view, machine_pos_of(ctx, id));
+}
+
+static bool send_reform(struct membership *ctx, struct membership_outbox *out, uint32_t dest,
+                        uint32_t vote, uint8_t flags)
+{
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_REFORM);
+    membership_put_u32(&w, vote);
+    membership_put_u8(&w, flags);
+    membership_put_u8(&w, 0);
+    membership_put_u16(&w, 0);
+    return membership_outbox_commit(out, dest, &w);
+}
+
+static void stop(struct membership *ctx)
+{
+    ctx->reform.active = false;
+    ctx->reform.viewless_since_ns = MEMBERSHIP_NEVER;
+}
+
+/* The view of this node alone, completed: the others join it. */
+static void mint(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_reform *r = &ctx->reform;
+    uint64_t from = ctx->stable_epoch;
+    uint64_t counter = MEMBERSHIP_EPOCH_COUNTER(ctx->epoch);
+    counter = (r->max_counter > counter ? r->max_counter : counter) + 1u;
+    membership_view_reset(&ctx->view, ctx->node_count);
+    membership_view_add(&ctx->view, ctx->self_pos);
+    /* Digest: every id whose membership differs from the initial view's. */
+    uint64_t digest = membership_initial_digest(ctx->config.member_count);
+    for (uint32_t id = 0; id < ctx->node_count; id++) {
+        if ((id == ctx->self) != (id < ctx->config.member_count)) {
+            digest ^= membership_id_digest(id);
+        }
+    }
+    ctx->digest = digest;
+    ctx->epoch = MEMBERSHIP_EPOCH(counter, ctx->self_pos, ctx->incarnation);
+    ctx->stable_epoch = ctx->epoch;
+    ctx->root_pos = ctx->self_pos;
+    machine_ref_to_current(ctx);
+    machine_history_reset(ctx);
+    ctx->has_view = true;
+    ctx->sync.active = false;
+    join_done(ctx, now);
+    coord_reset(ctx);
+    ctx->suspect_count = 0;
+    uint32_t agreed = r->votes;
+    stop(ctx);
+    ctx->counters.reforms++;
+    struct membership_event *e = membership_outbox_event(out, MEMBERSHIP_EVENT_REFORMED, now);
+    if (e != NULL) {
+        e->u.reformed.epoch = ctx->epoch;
+        e->u.reformed.members = agreed;
+        e->u.reformed.from = from;
+    }
+    install_view(ctx, now, out);
+}
+
+static bool majority(const struct membership *ctx)
+{
+    return ctx->config.policy == MEMBERSHIP_POLICY_PRIMARY &&
+           2u * (uint64_t)ctx->reform.votes > ctx->ref.count;
+}
+
+static void count_vote(struct membership *ctx, uint32_t pos)
+{
+    uint64_t bit = UINT64_C(1) << (pos % 64u);
+    if ((ctx->census.bits[pos / 64u] & bit) == 0) {
+        ctx->census.bits[pos / 64u] |= bit;
+        ctx->reform.votes++;
+    }
+}
+
+/* The next batch of this round's REFORMs; then the round's wait. */
+static void send_batch(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_reform *r = &ctx->reform;
+    uint32_t sent = 0;
+    while (r->next_pos < ctx->view.positions && sent < REFORM_BATCH) {
+        uint32_t pos = r->next_pos;
+        uint32_t id = machine_id_at(ctx, pos);
+        if (id != ctx->self && membership_reference_contains(&ctx->ref, &ctx->view, pos)) {
+            if (!send_reform(ctx, out, id, r->vote, 0)) {
+                break; /* the outbox is full: the rest on the next tick */
+            }
+            sent++;
+        }
+        r->next_pos++;
+    }
+    r->deadline_ns = r->next_pos < ctx->view.positions
+                         ? now + 1u
+                         : machine_deadline_after(now, ctx->config.join_timeout_ns);
+}
+
+static void begin_round(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_reform *r = &ctx->reform;
+    r->rounds++;
+    ctx->counters.reforms_started++;
+    if (ctx->config.policy == MEMBERSHIP_POLICY_EVERY_SIDE && r->vote == ctx->self &&
+        r->rounds > 2u) {
+        mint(ctx, now, out); /* the lowest of this side, for a whole round */
+        return;
+    }
+    r->heard_lowest = r->lowest;
+    r->lowest = ctx->self;
+    uint32_t desired = r->heard_lowest;
+    if (r->vote != MEMBERSHIP_NONE && r->vote != desired) {
+        r->vote = MEMBERSHIP_NONE; /* abstain until the vote given has run out */
+    }
+    uint64_t lease = REFORM_LEASE_ROUNDS * ctx->config.join_timeout_ns;
+    bool unbound = r->vote_sent_ns == MEMBERSHIP_NEVER || now - r->vote_sent_ns >= lease;
+    if (r->vote == MEMBERSHIP_NONE && r->rounds > 1u && unbound) {
+        r->vote = desired; /* a round heard: the lowest of it */
+    }
+    memset(ctx->census.bits, 0, sizeof(uint64_t) * ctx->view.word_count);
+    r->votes = 0;
+    if (r->vote == ctx->self) {
+        count_vote(ctx, ctx->self_pos);
+        if (majority(ctx)) {
+            mint(ctx, now, out); /* a completed view of one, or two with us the root */
+            return;
+        }
+    }
+    if (r->vote != MEMBERSHIP_NONE) {
+        r->vote_sent_ns = now;
+    }
+    r->next_pos = 0;
+    send_batch(ctx, now, out);
+}
+
+static void activate(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_reform *r = &ctx->reform;
+    r->active = true;
+    r->vote = MEMBERSHIP_NONE;
+    r->vote_sent_ns = MEMBERSHIP_NEVER;
+    r->lowest = ctx->self;
+    r->heard_lowest = ctx->self;
+    r->rounds = 0;
+    r->max_counter = 0;
+    begin_round(ctx, now, out);
+}
+
+void reform_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+{
+    struct membership_reform *r = &ctx->reform;
+    if (!eligible(ctx)) {
+        stop(ctx);
+        return;
+    }
+    if (r->viewless_since_ns == MEMBERSHIP_NEVER) {
+        r->viewless_since_ns = now;
+    }
+    if (ctx->sync.active) {
+        return; /* a view is on its way */
+    }
+    if (!r->active) {
+        uint64_t start = machine_deadline_after(
+            r->viewless_since_ns, membership_join_wait_max_ns(&ctx->config));
+        if (now >= start) {
+            activate(ctx, now, out);
+        }
+        return;
+    }
+    if (r->deadline_ns > now) {
+        return;
+    }
+    if (r->next_pos < ctx->view.positions) {
+        send_batch(ctx, now, out);
+        return;
+    }
+    begin_round(ctx, now, out);
+}
+
+uint64_t reform_deadline(const struct membership *ctx)
+{
+    const struct membership_reform *r = &ctx->reform;
+    if (ctx->has_view || ctx->sync.active || !eligible(ctx)) {
+        return MEMBERSHIP_NEVER;
+    }
+    if (r->active) {
+        return r->deadline_ns;
+    }
+    if (r->viewless_since_ns == MEMBERSHIP_NEVER) {
+        return ctx->last_now_ns; /* start the clock at the next tick */
+    }
+    return machine_deadline_after(r->viewless_since_ns, membership_join_wait_max_ns(&ctx->config));
+}
+
+void reform_pause(struct membership *ctx, uint64_t gap)
+{
+    /* Not the time without a view: a node without one ticks rarely, and
+     * every gap between its calls looks like a pause. */
+    struct membership_reform *r = &ctx->reform;
+    if (r->active) {
+        r->deadline_ns = machine_deadline_after(r->deadline_ns, gap);
+    }
+}
+
+void reform_heard(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now)
+{
+    if (ctx->has_view || !holds_view || ctx->reform.viewless_since_ns == MEMBERSHIP_NEVER) {
+        return;
+    }
+    /* A view holder within reach wins over re-forming: join it. */
+    ctx->reform.active = false;
+    ctx->reform.viewless_since_ns = now;
+    if (ctx->join.active && !ctx->sync.active && sender != ctx->join.target) {
+        join_take_hint(ctx, sender, now);
+    }
+}
+
+void reform_handle(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                   struct membership_outbox *out)
+{
+    const struct membership_header *h = &msg->header;
+    const struct membership_body_reform *b = &msg->body.reform;
+    bool answer = (b->flags & MEMBERSHIP_REFORM_ANSWER) != 0;
+    if (ctx->has_view) {
+        if (!answer) {
+            /* Someone thinks no view is left: here is one to join. */
+            machine_send_simple(ctx, out, h->sender, MEMBERSHIP_MSG_I_AM_ALIVE);
+        }
+        return;
+    }
+    if (!eligible(ctx) || (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 ||
+        h->stable_epoch != ctx->stable_epoch || !in_reference(ctx, h->sender)) {
+        ctx->counters.drops_unexpected++; /* another completed view's, or we cannot take part */
+        return;
+    }
+    struct membership_reform *r = &ctx->reform;
+    if (!r->active) {
+        /* Not yet: we lost our view (or heard a view holder) too recently.
+         * Starting on a peer's REFORM would undo the wait that a view holder
+         * heard gives our join. */
+        ctx->counters.drops_no_view++;
+        return;
+    }
+    uint64_t counter = MEMBERSHIP_EPOCH_COUNTER(h->epoch);
+    if (counter > r->max_counter) {
+        r->max_counter = counter;
+    }
+    if (h->sender < r->lowest) {
+        r->lowest = h->sender;
+    }
+    if (b->vote == ctx->self && r->vote == ctx->self) {
+        count_vote(ctx, machine_pos_of(ctx, h->sender));
+        if (majority(ctx)) {
+            mint(ctx, now, out);
+            return;
+        }
+    }
+    if (!answer && r->vote == h->sender) {
+        /* Our candidate asks: it counts our vote in its round now. */
+        send_reform(ctx, out, h->sender, h->sender, MEMBERSHIP_REFORM_ANSWER);
+        r->vote_sent_ns = now;
+    }
+}
