@@ -366,8 +366,6 @@ void partition_handle(struct membership *ctx, const struct membership_msg *msg,
 void reform_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 /* When reform_tick has work, MEMBERSHIP_NEVER: none. */
 uint64_t reform_deadline(const struct membership *ctx);
-/* We were stopped for gap: the round's wait starts afresh. */
-void reform_pause(struct membership *ctx, uint64_t gap);
 /* Any message (holds_view: its sender holds a view, which wins: join it). */
 void reform_heard(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now);
 void reform_handle(struct membership *ctx, const struct membership_msg *msg, uint64_t now,

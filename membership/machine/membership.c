@@ -122,7 +122,6 @@ static void note_time(struct membership *ctx, uint64_t now)
     shift_deadline(&ctx->search.deadline_ns, gap);
     shift_deadline(&ctx->sweep.deadline_ns, gap);
     shift_deadline(&ctx->census.deadline_ns, gap);
-    reform_pause(ctx, gap);
     coord_pause(ctx, now);
 }
 

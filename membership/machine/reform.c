@@ -245,16 +245,6 @@ uint64_t reform_deadline(const struct membership *ctx)
     return machine_deadline_after(r->viewless_since_ns, membership_join_wait_max_ns(&ctx->config));
 }
 
-void reform_pause(struct membership *ctx, uint64_t gap)
-{
-    /* Not the time without a view: a node without one ticks rarely, and
-     * every gap between its calls looks like a pause. */
-    struct membership_reform *r = &ctx->reform;
-    if (r->active) {
-        r->deadline_ns = machine_deadline_after(r->deadline_ns, gap);
-    }
-}
-
 void reform_heard(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now)
 {
     if (ctx->has_view || !holds_view || ctx->reform.viewless_since_ns == MEMBERSHIP_NEVER) {
