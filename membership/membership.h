@@ -268,8 +268,9 @@ struct membership_census {
 
 /*
  * Re-forming a view after every node lost its own (see reform.c): rounds
- * of REFORM to the members of the last completed view; votes for us are
- * counted in the census bits (no census runs without a view).
+ * of REFORM to the lowest ids of the last completed view and to our
+ * candidate; votes for us are counted in the census bits (no census runs
+ * without a view).
  */
 struct membership_reform {
     bool active;
@@ -278,9 +279,10 @@ struct membership_reform {
     uint64_t vote_sent_ns;      /* when we last voted for `vote` */
     uint32_t lowest;            /* lowest id heard without a view in this round (us included) */
     uint32_t heard_lowest;      /* the same, of the round before (the vote's choice) */
-    uint32_t votes;             /* members voting for us in this round, us included */
+    uint32_t votes;             /* members voting for us in two rounds, us included */
     uint32_t rounds;
-    uint32_t next_pos;          /* the round's sending, a batch per tick */
+    uint32_t scan_from;         /* ids this round asks: the reference's from here ... */
+    uint32_t scan_end;          /* ... to here (REFORM_SCAN members) */
     uint64_t max_counter;       /* highest epoch counter heard (the minted one goes above) */
     uint64_t deadline_ns;
 };

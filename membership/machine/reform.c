@@ -6,18 +6,22 @@
  * bounded time (one fully backed-off join wait) re-forms one with the
  * others:
  *
- *  - rounds: every join timeout it sends REFORM (its vote) to each member
- *    of the reference; only nodes of the same completed view (header's
- *    stable epoch) that are re-forming too count for each other;
- *  - votes: each votes for the lowest id it heard without a view in the
- *    round before (itself included); a vote sticks: to move it elsewhere
- *    the node abstains until REFORM_LEASE_ROUNDS join timeouts have passed
- *    since it last gave it, so a candidate that counts a vote in its round
- *    knows nobody counts that voter for another;
- *  - minting: a candidate (voting for itself) that hears a strict majority
- *    of the reference vote for it (the votes of one round, its own
- *    included; a voter answers the candidate's own REFORM at once) mints a
- *    view of itself alone, of an epoch above every one it knows, as a
+ *  - rounds: every join timeout it sends REFORM (its vote) to the lowest
+ *    REFORM_SCAN ids of the reference from its scan point, and to its
+ *    candidate; a re-forming node answers every REFORM with its own vote
+ *    (answers are not answered).  A scan that found nobody re-forming
+ *    moves on to the next ids, so a dead low range is passed by.  Only
+ *    nodes of the same completed view (header's stable epoch) that are
+ *    re-forming count for each other.  Traffic: O(REFORM_SCAN) per node
+ *    and round, and each candidate hears from its voters;
+ *  - votes: each votes for the lowest id it heard re-forming in the round
+ *    before (itself included); a vote sticks: to move it elsewhere the
+ *    node abstains until REFORM_LEASE_ROUNDS rounds have passed since it
+ *    last sent it to its candidate;
+ *  - minting: a candidate (voting for itself) that counts a strict majority
+ *    of the reference voting for it (its own vote included; the votes of
+ *    the current and the previous round, both younger than a lease) mints
+ *    a view of itself alone, of an epoch above every one it knows, as a
  *    completed view, and emits `reformed`; under the every-side policy no
  *    majority is needed: the candidate mints once it has voted for itself
  *    for a whole round;
@@ -27,10 +31,10 @@
  *    (the usual join: rounds, welcome, transfer).
  *
  * Safety under the primary policy: two candidates of one completed view
- * each need a strict majority of it in one round, so some voter gave both
- * its vote; it gives another only a lease after the last one, by which
- * time the first candidate has minted (and answers as a view holder) or
- * has not.  What this cannot cover: a minter cut off from its voters
+ * each need a strict majority of it, so some voter sent its vote to both;
+ * it sends another only a lease after the last one, by which time the
+ * first candidate has minted (and answers as a view holder) or counts that
+ * vote no more.  What this cannot cover: a minter cut off from its voters
  * within the lease after minting; then a second view can be re-formed and
  * the two meet as branches (the newer completed view wins, the other side
  * rejoins), see DESIGN.md.
@@ -39,7 +43,7 @@
 
 #include <string.h>
 
-#define REFORM_BATCH 128u       /* REFORMs sent per tick */
+#define REFORM_SCAN 64u         /* reference members asked per round (and our candidate) */
 #define REFORM_LEASE_ROUNDS 3u  /* rounds (join timeouts) a vote given sticks */
 
 /* A node of the last completed view, out of any view, still trying to get in. */
@@ -56,8 +60,8 @@ static bool in_reference(const struct membership *ctx, uint32_t id)
            membership_reference_contains(&ctx->ref, &ctx->view, machine_pos_of(ctx, id));
 }
 
-static bool send_reform(struct membership *ctx, struct membership_outbox *out, uint32_t dest,
-                        uint32_t vote, uint8_t flags)
+static bool send_reform(struct membership *ctx, uint64_t now, struct membership_outbox *out,
+                        uint32_t dest, uint32_t vote, uint8_t flags)
 {
     struct membership_writer w;
     machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_REFORM);
@@ -65,7 +69,13 @@ static bool send_reform(struct membership *ctx, struct membership_outbox *out, u
     membership_put_u8(&w, flags);
     membership_put_u8(&w, 0);
     membership_put_u16(&w, 0);
-    return membership_outbox_commit(out, dest, &w);
+    if (!membership_outbox_commit(out, dest, &w)) {
+        return false;
+    }
+    if (vote == dest) {
+        ctx->reform.vote_sent_ns = now; /* it may count this one */
+    }
+    return true;
 }
 
 static void stop(struct membership *ctx)
@@ -128,25 +138,34 @@ static void count_vote(struct membership *ctx, uint32_t pos)
     }
 }
 
-/* The next batch of this round's REFORMs; then the round's wait. */
-static void send_batch(struct membership *ctx, uint64_t now, struct membership_outbox *out)
+/*
+ * This round's REFORMs: the reference's ids from the scan point (REFORM_SCAN
+ * of them) and our candidate.  A scan that heard nobody re-forming in the
+ * round before moves on (wrapping), so that dead low ids are passed by.
+ */
+static void send_round(struct membership *ctx, uint64_t now, struct membership_outbox *out)
 {
     struct membership_reform *r = &ctx->reform;
-    uint32_t sent = 0;
-    while (r->next_pos < ctx->view.positions && sent < REFORM_BATCH) {
-        uint32_t pos = r->next_pos;
-        uint32_t id = machine_id_at(ctx, pos);
-        if (id != ctx->self && membership_reference_contains(&ctx->ref, &ctx->view, pos)) {
-            if (!send_reform(ctx, out, id, r->vote, 0)) {
-                break; /* the outbox is full: the rest on the next tick */
-            }
-            sent++;
-        }
-        r->next_pos++;
+    bool heard_in_scan = r->heard_lowest >= r->scan_from && r->heard_lowest < r->scan_end;
+    if (r->rounds > 1u && !heard_in_scan) {
+        r->scan_from = r->scan_end < ctx->node_count ? r->scan_end : 0;
     }
-    r->deadline_ns = r->next_pos < ctx->view.positions
-                         ? now + 1u
-                         : machine_deadline_after(now, ctx->config.join_timeout_ns);
+    uint32_t asked = 0;
+    bool candidate_asked = false;
+    uint32_t id = r->scan_from;
+    for (; id < ctx->node_count && asked < REFORM_SCAN; id++) {
+        if (id != ctx->self && in_reference(ctx, id)) {
+            (void)send_reform(ctx, now, out, id, r->vote, 0);
+            candidate_asked = candidate_asked || id == r->vote;
+            asked++;
+        }
+    }
+    r->scan_end = id;
+    /* Our candidate, even where our (approximate) reference lacks it. */
+    if (r->vote != MEMBERSHIP_NONE && r->vote != ctx->self && !candidate_asked) {
+        (void)send_reform(ctx, now, out, r->vote, r->vote, 0);
+    }
+    r->deadline_ns = machine_deadline_after(now, ctx->config.join_timeout_ns);
 }
 
 static void begin_round(struct membership *ctx, uint64_t now, struct membership_outbox *out)
@@ -170,8 +189,12 @@ static void begin_round(struct membership *ctx, uint64_t now, struct membership_
     if (r->vote == MEMBERSHIP_NONE && r->rounds > 1u && unbound) {
         r->vote = desired; /* a round heard: the lowest of it */
     }
-    memset(ctx->census.bits, 0, sizeof(uint64_t) * ctx->view.word_count);
-    r->votes = 0;
+    if ((r->rounds % 2u) == 0) {
+        /* Votes count for two rounds: a voter's vote reaches us once per
+         * round of its own, which need not line up with ours. */
+        memset(ctx->census.bits, 0, sizeof(uint64_t) * ctx->view.word_count);
+        r->votes = 0;
+    }
     if (r->vote == ctx->self) {
         count_vote(ctx, ctx->self_pos);
         if (majority(ctx)) {
@@ -179,11 +202,7 @@ static void begin_round(struct membership *ctx, uint64_t now, struct membership_
             return;
         }
     }
-    if (r->vote != MEMBERSHIP_NONE) {
-        r->vote_sent_ns = now;
-    }
-    r->next_pos = 0;
-    send_batch(ctx, now, out);
+    send_round(ctx, now, out);
 }
 
 static void activate(struct membership *ctx, uint64_t now, struct membership_outbox *out)
@@ -195,7 +214,11 @@ static void activate(struct membership *ctx, uint64_t now, struct membership_out
     r->lowest = ctx->self;
     r->heard_lowest = ctx->self;
     r->rounds = 0;
+    r->votes = 0;
+    r->scan_from = 0;
+    r->scan_end = 0;
     r->max_counter = 0;
+    memset(ctx->census.bits, 0, sizeof(uint64_t) * ctx->view.word_count);
     begin_round(ctx, now, out);
 }
 
@@ -220,14 +243,9 @@ void reform_tick(struct membership *ctx, uint64_t now, struct membership_outbox 
         }
         return;
     }
-    if (r->deadline_ns > now) {
-        return;
+    if (r->deadline_ns <= now) {
+        begin_round(ctx, now, out);
     }
-    if (r->next_pos < ctx->view.positions) {
-        send_batch(ctx, now, out);
-        return;
-    }
-    begin_round(ctx, now, out);
 }
 
 uint64_t reform_deadline(const struct membership *ctx)
@@ -271,8 +289,13 @@ void reform_handle(struct membership *ctx, const struct membership_msg *msg, uin
         }
         return;
     }
+    /*
+     * The sender's membership of the completed view is its own check (it
+     * re-forms only as a member): ours may be approximate, after a whole
+     * view was fetched (reference.h), and would turn its vote away.
+     */
     if (!eligible(ctx) || (h->flags & MEMBERSHIP_FLAG_HAS_VIEW) != 0 ||
-        h->stable_epoch != ctx->stable_epoch || !in_reference(ctx, h->sender)) {
+        h->stable_epoch != ctx->stable_epoch) {
         ctx->counters.drops_unexpected++; /* another completed view's, or we cannot take part */
         return;
     }
@@ -288,8 +311,13 @@ void reform_handle(struct membership *ctx, const struct membership_msg *msg, uin
     if (counter > r->max_counter) {
         r->max_counter = counter;
     }
+    /* The sender re-forms, and so does whoever it votes for: the lowest id
+     * spreads from voter to voter even where scans do not reach. */
     if (h->sender < r->lowest) {
         r->lowest = h->sender;
+    }
+    if (b->vote < r->lowest) {
+        r->lowest = b->vote;
     }
     if (b->vote == ctx->self && r->vote == ctx->self) {
         count_vote(ctx, machine_pos_of(ctx, h->sender));
@@ -298,9 +326,8 @@ void reform_handle(struct membership *ctx, const struct membership_msg *msg, uin
             return;
         }
     }
-    if (!answer && r->vote == h->sender) {
-        /* Our candidate asks: it counts our vote in its round now. */
-        send_reform(ctx, out, h->sender, h->sender, MEMBERSHIP_REFORM_ANSWER);
-        r->vote_sent_ns = now;
+    if (!answer) {
+        /* Who we follow, for its scan (and, to our candidate, our vote). */
+        (void)send_reform(ctx, now, out, h->sender, r->vote, MEMBERSHIP_REFORM_ANSWER);
     }
 }

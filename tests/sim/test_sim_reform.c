@@ -8,7 +8,10 @@
  * survivors re-form one (the lowest live id, node 1, mints it once a
  * majority votes for it) and all 63 end in it, with the simulator's
  * invariants checked after every step.  The same cut without the heal
- * must not re-form anything: no side is a majority.
+ * must not re-form anything: no side is a majority.  At 8x8x4, with ids
+ * 0-79 dead as well, the lowest live id (80) lies past the first scan of
+ * REFORM_SCAN ids: the scans move on, and 176 survivors, a majority of
+ * 256, end in one view.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -16,10 +19,11 @@
 #include "tests/check.h"
 #include "tests/sim/sim_case.h"
 
-static void run(const char *inject, enum membership_layout_kind layout, bool healed)
+static void run(const char *dims, const char *inject, enum membership_layout_kind layout,
+                uint32_t minter, uint32_t survivors, bool healed)
 {
     struct sim_case c = {
-        .dims = "4x4x4",
+        .dims = dims,
         .radix = 4,
         .layout = layout,
         .policy = MEMBERSHIP_POLICY_PRIMARY,
@@ -35,25 +39,28 @@ static void run(const char *inject, enum membership_layout_kind layout, bool hea
     struct sim_result r;
     sim_case_run(&c, &r, out);
     CHECK(r.ran);
-    CHECKF(r.stats.partitioned == 63, "%s: %" PRIu32 " partitioned events, expected 63", inject,
-           r.stats.partitioned);
+    CHECKF(r.stats.partitioned == survivors,
+           "%s: %" PRIu32 " partitioned events, expected %" PRIu32, inject, r.stats.partitioned,
+           survivors);
     if (healed) {
         CHECKF(r.ok, "%s: %s", inject, r.stats.violation_text);
         CHECKF(r.stats.reformed == 1, "%s: %" PRIu32 " views re-formed, expected 1", inject,
                r.stats.reformed);
-        CHECKF(r.stats.final_live == 63 && r.stats.final_viewers == 63,
-               "%s: final view of %" PRIu32 " held by %" PRIu32 ", expected 63", inject,
-               r.stats.final_live, r.stats.final_viewers);
+        CHECKF(r.stats.final_live == survivors && r.stats.final_viewers == survivors,
+               "%s: final view of %" PRIu32 " held by %" PRIu32 ", expected %" PRIu32, inject,
+               r.stats.final_live, r.stats.final_viewers, survivors);
         /* The event stream says what happened, at the minter. */
         rewind(out);
         char line[512];
+        char node[32];
+        snprintf(node, sizeof node, " node=%" PRIu32 " ", minter);
         bool seen = false;
         while (fgets(line, sizeof line, out) != NULL) {
             seen = seen || (strstr(line, " event=reformed ") != NULL &&
-                            strstr(line, " node=1 ") != NULL &&
-                            strstr(line, " members=") != NULL && strstr(line, " from=") != NULL);
+                            strstr(line, node) != NULL && strstr(line, " members=") != NULL &&
+                            strstr(line, " from=") != NULL);
         }
-        CHECKF(seen, "%s: no reformed event at node 1", inject);
+        CHECKF(seen, "%s: no reformed event at node %" PRIu32, inject, minter);
     } else {
         /* Still cut: neither side may re-form (the run ends without a view). */
         CHECKF(r.stats.reformed == 0, "%s: %" PRIu32 " views re-formed, expected 0", inject,
@@ -65,10 +72,18 @@ static void run(const char *inject, enum membership_layout_kind layout, bool hea
 
 int main(void)
 {
-    run("kill 0 at {U*10}; partition x<2 at {U*10}; heal at {U*300}", MEMBERSHIP_LAYOUT_RADIX,
-        true);
-    run("kill 0 at {U*10}; partition x<2 at {U*10}; heal at {U*300}", MEMBERSHIP_LAYOUT_BOX,
-        true);
-    run("kill 0 at {U*10}; partition x<2 at {U*10}", MEMBERSHIP_LAYOUT_RADIX, false);
+    const char *halves = "kill 0 at {U*10}; partition x<2 at {U*10}; heal at {U*300}";
+    run("4x4x4", halves, MEMBERSHIP_LAYOUT_RADIX, 1, 63, true);
+    run("4x4x4", halves, MEMBERSHIP_LAYOUT_BOX, 1, 63, true);
+    run("4x4x4", "kill 0 at {U*10}; partition x<2 at {U*10}", MEMBERSHIP_LAYOUT_RADIX, 1, 63,
+        false);
+    char inject[2048] = "";
+    for (unsigned id = 0; id < 80; id++) {
+        char item[32];
+        snprintf(item, sizeof item, "kill %u at {U*10}; ", id);
+        strncat(inject, item, sizeof inject - strlen(inject) - 1);
+    }
+    strncat(inject, "partition x<4 at {U*10}; heal at {U*300}", sizeof inject - strlen(inject) - 1);
+    run("8x8x4", inject, MEMBERSHIP_LAYOUT_RADIX, 80, 176, true);
     return check_report("sim.reform");
 }
