@@ -486,6 +486,20 @@ static enum membership_decode_status decode_body(const uint8_t *b, size_t body,
                    ? MEMBERSHIP_DECODE_OK
                    : MEMBERSHIP_DECODE_BAD_ID;
     }
+    case MEMBERSHIP_MSG_REFORM: {
+        enum membership_decode_status s = check_length(body, 8);
+        if (s != MEMBERSHIP_DECODE_OK) {
+            return s;
+        }
+        msg->body.reform.vote = le_get_u32(b);
+        msg->body.reform.flags = b[4];
+        if ((b[4] & ~MEMBERSHIP_REFORM_ANSWER) != 0 || b[5] != 0 || b[6] != 0 || b[7] != 0) {
+            return MEMBERSHIP_DECODE_RESERVED;
+        }
+        return msg->body.reform.vote < node_count || msg->body.reform.vote == UINT32_MAX
+                   ? MEMBERSHIP_DECODE_OK
+                   : MEMBERSHIP_DECODE_BAD_ID;
+    }
     default:
         return MEMBERSHIP_DECODE_TYPE;
     }

@@ -95,6 +95,9 @@
 /* Relay envelope flags. */
 #define MEMBERSHIP_RELAY_FORWARDED 0x01u /* sent on by the relay: for the target to open */
 
+/* Re-forming flags. */
+#define MEMBERSHIP_REFORM_ANSWER 0x01u /* an answer to a candidate's own REFORM: not answered */
+
 /* View chunk encodings and flags. */
 #define MEMBERSHIP_CHUNK_INTERVALS 0
 #define MEMBERSHIP_CHUNK_BITS 1
@@ -124,7 +127,8 @@
     X(PARTITIONED, 21, "partitioned")                                            \
     X(JOIN_REFUSED, 22, "join_refused")        /* the root will not let us in */ \
     X(RELAY, 23, "relay")      /* an envelope for a member out of the origin's reach */ \
-    X(REFUTED, 24, "refuted")  /* root to a detector: the suspect answered, use a relay */
+    X(REFUTED, 24, "refuted")  /* root to a detector: the suspect answered, use a relay */ \
+    X(REFORM, 25, "reform")    /* no view anywhere: who this viewless node would follow */
 
 enum membership_msg_type {
 #define MEMBERSHIP_MSG_ENUM(name, value, text) MEMBERSHIP_MSG_##name = value,
@@ -259,6 +263,16 @@ struct membership_body_refuted {
     uint32_t relay; /* a member that reaches both of us */
 };
 
+/*
+ * REFORM (issue 20, machine/reform.c): from a node without a view, to the
+ * members of its last completed view (the header's stable epoch): "no view
+ * here either; my vote goes to `vote`" (MEMBERSHIP_NONE: no vote yet).
+ */
+struct membership_body_reform {
+    uint32_t vote;
+    uint8_t flags; /* MEMBERSHIP_REFORM_* */
+};
+
 struct membership_msg {
     struct membership_header header;
     union {
@@ -274,6 +288,7 @@ struct membership_msg {
         struct membership_body_view_chunk chunk;
         struct membership_body_relay relay;
         struct membership_body_refuted refuted;
+        struct membership_body_reform reform;
     } body;
     const uint8_t *list; /* the body's trailing list, inside the payload */
 };

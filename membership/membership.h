@@ -29,6 +29,13 @@
  * A side that fails the test emits `partitioned`, drops its view and keeps
  * trying to rejoin.  EVERY_SIDE policy: no test; when sides meet again the
  * branch with the newer completed view wins and the others rejoin it.
+ *
+ * No view anywhere (machine/reform.c): a node of the last completed view
+ * that has tried to rejoin for a bounded time without finding a view holder
+ * asks that view's members (REFORM); the lowest-id one answering without a
+ * view mints a new view once a strict majority of the completed view votes
+ * for it (primary), or after one round of asking (every side); the others
+ * join it.  A view holder heard from ends the re-forming: it is joined.
  */
 #ifndef MEMBERSHIP_MEMBERSHIP_H
 #define MEMBERSHIP_MEMBERSHIP_H
@@ -152,6 +159,8 @@ struct membership_counters {
     uint32_t relays_delivered;  /* envelopes opened as their target */
     uint32_t relays_refused;    /* envelopes from or for a non-member, misaddressed, no view */
     uint32_t probes_indirect;   /* root: a member we suspected, probed through a third one */
+    uint32_t reforms_started;   /* rounds of asking the last completed view (no view anywhere) */
+    uint32_t reforms;           /* views minted after no node held one */
 };
 
 /* One watched neighbour (tree or torus) for heartbeats. */
@@ -259,6 +268,27 @@ struct membership_census {
     uint32_t answered_ref; /* answering members of the reference view (us included) */
     uint64_t deadline_ns;
     uint64_t bits[MEMBERSHIP_VIEW_WORDS]; /* positions that answered */
+};
+
+/*
+ * Re-forming a view after every node lost its own (see reform.c): rounds
+ * of REFORM to the lowest ids of the last completed view and to our
+ * candidate; votes for us are counted in the census bits (no census runs
+ * without a view).
+ */
+struct membership_reform {
+    bool active;
+    uint64_t viewless_since_ns; /* MEMBERSHIP_NEVER: holding a view, or not eligible */
+    uint32_t vote;              /* who we follow, MEMBERSHIP_NONE: no vote yet */
+    uint64_t vote_sent_ns;      /* when we last voted for `vote` */
+    uint32_t lowest;            /* lowest id heard without a view in this round (us included) */
+    uint32_t heard_lowest;      /* the same, of the round before (the vote's choice) */
+    uint32_t votes;             /* members voting for us in two rounds, us included */
+    uint32_t rounds;
+    uint32_t scan_from;         /* ids this round asks: the reference's from here ... */
+    uint32_t scan_end;          /* ... to here (REFORM_SCAN members) */
+    uint64_t max_counter;       /* highest epoch counter heard (the minted one goes above) */
+    uint64_t deadline_ns;
 };
 
 struct membership_join_entry {
@@ -430,6 +460,7 @@ struct membership {
     struct membership_coordinator coord;
     struct membership_sync sync;
     struct membership_joiner join;
+    struct membership_reform reform;
 
     uint32_t notice_sender[MEMBERSHIP_NOTICE_CACHE];
     uint64_t notice_epoch[MEMBERSHIP_NOTICE_CACHE];

@@ -27,7 +27,8 @@
     X(PARTITIONED, 6, "partitioned") /* this side lost the primary component */          \
     X(RECOVERY_DECISION, 7, "recovery-decision") /* the root's decision for a fault */   \
     X(JOIN_REFUSED, 8, "join-refused")           /* the root will not let us in */    \
-    X(LEFT, 9, "left") /* a member (or this node) left by its own request: no fault */
+    X(LEFT, 9, "left") /* a member (or this node) left by its own request: no fault */      \
+    X(REFORMED, 10, "reformed") /* no view anywhere: this node minted one (reform.c) */
 
 enum membership_event_type {
 #define MEMBERSHIP_EVENT_ENUM(name, value, text) MEMBERSHIP_EVENT_##name = value,
@@ -112,6 +113,13 @@ struct membership_event_partitioned {
     uint32_t ref_live;    /* members of the reference (last stable) view */
 };
 
+/* At the node that minted a view after no node held one (machine/reform.c). */
+struct membership_event_reformed {
+    uint64_t epoch;   /* the view minted */
+    uint32_t members; /* members of the last completed view that agreed (the minter too) */
+    uint64_t from;    /* that completed view's epoch */
+};
+
 struct membership_event {
     uint8_t type; /* enum membership_event_type */
     uint64_t t_ns;
@@ -125,6 +133,7 @@ struct membership_event {
         struct membership_event_decision decision;
         struct membership_event_join_refused refused;
         struct membership_event_left left;
+        struct membership_event_reformed reformed;
     } u;
 };
 

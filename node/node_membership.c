@@ -91,6 +91,11 @@ static void emit_event(const struct node *node, const struct membership_event *e
         event_add_u64("who", e->u.left.who);
         event_add_u64("epoch", e->u.left.epoch);
         break;
+    case MEMBERSHIP_EVENT_REFORMED:
+        event_add_u64("epoch", e->u.reformed.epoch);
+        event_add_u64("members", e->u.reformed.members);
+        event_add_u64("from", e->u.reformed.from);
+        break;
     case MEMBERSHIP_EVENT_PARTITIONED:
         event_add_u64("epoch", e->u.partitioned.epoch);
         event_add_u64("side_live", e->u.partitioned.side_live);

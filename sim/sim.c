@@ -605,6 +605,16 @@ static void print_event(struct sim *sim, uint32_t id, const struct membership_ev
             line_end(sim);
         }
         break;
+    case MEMBERSHIP_EVENT_REFORMED:
+        sim->stats.reformed++;
+        if (sim->params.verbosity >= 1) {
+            line_begin(sim, id, "reformed");
+            line_hex(sim, "epoch", e->u.reformed.epoch);
+            line_u64(sim, "members", e->u.reformed.members);
+            line_hex(sim, "from", e->u.reformed.from);
+            line_end(sim);
+        }
+        break;
     case MEMBERSHIP_EVENT_PARTITIONED:
         sim->stats.partitioned++;
         if (sim->params.verbosity >= 1) {

@@ -158,6 +158,7 @@ struct sim_stats {
     uint64_t ping_missing; /* ... that did not answer (each fails the run) */
     uint32_t reach_samples; /* --reach samples taken */
     uint32_t partitioned;
+    uint32_t reformed;    /* `reformed` events: views minted after no node held one */
     uint64_t last_injection_ns; /* time of the last scripted fault (0: none) */
     uint64_t last_change_ns;    /* last view, join, expulsion or partition event */
     uint64_t final_epoch;

@@ -19,6 +19,8 @@
  *   join_       (join.c) joining and rejoining: contacts, redirects;
  *   partition_  (partition.c) the primary-component rule's census and
  *               the PARTITIONED notice;
+ *   reform_     (reform.c) no view anywhere: a new one re-formed from the
+ *               last completed view;
  *   membership_ (membership.c, context.c) the public entry points, the
  *               ordering of views, time; set-up and queries.
  *
@@ -363,5 +365,18 @@ void partition_tick_notify(struct membership *ctx, uint64_t now, struct membersh
 void partition_handle(struct membership *ctx, const struct membership_msg *msg,
                       const uint8_t *payload, size_t length, uint64_t now,
                       struct membership_outbox *out);
+
+/* ------------------------------------------------------------------ */
+/* reform.c: no view anywhere, a new one re-formed                      */
+/* ------------------------------------------------------------------ */
+
+/* Starts, runs and ends the rounds of asking the last completed view. */
+void reform_tick(struct membership *ctx, uint64_t now, struct membership_outbox *out);
+/* When reform_tick has work, MEMBERSHIP_NEVER: none. */
+uint64_t reform_deadline(const struct membership *ctx);
+/* Any message (holds_view: its sender holds a view, which wins: join it). */
+void reform_heard(struct membership *ctx, uint32_t sender, bool holds_view, uint64_t now);
+void reform_handle(struct membership *ctx, const struct membership_msg *msg, uint64_t now,
+                   struct membership_outbox *out);
 
 #endif /* MEMBERSHIP_MACHINE_H */

@@ -192,6 +192,7 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
         join_heard(ctx, h->sender, now_ns);
     }
     detector_note_alive(ctx, h->sender, holds_view, now_ns, out);
+    reform_heard(ctx, h->sender, holds_view, now_ns);
     /* Our view (or the one our round in flight changes): a member in good standing. */
     uint32_t refuted_by =
         coord_heard(ctx, h->sender,
@@ -245,6 +246,9 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
         return false;
     case MEMBERSHIP_MSG_FAILURE_DET_ACK:
         detector_handle_report_ack(ctx, &msg, now_ns);
+        return false;
+    case MEMBERSHIP_MSG_REFORM:
+        reform_handle(ctx, &msg, now_ns, out);
         return false;
     default:
         break;
@@ -352,6 +356,7 @@ void membership_tick(struct membership *ctx, uint64_t now_ns, struct membership_
     partition_tick_notify(ctx, now_ns, out);
     transfer_tick(ctx, now_ns, out);
     join_tick(ctx, now_ns, out);
+    reform_tick(ctx, now_ns, out);
     run_pending(ctx, now_ns, out);
 }
 
@@ -407,6 +412,7 @@ uint64_t membership_next_deadline(const struct membership *ctx)
     if (ctx->join.active && !ctx->has_view && !ctx->sync.active) {
         d = min_u64(d, ctx->join.deadline_ns);
     }
+    d = min_u64(d, reform_deadline(ctx));
     return d;
 }
 

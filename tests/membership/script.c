@@ -42,7 +42,7 @@
  *     expect N|any sends TYPE [to D] [count=K]
  *     expect delivered K | expect lost K
  *     expect event N|any view|failure|stable|joined|expelled|partitioned|
- *            decision|refused|left
+ *            decision|refused|left|reformed
  *            [who=W] [count=K] [after=T] [until=T] [live=L] [messages=M]
  *            [detector-messages=D] [model=M] [action=A] [quarantined=yes|no]
  *                                       (after < time <= until; who: a
@@ -338,7 +338,7 @@ static int event_type(const char *name)
     /* Indexed by enum membership_event_type. */
     static const char *const names[] = {NULL,     "view",     "failure",     "stable",
                                         "joined", "expelled", "partitioned", "decision",
-                                        "refused", "left"};
+                                        "refused", "left", "reformed"};
     for (int t = 1; t < (int)(sizeof names / sizeof names[0]); t++) {
         if (name != NULL && strcmp(name, names[t]) == 0) {
             return t;
@@ -360,7 +360,7 @@ static bool expect_event(struct script *s, char **tok, int n)
     int type = event_type(tok[3]);
     if (type < 0) {
         return bad("'%s' is not an event (view, failure, stable, joined, expelled, partitioned, "
-                   "decision, refused, left)",
+                   "decision, refused, left, reformed)",
                    tok[3]);
     }
     static const char *const keys[] = {"who",   "count",    "after",             "until",

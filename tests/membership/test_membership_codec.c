@@ -129,6 +129,12 @@ static size_t build(uint8_t *buf, unsigned type)
         membership_put_u32(&w, 9); /* peer */
         membership_put_u32(&w, 0); /* relay */
         break;
+    case MEMBERSHIP_MSG_REFORM:
+        membership_put_u32(&w, 2); /* vote */
+        membership_put_u8(&w, MEMBERSHIP_REFORM_ANSWER);
+        membership_put_u8(&w, 0);
+        membership_put_u16(&w, 0);
+        break;
     default: /* HEARTBEAT, HOW_ARE_YOU, I_AM_ALIVE, VIEW_NOTICE: header only */
         break;
     }

@@ -77,7 +77,7 @@ void sim_case_run(const struct sim_case *c, struct sim_result *r, FILE *out)
         return;
     }
     if (c->inject != NULL) {
-        char text[1024];
+        char text[8192]; /* long scripts: one kill per dead node */
         expand(c->inject, r->unit_ns, text, sizeof text);
         struct fault_script script;
         if (!sim_inject_parse(text, &g, 0, &script, error, sizeof error)) {
