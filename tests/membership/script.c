@@ -495,7 +495,7 @@ static bool expect_view(struct script *s, char **tok, int n)
         }
         const struct membership *m = &h.nodes[id];
         if (none != !membership_has_view(m)) {
-            unmet(s, "node %u %s a view", id, none ? "holds" : "holds no");
+            unmet(s, "node %u %s", id, none ? "holds a view" : "holds no view");
             continue;
         }
         if (has_joining && membership_is_joining(m) != (strcmp(joining_text, "yes") == 0)) {
