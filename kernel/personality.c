@@ -17,7 +17,8 @@ enum personality_offset {
     OFFSET_TREE_RADIX = 18,
     OFFSET_TREE_LAYOUT = 19,
     OFFSET_ROLE = 20,
-    OFFSET_RESERVED = 21, /* 3 bytes */
+    OFFSET_TIMEOUT_CEILING = 21,
+    OFFSET_RESERVED = 22, /* 2 bytes */
     OFFSET_DIM_SIZE = 24, /* 6 x u16 */
     OFFSET_COORD = 36,    /* 6 x u16 */
     OFFSET_MEMBER_COUNT = 48,
@@ -46,6 +47,7 @@ void personality_set_defaults(struct personality *p)
     p->link_rto_ms = PERSONALITY_DEFAULT_LINK_RTO_MS;
     p->link_retries = PERSONALITY_DEFAULT_LINK_RETRIES;
     p->partition_policy = PERSONALITY_PARTITION_PRIMARY;
+    p->timeout_ceiling = PERSONALITY_DEFAULT_TIMEOUT_CEILING;
 }
 
 static const char *const tree_layout_names[] = {"radix", "torus", "box"};
@@ -152,6 +154,10 @@ bool personality_validate(const struct personality *p,
     if (p->partition_policy > PERSONALITY_PARTITION_EVERY_SIDE)
         return fail(error, "partition_policy", p->partition_policy,
                     "0 (primary component) or 1 (every side)");
+    if (p->timeout_ceiling < 1 || p->timeout_ceiling > PERSONALITY_TIMEOUT_CEILING_MAX)
+        return fail(error, "timeout_ceiling", p->timeout_ceiling,
+                    "1.." STRINGIFY(PERSONALITY_TIMEOUT_CEILING_MAX)
+                    " (the detector's timeouts at most this many times the set ones)");
     return true;
 }
 
@@ -176,7 +182,7 @@ bool personality_decode(const uint8_t *block, size_t length,
     uint32_t crc = le_get_u32(block + OFFSET_CRC);
     if (crc != crc32_update(0, block, OFFSET_CRC))
         return fail(error, "crc32", crc, "the CRC-32 of bytes 0..59");
-    for (unsigned i = 0; i < 3; i++)
+    for (unsigned i = 0; i < 2; i++)
         if (block[OFFSET_RESERVED + i] != 0)
             return fail(error, "reserved", block[OFFSET_RESERVED + i], "0");
     out->node_id = le_get_u32(block + OFFSET_NODE_ID);
@@ -203,6 +209,7 @@ bool personality_decode(const uint8_t *block, size_t length,
     out->link_rto_ms = le_get_u16(block + OFFSET_LINK_RTO_MS);
     out->link_retries = block[OFFSET_LINK_RETRIES];
     out->partition_policy = block[OFFSET_PARTITION_POLICY];
+    out->timeout_ceiling = block[OFFSET_TIMEOUT_CEILING];
     return personality_validate(out, error);
 }
 
@@ -221,6 +228,7 @@ void personality_encode(const struct personality *p,
     out[OFFSET_TREE_RADIX] = p->tree_radix;
     out[OFFSET_TREE_LAYOUT] = p->tree_layout;
     out[OFFSET_ROLE] = p->role;
+    out[OFFSET_TIMEOUT_CEILING] = p->timeout_ceiling;
     for (unsigned d = 0; d < CONFIG_MAX_DIMS; d++) {
         le_put_u16(out + OFFSET_DIM_SIZE + 2 * d, p->dim_size[d]);
         le_put_u16(out + OFFSET_COORD + 2 * d, p->coord[d]);

@@ -16,7 +16,8 @@
  *   18  1    tree_radix            59  1    partition_policy
  *   19  1    tree_layout           60  4    crc32 of bytes 0..59
  *   20  1    role
- *   21  3    reserved (0)
+ *   21  1    timeout_ceiling
+ *   22  2    reserved (0)
  *
  * Read fields only through the predicates below, never raw masks.
  */
@@ -61,6 +62,9 @@ struct personality {
     uint16_t link_rto_ms;
     uint8_t link_retries;
     uint8_t partition_policy;
+    /* The adaptive detector's bound: no timeout grows past this many times
+     * the configured one (membership_config.timeout_ceiling; 1: fixed). */
+    uint8_t timeout_ceiling;
 };
 
 /* What is wrong with a block: the field, its value, what was expected. */
@@ -99,6 +103,10 @@ void personality_encode(const struct personality *p,
 #define PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS 60
 #define PERSONALITY_DEFAULT_LINK_RTO_MS 10
 #define PERSONALITY_DEFAULT_LINK_RETRIES 8
+/* The detector's ceiling (membership.h's MEMBERSHIP_TIMEOUT_CEILING_*; the
+ * node checks they agree): default and largest. */
+#define PERSONALITY_DEFAULT_TIMEOUT_CEILING 4
+#define PERSONALITY_TIMEOUT_CEILING_MAX 64
 
 /* One line, NUL-terminated, cut to fit: "personality: tree_radix=3 is
  * invalid, expected a power of two in 2..16".  Returns its length. */

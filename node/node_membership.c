@@ -364,6 +364,9 @@ _Static_assert(PERSONALITY_TREE_RADIX == (int)MEMBERSHIP_LAYOUT_RADIX &&
                    PERSONALITY_TREE_TORUS == (int)MEMBERSHIP_LAYOUT_TORUS &&
                    PERSONALITY_TREE_BOX == (int)MEMBERSHIP_LAYOUT_BOX,
                "personality tree_layout values differ from membership layout kinds");
+_Static_assert(PERSONALITY_TIMEOUT_CEILING_MAX == MEMBERSHIP_TIMEOUT_CEILING_MAX &&
+                   PERSONALITY_DEFAULT_TIMEOUT_CEILING == MEMBERSHIP_TIMEOUT_CEILING_DEFAULT,
+               "the personality's timeout ceiling bounds differ from membership's");
 
 void node_membership_init(struct node *node)
 {
@@ -381,6 +384,7 @@ void node_membership_init(struct node *node)
     config.geometry = node->network.geometry;
     config.watch_torus_neighbours = true;
     membership_config_timeouts_ms(&config, p->heartbeat_ms, p->detect_timeout_ms);
+    config.timeout_ceiling = p->timeout_ceiling;
     /* The root decides by the job's recovery policy (none without a job). */
     if (kernel_job() != NULL) {
         config.recovery = kernel_job()->recovery;

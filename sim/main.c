@@ -3,7 +3,7 @@
  *
  *   tori-sim --dims 16x8x8 [--mesh] [--radix 4] [--tree radix|torus|box]
  *            [--hop-ns 4600] [--cp-ns 2000] [--members M]
- *            [--policy primary|every-side] [--heartbeat-us N]
+ *            [--policy primary|every-side] [--heartbeat-us N] [--timeout-ceiling N]
  *            [--link-detect-ns N] [--routes] [--settle-ms N]
  *            [--inject 'kill 5 at 1ms; kill 0 at 3ms; join 5 at 10ms' | --inject-file F]
  *            [--chaos --seeds 1000 --rate R --keep-going] [--seed S]
@@ -43,6 +43,7 @@ struct options {
     unsigned radix;
     enum membership_layout_kind layout;
     enum membership_policy policy;
+    uint8_t timeout_ceiling; /* --timeout-ceiling (tools/job_options.h) */
     uint64_t hop_ns;
     uint64_t cp_ns;
     uint64_t members;
@@ -178,6 +179,8 @@ static void usage(void)
           "  --heartbeat-ns N     the same in nanoseconds\n"
           "  --link-detect-ns N   link-down notice after a neighbour dies, 0: off\n"
           "                       (then a crash needs heartbeats to be noticed)\n"
+          "  --timeout-ceiling N  the detector's timeouts adapt to late timers up to N\n"
+          "                       times the set ones, 1..64 (4; 1: fixed)\n"
           "  --routes             messages follow the routers' hops; lost when a\n"
           "                       route crosses a dead or hung node (default: by\n"
           "                       hop distance, never lost on the way)\n"
@@ -568,6 +571,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     o->radix = 4;
     o->layout = MEMBERSHIP_LAYOUT_RADIX;
     o->policy = MEMBERSHIP_POLICY_PRIMARY;
+    o->timeout_ceiling = MEMBERSHIP_TIMEOUT_CEILING_DEFAULT;
     o->hop_ns = 4600;
     o->cp_ns = 2000;
     o->heartbeat_ns = -1;
@@ -601,6 +605,13 @@ static void parse_args(int argc, char **argv, struct options *o)
                 o->policy = MEMBERSHIP_POLICY_EVERY_SIDE;
             } else {
                 usage_error("--policy '%s' is not a policy", v ? v : "", "primary or every-side");
+            }
+        } else if (strcmp(a, "--timeout-ceiling") == 0) {
+            char error[240];
+            if (v != NULL && !job_options_parse_timeout_ceiling(a, v, &o->timeout_ceiling, error,
+                                                                sizeof error)) {
+                fprintf(stderr, TOOL ": %s\n", error);
+                exit(2);
             }
         } else if (strcmp(a, "--hop-ns") == 0) {
             o->hop_ns = parse_time(a, v, 1, 1, 1000000000, "nanoseconds");
@@ -748,7 +759,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             } else {
                 usage_error("unknown option '%s'", a,
                             "--dims, --mesh, --radix, --tree, --hop-ns, --cp-ns, --members, "
-                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, --routes, --routing, --reach, "
+                            "--policy, --heartbeat-us, --heartbeat-ns, --link-detect-ns, "
+                            "--timeout-ceiling, --routes, --routing, --reach, "
                             "--settle-ms, --inject, --inject-file, --emit-script, --pcap, --out, "
                             "--chaos, --seeds, --seed-nodes, --rate, --keep-going, --seed, "
                             "--trace-node, --app, --iterations, --app-args, --comm-mode, --msg-mode, --spares, --recovery, "
@@ -918,6 +930,7 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     p->radix = o->radix;
     p->layout = o->layout;
     p->policy = o->policy;
+    p->timeout_ceiling = o->timeout_ceiling;
     p->hop_ns = o->hop_ns;
     p->cp_ns = o->cp_ns;
     p->members = o->members_set ? (uint32_t)o->members : o->geometry.node_count;
@@ -1176,11 +1189,12 @@ static int run_script(const struct options *o)
     }
     if (!p.json) {
         printf("sim dims=%" PRIu32 " nodes=%" PRIu32 " radix=%u tree=%s hop_ns=%" PRIu64
-               " cp_ns=%" PRIu64 " heartbeat_ns=%" PRIu64 " unit_ns=%" PRIu64
-               " context_bytes=%zu seed=%" PRIu64 "\n",
+               " cp_ns=%" PRIu64 " heartbeat_ns=%" PRIu64 " timeout_ceiling=%" PRIu32
+               " unit_ns=%" PRIu64 " context_bytes=%zu seed=%" PRIu64 "\n",
                o->geometry.dims, o->geometry.node_count, p.radix,
                membership_layout_name(p.layout), p.hop_ns, p.cp_ns,
-               p.heartbeat_ns, sim_unit_ns(&p), membership_context_bytes(), p.seed);
+               p.heartbeat_ns, p.timeout_ceiling, sim_unit_ns(&p), membership_context_bytes(),
+               p.seed);
         if (p.app.kind != SIM_APP_NONE) {
             /* The simulator's comm build (sim/CMakeLists.txt), not the node's. */
             printf("sim app=%s comm_context_bytes=%zu memory_mib=%" PRIu64 "\n",
@@ -1241,6 +1255,9 @@ static void print_replay(const struct options *o, const struct sim_params *pp,
            p.cp_ns, p.heartbeat_ns, p.link_detect_ns, seed);
     if (p.members != o->geometry.node_count) {
         printf(" --members %" PRIu32, p.members);
+    }
+    if (p.timeout_ceiling != MEMBERSHIP_TIMEOUT_CEILING_DEFAULT) {
+        printf(" --timeout-ceiling %" PRIu32, p.timeout_ceiling);
     }
     if (p.app.kind != SIM_APP_NONE) {
         printf(" --app %s --iterations %" PRIu32 "%s%s", sim_app_name(p.app.kind),

@@ -132,6 +132,7 @@ void sim_params_defaults(struct sim_params *params, const struct torus_geometry 
     params->radix = 4;
     params->layout = MEMBERSHIP_LAYOUT_RADIX;
     params->policy = MEMBERSHIP_POLICY_PRIMARY;
+    params->timeout_ceiling = MEMBERSHIP_TIMEOUT_CEILING_DEFAULT;
     params->members = geometry->node_count;
     params->hop_ns = 4600;
     params->cp_ns = 2000;
@@ -2272,6 +2273,7 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
     c->radix = params->radix;
     c->layout = params->layout;
     c->policy = params->policy;
+    c->timeout_ceiling = params->timeout_ceiling;
     c->recovery = params->recovery;
     c->seed_count = params->seed_count;
     memcpy(c->seeds, params->seeds, sizeof c->seeds);

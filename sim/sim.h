@@ -44,6 +44,7 @@ struct sim_params {
     unsigned radix;
     enum membership_layout_kind layout;
     enum membership_policy policy;
+    uint32_t timeout_ceiling; /* the adaptive detector's bound (membership_config) */
     uint32_t members;        /* initial view: ids below; the rest are spares */
     uint64_t hop_ns;         /* latency of one torus hop */
     uint64_t cp_ns;          /* time a node spends on each message */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/personality.h"
 #include "tools/cli.h"
 
 bool job_options_parse_args(const char *text, struct job *job, char *error, size_t capacity)
@@ -320,5 +321,19 @@ bool job_options_build(const struct job_options *options, struct job *job, char 
         snprintf(error, capacity, "the options make an invalid job block: %s", message);
         return false;
     }
+    return true;
+}
+
+_Static_assert(PERSONALITY_TIMEOUT_CEILING_MAX == 64 && PERSONALITY_DEFAULT_TIMEOUT_CEILING == 4,
+               "JOB_OPTIONS_TIMEOUT_CEILING_EXPECTED names the bounds");
+
+bool job_options_parse_timeout_ceiling(const char *option, const char *text,
+                                       uint8_t *ceiling, char *error, size_t capacity)
+{
+    uint64_t value = 0;
+    if (text == NULL || !cli_parse_u64(text, 1, PERSONALITY_TIMEOUT_CEILING_MAX, &value))
+        return cli_invalid(error, capacity, option, text != NULL ? text : "",
+                           JOB_OPTIONS_TIMEOUT_CEILING_EXPECTED);
+    *ceiling = (uint8_t)value;
     return true;
 }

@@ -7,6 +7,8 @@
  * --seeds a,b (seed nodes: a joiner asks them first) turned into a
  * validated struct job (kernel/job.h), so that both accept and refuse the
  * same values with the same one-line errors.  Encoding stays job_encode's.
+ * Also the per-job option that travels in the personality instead,
+ * --timeout-ceiling N (below).
  */
 #ifndef TOOLS_JOB_OPTIONS_H
 #define TOOLS_JOB_OPTIONS_H
@@ -81,5 +83,20 @@ bool job_options_parse_recovery(const char *text, struct recovery_policy *policy
  * none; cut to fit. */
 void job_options_format_recovery(const struct recovery_policy *policy, char *out,
                                  size_t capacity);
+
+/*
+ * --timeout-ceiling N: the adaptive detector's bound for the job, the one
+ * parser of every tool (tori-emu, tori-sim, tori-personality, bench
+ * faults).  No detector timeout grows past N times the configured one; 1
+ * turns adaptation off.  It travels in the personality (byte 21, beside
+ * the detect timeout), not the job block: a job block exists only with
+ * --app, and the detector matters most without one (--ping, idle runs).
+ * False with a one-line error naming option.
+ */
+#define JOB_OPTIONS_TIMEOUT_CEILING_EXPECTED                                             \
+    "a whole number in 1..64: the detector's timeouts grow to at most this many "      \
+    "times the set ones (1: fixed; default 4)"
+bool job_options_parse_timeout_ceiling(const char *option, const char *text,
+                                       uint8_t *ceiling, char *error, size_t capacity);
 
 #endif /* TOOLS_JOB_OPTIONS_H */

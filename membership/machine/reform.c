@@ -4,10 +4,12 @@
  * holds a view to rejoin, so joining alone never ends.  A node of the last
  * completed view (the reference) that has been without a view for a
  * bounded time (one fully backed-off join wait) re-forms one with the
- * others:
+ * others; under the every-side policy so does any member's new life
+ * (rejoining), whose reference may be another side's view (eligible):
  *
  *  - rounds: every join timeout it sends REFORM (its vote) to the lowest
- *    REFORM_SCAN ids of the reference from its scan point, and to its
+ *    REFORM_SCAN ids of the reference (every-side: of all ids) from its
+ *    scan point, and to its
  *    candidate; a re-forming node answers every REFORM with its own vote
  *    (answers are not answered).  A scan that found nobody re-forming
  *    moves on to the next ids, so a dead low range is passed by.  Only
@@ -46,18 +48,38 @@
 #define REFORM_SCAN 64u         /* reference members asked per round (and our candidate) */
 #define REFORM_LEASE_ROUNDS 3u  /* rounds (join timeouts) a vote given sticks */
 
-/* A node of the last completed view, out of any view, still trying to get in. */
-static bool eligible(const struct membership *ctx)
+static bool every_side(const struct membership *ctx)
 {
-    return !ctx->has_view && ctx->join.active && !ctx->join.refused && !ctx->leaving &&
-           ctx->ref.count > 0 && membership_reference_contains(&ctx->ref, &ctx->view,
-                                                               ctx->self_pos);
+    return ctx->config.policy == MEMBERSHIP_POLICY_EVERY_SIDE;
 }
 
-static bool in_reference(const struct membership *ctx, uint32_t id)
+/*
+ * A node of the last completed view, out of any view, still trying to get
+ * in.  Under every-side also any member's new life (rejoining): after a
+ * heal the losing side fetches the winners' view (which becomes its
+ * reference, without it) and is expelled by it; if the winners then die,
+ * no survivor is in its own reference, and none would re-form.  Every-side
+ * counts no majority, so the reference is not needed to mint.
+ */
+static bool eligible(const struct membership *ctx)
+{
+    if (ctx->has_view || !ctx->join.active || ctx->join.refused || ctx->leaving) {
+        return false;
+    }
+    if (every_side(ctx) && ctx->join.rejoin) {
+        return true;
+    }
+    return ctx->ref.count > 0 &&
+           membership_reference_contains(&ctx->ref, &ctx->view, ctx->self_pos);
+}
+
+/* Who a round asks: the reference's ids; under every-side every id (the
+ * reference may be another side's view, see eligible). */
+static bool to_ask(const struct membership *ctx, uint32_t id)
 {
     return id < ctx->node_count &&
-           membership_reference_contains(&ctx->ref, &ctx->view, machine_pos_of(ctx, id));
+           (every_side(ctx) ||
+            membership_reference_contains(&ctx->ref, &ctx->view, machine_pos_of(ctx, id)));
 }
 
 static bool send_reform(struct membership *ctx, uint64_t now, struct membership_outbox *out,
@@ -154,7 +176,7 @@ static void send_round(struct membership *ctx, uint64_t now, struct membership_o
     bool candidate_asked = false;
     uint32_t id = r->scan_from;
     for (; id < ctx->node_count && asked < REFORM_SCAN; id++) {
-        if (id != ctx->self && in_reference(ctx, id)) {
+        if (id != ctx->self && to_ask(ctx, id)) {
             (void)send_reform(ctx, now, out, id, r->vote, 0);
             candidate_asked = candidate_asked || id == r->vote;
             asked++;

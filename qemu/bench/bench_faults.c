@@ -99,6 +99,7 @@ bool bench_faults_parse_config(const char *text, unsigned kills, struct bench_fa
         config->detect_timeout_ms = detect;
     }
     config->kills = kills;
+    config->timeout_ceiling = PERSONALITY_DEFAULT_TIMEOUT_CEILING;
     return true;
 }
 
@@ -479,7 +480,7 @@ void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
 {
     fprintf(out,
             "{\"record\":\"bench-faults\",\"config\":\"%s\",\"board\":\"%s\",\"dims\":\"%s\",\"nodes\":%u,"
-            "\"heartbeat_ms\":%u,\"detect_timeout_ms\":%u,\"status\":%d,\"faults\":%u,"
+            "\"heartbeat_ms\":%u,\"detect_timeout_ms\":%u,\"timeout_ceiling\":%u,\"status\":%d,\"faults\":%u,"
             "\"checks\":%u,\"checks_passed\":%u,\"kills\":%u,\"detected\":%u,\"stabilized\":%u,"
             "\"multi_round\":%u,\"one_hop_ns\":%.0f,\"ocp_ns\":%.1f,\"detection_ns\":%.0f,"
             "\"ts_ns\":%.0f,\"model_ns\":%.0f,\"ratio\":%.3f,\"ts_over_l\":%.2f,"
@@ -489,7 +490,7 @@ void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
             "\"load\":%u,\"idle_s\":%u,\"idle_false_detections\":%u,"
             "\"out\":\"%s\"}\n",
             s->config.name, s->config.board, s->config.dims, (unsigned)s->config.nodes,
-            s->config.heartbeat_ms, s->config.detect_timeout_ms, s->status, s->faults, s->checks,
+            s->config.heartbeat_ms, s->config.detect_timeout_ms, s->config.timeout_ceiling, s->status, s->faults, s->checks,
             s->checks_passed, s->kills, s->detected, s->stabilized, s->multi_round, s->one_hop_ns,
             s->ocp_ns, s->detection_ns, s->ts_ns, s->model_ns, s->ratio, s->ts_over_l,
             s->recovery_ns, s->rejoin_ts_ns, s->levels, s->hop_sum, s->base_ns, s->contention_ns,

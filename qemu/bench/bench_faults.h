@@ -31,6 +31,7 @@ struct bench_faults_config {
     uint32_t nodes;
     unsigned heartbeat_ms, detect_timeout_ms;
     unsigned link_rto_ms, link_retries; /* 0: the personality defaults */
+    unsigned timeout_ceiling;           /* the detector's bound (--timeout-ceiling) */
     unsigned kills;
 };
 

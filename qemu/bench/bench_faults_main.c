@@ -24,6 +24,7 @@
 #include "kernel/personality.h"
 #include "qemu/bench/bench_faults.h"
 #include "tools/cli.h"
+#include "tools/job_options.h"
 #include "qemu/launcher/emu_spawn.h"
 
 #define STR_VALUE(x) #x
@@ -61,6 +62,9 @@ static void usage(FILE *out)
           "  --detect-timeout-ms N  detector timeout for every configuration (default:\n"
           "                     by size, " STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) " up to 16 nodes, else 10 heartbeats;\n"
           "                     links then resend 10 times 25 ms apart)\n"
+          "  --timeout-ceiling N  the detector's bound for every configuration: its\n"
+          "                     timeouts adapt to a slow host up to N times the set\n"
+          "                     ones, 1..64 (" STR(PERSONALITY_DEFAULT_TIMEOUT_CEILING) "; 1: fixed)\n"
           "  --out DIR          where each configuration's run goes, and the summaries\n"
           "                     (DIR/bench-faults.jsonl; default: a fresh\n"
           "                     /tmp/tori-bench-faults-XXXXXX)\n"
@@ -83,6 +87,7 @@ static void usage(FILE *out)
 struct options {
     const char *configs, *out, *image, *node_binary, *emu;
     unsigned kills, heartbeat_ms, detect_timeout_ms, idle_seconds, load;
+    uint8_t timeout_ceiling;
     bool json;
 };
 
@@ -91,12 +96,14 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
 {
     memset(o, 0, sizeof *o);
     const char *kills = NULL, *heartbeat = NULL, *detect = NULL, *idle = NULL, *load = NULL;
+    const char *ceiling = NULL;
     const struct cli_option options[] = {
         {"--configs", &o->configs, NULL},     {"--out", &o->out, NULL},
         {"--image", &o->image, NULL},         {"--node-binary", &o->node_binary, NULL},
         {"--emu", &o->emu, NULL},             {"--kills", &kills, NULL},
         {"--heartbeat-ms", &heartbeat, NULL}, {"--detect-timeout-ms", &detect, NULL},
         {"--idle-seconds", &idle, NULL},      {"--load", &load, NULL},
+        {"--timeout-ceiling", &ceiling, NULL},
         {"--json", NULL, &o->json},
     };
     enum cli_scan_result scan =
@@ -132,6 +139,11 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
     if (load != NULL && !cli_parse_u64(load, 0, LOAD_MAX, &value))
         return cli_invalid(error, capacity, "--load", load, "0.." STR(LOAD_MAX));
     o->load = (unsigned)value;
+    o->timeout_ceiling = PERSONALITY_DEFAULT_TIMEOUT_CEILING;
+    if (ceiling != NULL &&
+        !job_options_parse_timeout_ceiling("--timeout-ceiling", ceiling, &o->timeout_ceiling,
+                                           error, capacity))
+        return false;
     return true;
 }
 
@@ -173,8 +185,9 @@ static void load_stop(void)
 static int run_idle(const struct options *o, const struct bench_faults_config *config,
                     const char *dir, FILE *human)
 {
-    char heartbeat[16], detect[16], duration[24], log_path[640];
+    char heartbeat[16], detect[16], ceiling[8], duration[24], log_path[640];
     snprintf(heartbeat, sizeof heartbeat, "%u", config->heartbeat_ms);
+    snprintf(ceiling, sizeof ceiling, "%u", config->timeout_ceiling);
     snprintf(detect, sizeof detect, "%u", config->detect_timeout_ms);
     snprintf(duration, sizeof duration, "%us", o->idle_seconds);
     snprintf(log_path, sizeof log_path, "%s.log", dir);
@@ -184,6 +197,7 @@ static int run_idle(const struct options *o, const struct bench_faults_config *c
     char *argv[] = {(char *)o->emu,   "--dims",        (char *)config->dims,
                     "--board",        (char *)config->board, "--heartbeat-ms",
                     heartbeat,        "--detect-timeout-ms", detect,
+                    "--timeout-ceiling", ceiling,
                     "--duration",     duration,        "--out",
                     (char *)dir,      "--image",       (char *)o->image,
                     "--node-binary",  (char *)o->node_binary, NULL};
@@ -196,8 +210,9 @@ static int run_config(const struct options *o, const struct bench_faults_config 
 {
     static char script[2048];
     unsigned gap = bench_faults_script(config, script, sizeof script);
-    char heartbeat[16], detect[16], rto[16], retries[16], settle[24], log_path[640];
+    char heartbeat[16], detect[16], rto[16], retries[16], ceiling[8], settle[24], log_path[640];
     snprintf(heartbeat, sizeof heartbeat, "%u", config->heartbeat_ms);
+    snprintf(ceiling, sizeof ceiling, "%u", config->timeout_ceiling);
     snprintf(detect, sizeof detect, "%u", config->detect_timeout_ms);
     /* A torus that never settles is reported; waiting 60 detect timeouts
      * for it would make the benchmark crawl. */
@@ -206,10 +221,10 @@ static int run_config(const struct options *o, const struct bench_faults_config 
     snprintf(rto, sizeof rto, "%u", config->link_rto_ms != 0 ? config->link_rto_ms : 4u);
     snprintf(retries, sizeof retries, "%u", config->link_retries != 0 ? config->link_retries : 8u);
     snprintf(log_path, sizeof log_path, "%s.log", dir);
-    fprintf(human, TOOL ": %s: %u crashes, each %u ms after the last settled, heartbeat %u ms, detect %u ms, link "
-                   "%s x %s ms (log %s)\n",
+    fprintf(human, TOOL ": %s: %u crashes, each %u ms after the last settled, heartbeat %u ms, detect %u ms "
+                   "(ceiling %ux), link %s x %s ms (log %s)\n",
             config->name, config->kills, gap, config->heartbeat_ms,
-            config->detect_timeout_ms, retries, rto, log_path);
+            config->detect_timeout_ms, config->timeout_ceiling, retries, rto, log_path);
     fflush(human);
     char *argv[] = {(char *)o->emu,
                     "--dims",
@@ -220,6 +235,8 @@ static int run_config(const struct options *o, const struct bench_faults_config 
                     heartbeat,
                     "--detect-timeout-ms",
                     detect,
+                    "--timeout-ceiling",
+                    ceiling,
                     "--link-rto-ms",
                     rto,
                     "--link-retries",
@@ -278,6 +295,7 @@ int main(int argc, char **argv)
             c->heartbeat_ms = o.heartbeat_ms;
         if (o.detect_timeout_ms != 0)
             c->detect_timeout_ms = o.detect_timeout_ms;
+        c->timeout_ceiling = o.timeout_ceiling;
         if (c->detect_timeout_ms <= c->heartbeat_ms) {
             fprintf(stderr, TOOL ": %s: detect timeout %u ms is not above the heartbeat %u ms "
                             "(expected --detect-timeout-ms larger than --heartbeat-ms)\n",

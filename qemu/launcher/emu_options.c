@@ -36,6 +36,8 @@ void emu_options_usage(FILE *out)
         "                       nodes the detect timeout / 2 (retries + 1), at least 10)\n"
         "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
         "  --partition primary|every-side  who goes on after a partition (primary)\n"
+        "  --timeout-ceiling N  the detector's timeouts adapt to a slow host up to N\n"
+        "                       times the set ones, 1..64 (" STR(PERSONALITY_DEFAULT_TIMEOUT_CEILING) "; 1: fixed)\n"
         "  --spares K           the last K ranks are spares: not started until a\n"
         "                       fault script joins them (join N); under --comm-mode\n"
         "                       rebuild they start as members and wait to adopt a\n"
@@ -160,6 +162,7 @@ struct raw_options {
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
     const char *checkpoint_every, *recovery, *lossy_link, *seeds, *routing, *reach;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
+    const char *timeout_ceiling;
     const char *inject, *inject_file, *chaos, *fault_rates, *settle_quiet, *settle_timeout;
     bool mesh_all, ping, json, demo, verbose, check_qmp, sequential, pcap;
 };
@@ -204,6 +207,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--link-rto-ms", &raw->link_rto_ms, NULL},
         {"--link-retries", &raw->link_retries, NULL},
         {"--partition", &raw->partition, NULL},
+        {"--timeout-ceiling", &raw->timeout_ceiling, NULL},
         {"--inject", &raw->inject, NULL},
         {"--inject-file", &raw->inject_file, NULL},
         {"--chaos", &raw->chaos, NULL},
@@ -331,6 +335,7 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     o->link_rto_ms = PERSONALITY_DEFAULT_LINK_RTO_MS;
     o->link_retries = PERSONALITY_DEFAULT_LINK_RETRIES;
     o->partition_policy = PERSONALITY_PARTITION_PRIMARY;
+    o->timeout_ceiling = PERSONALITY_DEFAULT_TIMEOUT_CEILING;
 
     if (raw.dims == NULL && raw.demo)
         raw.dims = "2x2x2";
@@ -449,6 +454,10 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
             return EMU_OPTIONS_ERROR;
         }
     }
+    if (raw.timeout_ceiling != NULL &&
+        !job_options_parse_timeout_ceiling("--timeout-ceiling", raw.timeout_ceiling,
+                                           &o->timeout_ceiling, error, capacity))
+        return EMU_OPTIONS_ERROR;
     if (raw.spares != NULL) {
         if (!cli_parse_u64(raw.spares, 0, nodes - 1, &value)) {
             char expected[64];

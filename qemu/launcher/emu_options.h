@@ -32,6 +32,7 @@ struct emu_options {
     uint16_t link_rto_ms;
     uint8_t link_retries;
     uint8_t partition_policy; /* PERSONALITY_PARTITION_* */
+    uint8_t timeout_ceiling;  /* the adaptive detector's bound (personality) */
     bool duration_set;
     uint64_t duration_ns;     /* after every node is ready (and --ping) */
     uint64_t ready_timeout_ns; /* 0: scaled with the node count */

@@ -180,6 +180,7 @@ static bool write_personality(struct emu *emu, struct emu_node *node)
     p.link_rto_ms = o->link_rto_ms;
     p.link_retries = o->link_retries;
     p.partition_policy = o->partition_policy;
+    p.timeout_ceiling = o->timeout_ceiling;
     p.role = node->spare ? PERSONALITY_ROLE_SPARE : PERSONALITY_ROLE_COMPUTE;
     struct personality_error error;
     if (!personality_validate(&p, &error)) {

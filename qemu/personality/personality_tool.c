@@ -48,6 +48,8 @@ static void usage(FILE *out)
             "  --link-rto-ms MS      link retransmission timeout, 1..65535 (%u)\n"
             "  --link-retries N      retransmissions before a link is down, 1..255 (%u)\n"
             "  --partition primary|every-side  who goes on after a partition (primary)\n"
+            "  --timeout-ceiling N   detector timeouts grow to at most N x the set ones (%u)\n"
+            "                        on a slow host, 1..64 (1: fixed)\n"
             "  -o, --output FILE     where to write the block\n"
             "  --dump FILE           decode FILE and print its fields, or the exact error\n"
             "\n"
@@ -72,7 +74,8 @@ static void usage(FILE *out)
             "  --dump-job FILE       decode a job block and print its fields\n",
             (unsigned)defaults.tree_radix, (unsigned)defaults.boot_incarnation,
             (unsigned)defaults.heartbeat_ms, (unsigned)defaults.detect_timeout_ms,
-            (unsigned)defaults.link_rto_ms, (unsigned)defaults.link_retries);
+            (unsigned)defaults.link_rto_ms, (unsigned)defaults.link_retries,
+            (unsigned)defaults.timeout_ceiling);
 }
 
 __attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *format, ...)
@@ -118,6 +121,7 @@ static void print_personality(const struct personality *p)
     printf("partition=%s\n", p->partition_policy == PERSONALITY_PARTITION_EVERY_SIDE
                                  ? "every-side"
                                  : "primary");
+    printf("timeout_ceiling=%u\n", (unsigned)p->timeout_ceiling);
 }
 
 static int dump(const char *path)
@@ -200,7 +204,7 @@ static const struct number_option retries_option = {"--link-retries", 1, 255,
 
 struct request {
     const char *node, *dims, *mesh, *radix, *tree, *members, *incarnation;
-    const char *heartbeat, *detect, *rto, *retries, *partition, *output, *dump;
+    const char *heartbeat, *detect, *rto, *retries, *partition, *ceiling, *output, *dump;
 };
 
 static void parse_arguments(int argc, char **argv, struct request *r)
@@ -218,6 +222,7 @@ static void parse_arguments(int argc, char **argv, struct request *r)
         {"--link-rto-ms", &r->rto, NULL},
         {"--link-retries", &r->retries, NULL},
         {"--partition", &r->partition, NULL},
+        {"--timeout-ceiling", &r->ceiling, NULL},
         {"--output", &r->output, NULL},
         {"-o", &r->output, NULL},
         {"--dump", &r->dump, NULL},
@@ -317,6 +322,11 @@ static void build(const struct request *r, struct personality *p)
             fail("--partition '%.40s' is invalid (expected primary or every-side)",
                  r->partition);
     }
+    char ceiling_error[240];
+    if (r->ceiling != NULL &&
+        !job_options_parse_timeout_ceiling("--timeout-ceiling", r->ceiling, &p->timeout_ceiling,
+                                           ceiling_error, sizeof ceiling_error))
+        fail("%s", ceiling_error);
 
     /* The codec has the last word: anything it refuses is a tool bug. */
     struct personality_error error;

@@ -56,6 +56,56 @@ static void test_round_trip(void)
     /* Byte-exact layout the launcher and QEMU loader rely on. */
     CHECK(block[0] == 'T' && block[1] == 'O' && block[2] == 'R' && block[3] == 'I');
     CHECK(block[8] == 21 && block[16] == 3 && block[24] == 4 && block[48] == 24);
+    CHECK(block[21] == PERSONALITY_DEFAULT_TIMEOUT_CEILING && block[22] == 0 && block[23] == 0);
+    CHECK(out.timeout_ceiling == PERSONALITY_DEFAULT_TIMEOUT_CEILING);
+}
+
+/* The detector's ceiling (byte 21): every value 1..64 goes through as it
+ * was, 0 and 65 are refused with one line naming the field. */
+static void test_timeout_ceiling(void)
+{
+    for (unsigned ceiling = 1; ceiling <= PERSONALITY_TIMEOUT_CEILING_MAX; ceiling++) {
+        struct personality p = valid_personality();
+        p.timeout_ceiling = (uint8_t)ceiling;
+        uint8_t block[PERSONALITY_SIZE];
+        personality_encode(&p, block);
+        struct personality out;
+        struct personality_error error = {0};
+        CHECKF(personality_decode(block, sizeof block, &out, &error) &&
+                   out.timeout_ceiling == ceiling && block[21] == ceiling,
+               "timeout_ceiling %u did not go through", ceiling);
+    }
+    static const unsigned refused[] = {0, PERSONALITY_TIMEOUT_CEILING_MAX + 1};
+    for (unsigned i = 0; i < 2; i++) {
+        struct personality p = valid_personality();
+        p.timeout_ceiling = (uint8_t)refused[i];
+        CHECK(strcmp(field_of_encoded(&p), "timeout_ceiling") == 0);
+        uint8_t block[PERSONALITY_SIZE];
+        personality_encode(&p, block);
+        struct personality out;
+        struct personality_error error = {0};
+        char line[192];
+        char expected[160];
+        CHECK(!personality_decode(block, sizeof block, &out, &error));
+        personality_format_error(&error, line, sizeof line);
+        snprintf(expected, sizeof expected,
+                 "personality: timeout_ceiling=%u is invalid, expected 1..64 (the detector's "
+                 "timeouts at most this many times the set ones)",
+                 refused[i]);
+        CHECKF(strcmp(line, expected) == 0, "'%s'", line);
+        CHECK(strchr(line, '\n') == NULL);
+    }
+    /* The bytes after it are still reserved. */
+    struct personality p = valid_personality();
+    uint8_t block[PERSONALITY_SIZE];
+    personality_encode(&p, block);
+    block[22] = 1;
+    uint32_t crc = crc32_update(0, block, 60);
+    memcpy(block + 60, &crc, 4);
+    struct personality out;
+    struct personality_error error = {0};
+    CHECK(!personality_decode(block, sizeof block, &out, &error) &&
+          strcmp(error.field, "reserved") == 0);
 }
 
 static void test_missing_and_truncated(void)
@@ -189,6 +239,7 @@ static void test_out_of_range_fields(void)
 int main(void)
 {
     test_round_trip();
+    test_timeout_ceiling();
     test_missing_and_truncated();
     test_corruption();
     test_out_of_range_fields();

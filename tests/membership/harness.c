@@ -39,6 +39,9 @@ static bool init_node(struct harness *h, uint32_t id, uint32_t incarnation)
     if (h->setup.heartbeat_off) {
         c.heartbeat_ns = 0;
     }
+    if (h->setup.timeout_ceiling != 0) {
+        c.timeout_ceiling = h->setup.timeout_ceiling;
+    }
     enum membership_init_status status = membership_init(&h->nodes[id], &c);
     if (status != MEMBERSHIP_INIT_OK) {
         fprintf(stderr, "harness: node %u: %s\n", id, membership_init_status_text(status));

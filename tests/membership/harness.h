@@ -39,6 +39,7 @@ struct harness_setup {
     uint32_t heartbeat_ms;
     uint32_t detect_ms;
     bool heartbeat_off; /* after the timeouts: no heartbeats (the test detects) */
+    uint32_t timeout_ceiling; /* membership_config.timeout_ceiling (0: its default) */
     struct recovery_policy recovery; /* every node's (membership_config.recovery) */
     uint32_t seeds[MEMBERSHIP_SEEDS_MAX]; /* every node's seed nodes (membership_config) */
     uint32_t seed_count;

@@ -11,6 +11,7 @@
  *     torus 4x4x4 | members N | radix N | tree radix|torus|box
  *     timeouts HEARTBEAT DETECT   membership_config_timeouts_ms (e.g. 10ms 60ms)
  *     heartbeat off               no heartbeats (the script detects)
+ *     timeout-ceiling N           the detector's bound (tori-emu --timeout-ceiling)
  *     recovery POLICY             every node's recovery policy (tori-emu --recovery)
  *     watch-torus-neighbours on|off
  *     hop T                       time from one delivery to the next (deliver)
@@ -495,7 +496,7 @@ static bool expect_view(struct script *s, char **tok, int n)
         }
         const struct membership *m = &h.nodes[id];
         if (none != !membership_has_view(m)) {
-            unmet(s, "node %u %s a view", id, none ? "holds" : "holds no");
+            unmet(s, "node %u %s", id, none ? "holds a view" : "holds no view");
             continue;
         }
         if (has_joining && membership_is_joining(m) != (strcmp(joining_text, "yes") == 0)) {
@@ -742,6 +743,16 @@ static bool setup_line(struct script *s, char **tok, int n)
         }
         return true;
     }
+    if (strcmp(tok[0], "timeout-ceiling") == 0 && n == 2) {
+        uint8_t ceiling = 0;
+        char error[240];
+        if (!job_options_parse_timeout_ceiling("timeout-ceiling", tok[1], &ceiling, error,
+                                               sizeof error)) {
+            return bad("%s", error);
+        }
+        u->timeout_ceiling = ceiling;
+        return true;
+    }
     if (strcmp(tok[0], "heartbeat") == 0 && n == 2 && strcmp(tok[1], "off") == 0) {
         u->heartbeat_off = true;
         return true;
@@ -752,7 +763,7 @@ static bool setup_line(struct script *s, char **tok, int n)
                bad("watch-torus-neighbours '%s': on or off", tok[1]);
     }
     return bad("'%s': not a set-up line (torus, members, radix, tree, timeouts, heartbeat, "
-               "watch-torus-neighbours, recovery)", tok[0]);
+               "timeout-ceiling, watch-torus-neighbours, recovery)", tok[0]);
 }
 
 static bool send_line(struct script *s, char **tok, int n)

@@ -3,7 +3,8 @@
 # torus and, with an image, on QEMU): the table has its columns and a row
 # per configuration, the JSON its keys (kept in bench-faults.jsonl too, and
 # drawn by tori-plot), every agreement check passed, and bad options are
-# refused in one line.  No timing is asserted.
+# refused in one line.  No timing is asserted.  --timeout-ceiling 2 reaches
+# every node's personality (byte 21) and the records.
 # usage: test_bench_faults.sh BENCH OUT [IMAGE]
 source "$(dirname "$0")/../shell_lib.sh"
 BENCH=$1
@@ -14,6 +15,7 @@ mkdir -p "$OUT"
 CONFIGS=host-2x2x2@20/200
 [[ -n "$IMAGE" && -f "$IMAGE" ]] && CONFIGS="$CONFIGS,qemu-2x2x2@20/200"
 "$BENCH" --configs "$CONFIGS" --kills 1 ${IMAGE:+--image "$IMAGE"} --json --out "$OUT/run" \
+    --timeout-ceiling 2 \
     > "$OUT/stdout.jsonl" 2> "$OUT/stderr.txt"
 status=$?
 cat "$OUT/stderr.txt"
@@ -32,6 +34,7 @@ for row in rows:
                 "ts_over_l", "recovery_ns", "checks", "checks_passed", "kills"):
         assert key in row, key
     assert row["status"] == 0 and row["kills"] == 1 and row["checks"] == row["checks_passed"], row
+    assert row["timeout_ceiling"] == 2, row
     assert row["one_hop_ns"] > 0 and row["model_ns"] > 0, row
     # The contention model (Figures 6-8): L(2), L(4) measured on 8 nodes, none for 8 nearest.
     assert row["base_ns"] > 0 and row["contention_ns"] > 0 and row["contention_ratio"] > 0, row
@@ -51,6 +54,10 @@ for r in kills:
     assert set(r["fans"]) == {"k1", "k2", "k4"} and r["model"]["contention_ns"] > 0, r
 PY
 [[ -s "$OUT/run/host-2x2x2@20-200/faults.jsonl" ]] || fail "no fault records kept"
+for node in 0 7; do
+    ceiling=$(od -An -tu1 -j21 -N1 "$OUT/run/host-2x2x2@20-200/node$node.personality" | tr -d ' ')
+    [[ $ceiling == 2 ]] || fail "node $node's personality has timeout ceiling '$ceiling', not 2"
+done
 # The summaries kept for the plots, and the plot (./tori bench faults --plot).
 python3 - "$OUT/stdout.jsonl" "$OUT/run/bench-faults.jsonl" <<'PY' || fail "bench-faults.jsonl"
 import json, sys
@@ -66,5 +73,8 @@ check_contains "$OUT/bad.txt" "tori-bench-faults: --configs: 'arm-2x2': unknown 
 "$BENCH" --kills 0 > "$OUT/bad.txt" 2>&1
 check_status 2 $? "--kills 0"
 check_contains "$OUT/bad.txt" "--kills '0' is invalid (expected 1..10)"
+"$BENCH" --timeout-ceiling 65 > "$OUT/bad.txt" 2>&1
+check_status 2 $? "--timeout-ceiling 65"
+check_contains "$OUT/bad.txt" "tori-bench-faults: --timeout-ceiling '65' is invalid (expected a whole number in 1..64"
 wait_for_no_processes "$OUT/run/" 5
 echo "emu.bench_faults: all checks passed"

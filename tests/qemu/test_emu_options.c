@@ -4,6 +4,7 @@
 
 #include "kernel/personality.h"
 #include "tools/cli.h"
+#include "tools/job_options.h"
 #include "qemu/faults/emu_faults.h"
 #include "qemu/launcher/emu_options.h"
 #include "tests/check.h"
@@ -78,6 +79,34 @@ static void test_good(void)
     CHECK(parse("--dims 2x2 --ping") == EMU_OPTIONS_OK && options.ping);
     CHECK(parse("--dims 4x4x4 --tree box") == EMU_OPTIONS_OK &&
           options.tree_layout == PERSONALITY_TREE_BOX);
+}
+
+/* --timeout-ceiling (issue 20): the detector's bound, 1..64, default 4,
+ * through the one parser (tools/job_options.h) the other tools use. */
+static void test_timeout_ceiling(void)
+{
+    CHECK(parse("--dims 2x2") == EMU_OPTIONS_OK &&
+          options.timeout_ceiling == PERSONALITY_DEFAULT_TIMEOUT_CEILING);
+    CHECK(parse("--dims 2x2 --timeout-ceiling 1") == EMU_OPTIONS_OK &&
+          options.timeout_ceiling == 1);
+    CHECK(parse("--dims 2x2 --timeout-ceiling=64") == EMU_OPTIONS_OK &&
+          options.timeout_ceiling == 64);
+    expect_error("--dims 2x2 --timeout-ceiling 0",
+                 "--timeout-ceiling '0' is invalid (expected a whole number in 1..64: the "
+                 "detector's timeouts grow to at most this many times the set ones (1: fixed; "
+                 "default 4))");
+    expect_error("--dims 2x2 --timeout-ceiling 65", "--timeout-ceiling '65' is invalid");
+    expect_error("--dims 2x2 --timeout-ceiling 4x", "--timeout-ceiling '4x' is invalid");
+    expect_error("--dims 2x2 --timeout-ceiling", "--timeout-ceiling needs a value");
+    /* The parser itself, as the other tools call it. */
+    uint8_t ceiling = 9;
+    char text[200];
+    CHECK(job_options_parse_timeout_ceiling("--x", "17", &ceiling, text, sizeof text) &&
+          ceiling == 17);
+    CHECK(!job_options_parse_timeout_ceiling("--x", "-1", &ceiling, text, sizeof text) &&
+          ceiling == 17);
+    CHECK_CONTAINS(text, "--x '-1' is invalid (expected a whole number in 1..64");
+    CHECK(!job_options_parse_timeout_ceiling("--x", NULL, &ceiling, text, sizeof text));
 }
 
 static void test_bad(void)
@@ -227,6 +256,7 @@ int main(void)
 {
     test_good();
     test_mpi();
+    test_timeout_ceiling();
     test_bad();
     test_values();
     test_fault_options();

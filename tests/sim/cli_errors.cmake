@@ -64,6 +64,7 @@ set(cases
   "--dims|2x2x2|--chaos|--out|/tmp/tori-sim-cli-out"
   "--dims|2x2x2|--out|/nonexistent/tori-sim-out"
   "--dims|2x2x2|--out"
+  "--dims|2x2x2|--timeout-ceiling"
 )
 foreach(args IN LISTS cases)
   string(REPLACE "%" "\\;" args "${args}")
@@ -128,6 +129,10 @@ set(named_cases
   "'kill 1 at iteration 11': the job has 10 iterations (expected iteration 1..10)"
   "--dims|2x2|--hop-ns|4.6xs"
   "--hop-ns '4.6xs' is invalid (expected nanoseconds, or a time like 250us, 1.5ms, 2s or 2m"
+  "--dims|2x2|--timeout-ceiling|0"
+  "--timeout-ceiling '0' is invalid (expected a whole number in 1..64: the detector's timeouts"
+  "--dims|2x2|--timeout-ceiling|65"
+  "--timeout-ceiling '65' is invalid (expected a whole number in 1..64"
 )
 list(LENGTH named_cases named_length)
 math(EXPR last "${named_length} - 1")
@@ -154,6 +159,19 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "hop_ns=4600 " OR NOT out MATCHES "heartbea
    NOT out MATCHES " ok\n")
   message(FATAL_ERROR "tori-sim with decimal times: exit ${rc}, output [${out}] [${err}]")
 endif()
+# --timeout-ceiling (issue 20): the detector's bound reaches the nodes'
+# configuration (shown in the header line; 4 by default) and the replay line.
+foreach(ceiling 4 1 64)
+  set(args --dims 2x2 --heartbeat-us 50 --inject "kill 3 at 1ms" --quiet)
+  if(NOT ceiling EQUAL 4)
+    list(APPEND args --timeout-ceiling ${ceiling})
+  endif()
+  execute_process(COMMAND ${SIM} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES " timeout_ceiling=${ceiling} " OR NOT out MATCHES " ok\n")
+    message(FATAL_ERROR "tori-sim ${args}: exit ${rc}, expected timeout_ceiling=${ceiling} "
+                        "and ok: [${out}] [${err}]")
+  endif()
+endforeach()
 # A run ends a settle window after the last fault ends: a hang longer than
 # the window is waited for, not reported as still hung.
 execute_process(COMMAND ${SIM} --dims 4x4 --inject "hang 3 at 1ms for 100ms" --quiet
