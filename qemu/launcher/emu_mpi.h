@@ -49,6 +49,14 @@ unsigned emu_mpi_poll_fds(const struct emu *emu, struct pollfd *set, uint32_t *r
 /* node's rank is connecting: its console is now the accepted socket. */
 void emu_mpi_accept(struct emu *emu, struct emu_node *node);
 
+/*
+ * After a real kill (--mpi-kill kill): ", after a real SIGKILL of a rank
+ * mpiexec took the others down (expected --mpi-kill stop, or a launcher
+ * that survives SIGKILL)", for every line that reports a rank or the world
+ * ending; "" otherwise.
+ */
+const char *emu_mpi_kill_hint(const struct emu *emu);
+
 /* True (with the world's exit recorded) when pid is mpiexec's. */
 bool emu_mpi_reaped(struct emu *emu, int pid, int status);
 
