@@ -229,7 +229,7 @@ static bool find_sides(const struct emu *emu, struct emu_faults *f)
     f->side_count = emu_sides_find(&emu->geometry, f->running, f->world.cut, f->side_of);
     if (f->side_count == UINT32_MAX)
         return false;
-    struct emu_sides_reference reference = {f->reference, f->reference_root};
+    struct emu_sides_reference reference = {f->reference, f->reference_root, f->viewless};
     enum emu_sides_policy policy = emu->options->partition_policy ==
                                            PERSONALITY_PARTITION_EVERY_SIDE
                                        ? EMU_SIDES_EVERY_SIDE

@@ -92,7 +92,7 @@ void emu_sides_expect(enum emu_sides_policy policy, uint32_t count, const uint32
      * majority of the reference, or exactly half with its root. */
     if (kept_side != EMU_SIDE_NONE && 2u * (uint64_t)kept_max > out->reference)
         out->primary = kept_side;
-    else if (root_side_has_half)
+    else if (root_side_has_half && !reference->viewless)
         out->primary = root_side;
     if (out->primary != EMU_SIDE_NONE) {
         out->expect = EMU_AGREE_ONE_VIEW;

@@ -16,8 +16,9 @@
  *     expected in one view, its candidates only; the other sides' nodes
  *     must not claim membership.  No such side: no view is expected
  *     anywhere (every side drops its view, `partitioned`); once a side
- *     has a majority again the nodes re-form one view (`reformed`, after
- *     membership's re-forming silence: see emu_faults.c);
+ *     has a strict majority again (re-forming has no tie rule) the nodes
+ *     re-form one view (`reformed`, after membership's re-forming
+ *     silence: see emu_faults.c);
  *   - every-side policy: each side agrees on a view of exactly its own
  *     candidates.
  * Pure: no clock, no I/O; the caller owns every array.
@@ -49,6 +50,8 @@ enum emu_sides_policy { EMU_SIDES_PRIMARY, EMU_SIDES_EVERY_SIDE };
 struct emu_sides_reference {
     const bool *members; /* [count] */
     uint32_t root;       /* UINT32_MAX: none */
+    bool viewless;       /* no view anywhere since: only re-forming gives one,
+                          * and it needs a strict majority (no tie rule) */
 };
 
 struct emu_sides_expectation {

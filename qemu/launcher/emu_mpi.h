@@ -20,7 +20,9 @@
  * rank's PMI socket close: 2 runs of 3 survived under tori-emu, none of 4
  * by hand).  So a `kill` here stops the rank dead (SIGSTOP: no more sends,
  * no more polling), the launcher counts it as ended, and its process is
- * killed when the run ends.  A rank cannot come back (restart, reboot,
+ * killed when the run ends; --mpi-kill kill sends a real SIGKILL instead,
+ * for launchers that survive it (emu_mpi_kill_hint names mpiexec when
+ * they do not).  A rank cannot come back (restart, reboot,
  * join are refused before the run starts).
  */
 #ifndef QEMU_LAUNCHER_EMU_MPI_H

@@ -224,7 +224,7 @@ static void test_sides_expected(void)
     members_except(running, 6, 99, 99);
     members_except(candidates, 6, 99, 99);
     members_except(reference_members, 6, 99, 99);
-    struct emu_sides_reference reference = {reference_members, 0};
+    struct emu_sides_reference reference = {reference_members, 0, false};
     unsigned plus = torus_geometry_link(0, TORUS_DIRECTION_PLUS);
     /* Pairs: 2 of 6 each, no majority, no view. */
     memset(cut, 0, sizeof cut);
@@ -273,6 +273,11 @@ static void test_sides_expected(void)
     reference.root = 4;
     emu_sides_expect(EMU_SIDES_PRIMARY, 6, side, sides, candidates, &reference, want, &e);
     CHECK(e.expect == EMU_AGREE_ONE_VIEW && e.primary == side[4] && !want[0] && want[5]);
+    /* With no view anywhere since, only a strict majority re-forms one. */
+    reference.viewless = true;
+    emu_sides_expect(EMU_SIDES_PRIMARY, 6, side, sides, candidates, &reference, want, &e);
+    CHECK(e.expect == EMU_AGREE_NO_VIEW && !want[5]);
+    reference.viewless = false;
     /* The root dead: its half no longer has half; nobody holds a view. */
     running[4] = false;
     sides = emu_sides_find(&ring, running, cut, side);
@@ -299,7 +304,7 @@ static void test_sides_evaluated(void)
     running[6] = false;
     members_except(reference_members, 8, 99, 99);
     memcpy(candidates, running, sizeof candidates);
-    struct emu_sides_reference reference = {reference_members, 0};
+    struct emu_sides_reference reference = {reference_members, 0, false};
     struct emu_sides_expectation e;
     uint32_t sides = emu_sides_find(&params.geometry, running, cut, side);
     emu_sides_expect(EMU_SIDES_EVERY_SIDE, 8, side, sides, candidates, &reference,
