@@ -56,6 +56,19 @@ bool emu_agree_parse_answer(const struct event_line *line, struct emu_view_answe
     return true;
 }
 
+const char *emu_agree_expect_name(enum emu_agree_expect expect)
+{
+    switch (expect) {
+    case EMU_AGREE_ONE_VIEW:
+        return "one-view";
+    case EMU_AGREE_NO_VIEW:
+        return "no-view";
+    case EMU_AGREE_EACH_SIDE:
+        return "each-side";
+    }
+    return "?";
+}
+
 __attribute__((format(printf, 2, 3))) static void fail(struct emu_agreement *out,
                                                        const char *format, ...);
 static void fail(struct emu_agreement *out, const char *format, ...)
@@ -75,6 +88,8 @@ void emu_agree_evaluate(const struct emu_view_answer *answers, uint32_t count,
 {
     memset(out, 0, sizeof *out);
     out->passed = true;
+    out->expect = expected_view->live > 0 ? EMU_AGREE_ONE_VIEW : EMU_AGREE_NO_VIEW;
+    out->sides = 1;
     out->root = -1;
     out->expected_digest = expected_view->digest;
     out->expected_live = expected_view->live;
@@ -99,7 +114,11 @@ void emu_agree_evaluate(const struct emu_view_answer *answers, uint32_t count,
                  (unsigned)id, a->member, a->joining);
         if (!a->member)
             continue;
-        if (!expected[id])
+        if (!expected[id] && expected_view->live == 0)
+            fail(out, "node %u says it is a member (epoch %" PRIu64 ") but no view was "
+                      "expected",
+                 (unsigned)id, a->epoch);
+        else if (!expected[id])
             fail(out, "node %u says it is a member (epoch %" PRIu64 ") but was expected out",
                  (unsigned)id, a->epoch);
         out->members++;

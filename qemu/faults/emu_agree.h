@@ -36,8 +36,20 @@ bool emu_agree_parse_hex(const char *text, uint64_t *out);
 /* Fills answer from a view-state event line; false when a field is bad. */
 bool emu_agree_parse_answer(const struct event_line *line, struct emu_view_answer *answer);
 
+/* What a check looks for (emu_sides.h says when each applies). */
+enum emu_agree_expect {
+    EMU_AGREE_ONE_VIEW,  /* the expected nodes in one view, the rest out */
+    EMU_AGREE_NO_VIEW,   /* no side keeps a majority: nobody holds a view */
+    EMU_AGREE_EACH_SIDE, /* every side its own view (every-side policy) */
+};
+
+/* "one-view", "no-view", "each-side" (faults.jsonl's "expect"). */
+const char *emu_agree_expect_name(enum emu_agree_expect expect);
+
 struct emu_agreement {
     bool passed;
+    enum emu_agree_expect expect;
+    uint32_t sides; /* sides of running nodes holding a candidate (emu_sides.h) */
     char reason[256]; /* the first problem found, "" when passed */
     uint32_t asked, answered, members;
     uint64_t epoch, digest; /* of the members' view (of the first member) */

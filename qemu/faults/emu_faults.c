@@ -18,6 +18,7 @@
 #include "qemu/faults/emu_latency.h"
 #include "qemu/faults/emu_model.h"
 #include "qemu/faults/emu_results.h"
+#include "qemu/faults/emu_sides.h"
 #include "qemu/launcher/emu_app.h"
 #include "qemu/launcher/emu_ping.h"
 #include "qemu/launcher/emu_run.h"
@@ -62,6 +63,19 @@ struct emu_faults {
 
     bool checking;
     struct emu_view_answer *answers; /* [count] */
+
+    /* The torus's sides (emu_sides.h), recomputed after every fault. */
+    uint32_t *side_of;         /* [count] */
+    uint32_t side_count;
+    bool *running;             /* [count] scratch: carries traffic */
+    bool *check_expected;      /* [count]: expected[] narrowed to the view's side */
+    struct emu_sides_expectation expectation;
+    bool *reference;           /* [count]: the last settled view's members */
+    uint32_t reference_root;
+    bool viewless;             /* the last check found no view, rightly */
+    bool reform_awaited, reform_seen; /* ... and a side has a majority again */
+    uint64_t *undetected_ns;   /* [count]: when a member crashed, not yet detected */
+    uint64_t detect_ns;
     uint64_t *restarted_epoch; /* [count]: the view whose RESTART decision we carried out */
 };
 
@@ -201,6 +215,31 @@ static void say(struct emu *emu, const char *format, ...)
     fflush(emu->human);
 }
 
+/*
+ * The torus's sides now (emu_sides.h) and what the next check will expect
+ * of them: called once the faults' world is set up and after every fault.
+ * A check that found no view anywhere is followed, once a side has a
+ * majority again, by a re-formed view: the group waits for it.  False
+ * when out of memory.
+ */
+static bool find_sides(const struct emu *emu, struct emu_faults *f)
+{
+    for (uint32_t id = 0; id < emu->count; id++)
+        f->running[id] = f->world.state[id] == EMU_INJECT_RUNNING;
+    f->side_count = emu_sides_find(&emu->geometry, f->running, f->world.cut, f->side_of);
+    if (f->side_count == UINT32_MAX)
+        return false;
+    struct emu_sides_reference reference = {f->reference, f->reference_root, f->viewless};
+    enum emu_sides_policy policy = emu->options->partition_policy ==
+                                           PERSONALITY_PARTITION_EVERY_SIDE
+                                       ? EMU_SIDES_EVERY_SIDE
+                                       : EMU_SIDES_PRIMARY;
+    emu_sides_expect(policy, emu->count, f->side_of, f->side_count, f->expected, &reference,
+                     f->check_expected, &f->expectation);
+    f->reform_awaited = f->viewless && f->expectation.expect == EMU_AGREE_ONE_VIEW;
+    return true;
+}
+
 /* The demo: a leaf dies, then the root, then the leaf comes back. */
 static void demo_script(const struct emu_faults *f, char *text, size_t capacity)
 {
@@ -297,8 +336,14 @@ bool emu_faults_prepare(struct emu *emu)
     f->expected = calloc(n, sizeof *f->expected);
     f->answers = calloc(n, sizeof *f->answers);
     f->restarted_epoch = calloc(n, sizeof *f->restarted_epoch);
+    f->side_of = calloc(n, sizeof *f->side_of);
+    f->running = calloc(n, sizeof *f->running);
+    f->check_expected = calloc(n, sizeof *f->check_expected);
+    f->reference = calloc(n, sizeof *f->reference);
+    f->undetected_ns = calloc(n, sizeof *f->undetected_ns);
     if (f->qemu == NULL || f->expected == NULL || f->answers == NULL ||
-        f->restarted_epoch == NULL ||
+        f->restarted_epoch == NULL || f->side_of == NULL || f->running == NULL ||
+        f->check_expected == NULL || f->reference == NULL || f->undetected_ns == NULL ||
         !emu_results_init(&f->results, n)) {
         fprintf(stderr, TOOL ": out of memory\n");
         return false;
@@ -307,7 +352,10 @@ bool emu_faults_prepare(struct emu *emu)
     for (uint32_t r = 0; r < n; r++) {
         f->qemu[r] = emu->nodes[r].board == EMU_BOARD_QEMU;
         f->expected[r] = r < members;
+        f->reference[r] = r < members;
+        f->undetected_ns[r] = UINT64_MAX;
     }
+    f->reference_root = 0;
     f->model.geometry = emu->geometry;
     f->model.layout = (enum membership_layout_kind)o->tree_layout; /* same values */
     f->model.radix = o->radix;
@@ -315,7 +363,8 @@ bool emu_faults_prepare(struct emu *emu)
      * --comm-mode rebuild at once, started with the others), so a view's
      * digest counts them as joined, never as initial members. */
     f->model.initial_members = n - o->spares;
-    if (!emu_inject_world_init(&f->world, &emu->geometry, o->idle_spares, f->qemu)) {
+    if (!emu_inject_world_init(&f->world, &emu->geometry, o->idle_spares, f->qemu) ||
+        !find_sides(emu, f)) {
         fprintf(stderr, TOOL ": out of memory\n");
         return false;
     }
@@ -410,6 +459,7 @@ bool emu_faults_prepare(struct emu *emu)
     }
     /* Quiet longer than a rejoin attempt (4 detect timeouts) takes. */
     uint64_t detect_ns = (uint64_t)o->detect_timeout_ms * NS_PER_MS;
+    f->detect_ns = detect_ns;
     f->quiet_ns = o->settle_quiet_ns != 0 ? o->settle_quiet_ns : 6u * detect_ns;
     if (f->quiet_ns < 300 * NS_PER_MS && o->settle_quiet_ns == 0)
         f->quiet_ns = 300 * NS_PER_MS;
@@ -440,6 +490,11 @@ void emu_faults_release(struct emu *emu)
     free(f->expected);
     free(f->restarted_epoch);
     free(f->answers);
+    free(f->side_of);
+    free(f->running);
+    free(f->check_expected);
+    free(f->reference);
+    free(f->undetected_ns);
     free(f);
     emu->hook_state = NULL;
 }
@@ -456,7 +511,7 @@ static bool is_membership_activity(const char *name)
 {
     static const char *const names[] = {"view",    "failure-detected", "stable", "joined",
                                         "expelled", "partitioned",      "started", "boot",
-                                        "ready"};
+                                        "ready",    "reformed"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0)
             return true;
@@ -515,10 +570,18 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
         /* A process or network fault names a node that is up, rightly. */
         bool physical = model == NULL || strcmp(model, "physical") == 0;
         f->open_detections++;
+        /* A node cut off from the detector's side is rightly suspected. */
         if (physical && event_line_get_u64(line, "who", &who) && who < emu->count &&
-            !emu_results_touches(&f->results, (uint32_t)who) && f->expected[who])
+            !emu_results_touches(&f->results, (uint32_t)who) && f->expected[who] &&
+            f->side_of[who] == f->side_of[node->rank])
             f->open_false++;
     }
+    uint64_t named = UINT64_MAX;
+    if (strcmp(line->name, "failure-detected") == 0 &&
+        event_line_get_u64(line, "who", &named) && named < emu->count)
+        f->undetected_ns[named] = UINT64_MAX;
+    if (strcmp(line->name, "reformed") == 0)
+        f->reform_seen = true;
     emu_results_on_event(&f->results, node->rank, line, now);
     if (strcmp(line->name, "recovery-decision") == 0)
         on_decision(emu, f, line);
@@ -623,6 +686,7 @@ static void inject(struct emu *emu, struct emu_faults *f, const struct emu_actio
         f->group++;
         f->group_begin_ns = now;
         f->open_detections = f->open_false = 0;
+        f->reform_seen = false;
     }
     f->last_activity_ns = now;
     struct emu_fault_record *record =
@@ -633,6 +697,10 @@ static void inject(struct emu *emu, struct emu_faults *f, const struct emu_actio
         return;
     }
     record->iteration = iteration;
+    /* A member that crashes holds its group open until someone detects it. */
+    if ((action->kind == EMU_ACTION_KILL || action->kind == EMU_ACTION_HANG) &&
+        action->node < emu->count && f->expected[action->node])
+        f->undetected_ns[action->node] = now;
     char described[EMU_ACTION_TEXT_MAX];
     emu_action_describe(action, described, sizeof described);
     if (action->iteration != 0)
@@ -652,6 +720,13 @@ static void inject(struct emu *emu, struct emu_faults *f, const struct emu_actio
         return;
     }
     expect_after(f, action);
+    if (f->expected[action->node] && action->kind != EMU_ACTION_JOIN)
+        f->undetected_ns[action->node] = UINT64_MAX; /* back before it was detected */
+    if (!find_sides(emu, f)) {
+        fprintf(stderr, TOOL ": out of memory for the torus's sides\n");
+        emu->failed = true;
+        return;
+    }
     if (action->kind == EMU_ACTION_PING_ALL)
         ping_sweep(emu, record);
 }
@@ -664,6 +739,37 @@ static bool node_booting(const struct emu *emu)
         if (emu->nodes[r].pid > 0 && emu->nodes[r].state == EMU_NODE_STARTED)
             return true;
     return false;
+}
+
+/* The longest a crash may go undetected before the check runs anyway: the
+ * adaptive detector may widen its timeouts (timeout_ceiling). */
+#define EMU_DETECT_WAIT_TIMEOUTS 8u
+/* membership's re-forming silence (12 join timeouts without a view) and a
+ * few rounds of votes and joins, a join timeout being 4 detect timeouts. */
+#define EMU_REFORM_WAIT_TIMEOUTS (4u * 16u)
+
+/*
+ * Quiet: no membership event for the quiet period, no node booting, every
+ * crashed member detected (or given up on), and a re-formed view minted
+ * when one is awaited.
+ */
+static bool group_quiet(const struct emu *emu, const struct emu_faults *f, uint64_t now)
+{
+    if (now - f->last_activity_ns < f->quiet_ns || node_booting(emu))
+        return false;
+    if (f->reform_awaited && !f->reform_seen)
+        return false;
+    for (uint32_t id = 0; id < emu->count; id++)
+        if (f->undetected_ns[id] != UINT64_MAX &&
+            now - f->undetected_ns[id] < EMU_DETECT_WAIT_TIMEOUTS * f->detect_ns)
+            return false;
+    return true;
+}
+
+/* The settle timeout, longer while a re-formed view is awaited. */
+static uint64_t group_timeout_ns(const struct emu_faults *f)
+{
+    return f->timeout_ns + (f->reform_awaited ? EMU_REFORM_WAIT_TIMEOUTS * f->detect_ns : 0);
 }
 
 static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
@@ -701,17 +807,23 @@ static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
     check.settled = settled;
     check.detections = f->open_detections;
     check.false_suspicions = f->open_false;
-    if (!emu_model_tree(&f->model, f->expected, &check.tree)) {
+    /* The expectation from the sides as they are now (app-killed or
+     * refused nodes may have left the candidates since the last fault). */
+    if (!find_sides(emu, f)) {
+        snprintf(check.agreement.reason, sizeof check.agreement.reason,
+                 "out of memory for the torus's sides");
+    } else if (!emu_sides_evaluate(&f->model, &f->expectation, f->side_of, f->side_count,
+                                   f->answers, emu->count, f->check_expected, &check.tree,
+                                   &check.agreement)) {
         snprintf(check.agreement.reason, sizeof check.agreement.reason,
                  "cannot compute the expected view");
     } else {
         /* Agreement reached only at the settle timeout still counts; the
          * record and the line say it was never quiet. */
-        emu_agree_evaluate(f->answers, emu->count, f->expected, &check.tree, &check.agreement);
         /* A job's communicators agree too (issue 14). */
         char why[200];
         if (check.agreement.passed && emu->options->app_set &&
-            !emu_app_check_comms(emu, f->expected, why, sizeof why)) {
+            !emu_app_check_comms(emu, f->check_expected, why, sizeof why)) {
             check.agreement.passed = false;
             snprintf(check.agreement.reason, sizeof check.agreement.reason, "%s", why);
         }
@@ -724,10 +836,20 @@ static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
         uint8_t *depth = malloc(emu->count);
         check.first = f->results.open_first;
         check.last = f->results.fault_count;
-        if (depth != NULL && emu_model_depths(&f->model, f->expected, depth))
+        if (depth != NULL && emu_model_depths(&f->model, f->check_expected, depth))
             emu_results_level_installs(&f->results, &check, depth);
         free(depth);
     }
+    /* The view settled: the reference of the next check's majority.  No
+     * view anywhere keeps the old one (the nodes' last completed view). */
+    if (f->expectation.expect == EMU_AGREE_ONE_VIEW) {
+        memcpy(f->reference, f->check_expected, emu->count * sizeof *f->reference);
+        f->reference_root = check.tree.root;
+        f->viewless = false;
+    } else if (f->expectation.expect == EMU_AGREE_NO_VIEW) {
+        f->viewless = check.agreement.passed;
+    }
+    f->reform_awaited = false;
     const struct emu_check_record *closed = emu_results_close_group(
         &f->results, &check, f->records, emu->options->json ? stdout : NULL);
     f->group_open = false;
@@ -744,11 +866,23 @@ static void run_check(struct emu *emu, struct emu_faults *f, bool settled)
         snprintf(faults, sizeof faults, "fault #%u", first);
     else
         snprintf(faults, sizeof faults, "faults #%u-#%u", first, last);
-    if (g->passed)
+    const char *never = settled ? "" : " (never quiet: checked at the settle timeout)";
+    if (g->passed && g->expect == EMU_AGREE_NO_VIEW)
+        say(emu, "check #%u (%s): pass: no node holds a view: none of the %u sides keeps a "
+                 "majority of the last view's %u members%s",
+            closed->group, faults, (unsigned)g->sides, (unsigned)f->expectation.reference,
+            never);
+    else if (g->passed && g->expect == EMU_AGREE_EACH_SIDE)
+        say(emu, "check #%u (%s): pass: each of the %u sides agrees on a view of its own "
+                 "nodes (%u members; the largest: epoch %" PRIu64 ", %u live, root %" PRId64
+                 ")%s",
+            closed->group, faults, (unsigned)g->sides, (unsigned)g->members, g->epoch,
+            (unsigned)g->live, g->root, never);
+    else if (g->passed)
         say(emu, "check #%u (%s): pass: %u nodes agree on epoch %" PRIu64 ", %u live, root %"
-                 PRId64 ", digest 0x%016" PRIx64 "%s",
+                 PRId64 ", digest 0x%016" PRIx64 "%s%s",
             closed->group, faults, (unsigned)g->members, g->epoch, (unsigned)g->live, g->root,
-            g->digest, settled ? "" : " (never quiet: checked at the settle timeout)");
+            g->digest, g->sides > 1 ? " (the majority side; the others out)" : "", never);
     else {
         say(emu, "check #%u (%s): FAIL: %s%s", closed->group, faults, g->reason,
             settled ? "" : " (never quiet: checked at the settle timeout)");
@@ -1012,8 +1146,8 @@ bool emu_faults_run(struct emu *emu)
         }
         now = emu_job_ns(emu);
         if (f->group_open) {
-            bool quiet = now - f->last_activity_ns >= f->quiet_ns && !node_booting(emu);
-            if (quiet || now - f->group_begin_ns >= f->timeout_ns) {
+            bool quiet = group_quiet(emu, f, now);
+            if (quiet || now - f->group_begin_ns >= group_timeout_ns(f)) {
                 run_check(emu, f, quiet);
                 continue;
             }
@@ -1028,7 +1162,7 @@ bool emu_faults_run(struct emu *emu)
             due = min_u64(due, script_due(emu, f));
         if (f->group_open)
             due = min_u64(due, min_u64(f->last_activity_ns + f->quiet_ns,
-                                       f->group_begin_ns + f->timeout_ns));
+                                       f->group_begin_ns + group_timeout_ns(f)));
         else if (f->chaos_on)
             due = min_u64(due, emu_chaos_next_due(&f->chaos, now));
         if (o->duration_set)

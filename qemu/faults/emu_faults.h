@@ -9,14 +9,19 @@
  *     has settled after the previous one.  Faults done before the torus
  *     settled form one group.
  *  3. A group has settled when no membership event (view, failure-detected,
- *     stable, joined, expelled, partitioned, started) came for the quiet
- *     period and no node is booting; or, failing that, at the settle
- *     timeout.  Then the agreement check (qemu/faults/emu_agree.h) asks every live
- *     node `view` and compares the answers with the expected member set:
- *     every started node minus the killed and the hung, plus the restarted,
- *     rebooted, resumed and joined ones (who must have rejoined by then).
- *     A link cut changes nothing: the torus routes around a cut cable and no
- *     node may be removed for it.
+ *     stable, joined, expelled, partitioned, reformed, started) came for the
+ *     quiet period, no node is booting, every member that crashed has been
+ *     detected (or 8 detect timeouts passed) and, when the last check found
+ *     no view anywhere and a side has a majority again, a view was
+ *     re-formed; or, failing that, at the settle timeout (longer by the
+ *     re-forming silence while a re-formed view is awaited).  Then the
+ *     agreement check (qemu/faults/emu_agree.h) asks every live node `view`
+ *     and compares the answers with the expected member set: every started
+ *     node minus the killed and the hung, plus the restarted, rebooted,
+ *     resumed and joined ones (who must have rejoined by then), narrowed to
+ *     the torus's sides (qemu/faults/emu_sides.h): the majority side under
+ *     the primary policy (none: no view anywhere), each side its own view
+ *     under every-side.  A cut the torus routes around changes nothing.
  *  4. Each group's records go to <out>/faults.jsonl (and stdout under
  *     --json); the closing table and a summary record end the run.
  */

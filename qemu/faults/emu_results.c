@@ -381,11 +381,13 @@ static void write_record(const struct emu_results *results, const struct emu_fau
             ",\"asked\":%u,\"answered\":%u,\"members\":%u,\"epoch\":%" PRIu64
             ",\"digest\":\"0x%016" PRIx64 "\",\"live\":%u,\"root\":%" PRId64
             ",\"expected_digest\":\"0x%016" PRIx64 "\",\"expected_live\":%u,"
-            "\"expected_root\":%u,\"detections\":%u,\"false_suspicions\":%u,\"reason\":",
+            "\"expected_root\":%u,\"expect\":\"%s\",\"sides\":%u,\"detections\":%u,"
+            "\"false_suspicions\":%u,\"reason\":",
             g->passed ? "pass" : "fail", check->settled ? "true" : "false", check->checked_ns,
             (unsigned)g->asked, (unsigned)g->answered, (unsigned)g->members, g->epoch,
             g->digest, (unsigned)g->live, g->root, g->expected_digest,
-            (unsigned)g->expected_live, (unsigned)g->expected_root, check->detections,
+            (unsigned)g->expected_live, (unsigned)g->expected_root,
+            emu_agree_expect_name(g->expect), (unsigned)g->sides, check->detections,
             check->false_suspicions);
     json_string(out, g->reason);
     fprintf(out, "}}\n");
@@ -514,6 +516,12 @@ void emu_results_print_table(const struct emu_results *results, FILE *out)
             fprintf(out, "(not checked)\n");
         else if (c->last - 1 != i)
             fprintf(out, "with #%u\n", results->faults[c->last - 1].index);
+        else if (c->agreement.passed && c->agreement.expect == EMU_AGREE_NO_VIEW)
+            fprintf(out, "pass: no view, %u sides, no majority%s\n",
+                    (unsigned)c->agreement.sides, c->settled ? "" : " (not settled)");
+        else if (c->agreement.passed && c->agreement.expect == EMU_AGREE_EACH_SIDE)
+            fprintf(out, "pass: %u sides, each its own view%s\n",
+                    (unsigned)c->agreement.sides, c->settled ? "" : " (not settled)");
         else if (c->agreement.passed)
             fprintf(out, "pass: epoch %" PRIu64 ", %u live, root %" PRId64 "%s\n",
                     c->agreement.epoch, (unsigned)c->agreement.live, c->agreement.root,

@@ -180,6 +180,14 @@ void emu_mpi_accept(struct emu *emu, struct emu_node *node)
     node->console_out = out;
 }
 
+const char *emu_mpi_kill_hint(const struct emu *emu)
+{
+    return emu->mpi_killed > 0 ? ": after a real SIGKILL of a rank mpiexec took the others "
+                                 "down (expected --mpi-kill stop, or a launcher that "
+                                 "survives SIGKILL)"
+                               : "";
+}
+
 bool emu_mpi_reaped(struct emu *emu, int pid, int status)
 {
     if (emu->mpiexec_pid <= 0 || pid != emu->mpiexec_pid)
@@ -189,7 +197,8 @@ bool emu_mpi_reaped(struct emu *emu, int pid, int status)
     emu->mpi_world_ended = true;
     if (!emu->stopping && emu->interrupted == 0) {
         emu_complain(emu, "mpiexec ended (wait status 0x%x) while the run went on; see "
-                          "%s/mpiexec.log", (unsigned)status, emu->out_dir);
+                          "%s/mpiexec.log%s", (unsigned)status, emu->out_dir,
+                     emu_mpi_kill_hint(emu));
         emu->failed = true;
     }
     return true;

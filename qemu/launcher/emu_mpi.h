@@ -20,7 +20,9 @@
  * rank's PMI socket close: 2 runs of 3 survived under tori-emu, none of 4
  * by hand).  So a `kill` here stops the rank dead (SIGSTOP: no more sends,
  * no more polling), the launcher counts it as ended, and its process is
- * killed when the run ends.  A rank cannot come back (restart, reboot,
+ * killed when the run ends; --mpi-kill kill sends a real SIGKILL instead,
+ * for launchers that survive it (emu_mpi_kill_hint names mpiexec when
+ * they do not).  A rank cannot come back (restart, reboot,
  * join are refused before the run starts).
  */
 #ifndef QEMU_LAUNCHER_EMU_MPI_H
@@ -48,6 +50,14 @@ unsigned emu_mpi_poll_fds(const struct emu *emu, struct pollfd *set, uint32_t *r
 
 /* node's rank is connecting: its console is now the accepted socket. */
 void emu_mpi_accept(struct emu *emu, struct emu_node *node);
+
+/*
+ * After a real kill (--mpi-kill kill): ", after a real SIGKILL of a rank
+ * mpiexec took the others down (expected --mpi-kill stop, or a launcher
+ * that survives SIGKILL)", for every line that reports a rank or the world
+ * ending; "" otherwise.
+ */
+const char *emu_mpi_kill_hint(const struct emu *emu);
 
 /* True (with the world's exit recorded) when pid is mpiexec's. */
 bool emu_mpi_reaped(struct emu *emu, int pid, int status);

@@ -26,6 +26,8 @@ void emu_options_usage(FILE *out)
         "                       mpi: every node an MPI rank of one mpiexec (no\n"
         "                       restart, reboot, join or --spares)\n"
         "  --mpiexec PROGRAM    the MPI launcher for --board mpi (mpiexec: MPICH's)\n"
+        "  --mpi-kill stop|kill  how --board mpi kills a rank: stop (SIGSTOP, it stops\n"
+        "                       dead; MPICH's mpiexec survives it) or kill (SIGKILL)\n"
         "  --radix N            membership tree radix, power of two 2..16 (4)\n"
         "  --tree radix|torus|box  membership tree layout (radix)\n"
         "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ";\n"
@@ -158,7 +160,7 @@ static bool parse_duration_option(const char *option, const char *value, bool al
 struct raw_options {
     const char *dims, *mesh, *board, *radix, *tree, *spares, *duration;
     const char *ready_timeout, *ping_timeout, *ping_parallel, *out, *base_port;
-    const char *image, *node_binary, *qemu, *job, *auth, *mpiexec;
+    const char *image, *node_binary, *qemu, *job, *auth, *mpiexec, *mpi_kill;
     const char *app, *iterations, *progress, *app_args, *app_timeout, *comm_mode, *msg_mode;
     const char *checkpoint_every, *recovery, *lossy_link, *seeds, *routing, *reach;
     const char *heartbeat_ms, *detect_timeout_ms, *link_rto_ms, *link_retries, *partition;
@@ -188,6 +190,7 @@ static enum emu_options_result collect(int argc, char **argv, struct raw_options
         {"--node-binary", &raw->node_binary, NULL},
         {"--qemu", &raw->qemu, NULL},
         {"--mpiexec", &raw->mpiexec, NULL},
+        {"--mpi-kill", &raw->mpi_kill, NULL},
         {"--job", &raw->job, NULL},
         {"--auth", &raw->auth, NULL},
         {"--app", &raw->app, NULL},
@@ -377,6 +380,16 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     if (raw.mpiexec != NULL && o->boards != EMU_BOARDS_MPI) {
         snprintf(error, capacity, "--mpiexec needs --board mpi (expected it only for MPI "
                                   "ranks)");
+        return EMU_OPTIONS_ERROR;
+    }
+    if (raw.mpi_kill != NULL && o->boards != EMU_BOARDS_MPI) {
+        snprintf(error, capacity, "--mpi-kill needs --board mpi (other boards always kill "
+                                  "with SIGKILL)");
+        return EMU_OPTIONS_ERROR;
+    }
+    o->mpi_kill_real = raw.mpi_kill != NULL && strcmp(raw.mpi_kill, "kill") == 0;
+    if (raw.mpi_kill != NULL && !o->mpi_kill_real && strcmp(raw.mpi_kill, "stop") != 0) {
+        cli_invalid(error, capacity, "--mpi-kill", raw.mpi_kill, "stop or kill");
         return EMU_OPTIONS_ERROR;
     }
 

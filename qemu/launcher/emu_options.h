@@ -48,6 +48,7 @@ struct emu_options {
     uint32_t base_port;       /* 0: the system picks free ports */
     const char *image, *node_binary, *qemu;
     const char *mpiexec;      /* --board mpi: the MPI launcher (emu_mpi.h) */
+    bool mpi_kill_real;       /* --mpi-kill kill: SIGKILL a rank, not SIGSTOP */
     const char *job;          /* --job FILE: every node's job block (NULL: none) */
     /* --app NAME [--iterations N] [--progress K] [--app-args ...]: the
      * launcher writes the job block (<out>/job.bin) and waits for every

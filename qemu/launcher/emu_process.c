@@ -84,10 +84,12 @@ static void node_ended(struct emu *emu, struct emu_node *node, int status)
         snprintf(how, sizeof how, "%s", pid > 0 ? "closed its console (the rank ended)"
                                                 : "never connected (the MPI world ended)");
     if (!node->panicked)
-        emu_complain(emu, "node %u (%s, pid %d) %s%s", (unsigned)node->rank,
+        emu_complain(emu, "node %u (%s, pid %d) %s%s%s", (unsigned)node->rank,
                      emu_node_board_name(node->board), (int)pid, how,
-                     was_ready ? "" : " before it was ready");
-    emu_process_show_tail(emu, node);
+                     was_ready ? "" : " before it was ready",
+                     status < 0 ? emu_mpi_kill_hint(emu) : "");
+    if (status >= 0 || emu->mpi_killed == 0) /* else mpiexec's doing: its log says nothing */
+        emu_process_show_tail(emu, node);
     emu->failed = true;
 }
 
@@ -115,6 +117,15 @@ bool emu_process_kill(struct emu *emu, struct emu_node *node)
     if (node->board != EMU_BOARD_MPI)
         return emu_process_signal(emu, node, SIGKILL);
     pid_t pid = node->pid;
+    /* --mpi-kill kill: a real crash, for launchers that survive it (its
+     * console's end is then no surprise). */
+    if (emu->options->mpi_kill_real) {
+        if (!emu_process_signal(emu, node, SIGKILL))
+            return false;
+        emu->mpi_killed++;
+        node_ended(emu, node, -1);
+        return true;
+    }
     if (!emu_process_signal(emu, node, SIGSTOP))
         return false;
     node->stopped_dead = pid;

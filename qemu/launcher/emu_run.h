@@ -108,6 +108,7 @@ struct emu {
     int mpiexec_pid;       /* the MPI board's world (emu_mpi.h), 0: none */
     int mpiexec_status;
     bool mpi_world_ended;  /* mpiexec was started and has exited */
+    uint32_t mpi_killed;   /* ranks sent a real SIGKILL (--mpi-kill kill) */
     bool stopping;         /* shutting down: exits are expected */
     int interrupted;       /* the signal that asked us to stop, or 0 */
     bool failed;           /* a node failed: exit status 1 */

@@ -250,6 +250,15 @@ static void test_mpi(void)
     expect_error("--dims 2x2x2 --board mpi --spares 1",
                  "--spares cannot be used with --board mpi (expected no spares");
     expect_error("--dims 2x2x2 --board host --mpiexec /m", "--mpiexec needs --board mpi");
+    /* --mpi-kill: stop (SIGSTOP, the default) or a real kill. */
+    CHECK(parse("--dims 2x2x2 --board mpi") == EMU_OPTIONS_OK && !options.mpi_kill_real);
+    CHECK(parse("--dims 2x2x2 --board mpi --mpi-kill kill") == EMU_OPTIONS_OK &&
+          options.mpi_kill_real);
+    CHECK(parse("--dims 2x2x2 --board mpi --mpi-kill stop") == EMU_OPTIONS_OK &&
+          !options.mpi_kill_real);
+    expect_error("--dims 2x2x2 --board mpi --mpi-kill term",
+                 "--mpi-kill 'term' is invalid (expected stop or kill)");
+    expect_error("--dims 2x2x2 --board host --mpi-kill kill", "--mpi-kill needs --board mpi");
 }
 
 int main(void)
