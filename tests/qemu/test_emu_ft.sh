@@ -66,6 +66,8 @@ for victim in ${VICTIMS//,/ }; do
 done
 for victim in ${DURING//,/ }; do
     check_contains "$OUT/run.txt" "its node's recovery under way: kill $victim"
+    grep -q "\"text\":\"kill $victim at recovery\",.*\"injected\":true,\"at_recovery\":true" \
+        "$OUT/run/faults.jsonl" || fail "$MODE: no faults.jsonl record of kill $victim at recovery"
 done
 grep -q "communicator check failed" "$OUT/run.txt" && fail "$MODE: a communicator check failed"
 events="$OUT/run/events.jsonl"
