@@ -69,8 +69,8 @@ static void write_not_fired(const struct emu_action *a, FILE *out)
     json_string(out, a->text);
     if (a->iteration != 0)
         fprintf(out, ",\"at_iteration\":%" PRIu32 "}\n", a->iteration);
-    else if (a->at_recovery) /* at_ns: the delay after the recovery that never began */
-        fprintf(out, ",\"at_recovery\":true,\"after_ns\":%" PRIu64 "}\n", a->at_ns);
+    else if (a->at_recovery) /* its text says how long after (at_ns: once due, job time) */
+        fprintf(out, ",\"at_recovery\":true}\n");
     else
         fprintf(out, ",\"at_ns\":%" PRIu64 "}\n", a->at_ns);
     fflush(out);
