@@ -2,7 +2,8 @@
  * The application API (node/tori.h) over the comm core, and the job's
  * life on the node: started after `start` once the initial view is
  * installed, run outside the poll loop (kernel_services_run), reported as
- * app-start, app-progress, app-result, app-error and starved events.
+ * app-start, app-progress, app-result, app-error, app-rebuild and starved
+ * events.
  */
 #include "node/tori.h"
 
@@ -50,6 +51,15 @@ _Static_assert(TORI_MAX_DIMS >= CONFIG_MAX_DIMS, "the torus shape holds every di
 
 enum job_state { JOB_NONE = 0, JOB_WAITING, JOB_READY, JOB_RUNNING, JOB_DONE };
 
+/* Collectives counted per communicator (CONFIG_COMM_MAX_COMMS, plus the
+ * runtime's own of all nodes): every rank of a communicator calls them in
+ * the same order, so the count names one collective on every rank. */
+#define COLLECTIVE_COUNTERS (CONFIG_COMM_MAX_COMMS + 1)
+struct collective_counter {
+    tori_comm comm; /* TORI_COMM_NULL: unused */
+    uint32_t count; /* collectives called on comm so far */
+};
+
 /* The job on this node (static: one node per image). */
 static struct {
     struct node *node;
@@ -67,6 +77,11 @@ static struct {
     tori_comm failed_comm;
     int failed_error;
     tori_comm call_comm;   /* the communicator of the call under way */
+    const char *call;      /* the application's call under way (the runtime runs only
+                              inside one), for the comm line of a failure */
+    uint32_t collective;   /* that call's number among comm's collectives; 0: none */
+    struct collective_counter counters[COLLECTIVE_COUNTERS];
+    unsigned counter_next; /* the slot a new communicator takes when all are used */
     uint32_t adopted_rank; /* a spare's rank after its adoption, else COMM_RANK_NONE */
     uint64_t spares_until_ns; /* REBUILD: how long a rank waits for the spares to join */
     bool app_killed;       /* `appkill`: the application stops dead at its next call */
@@ -127,6 +142,9 @@ static void enter(const char *call)
         event_end();
     }
     deliver_failure();
+    /* after the handler: its own calls were calls of their own */
+    job.call = call;
+    job.collective = 0;
 }
 
 /* enter() for a call on comm: a failure it returns names comm. */
@@ -134,6 +152,35 @@ static void enter_on(const char *call, tori_comm comm)
 {
     job.call_comm = comm;
     enter(call);
+}
+
+/* comm's collectives so far, this one counted. */
+static uint32_t count_collective(tori_comm comm)
+{
+    struct collective_counter *slot = NULL;
+    for (unsigned i = 0; i < COLLECTIVE_COUNTERS && slot == NULL; i++)
+        if (job.counters[i].comm == comm)
+            slot = &job.counters[i];
+    for (unsigned i = 0; i < COLLECTIVE_COUNTERS && slot == NULL; i++)
+        if (job.counters[i].comm == TORI_COMM_NULL)
+            slot = &job.counters[i];
+    if (slot == NULL) { /* every slot used (communicators freed since): in turn */
+        slot = &job.counters[job.counter_next];
+        job.counter_next = (job.counter_next + 1u) % COLLECTIVE_COUNTERS;
+    }
+    if (slot->comm != comm) {
+        slot->comm = comm;
+        slot->count = 0;
+    }
+    return ++slot->count;
+}
+
+/* enter_on() for a collective: its number on comm goes into its app-error
+ * and into the comm line of a failure that reaches it. */
+static void enter_collective(const char *call, tori_comm comm)
+{
+    enter_on(call, comm);
+    job.collective = count_collective(comm);
 }
 
 static void ran(void)
@@ -176,6 +223,8 @@ static int result(const char *call, int error)
     if (error != TORI_OK) {
         event_begin("app-error");
         event_add_str("call", call);
+        if (job.collective != 0)
+            event_add_u64("collective", job.collective); /* which one, on call_comm */
         event_add_text("error", tori_error_text(error));
         event_end();
     }
@@ -537,7 +586,7 @@ static int finish_collective(const char *call, enum comm_error error, uint32_t r
 
 int tori_barrier(tori_comm comm)
 {
-    enter_on("tori_barrier", comm);
+    enter_collective("tori_barrier", comm);
     REFUSE_IF_ABORTED("tori_barrier");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
@@ -547,7 +596,7 @@ int tori_barrier(tori_comm comm)
 
 int tori_bcast(tori_comm comm, uint32_t root, void *buffer, uint32_t length)
 {
-    enter_on("tori_bcast", comm);
+    enter_collective("tori_bcast", comm);
     REFUSE_IF_ABORTED("tori_bcast");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
@@ -559,7 +608,7 @@ int tori_bcast(tori_comm comm, uint32_t root, void *buffer, uint32_t length)
 int tori_reduce(tori_comm comm, uint32_t root, const void *send, void *recv, uint32_t count,
                 enum tori_type type, enum tori_op op)
 {
-    enter_on("tori_reduce", comm);
+    enter_collective("tori_reduce", comm);
     REFUSE_IF_ABORTED("tori_reduce");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
@@ -572,7 +621,7 @@ int tori_reduce(tori_comm comm, uint32_t root, const void *send, void *recv, uin
 int tori_allreduce(tori_comm comm, const void *send, void *recv, uint32_t count,
                    enum tori_type type, enum tori_op op)
 {
-    enter_on("tori_allreduce", comm);
+    enter_collective("tori_allreduce", comm);
     REFUSE_IF_ABORTED("tori_allreduce");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
@@ -584,7 +633,7 @@ int tori_allreduce(tori_comm comm, const void *send, void *recv, uint32_t count,
 
 int tori_gather(tori_comm comm, uint32_t root, const void *send, uint32_t block, void *recv)
 {
-    enter_on("tori_gather", comm);
+    enter_collective("tori_gather", comm);
     REFUSE_IF_ABORTED("tori_gather");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
@@ -595,7 +644,7 @@ int tori_gather(tori_comm comm, uint32_t root, const void *send, uint32_t block,
 
 int tori_allgather(tori_comm comm, const void *send, uint32_t block, void *recv)
 {
-    enter_on("tori_allgather", comm);
+    enter_collective("tori_allgather", comm);
     REFUSE_IF_ABORTED("tori_allgather");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
@@ -609,7 +658,7 @@ int tori_allgather(tori_comm comm, const void *send, uint32_t block, void *recv)
 /* `comm`: a communicator as this rank sees it (handle, epoch, size, rank
  * and the CRC-32 of its node ids in rank order), so that the launcher can
  * check that every live rank holds one rank map per communicator epoch. */
-static void report_comm(tori_comm comm)
+static void report_comm(tori_comm comm, const char *call)
 {
     uint32_t rank = comm_rank(core(), comm);
     uint32_t size = comm_size(core(), comm);
@@ -630,6 +679,13 @@ static void report_comm(tori_comm comm)
     static const char *const state_names[] = {"ok", "detected", "recovered", "failed"};
     enum comm_state state = comm_state_of(core(), comm);
     event_add_str("state", (unsigned)state <= COMM_STATE_FAILED ? state_names[state] : "?");
+    if (call != NULL) {
+        /* where the failure reached the application: the launcher checks
+         * that a strict collective's ranks all learnt it inside it */
+        event_add_str("call", call);
+        if (job.collective != 0)
+            event_add_u64("collective", job.collective);
+    }
     event_end();
 }
 
@@ -665,7 +721,7 @@ void node_job_comm_failed(tori_comm comm, bool abort)
     if (job.state != JOB_RUNNING || job.aborted)
         return;
     if (!abort) { /* DETECTED: an ABORT event follows it when comm's mode says so */
-        report_comm(comm);
+        report_comm(comm, job.call != NULL ? job.call : "(none)");
         note_failure(comm, TORI_ERR_PROC_FAILED);
         return;
     }
@@ -726,6 +782,13 @@ static int remake(const char *call, tori_comm comm, bool shrink, tori_comm *out)
 {
     enter_on(call, comm);
     REFUSE_IF_ABORTED(call);
+    /* The recovery begins here: the fault injectors time "at recovery" by
+     * it (tools/fault.h), ./tori bench recovery may too. */
+    event_begin("app-rebuild");
+    event_add_str("call", call);
+    event_add_hex("comm", comm);
+    event_add_u64("epoch", comm_epoch_of(core(), comm));
+    event_end();
     if (!shrink)
         await_restarts(comm);
     uint64_t now = board_now_ns();
@@ -742,7 +805,7 @@ static int remake(const char *call, tori_comm comm, bool shrink, tori_comm *out)
     int done = wait_for(call, request, &status);
     if (done == TORI_OK) {
         *out = made;
-        report_comm(made);
+        report_comm(made, NULL);
     }
     return done;
 }
@@ -769,7 +832,7 @@ int tori_comm_revoke(tori_comm comm)
 
 int tori_comm_agree(tori_comm comm, uint32_t *flag)
 {
-    enter_on("tori_comm_agree", comm);
+    enter_collective("tori_comm_agree", comm);
     REFUSE_IF_ABORTED("tori_comm_agree");
     uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
@@ -839,7 +902,7 @@ int tori_adopted(struct tori_adoption *out)
     event_add_u64("rank", out->rank);
     event_add_u64("epoch", comm_epoch_of(core(), made));
     event_end();
-    report_comm(made);
+    report_comm(made, NULL);
     return TORI_OK;
 }
 

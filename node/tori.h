@@ -12,7 +12,9 @@
  *
  * Every call returns TORI_OK (0) or an error (tori_error_text names it; the
  * values are comm/comm.h's enum comm_error); a failing call also emits an
- * `app-error` event naming the call and the error.  Buffers belong to the
+ * `app-error` event naming the call and the error (a collective's also
+ * its number among the collectives called on its communicator, the same on
+ * every rank).  Buffers belong to the
  * application; a non-blocking call keeps its buffer until the request
  * completes.  Communicators and requests are handles (TORI_COMM_WORLD: the
  * initial view's compute nodes, rank = node id).
@@ -109,7 +111,9 @@ struct tori_adoption {
 
 int tori_comm_set_mode(tori_comm comm, enum tori_comm_mode mode, enum tori_msg_mode msg_mode);
 enum tori_comm_state tori_comm_state(tori_comm comm);
-/* Collective on a failed communicator: the new one per its mode. */
+/* Collective on a failed communicator: the new one per its mode.  It and
+ * tori_comm_shrink begin with an `app-rebuild` event (the fault injectors'
+ * "at recovery" fires on it). */
 int tori_comm_rebuild(tori_comm comm, tori_comm *out);
 /* Collective: the survivors, contiguous, whatever the mode (ULFM shrink). */
 int tori_comm_shrink(tori_comm comm, tori_comm *out);

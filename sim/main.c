@@ -1148,6 +1148,17 @@ static int run_script(const struct options *o)
     }
     const struct fault *items = script.items;
     size_t count = script.count;
+    for (size_t i = 0; i < count; i++) {
+        if (items[i].at_recovery && o->app_job.comm_mode == JOB_COMM_ABORT) {
+            char text[FAULT_TEXT_MAX];
+            fault_format(&items[i], text, sizeof text);
+            fprintf(stderr, TOOL ": --inject: '%s': nothing recovers under --comm-mode abort "
+                            "(expected --comm-mode shrink, blank or rebuild)\n",
+                    text);
+            fault_script_free(&script);
+            return 2;
+        }
+    }
     /* Heartbeats (the protocol's anti-entropy) unless the faults are plain crashes. */
     bool hangs = false;
     for (size_t i = 0; i < count; i++) {

@@ -967,6 +967,34 @@ static void fire_by_iteration(struct sim *sim, uint32_t id)
     }
 }
 
+/* Faults timed by recovery that node id's model fires: once it started
+ * rebuilding (its first recovery), each is queued D later, in script
+ * order.  A fault whose node runs nothing then, or that names none, fires
+ * at the first rank's (see tools/fault.h). */
+static void fire_by_recovery(struct sim *sim, uint32_t id)
+{
+    if (sim->apps[id].rebuilds == 0) {
+        return;
+    }
+    for (size_t i = 0; i < sim->injection_count; i++) {
+        const struct fault *f = &sim->injections[i];
+        if (!f->at_recovery || sim->fired[i]) {
+            continue;
+        }
+        bool any_rank = f->kind == FAULT_RESTART || f->kind == FAULT_JOIN ||
+                        f->kind == FAULT_PARTITION || f->kind == FAULT_HEAL ||
+                        f->kind == FAULT_PING;
+        if (!any_rank && f->node != id) {
+            continue;
+        }
+        sim->fired[i] = 1;
+        trace(sim, "t=%" PRIu64 " rank %" PRIu32 " is recovering: fault %zu due in %" PRIu64
+                   " ns",
+              sim->now, id, i, f->time_ns);
+        push(sim, sim->now + f->time_ns, SIM_EVENT_INJECT, f->node, (uint32_t)i, 0, NULL);
+    }
+}
+
 static void check_app(struct sim *sim, uint32_t id)
 {
     const struct sim_app *app = &sim->apps[id];
@@ -1093,6 +1121,7 @@ static void follow_comm(struct sim *sim, uint32_t id, uint64_t depart)
                       id, app->failed_call, app->iterations_done, comm_error_text(app->error));
         }
         fire_by_iteration(sim, id);
+        fire_by_recovery(sim, id);
     }
     dispatch_comm(sim, id, depart);
 }
@@ -1448,6 +1477,9 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
     if (inj->iteration != 0) {
         line_u64(sim, "iteration", inj->iteration);
     }
+    if (inj->at_recovery) {
+        line_str(sim, "at", "recovery");
+    }
     line_end(sim);
     struct sim_node *n = &sim->nodes[inj->node];
     switch (inj->kind) {
@@ -1742,6 +1774,9 @@ static void inject(struct sim *sim, const struct fault *f)
         if (f->iteration != 0) {
             line_u64(sim, "iteration", f->iteration);
         }
+        if (f->at_recovery) {
+            line_str(sim, "at", "recovery");
+        }
         line_str(sim, "why", why);
         line_end(sim);
         trace(sim, "t=%" PRIu64 " not done: %s (%s)", sim->now, text, why);
@@ -1749,7 +1784,7 @@ static void inject(struct sim *sim, const struct fault *f)
         return;
     }
     apply_injection(sim, f);
-    if (f->iteration == 0) {
+    if (!fault_timed_by_job(f)) {
         return;
     }
     uint64_t end = sim->now + f->duration_ns + sim_settle_ns(&sim->params);
@@ -2372,8 +2407,8 @@ bool sim_run(struct sim *sim, FILE *out)
         return false;
     }
     for (size_t i = 0; i < sim->injection_count; i++) {
-        if (sim->injections[i].iteration != 0) {
-            continue; /* fired by the job's progress (fire_by_iteration) */
+        if (fault_timed_by_job(&sim->injections[i])) {
+            continue; /* fired by the job (fire_by_iteration, fire_by_recovery) */
         }
         push(sim, sim->injections[i].time_ns, SIM_EVENT_INJECT, sim->injections[i].node,
              (uint32_t)i, 0, NULL);
@@ -2385,7 +2420,7 @@ bool sim_run(struct sim *sim, FILE *out)
     uint64_t faults_end = last;
     for (size_t i = 0; i < sim->injection_count; i++) {
         const struct fault *inj = &sim->injections[i];
-        if ((inj->kind == FAULT_HANG || inj->kind == FAULT_BLOCK) &&
+        if ((inj->kind == FAULT_HANG || inj->kind == FAULT_BLOCK) && !fault_timed_by_job(inj) &&
             inj->time_ns + inj->duration_ns > faults_end) {
             faults_end = inj->time_ns + inj->duration_ns;
         }
@@ -2437,11 +2472,16 @@ bool sim_run(struct sim *sim, FILE *out)
     sim->stats.end_ns = sim->now;
     for (size_t i = 0; i < sim->injection_count; i++) {
         const struct fault *f = &sim->injections[i];
-        if (f->iteration != 0 && !sim->fired[i]) {
-            /* the job ended (or was aborted) before the iteration came */
+        if (fault_timed_by_job(f) && !sim->fired[i]) {
+            /* the job ended (or was aborted) before the iteration came, or
+             * nobody recovered */
             line_begin(sim, f->node, "not-fired");
             line_str(sim, "what", fault_kind_name(f->kind));
-            line_u64(sim, "iteration", f->iteration);
+            if (f->at_recovery) {
+                line_str(sim, "at", "recovery");
+            } else {
+                line_u64(sim, "iteration", f->iteration);
+            }
             line_end(sim);
             sim->stats.faults_not_fired++;
         }

@@ -13,7 +13,7 @@
 static const char *refusal(const struct fault *item, uint32_t app_iterations, char *why,
                            size_t capacity)
 {
-    if (item->iteration != 0 && app_iterations == 0)
+    if (fault_timed_by_job(item) && app_iterations == 0)
         return "the simulator runs no application to time a fault by (expected --app, or a "
                "time like 'kill 3 at 2ms')";
     if (item->iteration > app_iterations) {
@@ -67,7 +67,7 @@ bool sim_inject_parse(const char *text, const struct torus_geometry *geometry,
         }
         /* Timed by iteration, the mend is due D after the fault fires: the
          * run schedules it then (the item keeps its "for D"). */
-        uint64_t mend_after = link && item.iteration == 0 ? item.duration_ns : 0;
+        uint64_t mend_after = link && !fault_timed_by_job(&item) ? item.duration_ns : 0;
         if (mend_after != 0) {
             item.duration_ns = 0;
         }
@@ -119,7 +119,7 @@ bool sim_inject_check(const struct fault *items, size_t count, uint32_t node_cou
     }
     for (size_t i = 0; i < count; i++) {
         order[i] = &items[i];
-        if (items[i].iteration != 0) {
+        if (fault_timed_by_job(&items[i])) {
             by_iteration[items[i].node] = true;
         }
     }

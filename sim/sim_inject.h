@@ -8,7 +8,11 @@
  * --app, "at iteration N" fires when the named node's model application
  * has completed iteration N (restart, join, partition and heal: any rank's),
  * as tori-emu fires it on app-progress; its "for D" counts from then.
- * Without --app, or past the job's iterations, such an item is refused.
+ * "at recovery [+ D]" fires D after the named node's model application
+ * starts its first rebuild (restart, join, partition, heal and ping: the
+ * first rank's), as tori-emu fires it on app-rebuild.
+ * Without --app, or past the job's iterations, such an item is refused
+ * (and one timed by recovery under --comm-mode abort, by tori-sim).
  */
 #ifndef SIM_SIM_INJECT_H
 #define SIM_SIM_INJECT_H

@@ -55,6 +55,11 @@ static void format_group(const struct fault *item, char *out, size_t capacity)
     }
 }
 
+bool fault_timed_by_job(const struct fault *item)
+{
+    return item->iteration != 0 || item->at_recovery;
+}
+
 const char *fault_kind_name(enum fault_kind kind)
 {
     return (unsigned)kind < sizeof kind_names / sizeof kind_names[0] && kind_names[kind] != NULL
@@ -66,10 +71,17 @@ void fault_format(const struct fault *item, char *out, size_t capacity)
 {
     char at[CLI_TIME_TEXT_MAX + 24], length[CLI_TIME_TEXT_MAX];
     const char *t = at;
-    if (item->iteration != 0)
+    if (item->iteration != 0) {
         snprintf(at, sizeof at, "iteration %" PRIu32, item->iteration);
-    else
+    } else if (item->at_recovery) {
+        char delay[CLI_TIME_TEXT_MAX];
+        if (item->time_ns != 0)
+            snprintf(at, sizeof at, "recovery + %s", cli_format_time(item->time_ns, delay));
+        else
+            snprintf(at, sizeof at, "recovery");
+    } else {
         t = cli_format_time(item->time_ns, at);
+    }
     const char *d = cli_format_time(item->duration_ns, length);
     const char *name = fault_kind_name(item->kind);
     unsigned node = (unsigned)item->node, other = (unsigned)item->other;
@@ -145,7 +157,7 @@ static bool same_group(const struct fault *a, const struct fault *b)
 bool fault_equal(const struct fault *a, const struct fault *b)
 {
     if (a->kind != b->kind || a->time_ns != b->time_ns || a->iteration != b->iteration ||
-        !same_group(a, b))
+        a->at_recovery != b->at_recovery || !same_group(a, b))
         return false;
     switch (a->kind) {
     case FAULT_CUT:
@@ -512,9 +524,31 @@ static bool parse_item(const struct item *item, struct fault *out, char *error,
                                                      "a count in 1..4294967295)",
                               cli_echo(word_or_end(item, w), echo));
         f.iteration = (uint32_t)n;
+    } else if (strcmp(word_or_end(item, w), "recovery") == 0) {
+        /* "recovery", "recovery + D" or "recovery +D" */
+        f.at_recovery = true;
+        const char *next = w + 1 < item->words ? item->word[w + 1] : NULL;
+        if (next != NULL && next[0] == '+') {
+            w++;
+            const char *delay = next + 1;
+            if (*delay == '\0') {
+                w++;
+                delay = word_or_end(item, w);
+            }
+            if (w >= item->words || !cli_parse_time_ns(delay, true, &f.time_ns))
+                return item_error(item, error, capacity,
+                                  "'%s' is not a delay after the recovery (expected "
+                                  CLI_TIME_EXPECTED ", e.g. 'kill 5 at recovery + 2ms')",
+                                  cli_echo(delay, echo));
+        } else if (next != NULL && strcmp(next, "for") != 0) {
+            return item_error(item, error, capacity,
+                              "'%s' after 'at recovery' (expected '+ D', 'for D' or the end, "
+                              "e.g. 'kill 5 at recovery + 2ms')",
+                              cli_echo(next, echo));
+        }
     } else if (w >= item->words || !cli_parse_time_ns(item->word[w], true, &f.time_ns)) {
         return item_error(item, error, capacity, "'%s' is not a time (expected "
-                                                 CLI_TIME_EXPECTED ", 0, or iteration N)",
+                                                 CLI_TIME_EXPECTED ", 0, iteration N or recovery)",
                           cli_echo(word_or_end(item, w), echo));
     }
     w++;

@@ -52,6 +52,14 @@
  *   job's application reaches iteration N (tori-emu --app; see
  *   qemu/faults/emu_inject.h for whose progress counts), and its "for D"
  *   counts from the moment it fires.
+ *   Or "at recovery [+ D]": the fault fires D (default 0) after the job's
+ *   first recovery begins at the node it names, its first rebuild or
+ *   shrink (tori-emu: the node's first app-rebuild event; tori-sim: its
+ *   model application starts rebuilding); restart, join, resume,
+ *   partition, heal and ping, whose node runs nothing then or which name
+ *   none, fire at the first rank's.  A crash inside a recovery: "kill 3 at
+ *   iteration 100; kill 5 at recovery".  Needs a job whose communicators
+ *   recover (--app, --comm-mode other than abort).
  *
  * Parsed once into a list of struct fault, in script order; each injector
  * then refuses, with one line, the kinds it cannot carry out (the simulator
@@ -111,6 +119,7 @@ struct fault {
     enum fault_kind kind;
     uint64_t time_ns;     /* "at T" (0 when timed by iteration) */
     uint32_t iteration;   /* "at iteration N": N >= 1; 0: timed by time_ns */
+    bool at_recovery;     /* "at recovery [+ D]": time_ns is D, counted from then */
     uint32_t node;        /* the node; SUSPECT: the suspecting one; LINK, BLOCK: A */
     uint32_t other;       /* SUSPECT: the suspected node; BLOCK and a LINK pair: B */
     unsigned link;        /* LINK: the direction at node, or FAULT_LINK_PAIR */
@@ -132,11 +141,15 @@ struct fault {
  * its range is checked against a torus by the caller. */
 bool fault_parse_cut(const char *text, int *dim, uint32_t *below);
 
+/* Timed by the job (at iteration N, at recovery), not by the clock: the
+ * injectors fire it when the application gets there. */
+bool fault_timed_by_job(const struct fault *item);
+
 /* "kill", "hang", ... "heal" ("link" for both link kinds). */
 const char *fault_kind_name(enum fault_kind kind);
 
 /* The item as text that parses back to it ("link 6 x+ off at 1s for 2s",
- * "kill 3 at iteration 100"). */
+ * "kill 3 at iteration 100", "kill 5 at recovery + 2ms"). */
 void fault_format(const struct fault *item, char *out, size_t capacity);
 
 /* The same item (every field that its kind uses). */

@@ -40,7 +40,9 @@ struct emu_faults {
     bool *progress_fired;       /* [script.on_progress_count] */
     uint32_t *progress_seen;    /* [script.on_progress_count]: the app-progress
                                    iteration that made it due (0: not yet) */
-    struct emu_action *undos;   /* "for D" of faults timed by iteration, pending */
+    bool *recovery_fired;       /* [script.on_recovery_count]: scheduled at a recovery */
+    struct emu_action *undos;   /* "for D" of faults timed by iteration, faults timed
+                                   by recovery and their undos, pending */
     unsigned undo_count, undo_capacity;
     bool chaos_on;
     struct emu_chaos_spec chaos_spec;
@@ -134,6 +136,21 @@ static bool check_iteration(const struct emu_options *options, const struct faul
     return true;
 }
 
+/* A fault timed by recovery needs a job whose communicators recover (an
+ * abort ends the job: nobody rebuilds). */
+static bool check_recovery(const struct emu_options *options, const struct fault *item,
+                           char *error, size_t capacity)
+{
+    char text[FAULT_TEXT_MAX];
+    fault_format(item, text, sizeof text);
+    if (options->app_set && options->app_job.comm_mode != JOB_COMM_ABORT)
+        return true;
+    snprintf(error, capacity, "%s: '%s': a fault timed by recovery needs a job that recovers "
+                              "(expected --app NAME with --comm-mode shrink, blank or rebuild)",
+             options->inject_option, text);
+    return false;
+}
+
 static bool emu_faults_rates(const struct emu_options *options,
                              const struct emu_chaos_spec *spec, struct fault_rates *rates,
                              char *error, size_t capacity);
@@ -154,6 +171,8 @@ bool emu_faults_check_options(const struct emu_options *options, struct emu_chao
         for (size_t i = 0; i < script.count && timed_ok; i++)
             if (script.items[i].iteration != 0)
                 timed_ok = check_iteration(options, &script.items[i], error, capacity);
+            else if (script.items[i].at_recovery)
+                timed_ok = check_recovery(options, &script.items[i], error, capacity);
         fault_script_free(&script);
         if (!timed_ok)
             return false;
@@ -397,11 +416,13 @@ bool emu_faults_prepare(struct emu *emu)
             fprintf(stderr, TOOL ": %s: %s\n", option, error);
             return false;
         }
+        unsigned timed = f->script.count + f->script.on_progress_count;
         for (unsigned i = 0; o->boards == EMU_BOARDS_MPI &&
-                            i < f->script.count + f->script.on_progress_count; i++) {
-            const struct emu_action *a = i < f->script.count
-                                             ? &f->script.actions[i]
-                                             : &f->script.on_progress[i - f->script.count];
+                            i < timed + f->script.on_recovery_count; i++) {
+            const struct emu_action *a = i < f->script.count ? &f->script.actions[i]
+                                         : i < timed
+                                             ? &f->script.on_progress[i - f->script.count]
+                                             : &f->script.on_recovery[i - timed];
             if (a->kind == EMU_ACTION_RESTART || a->kind == EMU_ACTION_REBOOT ||
                 a->kind == EMU_ACTION_JOIN) {
                 fprintf(stderr, TOOL ": %s: '%s': an MPI rank cannot %s (expected kill, "
@@ -411,8 +432,12 @@ bool emu_faults_prepare(struct emu *emu)
                 return false;
             }
         }
-        for (unsigned i = 0; i < f->script.on_progress_count; i++) {
-            const struct emu_action *a = &f->script.on_progress[i];
+        for (unsigned i = 0; i < f->script.on_progress_count + f->script.on_recovery_count;
+             i++) {
+            const struct emu_action *a =
+                i < f->script.on_progress_count
+                    ? &f->script.on_progress[i]
+                    : &f->script.on_recovery[i - f->script.on_progress_count];
             if (a->watch != EMU_WATCH_JOB && a->watch >= members) {
                 fprintf(stderr, TOOL ": %s: '%s': node %u is a spare: it runs no application "
                                 "(expected a compute node, 0..%u)\n",
@@ -423,7 +448,8 @@ bool emu_faults_prepare(struct emu *emu)
         }
         f->progress_fired = calloc(f->script.on_progress_count + 1u, sizeof *f->progress_fired);
         f->progress_seen = calloc(f->script.on_progress_count + 1u, sizeof *f->progress_seen);
-        if (f->progress_fired == NULL || f->progress_seen == NULL) {
+        f->recovery_fired = calloc(f->script.on_recovery_count + 1u, sizeof *f->recovery_fired);
+        if (f->progress_fired == NULL || f->progress_seen == NULL || f->recovery_fired == NULL) {
             fprintf(stderr, TOOL ": out of memory\n");
             return false;
         }
@@ -479,6 +505,7 @@ void emu_faults_release(struct emu *emu)
     emu_script_free(&f->script);
     free(f->progress_fired);
     free(f->progress_seen);
+    free(f->recovery_fired);
     free(f->undos);
     emu_chaos_free(&f->chaos);
     emu_inject_world_free(&f->world);
@@ -539,6 +566,7 @@ static void note_progress(const struct emu *emu, struct emu_faults *f,
 }
 
 static void on_decision(struct emu *emu, struct emu_faults *f, const struct event_line *line);
+static void note_recovery(struct emu *emu, struct emu_faults *f, const struct emu_node *node);
 
 void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct event_line *line)
 {
@@ -564,6 +592,8 @@ void emu_faults_on_event(struct emu *emu, struct emu_node *node, const struct ev
         f->last_activity_ns = now;
     if (strcmp(line->name, "app-progress") == 0)
         note_progress(emu, f, node, line);
+    if (strcmp(line->name, "app-rebuild") == 0)
+        note_recovery(emu, f, node);
     if (strcmp(line->name, "failure-detected") == 0 && f->group_open) {
         uint64_t who = UINT64_MAX;
         const char *model = event_line_get(line, "model");
@@ -706,6 +736,11 @@ static void inject(struct emu *emu, struct emu_faults *f, const struct emu_actio
     if (action->iteration != 0)
         say(emu, "fault #%u at %+.3fs, iteration %" PRIu32 " reached: %s", record->index,
             (double)now / 1e9, iteration, described);
+    else if (action->at_recovery)
+        say(emu, "fault #%u at %+.3fs, %s: %s", record->index, (double)now / 1e9,
+            action->watch == EMU_WATCH_JOB ? "the job's recovery under way"
+                                           : "its node's recovery under way",
+            described);
     else
         say(emu, "fault #%u at %+.3fs: %s", record->index, (double)now / 1e9, described);
     char error[200] = "";
@@ -995,6 +1030,30 @@ static void fire_by_progress(struct emu *emu, struct emu_faults *f)
     }
 }
 
+/*
+ * An app-rebuild event: node began a recovery (its first, if nothing it
+ * watches fired yet).  The faults timed by recovery that it (or any node)
+ * makes due are scheduled D after now, each with its "for D" undo after
+ * that.  Like those timed by iteration, each fires once.
+ */
+static void note_recovery(struct emu *emu, struct emu_faults *f, const struct emu_node *node)
+{
+    uint64_t now = emu_job_ns(emu);
+    for (unsigned i = 0; i < f->script.on_recovery_count && !emu->failed; i++) {
+        const struct emu_action *a = &f->script.on_recovery[i];
+        if (f->recovery_fired[i] || (a->watch != EMU_WATCH_JOB && a->watch != node->rank))
+            continue;
+        f->recovery_fired[i] = true;
+        struct emu_action due = *a;
+        due.at_ns = now + a->at_ns; /* from now on: job time */
+        if (!schedule(emu, f, &due) || a->hold_ns == 0)
+            continue;
+        struct emu_action undo;
+        emu_action_undo(a, a->hold_ns, due.at_ns + a->hold_ns, &undo);
+        schedule(emu, f, &undo);
+    }
+}
+
 /* When the next pending undo is due (UINT64_MAX: none). */
 static uint64_t undo_due(const struct emu_faults *f)
 {
@@ -1085,6 +1144,10 @@ static void report_not_fired(struct emu *emu, struct emu_faults *f)
         if (!f->progress_fired[i])
             ok = emu_results_add_not_fired(&f->results, &f->script.on_progress[i], f->records,
                                            json) && ok;
+    for (unsigned i = 0; i < f->script.on_recovery_count; i++)
+        if (!f->recovery_fired[i])
+            ok = emu_results_add_not_fired(&f->results, &f->script.on_recovery[i], f->records,
+                                           json) && ok;
     for (unsigned i = 0; i < f->undo_count; i++)
         ok = emu_results_add_not_fired(&f->results, &f->undos[i], f->records, json) && ok;
     unsigned count = f->results.not_fired_count;
@@ -1107,8 +1170,10 @@ bool emu_faults_run(struct emu *emu)
     f->results.job_start_ns = emu->job_start_ns;
     say(emu, "job started: %u actions scheduled%s%s; settle after %.0f ms quiet (at most "
              "%.1f s)",
-        f->script.count + f->script.on_progress_count,
-        f->script.on_progress_count > 0 ? " (some by iteration)" : "",
+        f->script.count + f->script.on_progress_count + f->script.on_recovery_count,
+        f->script.on_progress_count + f->script.on_recovery_count > 0
+            ? " (some by the job's progress)"
+            : "",
         f->chaos_on ? " plus chaos" : "", (double)f->quiet_ns / 1e6,
         (double)f->timeout_ns / 1e9);
     if (o->app_set)

@@ -47,11 +47,19 @@ void emu_action_describe(const struct emu_action *action, char *text, size_t cap
 
 static bool add_action(struct emu_script *script, const struct emu_action *action)
 {
-    bool by_iteration = action->iteration != 0;
-    struct emu_action **list = by_iteration ? &script->on_progress : &script->actions;
-    unsigned *count = by_iteration ? &script->on_progress_count : &script->count;
-    unsigned *room = by_iteration ? &script->on_progress_capacity : &script->capacity;
-    if (script->count + script->on_progress_count >= EMU_INJECT_MAX_ACTIONS)
+    struct emu_action **list = &script->actions;
+    unsigned *count = &script->count, *room = &script->capacity;
+    if (action->iteration != 0) {
+        list = &script->on_progress;
+        count = &script->on_progress_count;
+        room = &script->on_progress_capacity;
+    } else if (action->at_recovery) {
+        list = &script->on_recovery;
+        count = &script->on_recovery_count;
+        room = &script->on_recovery_capacity;
+    }
+    unsigned total = script->count + script->on_progress_count + script->on_recovery_count;
+    if (total >= EMU_INJECT_MAX_ACTIONS)
         return false;
     if (*count == *room) {
         unsigned capacity = *room == 0 ? 16 : *room * 2;
@@ -62,7 +70,7 @@ static bool add_action(struct emu_script *script, const struct emu_action *actio
         *room = capacity;
     }
     (*list)[*count] = *action;
-    (*list)[*count].order = script->count + script->on_progress_count;
+    (*list)[*count].order = total;
     (*count)++;
     return true;
 }
@@ -71,6 +79,7 @@ void emu_script_free(struct emu_script *script)
 {
     free(script->actions);
     free(script->on_progress);
+    free(script->on_recovery);
     memset(script, 0, sizeof *script);
 }
 
@@ -131,6 +140,7 @@ void emu_action_undo(const struct emu_action *action, uint64_t hold_ns, uint64_t
     undo->kind = action->kind == EMU_ACTION_HANG ? EMU_ACTION_RESUME : EMU_ACTION_LINK_ON;
     undo->at_ns = at_ns;
     undo->iteration = 0;
+    undo->at_recovery = false;
     undo->hold_ns = 0;
     char described[EMU_ACTION_TEXT_MAX], hold[CLI_TIME_TEXT_MAX];
     emu_action_describe(undo, described, sizeof described);
@@ -141,12 +151,12 @@ void emu_action_undo(const struct emu_action *action, uint64_t hold_ns, uint64_t
 
 /*
  * Adds action, and its undo "for D" later when hold_ns is not 0; an action
- * timed by iteration keeps its hold, undone once it has fired.
+ * timed by iteration or recovery keeps its hold, undone once it has fired.
  */
 static bool add_with_undo(struct emu_script *script, const struct emu_action *action,
                           uint64_t hold_ns)
 {
-    if (action->iteration != 0) {
+    if (action->iteration != 0 || action->at_recovery) {
         struct emu_action held = *action;
         held.hold_ns = hold_ns;
         return add_action(script, &held);
@@ -160,12 +170,14 @@ static bool add_with_undo(struct emu_script *script, const struct emu_action *ac
     return add_action(script, &undo);
 }
 
-/* Whose progress an action timed by iteration waits for (see emu_inject.h). */
+/* Whose progress (or recovery) an action timed by the job waits for (see
+ * emu_inject.h). */
 static uint32_t watched(const struct emu_action *action)
 {
     bool brings_back = action->kind == EMU_ACTION_RESUME ||
                        action->kind == EMU_ACTION_RESTART || action->kind == EMU_ACTION_JOIN;
-    return brings_back ? EMU_WATCH_JOB : action->node;
+    bool nobody = action->at_recovery && action->kind == EMU_ACTION_PING_ALL;
+    return brings_back || nobody ? EMU_WATCH_JOB : action->node;
 }
 
 unsigned emu_inject_actions(const struct fault *item, const struct torus_geometry *geometry,
@@ -177,6 +189,7 @@ unsigned emu_inject_actions(const struct fault *item, const struct torus_geometr
         return 0;
     action.at_ns = item->time_ns;
     action.iteration = item->iteration;
+    action.at_recovery = item->at_recovery;
     action.node = item->node;
     action.watch = watched(&action);
     bool link = item->kind == FAULT_LINK_OFF || item->kind == FAULT_LINK_ON;

@@ -21,6 +21,14 @@
  * order); whether their node is in the right state is checked when they
  * fire (a fault that cannot happen then is recorded as not done).
  *
+ * "at recovery [+ D]" fires D after the named node begins its first
+ * recovery, as its first app-rebuild event says (node/tori.c: it called
+ * tori_comm_rebuild or tori_comm_shrink); resume, restart and join at the
+ * first node's, and ping all too.  "kill 3 at iteration 100; kill 5 at
+ * recovery" kills 5 inside the recovery from 3's crash.  These wait in
+ * script->on_recovery (script order) and are checked as they fire, as
+ * those timed by iteration are.
+ *
  * A cable is cut at both ends: the node's link DIR and the neighbour's
  * opposite link, so no frame crosses it either way (emu_fault.h); a link
  * named by its two ends ("link 0 1 off") is every cable between them.  A
@@ -67,10 +75,12 @@ enum emu_action_kind {
 #define EMU_WATCH_JOB UINT32_MAX
 
 struct emu_action {
-    uint64_t at_ns;       /* after the job started (0 when timed by iteration) */
+    uint64_t at_ns;       /* after the job started (0 when timed by iteration;
+                             at_recovery: after the recovery began) */
     uint32_t iteration;   /* "at iteration N": fires at N; 0: at at_ns */
     uint32_t watch;       /* by iteration: whose progress, a node or EMU_WATCH_JOB */
-    uint64_t hold_ns;     /* by iteration: its "for D", undone D after it fires */
+    bool at_recovery;     /* "at recovery [+ at_ns]": fires when watch's recovery begins */
+    uint64_t hold_ns;     /* by iteration or recovery: its "for D", undone D after it fires */
     enum emu_action_kind kind;
     uint32_t node;
     unsigned link;        /* LINK_OFF / LINK_ON: the direction at node */
@@ -85,6 +95,9 @@ struct emu_script {
     struct emu_action *on_progress; /* timed by iteration, in script order */
     unsigned on_progress_count;
     unsigned on_progress_capacity;
+    struct emu_action *on_recovery; /* at recovery, in script order */
+    unsigned on_recovery_count;
+    unsigned on_recovery_capacity;
 };
 
 /* The undo of action ("for D": a resume, a link on) due at at_ns, labelled

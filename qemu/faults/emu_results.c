@@ -69,6 +69,8 @@ static void write_not_fired(const struct emu_action *a, FILE *out)
     json_string(out, a->text);
     if (a->iteration != 0)
         fprintf(out, ",\"at_iteration\":%" PRIu32 "}\n", a->iteration);
+    else if (a->at_recovery) /* its text says how long after (at_ns: once due, job time) */
+        fprintf(out, ",\"at_recovery\":true}\n");
     else
         fprintf(out, ",\"at_ns\":%" PRIu64 "}\n", a->at_ns);
     fflush(out);
@@ -294,6 +296,8 @@ static void write_record(const struct emu_results *results, const struct emu_fau
     if (a->iteration != 0)
         fprintf(out, ",\"at_iteration\":%" PRIu32 ",\"iteration\":%" PRIu32, a->iteration,
                 r->iteration);
+    if (a->at_recovery)
+        fprintf(out, ",\"at_recovery\":true");
     if (!r->injected) {
         fprintf(out, ",\"error\":");
         json_string(out, r->error);
@@ -482,6 +486,9 @@ void emu_results_print_table(const struct emu_results *results, FILE *out)
             size_t used = strlen(described);
             snprintf(described + used, sizeof described - used, " (iteration %" PRIu32 ")",
                      r->iteration);
+        } else if (r->action.at_recovery) {
+            size_t used = strlen(described);
+            snprintf(described + used, sizeof described - used, " (recovery)");
         }
         format_ms(detected, sizeof detected, r->detected,
                   (double)(r->detected_ns - r->injected_ns), true);

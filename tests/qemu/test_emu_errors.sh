@@ -161,6 +161,17 @@ refused "--inject: 'kill 3 at iteration 20': the nodes report no progress under 
 refused "--inject: 'kill 7 at iteration 10': node 7 is a spare: it runs no application (expected a compute node, 0..6)" \
     --dims 2x2x2 --board host --spares 1 --app allreduce --iterations 60 --progress 10 \
     --inject 'kill 7 at iteration 10'
+# Faults timed by recovery: only on a job whose communicators recover.
+refused "--inject: 'kill 5 at recovery': a fault timed by recovery needs a job that recovers (expected --app NAME with --comm-mode shrink, blank or rebuild)" \
+    --dims 2x2x2 --board host --inject 'kill 3 at 1s; kill 5 at recovery'
+refused "--inject: 'kill 5 at recovery + 1ms': a fault timed by recovery needs a job that recovers" \
+    --dims 2x2x2 --board host --app allreduce --iterations 60 \
+    --inject 'kill 3 at iteration 30; kill 5 at recovery + 1ms'
+refused "--inject: 'kill 5 at recovery 1ms': '1ms' after 'at recovery' (expected '+ D', 'for D' or the end" \
+    --dims 2x2x2 --board host --app allreduce --comm-mode shrink --inject 'kill 5 at recovery 1ms'
+refused "--inject: 'kill 7 at recovery': node 7 is a spare: it runs no application (expected a compute node, 0..6)" \
+    --dims 2x2x2 --board host --spares 1 --app allreduce --comm-mode shrink \
+    --inject 'kill 7 at recovery'
 
 "$EMU" --help > "$OUT/help.txt" || fail "--help failed"
 check_contains "$OUT/help.txt" "usage: tori-emu --dims DIMS"

@@ -70,6 +70,39 @@ static void test_parse(void)
     emu_script_free(&script);
 }
 
+/* Faults timed by the job wait beside the clock's schedule: by iteration
+ * in on_progress, by recovery in on_recovery (delay in at_ns, "for D" kept
+ * as the hold), each watching its node or, for one that brings a node
+ * back, the whole job. */
+static void test_timed_by_job(void)
+{
+    struct emu_script script;
+    CHECK(emu_inject_parse("kill 3 at iteration 100; kill 5 at recovery; "
+                           "hang 6 at recovery + 2ms for 1s; restart 3 at recovery + 1s; "
+                           "kill 1 at 3s",
+                           &cube, &script, error, sizeof error));
+    CHECK(script.count == 1 && script.actions[0].node == 1 && !script.actions[0].at_recovery);
+    CHECK(script.on_progress_count == 1 && script.on_progress[0].iteration == 100);
+    CHECK(script.on_recovery_count == 3);
+    if (script.on_recovery_count == 3) {
+        const struct emu_action *r = script.on_recovery;
+        CHECK(r[0].kind == EMU_ACTION_KILL && r[0].at_recovery && r[0].at_ns == 0 &&
+              r[0].watch == 5 && r[0].hold_ns == 0 && r[0].iteration == 0);
+        CHECK(strcmp(r[0].text, "kill 5 at recovery") == 0);
+        CHECK(r[1].kind == EMU_ACTION_HANG && r[1].watch == 6 &&
+              r[1].at_ns == 2 * NS_PER_MS && r[1].hold_ns == 1000 * NS_PER_MS);
+        CHECK(r[2].kind == EMU_ACTION_RESTART && r[2].watch == EMU_WATCH_JOB &&
+              r[2].at_ns == 1000 * NS_PER_MS);
+        /* The undo of a hang timed by recovery is timed by the clock. */
+        struct emu_action undo;
+        emu_action_undo(&r[1], r[1].hold_ns, 5 * NS_PER_MS, &undo);
+        CHECK(undo.kind == EMU_ACTION_RESUME && !undo.at_recovery && undo.at_ns == 5 * NS_PER_MS);
+    }
+    /* They are checked as they fire, not against the clock's schedule. */
+    CHECK(emu_inject_check(&script, &cube, 0, NULL, error, sizeof error));
+    emu_script_free(&script);
+}
+
 static void test_syntax_errors(void)
 {
     expect_syntax_error("kil 3 at 2s", "'kil 3 at 2s': unknown action 'kil' (expected kill, "
@@ -204,6 +237,7 @@ int main(void)
 {
     cube_init();
     test_parse();
+    test_timed_by_job();
     test_syntax_errors();
     test_semantics();
     test_world();

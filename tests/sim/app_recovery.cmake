@@ -2,7 +2,9 @@
 # applications recover as the shipped ones do, and issue 14's invariants
 # (sim/sim_ft.h) hold after every step: for each mode, allreduce and
 # stencil, a crash, a root crash, two crashes in one view change, a crash
-# while a rebuild runs (--recovery-kills), under NOP and CONT.  Every
+# inside the recovery from another ("kill 5 at recovery": node 5 dies as
+# its model starts rebuilding), a crash while a rebuild runs
+# (--recovery-kills), under NOP and CONT.  Every
 # survivor ends ok with one digest; under REBUILD with a spare per failed
 # rank the digest is the fault-free one (the same job without faults).
 # Run as: cmake -DSIM=<tori-sim> -P app_recovery.cmake
@@ -20,7 +22,8 @@ endfunction()
 set(faults
   "crash|kill 3 at iteration 10"
   "root|kill 0 at iteration 10"
-  "two|kill 3 at 2ms%kill 5 at 2ms")
+  "two|kill 3 at 2ms%kill 5 at 2ms"
+  "recovery|kill 3 at iteration 10%kill 5 at recovery")
 foreach(app allreduce stencil)
   foreach(mode shrink blank rebuild)
     set(extra "")
@@ -38,6 +41,12 @@ foreach(app allreduce stencil)
         run(${name} 0 "--dims|2x2x2|--app|${app}|--iterations|30|--comm-mode|${mode}|--msg-mode|${msg}${extra}|--inject|${script}|--quiet")
         expect(${name} "recovery mode=${mode} msg=${msg} survivors=[1-9]"
                "app name=${app} [^\n]* ok\n")
+        if(what STREQUAL "recovery")
+          # 5 died inside its recovery; the others recovered again, without it.
+          expect(${name} "node=5 event=inject what=kill at=recovery\n"
+                 "recovery mode=${mode} msg=${msg} survivors=6 "
+                 "app name=${app} ranks=8 finished=6 ok=6 digests=1 ")
+        endif()
         if(mode STREQUAL "rebuild")
           digest(${name} got)
           if(NOT got STREQUAL clean)
@@ -53,6 +62,14 @@ endforeach()
 foreach(mode shrink blank)
   run(during_${mode} 0 "--dims|4x4x4|--app|allreduce|--iterations|20|--comm-mode|${mode}|--inject|kill 3 at iteration 5|--recovery-kills|1|--quiet")
   expect(during_${mode} "recovery mode=${mode} msg=nop survivors=62 " "app name=allreduce [^\n]* ok\n")
+endforeach()
+
+# A crash some time into the recovery (its rebuild or the resume after
+# it), on 64 ranks: every survivor ends on one digest without both.
+foreach(mode shrink blank)
+  run(into_${mode} 0 "--dims|4x4x4|--app|allreduce|--iterations|20|--comm-mode|${mode}|--inject|kill 3 at iteration 5%kill 40 at recovery + 50us|--quiet")
+  expect(into_${mode} "node=40 event=inject what=kill at=recovery\n"
+         "recovery mode=${mode} msg=nop survivors=62 " "app name=allreduce [^\n]* ok=62 digests=1 [^\n]* ok\n")
 endforeach()
 
 # 1,024 ranks: two crashes at different iterations in each mode (about 0.6 s

@@ -59,6 +59,14 @@ static const struct fault every_kind[] = {
     {.kind = FAULT_PING, .iteration = 30},
     {.kind = FAULT_CUT, .time_ns = 1 * MS, .dim = 2, .plane = 3, .plane_next = 0,
      .duration_ns = 4 * MS},
+    /* Issue 14: timed by the job's first recovery, with and without a delay. */
+    {.kind = FAULT_KILL, .at_recovery = true, .node = 5},
+    {.kind = FAULT_HANG, .at_recovery = true, .time_ns = 2 * MS, .node = 5,
+     .duration_ns = 300 * MS},
+    {.kind = FAULT_LINK_OFF, .at_recovery = true, .time_ns = 1500 * MS, .node = 6, .link = 1,
+     .duration_ns = 1500 * MS},
+    {.kind = FAULT_KILL, .at_recovery = true, .select_count = 1,
+     .select = {{.dim = 0, .op = FAULT_GE, .value = 1}}},
 };
 #define KINDS (sizeof every_kind / sizeof every_kind[0])
 
@@ -109,12 +117,26 @@ static void test_round_trip(void)
     CHECK(strcmp(shown, "restart x>=4,y<2,id>9 at 35s") == 0);
     fault_format(&every_kind[26], shown, sizeof shown);
     CHECK(strcmp(shown, "hang z=0,y<=1 at 1ms for 5ms") == 0);
-    fault_format(&every_kind[KINDS - 4], shown, sizeof shown);
+    fault_format(&every_kind[KINDS - 8], shown, sizeof shown);
     CHECK(strcmp(shown, "cut x=3|4 except 2 at 10s") == 0);
-    fault_format(&every_kind[KINDS - 2], shown, sizeof shown);
+    fault_format(&every_kind[KINDS - 6], shown, sizeof shown);
     CHECK(strcmp(shown, "ping all at iteration 30") == 0);
-    fault_format(&every_kind[KINDS - 1], shown, sizeof shown);
+    fault_format(&every_kind[KINDS - 5], shown, sizeof shown);
     CHECK(strcmp(shown, "cut z=3|0 at 1ms for 4ms") == 0);
+    fault_format(&every_kind[KINDS - 4], shown, sizeof shown);
+    CHECK(strcmp(shown, "kill 5 at recovery") == 0);
+    fault_format(&every_kind[KINDS - 3], shown, sizeof shown);
+    CHECK(strcmp(shown, "hang 5 at recovery + 2ms for 300ms") == 0);
+    fault_format(&every_kind[KINDS - 2], shown, sizeof shown);
+    CHECK(strcmp(shown, "link 6 x- off at recovery + 1500ms for 1500ms") == 0);
+    fault_format(&every_kind[KINDS - 1], shown, sizeof shown);
+    CHECK(strcmp(shown, "kill x>=1 at recovery") == 0);
+    CHECK(fault_timed_by_job(&every_kind[KINDS - 4]) && fault_timed_by_job(&every_kind[16]));
+    CHECK(!fault_timed_by_job(&every_kind[0]));
+    /* The recovery is not a time: "at recovery + 2ms" differs from "at 2ms". */
+    struct fault by_clock = every_kind[KINDS - 3];
+    by_clock.at_recovery = false;
+    CHECK(!fault_equal(&by_clock, &every_kind[KINDS - 3]));
     /* An iteration is not a time: "at iteration 20" differs from "at 20ns". */
     struct fault by_time = every_kind[17];
     by_time.iteration = 0;
@@ -132,6 +154,20 @@ static void test_round_trip(void)
         fault_format(&script.items[1], shown, sizeof shown);
         CHECK(strcmp(shown, "hang 2 at 500us for 1ms") == 0);
         CHECK(script.items[2].kind == FAULT_PARTITION && script.items[2].dim == 0);
+    }
+    fault_script_free(&script);
+    /* The delay written "+D" or "+ D"; the issue's example. */
+    CHECK(fault_script_parse("kill 3 at iteration 100; kill 5 at recovery;"
+                             "hang 2 at recovery +5ms for 1s; kill 4 at recovery + 0",
+                             &script, error, sizeof error));
+    CHECK(script.count == 4);
+    if (script.count == 4) {
+        CHECK(script.items[1].at_recovery && script.items[1].time_ns == 0 &&
+              script.items[1].iteration == 0 && script.items[1].node == 5);
+        fault_format(&script.items[2], shown, sizeof shown);
+        CHECK(strcmp(shown, "hang 2 at recovery + 5ms for 1s") == 0);
+        fault_format(&script.items[3], shown, sizeof shown);
+        CHECK(strcmp(shown, "kill 4 at recovery") == 0);
     }
     fault_script_free(&script);
     CHECK(fault_script_parse(" ; \n# nothing\n", &script, error, sizeof error));
@@ -187,7 +223,17 @@ static void test_errors(void)
     expect_error("kill 3 at iteration 2s", "'2s' is not an iteration");
     expect_error("kill 3 at iteration 20 for 1s", "'for' applies to hang");
     expect_error("kill 3 at iterations 20", "'iterations' is not a time (expected a time "
-                                            "like 250us, 1.5ms, 2s or 2m, 0, or iteration N)");
+                                            "like 250us, 1.5ms, 2s or 2m, 0, iteration N or "
+                                            "recovery)");
+    expect_error("kill 5 at recovery +", "'kill 5 at recovery +': '(end)' is not a delay "
+                                         "after the recovery (expected a time like 250us");
+    expect_error("kill 5 at recovery + soon", "'soon' is not a delay after the recovery");
+    expect_error("kill 5 at recovery +2", "'2' is not a delay after the recovery");
+    expect_error("kill 5 at recovery 2ms", "'kill 5 at recovery 2ms': '2ms' after 'at "
+                                           "recovery' (expected '+ D', 'for D' or the end");
+    expect_error("kill 5 at recovery + 2ms now", "unexpected 'now' at the end");
+    expect_error("kill 5 at recovery for 1s", "'for' applies to hang");
+    expect_error("kill 5 at recoveries", "'recoveries' is not a time");
     expect_error("hang 3 at 1s for 0", "'0' is not a duration");
     expect_error("kill 3 at 2s now", "unexpected 'now' at the end");
     expect_error("kill 3 at 2s; kill\t\x01 at 1s", "not printable ASCII");
