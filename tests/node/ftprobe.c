@@ -4,7 +4,8 @@
  * arg[0] picks the probe; arg[1] is the pace, ms per iteration.
  *
  * FTPROBE_PAIRS (0): ranks 2k and 2k+1 exchange one message each way per
- * iteration until WORLD turns DETECTED (the test kills a rank); then, for a
+ * iteration, and all ranks meet in a barrier every PAIRS_STEP iterations,
+ * until WORLD turns DETECTED (the test kills a rank); then, for a
  * recovery window of arg[2] ms, each live pair goes on trying to exchange,
  * before every survivor rebuilds WORLD and checks one allreduce on the new
  * communicator.  It reports `app-ftprobe` with the exchanges completed in
@@ -40,6 +41,7 @@ enum { FTPROBE_PAIRS = 0, FTPROBE_AGREE = 1, FTPROBE_REVOKE = 2 };
 #define EXCHANGE_LATE (-1) /* the deadline passed before the exchange completed */
 #define EXCHANGE_LEFT (-2) /* comm turned DETECTED while it waited (see exchange) */
 #define NO_DEADLINE UINT64_MAX
+#define PAIRS_STEP 10 /* iterations between barriers of the pairs probe */
 
 static struct {
     int64_t calls;
@@ -121,6 +123,11 @@ static struct tori_result run_pairs(const struct tori_args *args, uint32_t rank,
             failed = error != TORI_OK || got == 0;
             outcome.ok = outcome.ok && (failed || got == i);
         }
+        /* Pairs keep in step with the whole job: without it, a busy host
+         * let two pairs run all their iterations before the killed rank
+         * reached the iteration it dies at, and they never saw it fail. */
+        if (!failed && i % PAIRS_STEP == 0)
+            failed = tori_barrier(TORI_COMM_WORLD) != TORI_OK;
         if (failed)
             break;
         outcome.iterations = i;
