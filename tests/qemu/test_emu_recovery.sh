@@ -31,10 +31,17 @@ POLICY='process=restart; physical=ignore; network=ignore; repeated(2 in 60s)=ign
 timeout 100 "$EMU" "${JOB[@]}" --iterations 2000 --recovery "$POLICY" \
     --inject 'appkill 3 at iteration 400' --out "$OUT/process" > "$OUT/process.txt" 2>&1
 check_status 0 $? "appkill under process=restart"
-check_contains "$OUT/process/node3.log" "event=app-killed"
-check_contains "$OUT/process/node3.log" "event=failure-detected"
-grep -q 'event=failure-detected .*who=3 .*model=process' "$OUT/process/node3.log" ||
-    fail "process: node 3 did not classify its own fault as process"
+# Node 3 sends its report before it prints its own lines, and the launcher
+# kills it (the restart) as soon as a member announces the decision: on a
+# busy host that can be before node 3 printed them.  The root's decision
+# names the model only node 3's report carries; its own lines, when they
+# made it out, must say the same.
+if grep -q 'event=app-killed' "$OUT/process/node3.log"; then
+    grep -q 'event=failure-detected .*who=3 .*model=process' "$OUT/process/node3.log" ||
+        fail "process: node 3 did not classify its own fault as process"
+else
+    echo "process: node 3 was killed for its restart before it printed its lines"
+fi
 grep -q 'event=recovery-decision .*who=3 model=process action=restart' "$OUT/process/node0.log" ||
     fail "process: no recovery-decision (3, process, restart) at the root"
 grep -q '^ *1 .* appkill 3 (iteration 400) .* process/restart ' "$OUT/process.txt" ||
