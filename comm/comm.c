@@ -485,6 +485,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     ctx->epoch = epoch;
     ctx->has_view = true;
     ft_forget_leaves(ctx); /* a leaver still (or again) in the view left no view we saw */
+    match_drop_stale_rounds(ctx, out);
     if (!first) {
         coll_restart_rounds(ctx, out);
         ft_view_changed(ctx, left);
