@@ -416,6 +416,8 @@ uint32_t comm_nodes(const struct comm *ctx)
 
 /* ---- views ---- */
 
+static void hold_deliver(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+
 static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *out)
 {
     bool left = ft_take_leave(ctx, node);
@@ -485,6 +487,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     ctx->epoch = epoch;
     ctx->has_view = true;
     ft_forget_leaves(ctx); /* a leaver still (or again) in the view left no view we saw */
+    match_drop_stale_rounds(ctx, out);
     if (!first) {
         coll_restart_rounds(ctx, out);
         ft_view_changed(ctx, left);
@@ -515,6 +518,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     }
     ft_view_installed(ctx, now_ns, out);
     comm_finish_call(ctx, now_ns, out);
+    hold_deliver(ctx, now_ns, out);
     return true;
 }
 
@@ -532,6 +536,9 @@ void comm_drop_view(struct comm *ctx, uint32_t incarnation, uint64_t now_ns,
     }
     coll_run(ctx, now_ns, out);
     ctx->has_view = false;
+    /* Held frames were addressed to this life, in views it will not hold. */
+    ctx->counters.held_dropped += ctx->held_count;
+    ctx->held_count = 0;
     if (incarnation != 0) {
         ctx->incarnation = incarnation;
     }
@@ -550,24 +557,52 @@ void comm_finish_call(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out
     peer_pump(ctx, now_ns, out);
 }
 
-void comm_receive(struct comm *ctx, uint32_t source, uint64_t epoch, const uint8_t *payload,
-                  size_t length, uint64_t now_ns, struct comm_outbox *out)
+/*
+ * A frame of a view newer than ours: the sender installed it first.  Kept
+ * whole (in arrival order, while there is room) and delivered through every
+ * check of a fresh frame once we install that view (hold_deliver): else it
+ * waits for the sender's retransmission timeout, and the first frames of
+ * every new view (a round's offers, a session's OPEN) pay it at every node
+ * still installing the view.  What could never be delivered is not kept:
+ * malformed frames, and frames from ourselves or from beyond the node count.
+ */
+static void hold_frame(struct comm *ctx, uint32_t source, uint64_t epoch,
+                       const uint8_t *payload, size_t length)
 {
-    ctx->last_now_ns = now_ns;
-    ctx->counters.frames_received++;
-    if (!ctx->has_view) {
-        ctx->counters.drops_no_view++;
-        return;
+    for (uint32_t i = 0; i < ctx->held_count; i++) {
+        const struct comm_held_frame *h = &ctx->held[i];
+        if (h->source == source && h->epoch == epoch && h->length == length &&
+            memcmp(h->bytes, payload, length) == 0) {
+            ctx->counters.drops_duplicate++; /* a resend of one held: no second slot */
+            return;
+        }
     }
-    /* Fencing: only frames of our own view are ever looked at. */
-    if (epoch < ctx->epoch) {
-        ctx->counters.drops_stale_epoch++;
-        return;
-    }
-    if (epoch > ctx->epoch) {
+    if (ctx->held_count + 1u > CONFIG_COMM_HOLD_FRAMES || length > COMM_MAX_PAYLOAD) {
         ctx->counters.drops_ahead_epoch++;
         return;
     }
+    struct comm_frame frame;
+    enum comm_decode_status status = comm_decode(payload, length, &frame);
+    if (status != COMM_DECODE_OK) {
+        ctx->counters.decode_drops[status]++;
+        return;
+    }
+    if (source == ctx->config.node_id || source >= ctx->config.node_count) {
+        ctx->counters.drops_not_member++;
+        return;
+    }
+    struct comm_held_frame *h = &ctx->held[ctx->held_count++];
+    h->epoch = epoch;
+    h->source = source;
+    h->length = (uint16_t)length;
+    memcpy(h->bytes, payload, length);
+    ctx->counters.frames_held++;
+}
+
+/* A frame of our view: decoded and checked, then to its session. */
+static void deliver_frame(struct comm *ctx, uint32_t source, const uint8_t *payload,
+                          size_t length, uint64_t now_ns, struct comm_outbox *out)
+{
     struct comm_frame frame;
     enum comm_decode_status status = comm_decode(payload, length, &frame);
     if (status != COMM_DECODE_OK) {
@@ -588,6 +623,55 @@ void comm_receive(struct comm *ctx, uint32_t source, uint64_t epoch, const uint8
         peer_on_frame(ctx, source, &frame, now_ns, out);
     }
     comm_finish_call(ctx, now_ns, out);
+}
+
+/*
+ * The view of epoch ctx->epoch is installed: held frames of it are
+ * delivered in arrival order, as if they arrived now (the incarnation,
+ * membership and session checks are those of the view just installed);
+ * frames of an older epoch are dropped: their view was superseded here
+ * before we installed it, and the senders resend in the view they hold.
+ * Frames of a still newer view stay.
+ */
+static void hold_deliver(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < ctx->held_count; i++) {
+        struct comm_held_frame *h = &ctx->held[i];
+        if (h->epoch == ctx->epoch) {
+            ctx->counters.held_delivered++;
+            deliver_frame(ctx, h->source, h->bytes, h->length, now_ns, out);
+        } else if (h->epoch < ctx->epoch) {
+            ctx->counters.held_dropped++;
+        } else {
+            if (kept != i) {
+                ctx->held[kept] = *h; /* delivery never holds: epoch is ours */
+            }
+            kept++;
+        }
+    }
+    ctx->held_count = kept;
+}
+
+void comm_receive(struct comm *ctx, uint32_t source, uint64_t epoch, const uint8_t *payload,
+                  size_t length, uint64_t now_ns, struct comm_outbox *out)
+{
+    ctx->last_now_ns = now_ns;
+    ctx->counters.frames_received++;
+    if (!ctx->has_view) {
+        ctx->counters.drops_no_view++;
+        return;
+    }
+    /* Fencing: only frames of our own view are ever looked at. */
+    if (epoch < ctx->epoch) {
+        ctx->counters.drops_stale_epoch++;
+        return;
+    }
+    if (epoch > ctx->epoch) {
+        hold_frame(ctx, source, epoch, payload, length);
+        return;
+    }
+    deliver_frame(ctx, source, payload, length, now_ns, out);
 }
 
 void comm_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)

@@ -164,7 +164,10 @@ struct comm_counters {
     uint32_t decode_drops[COMM_DECODE_STATUS_COUNT]; /* by reason */
     uint32_t drops_no_view;          /* this node holds no view */
     uint32_t drops_stale_epoch;      /* older view than ours: never delivered */
-    uint32_t drops_ahead_epoch;      /* newer view than ours (resent later) */
+    uint32_t drops_ahead_epoch;      /* newer view than ours, no room to hold it (resent later) */
+    uint32_t frames_held;            /* newer view than ours: kept until we install it */
+    uint32_t held_delivered;         /* ... delivered when we did (then checked as any frame) */
+    uint32_t held_dropped;           /* ... dropped: a newer view came first, or we lost ours */
     uint32_t drops_stale_incarnation; /* addressed to an earlier life of this node */
     uint32_t drops_not_member;       /* sender out of our view */
     uint32_t drops_unknown_session;  /* DATA for a token we do not hold (answered RESET) */
@@ -195,6 +198,16 @@ struct comm_counters {
 #define COMM_NODE_NONE UINT32_MAX
 #define COMM_POOL_BLOCKS (CONFIG_COMM_POOL_BYTES / CONFIG_COMM_POOL_BLOCK)
 #define COMM_CONTEXT_WORDS (COMM_CONTEXT_IDS / 64u)
+/* A frame of a newer view than ours, kept whole until we install it. */
+struct comm_held_frame {
+    uint64_t epoch;
+    uint32_t source;
+    uint16_t length;
+    uint8_t bytes[COMM_MAX_PAYLOAD];
+};
+#define COMM_HOLD_SLOTS (CONFIG_COMM_HOLD_FRAMES > 0 ? CONFIG_COMM_HOLD_FRAMES : 1)
+_Static_assert(COMM_MAX_PAYLOAD <= UINT16_MAX, "a held frame's length must fit 16 bits");
+
 /* Internal requests of one collective: one per child and one for the parent. */
 #define COMM_COLL_SUBS (CONFIG_COMM_TREE_RADIX + 1)
 #define COMM_REQUEST_SLOTS (CONFIG_COMM_MAX_REQUESTS + CONFIG_COMM_MAX_COLLECTIVES * COMM_COLL_SUBS)
@@ -472,6 +485,10 @@ struct comm {
     /* Nodes the next views remove because they left (a graceful leave). */
     uint32_t leaving[CONFIG_COMM_FT_MAX_EDITS];
     uint32_t leaving_count;
+
+    /* Frames of newer views, in arrival order (held_count of them). */
+    struct comm_held_frame held[COMM_HOLD_SLOTS];
+    uint32_t held_count;
 
     struct comm_counters counters;
 };

@@ -173,6 +173,10 @@ void match_fail_posted(struct comm *ctx, uint16_t comm, bool any_source_only,
  * unread: the GRANT lets their senders finish). */
 void match_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
                      struct comm_outbox *out);
+/* A view was installed: unexpected messages of recovery rounds of earlier
+ * views (their tags name the view) can match nothing any more and go
+ * (those still arriving or deferred are consumed unread). */
+void match_drop_stale_rounds(struct comm *ctx, struct comm_outbox *out);
 /* Forget every record; posted receives fail with error. */
 void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
 /* GRANTs that were not followed by their message go again. */

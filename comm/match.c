@@ -599,6 +599,43 @@ void match_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
     }
 }
 
+/*
+ * A round's message that arrived before this node posted its receive (it
+ * was still in an earlier step or round) waits as a record; when a view
+ * change restarts that round under a new tag, nothing will ever take the
+ * record.  Left, such records filled the table after a few view changes
+ * during recovery, and then every first fragment was refused (WAIT) for
+ * good: a round's offer never got in, and the round waited for ever.
+ * Records bound to a receive finish with it (the round drains).
+ */
+void match_drop_stale_rounds(struct comm *ctx, struct comm_outbox *out)
+{
+    bool freed = false;
+    for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
+        struct comm_record *rec = &ctx->records[i];
+        uint16_t next = rec->next;
+        if ((rec->context & COMM_CONTEXT_RECOVERY) == 0 || rec->request != COMM_NONE16 ||
+            rec->self_send != COMM_NONE16 || rec->discard || ft_round_tag_current(ctx, rec->tag)) {
+            i = next;
+            continue;
+        }
+        ctx->counters.discarded_messages++;
+        if (rec->state == RECORD_COMPLETE) {
+            record_free(ctx, i);
+            freed = true;
+        } else {
+            rec->discard = true; /* consumed unread when it arrives */
+            if (rec->state == RECORD_WAITING && !rec->granted) {
+                grant(ctx, rec, out);
+            }
+        }
+        i = next;
+    }
+    if (freed) {
+        grant_waiting(ctx, out);
+    }
+}
+
 void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,
                      bool receives_naming_it, struct comm_outbox *out)
 {

@@ -147,6 +147,14 @@
 #define CONFIG_COMM_FT_MAX_EDITS 32
 #endif
 
+/* Frames of a view newer than ours a node keeps (whole, in arrival order)
+ * until it installs that view, instead of dropping them for the sender to
+ * resend after its timeout (comm/DESIGN.md, "Views and fencing").  0: none
+ * kept. */
+#ifndef CONFIG_COMM_HOLD_FRAMES
+#define CONFIG_COMM_HOLD_FRAMES 4
+#endif
+
 /* Frames one call into the comm core may write (struct comm_outbox). */
 #ifndef CONFIG_COMM_OUTBOX_FRAMES
 #define CONFIG_COMM_OUTBOX_FRAMES 32
@@ -269,6 +277,8 @@ _Static_assert(CONFIG_COMM_MAP_ENTRIES >= 16 && CONFIG_COMM_MAP_ENTRIES <= (1 <<
                "CONFIG_COMM_MAP_ENTRIES must be 16..2^22");
 _Static_assert(CONFIG_COMM_FT_MAX_EDITS >= 1 && CONFIG_COMM_FT_MAX_EDITS <= 64,
                "CONFIG_COMM_FT_MAX_EDITS must be 1..64 (a rebuild's decision carries them)");
+_Static_assert(CONFIG_COMM_HOLD_FRAMES >= 0 && CONFIG_COMM_HOLD_FRAMES <= 64,
+               "CONFIG_COMM_HOLD_FRAMES must be 0..64 (each holds a whole frame)");
 _Static_assert(CONFIG_COMM_OUTBOX_FRAMES >= 4 && CONFIG_COMM_OUTBOX_FRAMES <= 1024,
                "CONFIG_COMM_OUTBOX_FRAMES must be 4..1024");
 

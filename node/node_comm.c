@@ -156,7 +156,8 @@ static unsigned comm_poll(void *context, uint64_t now_ns)
 }
 
 /* "comm": the core's view and WORLD as this node sees them, and what it
- * dropped by epoch (a frame of an older view is counted, never delivered). */
+ * did by epoch (a frame of an older view is counted, never delivered; one
+ * of a newer view is held until this node installs it, or dropped). */
 static void command_comm(void *context, const char *arguments, uint64_t now_ns)
 {
     (void)arguments;
@@ -175,6 +176,10 @@ static void command_comm(void *context, const char *arguments, uint64_t now_ns)
     event_add_u64("frames_sent", c->frames_sent);
     event_add_u64("drops_stale_epoch", c->drops_stale_epoch);
     event_add_u64("drops_no_view", c->drops_no_view);
+    event_add_u64("drops_ahead_epoch", c->drops_ahead_epoch);
+    event_add_u64("frames_held", c->frames_held);
+    event_add_u64("held_delivered", c->held_delivered);
+    event_add_u64("held_dropped", c->held_dropped);
     event_add_u64("rto_ns", comm->config.rto_ns);
     event_end();
 }

@@ -1075,18 +1075,36 @@ static void print_recovery(const struct sim_params *p, const struct sim_stats *s
         fprintf(out,
                 "\",\"mode\":\"%s\",\"msg\":\"%s\",\"survivors\":%" PRIu32
                 ",\"rebuilds\":%" PRIu32 ",\"adopted\":%" PRIu32 ",\"maps\":%" PRIu64
-                ",\"comm_epochs\":%" PRIu64 ",\"outcomes\":%" PRIu64 ",\"agrees\":%" PRIu64 "}\n",
+                ",\"comm_epochs\":%" PRIu64 ",\"outcomes\":%" PRIu64 ",\"agrees\":%" PRIu64,
                 job_comm_mode_name(p->app.comm_mode), job_message_mode_name(p->app.msg_mode),
                 s->app_survivors, s->app_rebuilds, s->app_adopted, s->ft_maps, s->ft_epochs,
                 s->ft_outcomes, s->ft_agrees);
+        if (s->recovery_resumed_ns != 0) {
+            fprintf(out,
+                    ",\"kill_ns\":%" PRIu64 ",\"noticed_ns\":%" PRIu64
+                    ",\"rebuilt_ns\":%" PRIu64 ",\"resumed_ns\":%" PRIu64,
+                    s->first_kill_ns, s->recovery_noticed_ns, s->recovery_rebuilt_ns,
+                    s->recovery_resumed_ns);
+        }
+        fputs("}\n", out);
         return;
     }
     fprintf(out,
             "%s mode=%s msg=%s survivors=%" PRIu32 " rebuilds=%" PRIu32 " adopted=%" PRIu32
-            " maps=%" PRIu64 " comm_epochs=%" PRIu64 " outcomes=%" PRIu64 " agrees=%" PRIu64 "\n",
+            " maps=%" PRIu64 " comm_epochs=%" PRIu64 " outcomes=%" PRIu64 " agrees=%" PRIu64,
             prefix, job_comm_mode_name(p->app.comm_mode),
             job_message_mode_name(p->app.msg_mode), s->app_survivors, s->app_rebuilds,
             s->app_adopted, s->ft_maps, s->ft_epochs, s->ft_outcomes, s->ft_agrees);
+    if (s->recovery_resumed_ns != 0) {
+        /* virtual times, as every t_ns: the first kill, then the slowest
+         * survivor's first recovery */
+        fprintf(out,
+                " kill_ns=%" PRIu64 " noticed_ns=%" PRIu64 " rebuilt_ns=%" PRIu64
+                " resumed_ns=%" PRIu64,
+                s->first_kill_ns, s->recovery_noticed_ns, s->recovery_rebuilt_ns,
+                s->recovery_resumed_ns);
+    }
+    fputc('\n', out);
 }
 
 /* The model application's line: its verdict, digest, time and messages;

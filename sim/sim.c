@@ -1497,6 +1497,9 @@ static void apply_injection(struct sim *sim, const struct fault *inj)
         n->state = NODE_DEAD;
         n->died_at = sim->now;
         n->reported = false;
+        if (sim->stats.first_kill_ns == 0) {
+            sim->stats.first_kill_ns = sim->now;
+        }
         free_inbox(n);
         link_events(sim, inj->node, false);
         break;
@@ -2073,6 +2076,15 @@ static void recovery_agree(struct sim *sim)
             continue;
         }
         st->app_survivors++;
+        /* The slowest survivor's first recovery, phase by phase. */
+        if (app->resumed_ns != 0) {
+            st->recovery_noticed_ns = app->noticed_ns > st->recovery_noticed_ns
+                                          ? app->noticed_ns : st->recovery_noticed_ns;
+            st->recovery_rebuilt_ns = app->rebuilt_ns > st->recovery_rebuilt_ns
+                                          ? app->rebuilt_ns : st->recovery_rebuilt_ns;
+            st->recovery_resumed_ns = app->resumed_ns > st->recovery_resumed_ns
+                                          ? app->resumed_ns : st->recovery_resumed_ns;
+        }
         if (!app->ok) {
             violation(sim, "rank %" PRIu32 " of %s ended with ok=false", id,
                       sim_app_name(sim->params.app.kind));

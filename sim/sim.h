@@ -197,6 +197,13 @@ struct sim_stats {
     uint64_t ft_epochs;        /* communicator epochs seen */
     uint64_t ft_outcomes;      /* collective outcomes checked */
     uint64_t ft_agrees;
+    /* Recovery timing (virtual ns, 0: none): the first kill, and of the
+     * survivors' first recovery the slowest rank's notice (its rebuild
+     * began), rebuild done and resume (sim/sim_app.h). */
+    uint64_t first_kill_ns;
+    uint64_t recovery_noticed_ns;
+    uint64_t recovery_rebuilt_ns;
+    uint64_t recovery_resumed_ns;
 };
 
 struct sim;

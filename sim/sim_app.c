@@ -391,6 +391,8 @@ static void recover(struct sim_app *app, const struct sim_app_params *params, st
      * and rebuilds too, instead of waiting for it forever. */
     if (params->kind == SIM_APP_STENCIL)
         comm_revoke(ctx, app->comm, now_ns, out);
+    if (app->rebuilds == 0 && app->noticed_ns == 0)
+        app->noticed_ns = now_ns;
     app->rebuilds++;
     if (params->restart_grace_ns != 0 && params->comm_mode == COMM_MODE_REBUILD &&
         comm_restart_awaited(ctx, app->comm, false)) {
@@ -420,6 +422,8 @@ static bool recovery_step(struct sim_app *app, const struct sim_app_params *para
 {
     if (app->stage == SIM_APP_AGREE) {
         app->stage = SIM_APP_COMPUTE;
+        if (params->kind == SIM_APP_STENCIL && app->rebuilt_ns != 0 && app->resumed_ns == 0)
+            app->resumed_ns = now_ns;
         if (params->kind == SIM_APP_ALLREDUCE) {
             app->resume = true;
             app->phase = AR_SUMS;
@@ -442,6 +446,8 @@ static bool recovery_step(struct sim_app *app, const struct sim_app_params *para
         fail(app, "rebuild", COMM_ERR_COUNT, now_ns);
         return false;
     }
+    if (app->noticed_ns != 0 && app->rebuilt_ns == 0)
+        app->rebuilt_ns = now_ns;
     app->stage = SIM_APP_AGREE;
     app->agree_flag = app->ok ? 1u : 0u;
     return collective(app, SIM_APP_COLL_AGREE,
@@ -481,6 +487,8 @@ static bool allreduce_phase(struct sim_app *app, const struct sim_app_params *pa
                                           COMM_INT64, COMM_SUM, now_ns, out, r),
                           app->out.sums, sizeof app->out.sums, "allreduce", now_ns);
     case AR_RESUMED:
+        if (app->rebuilt_ns != 0 && app->resumed_ns == 0)
+            app->resumed_ns = now_ns;
         app->iteration = (uint32_t)app->point[0];
         app->crc = (uint32_t)app->point[1];
         app->ok = app->point[2] == 0 && !app->wrong_total;

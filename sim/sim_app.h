@@ -134,6 +134,13 @@ struct sim_app {
     bool resume;          /* allreduce: the resume point is agreed next */
     bool map_checked;     /* the simulator checked comm's rank map */
     uint32_t rebuilds;    /* rebuilds started */
+    /* The first recovery's virtual times (0: not reached): the failure
+     * reached the model (its rebuild began), the rebuild completed, the
+     * model resumed (allreduce: the resume point agreed; stencil: the
+     * agree done).  What `./tori bench recovery` times. */
+    uint64_t noticed_ns;
+    uint64_t rebuilt_ns;
+    uint64_t resumed_ns;
     uint32_t agree_flag;
     int64_t point[3];     /* allreduce's resume point: iteration, digest, failed */
     /* the collective in flight (request 0) and the outcomes not yet looked at */

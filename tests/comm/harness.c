@@ -267,7 +267,8 @@ void harness_resume(struct harness *h, uint32_t node)
     h->held_count = kept;
 }
 
-bool harness_step(struct harness *h)
+/* When the next frame is delivered or timer runs (COMM_NEVER: nothing left). */
+static uint64_t next_event(const struct harness *h)
 {
     uint64_t next = COMM_NEVER;
     if (h->heap_count > 0) {
@@ -282,6 +283,12 @@ bool harness_step(struct harness *h)
             next = d;
         }
     }
+    return next;
+}
+
+bool harness_step(struct harness *h)
+{
+    uint64_t next = next_event(h);
     if (next == COMM_NEVER) {
         return false;
     }
@@ -348,6 +355,14 @@ void harness_run_for(struct harness *h, uint64_t duration_ns)
     if (h->now_ns < end) {
         h->now_ns = end;
     }
+}
+
+void harness_run_until(struct harness *h, uint64_t duration_ns)
+{
+    uint64_t end = h->now_ns + duration_ns;
+    while (next_event(h) <= end && harness_step(h)) {
+    }
+    h->now_ns = end;
 }
 
 void harness_requests_clear(struct harness_requests *r)

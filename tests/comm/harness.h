@@ -92,6 +92,10 @@ bool harness_run(struct harness *h, bool (*done)(struct harness *h, void *arg), 
 /* Steps for duration_ns of virtual time (or until nothing is left). */
 void harness_run_for(struct harness *h, uint64_t duration_ns);
 
+/* Runs every event due within duration_ns and none later (harness_run_for
+ * may run the first one beyond); time is then now + duration_ns. */
+void harness_run_until(struct harness *h, uint64_t duration_ns);
+
 /* Requests: a table of (node, handle) pairs and their statuses. */
 struct harness_requests {
     uint32_t count;

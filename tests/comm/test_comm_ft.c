@@ -1769,6 +1769,87 @@ static void test_round_tag_names_view(void)
     harness_free(&h);
 }
 
+/* Records in use at a node (unexpected messages, waiting or complete). */
+static uint32_t records_in_use(struct harness *h, uint32_t node)
+{
+    const struct comm *c = harness_node(h, node);
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < CONFIG_COMM_MAX_UNEXPECTED; i++) {
+        count += c->records[i].state != 0;
+    }
+    return count;
+}
+
+/* A round's offer that reached a member before it joined the round waits
+ * there as an unexpected record; a view change restarts the round under a
+ * new tag, and nothing will ever take that record.  Such records were never
+ * freed: after enough view changes during one round the table was full,
+ * every first fragment was refused (WAIT), and a member whose stream to the
+ * late node began with a message the late node would receive only after the
+ * agree blocked the offer behind it for ever (tori-sim --dims 4x4x4 --app
+ * allreduce --iterations 20 --comm-mode shrink --msg-mode cont --inject
+ * 'kill 4 at 3212801ns; kill 0 at 3397918ns; kill 12 at 5417736ns; kill 13
+ * at 7080866ns' --heartbeat-ns 300800 --link-detect-ns 10000: rank 1 stuck
+ * in its agree).  Here the root (node 0) joins the agree late, after more
+ * view changes than its table has records for four children. */
+static void test_stale_round_records(void)
+{
+    enum { N = 5, VIEWS = CONFIG_COMM_MAX_UNEXPECTED / (N - 1) + 4 };
+    struct harness h;
+    harness_init(&h, N, N, 1500);
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    harness_install(&h, MEMBERSHIP_EPOCH(1, 0, 1), NULL, NULL);
+    static uint32_t flag[N];
+    uint32_t request[N];
+    for (uint32_t i = 1; i < N; i++) {
+        flag[i] = 1;
+        CHECK_EQ(comm_iagree(harness_node(&h, i), COMM_WORLD, &flag[i], h.now_ns,
+                             harness_begin(&h), &request[i]),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+    }
+    uint32_t most = 0;
+    for (uint32_t k = 0; k < VIEWS; k++) {
+        harness_run_for(&h, 1000000u); /* the children's offers wait at the root */
+        uint32_t used = records_in_use(&h, 0);
+        most = used > most ? used : most;
+        harness_install(&h, MEMBERSHIP_EPOCH(2u + k, 0, 1), NULL, NULL);
+        if (k == VIEWS - 2u) {
+            /* node 1's next frame to the root: a message the root takes only
+             * after the agree; the restarted round's offer goes behind it */
+            static const uint32_t note = 7;
+            uint32_t r;
+            CHECK_EQ(isend(&h, 1, COMM_WORLD, 0, &note, sizeof note, &r), COMM_ERR_OK);
+        }
+    }
+    /* only the current view's offers are kept (and node 1's message) */
+    CHECK(most <= N - 1u + 1u);
+    flag[0] = 1;
+    CHECK_EQ(comm_iagree(harness_node(&h, 0), COMM_WORLD, &flag[0], h.now_ns, harness_begin(&h),
+                         &request[0]),
+             COMM_ERR_OK);
+    harness_end(&h, 0);
+    struct harness_requests rs;
+    harness_requests_clear(&rs);
+    for (uint32_t i = 0; i < N; i++) {
+        harness_requests_add(&rs, i, request[i]);
+    }
+    CHECK(harness_requests_wait(&h, &rs, 2000000000u));
+    for (uint32_t i = 0; i < N; i++) {
+        CHECK_EQ(rs.status[i].error, COMM_ERR_OK);
+        CHECK_EQ(flag[i], 1u);
+    }
+    uint32_t got = 0;
+    uint32_t r;
+    CHECK_EQ(irecv(&h, 0, COMM_WORLD, 1, &got, sizeof got, &r), COMM_ERR_OK);
+    harness_requests_clear(&rs);
+    harness_requests_add(&rs, 0, r);
+    CHECK(harness_requests_wait(&h, &rs, 2000000000u));
+    CHECK_EQ(got, 7u);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* node's result round of its own (not a background one), or NULL. */
 static const struct comm_collective *result_round(struct harness *h, uint32_t node)
 {
@@ -1916,6 +1997,7 @@ static void test_decision_served_while_rebuilding(uint64_t seed)
 int main(void)
 {
     test_round_tag_names_view();
+    test_stale_round_records();
     for (uint64_t seed = 1410; seed < 1420; seed++) {
         test_decision_served_while_rebuilding(seed);
     }

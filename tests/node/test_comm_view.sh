@@ -19,6 +19,8 @@ mapfile -t states < <(grep 'event=comm-state' "$OUT/console.log")
     fail "a view before start: ${states[0]}"
 [[ "${states[1]}" == *" has_view=1 epoch=0 rank=0 size=1 views=1 "* ]] ||
     fail "no initial view and WORLD after start: ${states[1]}"
+[[ "${states[1]}" == *" drops_ahead_epoch=0 frames_held=0 held_delivered=0 held_dropped=0 "* ]] ||
+    fail "no counters of the hold of frames of a newer view: ${states[1]}"
 [[ "${states[0]}" == *" rto_ns=20000000"* ]] ||
     fail "end-to-end timeout not twice the link's 10 ms: ${states[0]}"
 for link_rto in 30:60000000 80:100000000; do
