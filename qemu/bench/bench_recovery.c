@@ -199,10 +199,27 @@ void bench_recovery_median(const struct bench_recovery_phases *runs, unsigned co
 
 /* ---- the simulator's output ---- */
 
-void bench_recovery_sim_clear(struct bench_recovery_sim *sim, uint64_t kill_ns)
+void bench_recovery_sim_clear(struct bench_recovery_sim *sim)
 {
     memset(sim, 0, sizeof *sim);
-    sim->kill_ns = kill_ns;
+}
+
+/* The recovery line's times, each since its kill_ns, which must be the
+ * kill this run's detection and view were dated from. */
+static void take_sim_recovery(struct bench_recovery_sim *sim, const char *line, size_t length)
+{
+    uint64_t kill = 0, noticed = 0, rebuilt = 0, resumed = 0;
+    json_u64(line, length, "survivors", &sim->survivors);
+    if (!sim->killed || !json_u64(line, length, "kill_ns", &kill) || kill != sim->kill_ns ||
+        !json_u64(line, length, "noticed_ns", &noticed) ||
+        !json_u64(line, length, "rebuilt_ns", &rebuilt) ||
+        !json_u64(line, length, "resumed_ns", &resumed) || noticed < kill ||
+        rebuilt < noticed || resumed < rebuilt)
+        return; /* no recovery finished: its times are absent */
+    sim->recovered = true;
+    sim->noticed_ns = noticed - kill;
+    sim->rebuilt_ns = rebuilt - kill;
+    sim->resumed_ns = resumed - kill;
 }
 
 void bench_recovery_sim_take(struct bench_recovery_sim *sim, const char *line)
@@ -215,15 +232,45 @@ void bench_recovery_sim_take(struct bench_recovery_sim *sim, const char *line)
                    json_u64(line, length, "done_ns", &sim->done_ns) &&
                    json_u64(line, length, "comm_messages", &sim->messages) &&
                    json_u64(line, length, "comm_frames", &sim->frames);
+    } else if (json_is(line, length, "event", "recovery")) {
+        take_sim_recovery(sim, line, length);
     } else if (!json_u64(line, length, "t_ns", &t)) {
         return;
-    } else if (!sim->detected && json_is(line, length, "event", "failure-detected") &&
-               t >= sim->kill_ns) {
+    } else if (!sim->killed) {
+        if (json_is(line, length, "event", "inject") && json_is(line, length, "what", "kill")) {
+            sim->killed = true;
+            sim->kill_ns = t;
+        }
+    } else if (t < sim->kill_ns) {
+        return;
+    } else if (!sim->detected && json_is(line, length, "event", "failure-detected")) {
         sim->detected = true;
         sim->detection_ns = t - sim->kill_ns;
     } else if (!sim->stable && json_is(line, length, "event", "stable")) {
         sim->stable = json_u64(line, length, "ts_ns", &sim->ts_ns);
+        sim->view_ns = t - sim->kill_ns;
     }
+}
+
+void bench_recovery_sim_phases(const struct bench_recovery_sim *sim, double allreduce_ns,
+                               struct bench_recovery_phases *p)
+{
+    memset(p, 0, sizeof *p);
+    if (sim->detected)
+        p->detection_ns = (double)sim->detection_ns;
+    if (sim->stable) {
+        p->ts_ns = (double)sim->ts_ns;
+        p->view_ns = (double)sim->view_ns;
+    }
+    if (sim->recovered) {
+        p->noticed_ns = (double)sim->noticed_ns;
+        p->rebuilt_ns = (double)sim->rebuilt_ns;
+        p->resumed_ns = (double)sim->resumed_ns;
+        p->ranks = (unsigned)sim->survivors;
+    }
+    p->allreduce_ns = allreduce_ns;
+    p->complete = p->detection_ns > 0 && p->ts_ns > 0 && p->view_ns > 0 && p->resumed_ns > 0 &&
+                  p->allreduce_ns > 0;
 }
 
 double bench_recovery_sim_allreduce_ns(const struct bench_recovery_sim *sim)

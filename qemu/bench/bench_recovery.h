@@ -2,7 +2,8 @@
  * tori-bench-recovery (./tori bench recovery): issue 14's recovery time per
  * communicator mode.  One run is one tori-emu job (`allreduce`, --comm-mode
  * MODE, a crash at an iteration) or, in the simulator, tori-sim.  This
- * module is the benchmark's arithmetic, from what a run recorded:
+ * module is the benchmark's arithmetic, from what a run recorded (the
+ * simulator's runs: struct bench_recovery_sim below):
  *
  *   failure    the launcher's kill (faults.jsonl: injected)
  *   detection  the first failure-detected (faults.jsonl: detection.after_ns)
@@ -81,22 +82,36 @@ double bench_recovery_target_ns(const struct bench_recovery_phases *phases);
 void bench_recovery_median(const struct bench_recovery_phases *runs, unsigned count,
                            struct bench_recovery_phases *median);
 
-/* What a tori-sim run printed (membership's detection and T_s, the app). */
+/*
+ * What a tori-sim --json run printed.  The benchmark runs two kinds: the
+ * job `allreduce` under a mode with `kill 3 at iteration 2` (its phases,
+ * each in virtual ns since the kill: the inject line dates the kill, the
+ * first failure-detected and the first stable after it date detection and
+ * the view, and the recovery line the slowest survivor's noticed, rebuilt
+ * and resumed), and the same job without a crash (one allreduce's time and
+ * messages: its app line).  A stable line before the kill (the view a spare
+ * joined under rebuild) is not the crash's.
+ */
 struct bench_recovery_sim {
-    bool detected, stable, app;
-    uint64_t kill_ns;        /* the script's time */
-    uint64_t detection_ns;   /* first failure-detected t_ns - kill_ns */
-    uint64_t ts_ns;          /* the root's stable ts_ns */
-    uint64_t ranks, iterations, done_ns, messages, frames;
+    bool killed, detected, stable, recovered, app;
+    uint64_t kill_ns;                     /* the first kill's t_ns */
+    uint64_t detection_ns, ts_ns, view_ns; /* since the kill; ts_ns the stable line's */
+    uint64_t noticed_ns, rebuilt_ns, resumed_ns; /* since the kill */
+    uint64_t survivors;
+    uint64_t ranks, iterations, done_ns, messages, frames; /* the app line */
 };
 
-void bench_recovery_sim_clear(struct bench_recovery_sim *sim, uint64_t kill_ns);
+void bench_recovery_sim_clear(struct bench_recovery_sim *sim);
 /* One line of tori-sim --json's output. */
 void bench_recovery_sim_take(struct bench_recovery_sim *sim, const char *line);
 /* An allreduce in virtual time: the job's span over its 3 per iteration. */
 double bench_recovery_sim_allreduce_ns(const struct bench_recovery_sim *sim);
 /* Messages per allreduce, and the plain tree's 2 (N - 1) for the ranks. */
 double bench_recovery_sim_messages_per_allreduce(const struct bench_recovery_sim *sim);
+/* A mode run's phases beside allreduce_ns, a crash-free run's allreduce;
+ * complete only when the run recovered and every phase is there. */
+void bench_recovery_sim_phases(const struct bench_recovery_sim *sim, double allreduce_ns,
+                               struct bench_recovery_phases *phases);
 
 /*
  * The overhead when nothing fails, at run time: rank 0's figures from the

@@ -1,8 +1,9 @@
 /*
  * tori-bench-recovery (./tori bench recovery): issue 14's recovery time per
  * communicator mode on QEMU and host tori (one tori-emu job per run) and
- * the membership's part in the simulator (qemu/bench/bench_recovery.h for
- * the phases).  Logs, events and recovery.json stay under --out.
+ * in the simulator (one tori-sim job per mode, in virtual time;
+ * qemu/bench/bench_recovery.h for the phases).  Logs, events and
+ * recovery.json stay under --out.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,9 +39,13 @@
 #define TOOL "tori-bench-recovery"
 #define CONFIGS_MAX 4u
 #define MODES_MAX 3u
+#define SIM_DIMS_MAX 4u
 #define OUT_MAX 400
 #define KILLED_NODE 3u       /* issue 14's `kill 3 at iteration N` */
-#define SIM_KILL_NS 1000000u /* the simulator's crash: kill 3 at 1ms */
+/* The simulator's job: a few iterations are enough (the crash at the
+ * second, the resume at the third), and they keep 65,536 ranks short. */
+#define SIM_ITERATIONS "4"
+#define SIM_KILL "kill 3 at iteration 2"
 
 static void usage(FILE *out)
 {
@@ -50,17 +55,19 @@ static void usage(FILE *out)
           "each --comm-mode on each configuration, and times failure -> detection ->\n"
           "view -> communicator rebuilt -> application resumed, each beside the run's\n"
           "own detection time and T_s; target: resumed <= 1.2 x (detection + T_s) + one\n"
-          "allreduce (measured in the same run).  In the simulator (no communicator\n"
-          "modes there yet) it measures detection and T_s after a crash, and an\n"
-          "allreduce's time and messages without one.\n"
+          "allreduce (measured in the same run).  The simulator runs the same job\n"
+          "(" SIM_ITERATIONS " iterations, " SIM_KILL ") under each mode, in virtual time, beside\n"
+          "a crash-free run's allreduce (its time and messages).\n"
           "\n"
           "  --configs LIST     BOARD-DIMS[@HB/DT],... (qemu-2x2x2,host-4x4x4; host-8x8x8\n"
-          "                     needs more than 2 cores)\n"
+          "                     needs more than 2 cores); 'none'\n"
           "  --modes LIST       of shrink, blank, rebuild (all three; rebuild: --spares 1)\n"
           "  --runs N           runs per configuration and mode, 1..9 (3): medians\n"
           "  --iterations N     allreduce iterations, 4..100000 (200); the crash comes\n"
           "                     at the middle one\n"
-          "  --sim-dims DIMS    the simulator's torus (64x32x32: 65,536 ranks); 'none'\n"
+          "  --sim-dims LIST    the simulator's tori, DIMS,... (16x8x8,16x16x16: 1,024\n"
+          "                     and 4,096 ranks; 64x32x32, 65,536 ranks, needs 9.4 GiB\n"
+          "                     and about 6 minutes of CPU a mode); 'none'\n"
           "  --overhead-dims DIMS  the host torus of the overhead runs (2x2x2): the job\n"
           "                     pingpong under the default modes (abort, nop) and under\n"
           "                     shrink, cont, --runs times each (heartbeat 100 ms,\n"
@@ -82,6 +89,8 @@ struct options {
         *sim;
     unsigned runs, iterations;
     bool json;
+    const char *sim_each[SIM_DIMS_MAX]; /* --sim-dims split; sim_count 0 for 'none' */
+    unsigned sim_count;
 };
 
 static bool parse(int argc, char **argv, struct options *o, char *error, size_t capacity,
@@ -108,7 +117,7 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
     if (o->modes == NULL)
         o->modes = "shrink,blank,rebuild";
     if (o->sim_dims == NULL)
-        o->sim_dims = "64x32x32";
+        o->sim_dims = "16x8x8,16x16x16";
     if (o->overhead_dims == NULL)
         o->overhead_dims = "2x2x2";
     if (o->image == NULL)
@@ -127,17 +136,27 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
     };
     if (!cli_parse_unsigned_options(numbers, sizeof numbers / sizeof numbers[0], error, capacity))
         return false;
-    if (strcmp(o->sim_dims, "none") != 0) {
+    static char sim_list[256];
+    if (strlen(o->sim_dims) >= sizeof sim_list)
+        return cli_invalid(error, capacity, "--sim-dims", o->sim_dims, "a shorter list");
+    snprintf(sim_list, sizeof sim_list, "%s", o->sim_dims);
+    char *save = NULL;
+    for (char *item = strcmp(sim_list, "none") == 0 ? NULL : strtok_r(sim_list, ",", &save);
+         item != NULL; item = strtok_r(NULL, ",", &save)) {
         unsigned dims = 0;
         uint32_t size[CONFIG_MAX_DIMS];
-        if (!cli_parse_dims("--sim-dims", o->sim_dims, &dims, size, error, capacity))
+        if (!cli_parse_dims("--sim-dims", item, &dims, size, error, capacity))
             return false;
         uint64_t nodes = 1;
         for (unsigned d = 0; d < dims; d++)
             nodes *= size[d];
-        if (nodes <= KILLED_NODE)
+        if (nodes <= KILLED_NODE + 1) /* node 3 killed, and a spare under rebuild */
+            return cli_invalid(error, capacity, "--sim-dims", item,
+                               "a torus of at least 5 nodes, or 'none'");
+        if (o->sim_count == SIM_DIMS_MAX)
             return cli_invalid(error, capacity, "--sim-dims", o->sim_dims,
-                               "a torus of at least 4 nodes, or 'none'");
+                               "at most 4 tori");
+        o->sim_each[o->sim_count++] = item;
     }
     if (strcmp(o->overhead_dims, "none") != 0) {
         unsigned dims = 0;
@@ -257,24 +276,40 @@ static bool run_pingpong(const struct options *o, const char *base, unsigned set
     return measured;
 }
 
-/* tori-sim --json with extra arguments; false when it failed. */
-static bool run_sim(const struct options *o, const char *base, const char *name,
-                    char *const extra[], struct bench_recovery_sim *sim, FILE *human)
+/* tori-sim --json on dims, the job allreduce under mode (NULL: no crash,
+ * the nodes' default abort); false when it failed. */
+static bool run_sim(const struct options *o, const char *dims, const char *base,
+                    const char *mode, struct bench_recovery_sim *sim, FILE *human)
 {
     char log_path[OUT_MAX + 64];
-    snprintf(log_path, sizeof log_path, "%s/%s.jsonl", base, name);
-    char *argv[16] = {(char *)o->sim, "--dims", (char *)o->sim_dims, "--json"};
-    unsigned argc = 4;
-    for (unsigned i = 0; extra[i] != NULL && argc < 15; i++)
-        argv[argc++] = extra[i];
+    snprintf(log_path, sizeof log_path, "%s/sim-%.31s-%s.jsonl", base, dims,
+             mode != NULL ? mode : "allreduce");
+    char *argv[16] = {(char *)o->sim, "--dims", (char *)dims, "--json", "--app", "allreduce",
+                      "--iterations", SIM_ITERATIONS};
+    unsigned argc = 8;
+    if (mode != NULL) {
+        argv[argc++] = "--comm-mode";
+        argv[argc++] = (char *)mode;
+        argv[argc++] = "--inject";
+        argv[argc++] = SIM_KILL;
+        if (strcmp(mode, "rebuild") == 0) {
+            argv[argc++] = "--spares";
+            argv[argc++] = "1";
+        }
+    }
     argv[argc] = NULL;
-    fprintf(human, TOOL ": sim %s: %s (log %s)\n", o->sim_dims, name, log_path);
+    fprintf(human, TOOL ": sim %s: %s%s (log %s)\n", dims,
+            mode != NULL ? mode : "allreduce without a crash", mode != NULL ? ", " SIM_KILL : "",
+            log_path);
     int status = bench_run_logged(TOOL, argv, log_path);
+    bench_recovery_sim_clear(sim);
     read_lines(log_path, take_sim, sim);
-    if (status != 0 && status != 3)
-        fprintf(stderr, TOOL ": sim %s %s: exit %d (see %s)\n", o->sim_dims, name, status,
-                log_path);
-    return status == 0 || status == 3;
+    bool measured = status == 0 && sim->app && (mode == NULL || sim->recovered);
+    if (!measured)
+        fprintf(stderr, TOOL ": sim %s %s: %s (exit %d; see %s)\n", dims,
+                mode != NULL ? mode : "allreduce",
+                status != 0 ? "the job failed" : "no recovery finished", status, log_path);
+    return measured;
 }
 
 int main(int argc, char **argv)
@@ -302,7 +337,8 @@ int main(int argc, char **argv)
     }
     snprintf(list, sizeof list, "%s", o.configs);
     char *save = NULL;
-    for (char *item = strtok_r(list, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+    for (char *item = strcmp(list, "none") == 0 ? NULL : strtok_r(list, ",", &save);
+         item != NULL; item = strtok_r(NULL, ",", &save)) {
         if (config_count == CONFIGS_MAX) {
             fprintf(stderr, TOOL ": --configs names more than %u configurations\n", CONFIGS_MAX);
             return 2;
@@ -338,7 +374,7 @@ int main(int argc, char **argv)
         }
         modes[mode_count++] = item;
     }
-    if ((config_count == 0 || mode_count == 0) && strcmp(o.sim_dims, "none") == 0 &&
+    if ((config_count == 0 || mode_count == 0) && o.sim_count == 0 &&
         strcmp(o.overhead_dims, "none") == 0) {
         fprintf(stderr, TOOL ": nothing to run (expected --configs, --modes or --sim-dims)\n");
         return 2;
@@ -356,8 +392,7 @@ int main(int argc, char **argv)
                                   want_host))
             return 2;
     }
-    if (strcmp(o.sim_dims, "none") != 0 && !emu_spawn_find_program(o.sim, resolved,
-                                                                   sizeof resolved)) {
+    if (o.sim_count > 0 && !emu_spawn_find_program(o.sim, resolved, sizeof resolved)) {
         fprintf(stderr, TOOL ": simulator '%s' not found (expected a built tori-sim: run "
                         "./tori build host, or pass --sim FILE)\n",
                 o.sim);
@@ -374,7 +409,7 @@ int main(int argc, char **argv)
 
     FILE *human = o.json ? stderr : stdout;
     int status = 0;
-    static struct bench_recovery_row rows[CONFIGS_MAX * MODES_MAX];
+    static struct bench_recovery_row rows[(CONFIGS_MAX + SIM_DIMS_MAX) * MODES_MAX];
     unsigned row_count = 0;
     for (unsigned c = 0; c < config_count; c++) {
         for (unsigned m = 0; m < mode_count; m++) {
@@ -395,18 +430,26 @@ int main(int argc, char **argv)
         }
     }
 
-    /* The simulator: detection and T_s after a crash; an allreduce without. */
-    bool sim_wanted = strcmp(o.sim_dims, "none") != 0;
-    static struct bench_recovery_sim crash, job;
-    bench_recovery_sim_clear(&crash, SIM_KILL_NS);
-    bench_recovery_sim_clear(&job, 0);
-    if (sim_wanted) {
-        char *crash_args[] = {"--inject", "kill 3 at 1ms", NULL};
-        char *job_args[] = {"--app", "allreduce", "--iterations", "2", NULL};
-        if (!run_sim(&o, base, "sim-crash", crash_args, &crash, human) ||
-            !run_sim(&o, base, "sim-allreduce", job_args, &job, human) || !crash.detected ||
-            !crash.stable || !job.app)
+    /* The simulator: the job under each mode, one run each (a run is
+     * deterministic), beside a crash-free run's allreduce. */
+    static struct bench_recovery_sim jobs[SIM_DIMS_MAX];
+    for (unsigned d = 0; d < o.sim_count; d++) {
+        if (!run_sim(&o, o.sim_each[d], base, NULL, &jobs[d], human))
             status = 1;
+        double allreduce = bench_recovery_sim_allreduce_ns(&jobs[d]);
+        for (unsigned m = 0; m < mode_count; m++) {
+            struct bench_recovery_row *row = &rows[row_count++];
+            snprintf(row->config, sizeof row->config, "sim-%.27s", o.sim_each[d]);
+            snprintf(row->mode, sizeof row->mode, "%.15s", modes[m]);
+            static struct bench_recovery_sim run;
+            if (!run_sim(&o, o.sim_each[d], base, modes[m], &run, human))
+                status = 1;
+            bench_recovery_sim_phases(&run, allreduce, &row->median);
+            row->runs = 1;
+            row->complete = row->median.complete ? 1u : 0u;
+            if (!row->median.complete)
+                status = 1;
+        }
     }
 
     /* The overhead runs: medians per setting of 0 B RTT, allreduce, barrier. */
@@ -433,30 +476,34 @@ int main(int argc, char **argv)
     }
 
     bench_recovery_print_table(human, rows, row_count);
-    if (strstr(o.configs, "host-8x8x8") == NULL)
+    if (config_count > 0 && strstr(o.configs, "host-8x8x8") == NULL)
         fprintf(human, "(host 8x8x8, issue 14's size, is not a default: on a 2-core machine its "
                        "512 node processes expel each other under the job's load and did not "
                        "finish a rebuild within the app timeout; --configs host-8x8x8 tries)\n");
-    double sim_allreduce = bench_recovery_sim_allreduce_ns(&job);
-    double per_allreduce = bench_recovery_sim_messages_per_allreduce(&job);
-    double plain = job.ranks > 1 ? 2.0 * (double)(job.ranks - 1) : 0.0;
-    if (sim_wanted) {
-        double budget = BENCH_RECOVERY_TARGET_FACTOR *
-                            (double)(crash.detection_ns + crash.ts_ns) + sim_allreduce;
+    if (o.sim_count > 0) {
         fprintf(human,
-                "\nsimulator %s (%llu ranks, virtual time): the simulator runs no communicator "
-                "modes yet, so no rebuild or resume is timed there\n"
-                "  detection %.3f ms, T_s %.3f ms, one allreduce %.3f ms: the modes' budget "
-                "1.2 x (detection + T_s) + allreduce = %.3f ms\n",
-                o.sim_dims, (unsigned long long)job.ranks, (double)crash.detection_ns / 1e6,
-                (double)crash.ts_ns / 1e6, sim_allreduce / 1e6, budget / 1e6);
+                "(sim-DIMS: tori-sim, virtual time with BG/L's hop and message costs; one run "
+                "per mode, as a run is deterministic; its allreduce from a crash-free run of "
+                "the same job; the phases are the slowest survivor's)\n");
+        if (strstr(o.sim_dims, "64x32x32") == NULL)
+            fprintf(human, "(sim-64x32x32, issue 14's 65,536 ranks, is not a default: 9.4 GiB "
+                           "(149,816 B a node) and, measured under shrink, 340 s of CPU for "
+                           "the mode run against 30 s without a crash, as every rank's rounds "
+                           "on a communicator with a failed member scan all its members; "
+                           "--sim-dims 64x32x32 runs it)\n");
         fprintf(human,
                 "\noverhead when nothing fails (compared at run time, not compiled out: the "
-                "comm core has no switch)\n"
-                "  messages per allreduce at %llu ranks, strict collectives on (the nodes' "
-                "default): %.1f; the plain tree's 2 (N - 1) (strict off: comm.ft's strict "
-                "cost test): %.0f; ratio %.4f\n",
-                (unsigned long long)job.ranks, per_allreduce, plain,
+                "comm core has no switch): messages per allreduce, strict collectives on (the "
+                "nodes' default), against the plain tree's 2 (N - 1) (strict off: comm.ft's "
+                "strict cost test)\n");
+    }
+    for (unsigned d = 0; d < o.sim_count; d++) {
+        const struct bench_recovery_sim *job = &jobs[d];
+        double per_allreduce = bench_recovery_sim_messages_per_allreduce(job);
+        double plain = job->ranks > 1 ? 2.0 * (double)(job->ranks - 1) : 0.0;
+        fprintf(human, "  sim-%-12s %6llu ranks: %.1f messages per allreduce, plain tree %.0f, "
+                       "ratio %.4f\n",
+                o.sim_each[d], (unsigned long long)job->ranks, per_allreduce, plain,
                 plain > 0 ? per_allreduce / plain : 0.0);
     }
 
@@ -494,15 +541,22 @@ int main(int argc, char **argv)
             bench_recovery_print_row_json(out, &rows[i]);
         }
         fprintf(out, "]");
-        if (sim_wanted)
-            fprintf(out,
-                    ",\"sim\":{\"dims\":\"%s\",\"ranks\":%llu,\"modes\":false,"
-                    "\"detection_ns\":%llu,\"ts_ns\":%llu,\"allreduce_ns\":%.0f,"
-                    "\"messages_per_allreduce\":%.1f,\"plain_tree_messages\":%.0f,"
-                    "\"message_ratio\":%.4f}",
-                    o.sim_dims, (unsigned long long)job.ranks,
-                    (unsigned long long)crash.detection_ns, (unsigned long long)crash.ts_ns,
-                    sim_allreduce, per_allreduce, plain, plain > 0 ? per_allreduce / plain : 0.0);
+        if (o.sim_count > 0) {
+            fprintf(out, ",\"sim\":[");
+            for (unsigned d = 0; d < o.sim_count; d++) {
+                const struct bench_recovery_sim *job = &jobs[d];
+                double per_allreduce = bench_recovery_sim_messages_per_allreduce(job);
+                double plain = job->ranks > 1 ? 2.0 * (double)(job->ranks - 1) : 0.0;
+                fprintf(out,
+                        "%s{\"dims\":\"%s\",\"ranks\":%llu,\"allreduce_ns\":%.0f,"
+                        "\"messages_per_allreduce\":%.1f,\"plain_tree_messages\":%.0f,"
+                        "\"message_ratio\":%.4f}",
+                        d > 0 ? "," : "", o.sim_each[d], (unsigned long long)job->ranks,
+                        bench_recovery_sim_allreduce_ns(job), per_allreduce, plain,
+                        plain > 0 ? per_allreduce / plain : 0.0);
+            }
+            fprintf(out, "]");
+        }
         if (overhead_wanted) {
             fprintf(out, ",\"overhead\":{\"dims\":\"%s\",\"runs\":%u", o.overhead_dims, o.runs);
             for (unsigned k = 0; k < 3; k++)

@@ -124,28 +124,101 @@ static void test_median(void)
     CHECK(!m.complete && m.resumed_ns == 0);
 }
 
+/* A rebuild run at 64 ranks (tori-sim --json, the lines the benchmark
+ * reads): the spare's join view is stable before the kill and is not the
+ * crash's view; a failure-detected before the kill is not its detection. */
+static const char *const sim_rebuild[] = {
+    "{\"t_ns\":87600,\"node\":63,\"event\":\"joined\",\"epoch\":\"0000001000000000\",\"root\":0}",
+    "{\"t_ns\":161400,\"node\":0,\"event\":\"stable\",\"epoch\":\"0000001000000000\","
+    "\"live\":64,\"levels\":4,\"ts_ns\":106800,\"confirm_ns\":0}",
+    "{\"t_ns\":700000,\"node\":5,\"event\":\"failure-detected\",\"who\":9,\"cause\":\"probe\"}",
+    "{\"t_ns\":852800,\"node\":3,\"event\":\"inject\",\"what\":\"kill\",\"iteration\":2}",
+    "{\"t_ns\":1163600,\"node\":0,\"event\":\"failure-detected\",\"who\":3,\"detect_ns\":300800,"
+    "\"cause\":\"probe\"}",
+    "{\"t_ns\":1163700,\"node\":2,\"event\":\"failure-detected\",\"who\":3}",
+    "{\"t_ns\":1279600,\"node\":0,\"event\":\"stable\",\"epoch\":\"0000002000000000\","
+    "\"live\":63,\"levels\":4,\"ts_ns\":116000,\"confirm_ns\":9200}",
+    "{\"t_ns\":1290000,\"node\":0,\"event\":\"stable\",\"epoch\":\"0000003000000000\","
+    "\"live\":63,\"levels\":4,\"ts_ns\":5000}",
+    "{\"event\":\"summary\",\"t_ns\":30932800,\"steps\":11008,\"ok\":true}",
+    "{\"event\":\"recovery\",\"mode\":\"rebuild\",\"msg\":\"nop\",\"survivors\":63,"
+    "\"rebuilds\":62,\"adopted\":1,\"maps\":126,\"comm_epochs\":2,\"outcomes\":1006,"
+    "\"agrees\":63,\"kill_ns\":852800,\"noticed_ns\":1526400,\"rebuilt_ns\":1658800,"
+    "\"resumed_ns\":1863600}",
+    "{\"event\":\"app\",\"app\":\"allreduce\",\"ranks\":64,\"finished\":63,\"ok\":63,"
+    "\"digests\":1,\"digest\":\"6c0bbd2c\",\"iterations\":2,\"done_ns\":2456400,"
+    "\"comm_frames\":5165,\"comm_bytes\":689976,\"comm_messages\":2398,\"result\":\"ok\"}",
+};
+
+static void take_all(struct bench_recovery_sim *sim, const char *const *lines, size_t count)
+{
+    bench_recovery_sim_clear(sim);
+    for (size_t i = 0; i < count; i++)
+        bench_recovery_sim_take(sim, lines[i]);
+}
+
 static void test_sim(void)
 {
-    struct bench_recovery_sim sim;
-    bench_recovery_sim_clear(&sim, 1000000);
-    const char *const lines[] = {
-        "{\"t_ns\":900000,\"node\":6,\"event\":\"failure-detected\",\"who\":2}",
-        "{\"t_ns\":1310800,\"node\":6,\"event\":\"failure-detected\",\"who\":5}",
-        "{\"t_ns\":1310900,\"node\":4,\"event\":\"failure-detected\",\"who\":5}",
-        "{\"t_ns\":1419400,\"node\":0,\"event\":\"stable\",\"epoch\":\"0000001000000000\","
-        "\"live\":63,\"ts_ns\":104000}",
+    /* The crash-free job: one allreduce is its span over 3 per iteration. */
+    struct bench_recovery_sim job;
+    const char *const job_lines[] = {
         "{\"event\":\"app\",\"app\":\"allreduce\",\"ranks\":64,\"finished\":64,\"iterations\":20,"
         "\"done_ns\":6254000,\"comm_frames\":15372,\"comm_bytes\":750456,"
         "\"comm_messages\":7560,\"result\":\"ok\"}",
     };
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        bench_recovery_sim_take(&sim, lines[i]);
-    CHECK(sim.detected && sim.detection_ns == 310800);
-    CHECK(sim.stable && sim.ts_ns == 104000);
-    CHECK(sim.app && sim.ranks == 64 && sim.messages == 7560);
-    CHECK(near(bench_recovery_sim_allreduce_ns(&sim), 6254000.0 / 60.0));
+    take_all(&job, job_lines, 1);
+    CHECK(job.app && job.ranks == 64 && job.messages == 7560 && !job.killed);
+    CHECK(near(bench_recovery_sim_allreduce_ns(&job), 6254000.0 / 60.0));
     /* 7560 messages over 60 allreduces: 126 = 2 (64 - 1), the plain tree */
-    CHECK(near(bench_recovery_sim_messages_per_allreduce(&sim), 126.0));
+    CHECK(near(bench_recovery_sim_messages_per_allreduce(&job), 126.0));
+
+    struct bench_recovery_sim run;
+    size_t count = sizeof sim_rebuild / sizeof sim_rebuild[0];
+    take_all(&run, sim_rebuild, count);
+    CHECK(run.killed && run.kill_ns == 852800);
+    CHECK(run.detected && run.detection_ns == 310800);
+    /* the crash's view, not the spare's earlier one nor a later one */
+    CHECK(run.stable && run.ts_ns == 116000 && run.view_ns == 426800);
+    CHECK(run.recovered && run.survivors == 63);
+    CHECK(run.noticed_ns == 673600 && run.rebuilt_ns == 806000 && run.resumed_ns == 1010800);
+    struct bench_recovery_phases p;
+    double allreduce = bench_recovery_sim_allreduce_ns(&job);
+    bench_recovery_sim_phases(&run, allreduce, &p);
+    CHECK(p.complete && p.ranks == 63);
+    CHECK(near(p.detection_ns, 310800) && near(p.ts_ns, 116000) && near(p.view_ns, 426800));
+    CHECK(near(p.noticed_ns, 673600) && near(p.rebuilt_ns, 806000) &&
+          near(p.resumed_ns, 1010800));
+    CHECK(near(p.allreduce_ns, 6254000.0 / 60.0));
+    /* 1.2 x (0.3108 + 0.116) + 0.1042 = 0.6164 ms against 1.0108: missed */
+    CHECK(near(bench_recovery_target_ns(&p), 1.2 * (310800 + 116000) + 6254000.0 / 60.0));
+    CHECK(p.resumed_ns > bench_recovery_target_ns(&p));
+    /* Without the crash-free run's allreduce there is no target. */
+    bench_recovery_sim_phases(&run, 0.0, &p);
+    CHECK(!p.complete);
+
+    /* A run that never recovered: its recovery line has no times. */
+    const char *never[sizeof sim_rebuild / sizeof sim_rebuild[0]];
+    memcpy(never, sim_rebuild, sizeof never);
+    never[9] = "{\"event\":\"recovery\",\"mode\":\"shrink\",\"msg\":\"nop\",\"survivors\":0,"
+               "\"rebuilds\":0,\"adopted\":0,\"maps\":64,\"comm_epochs\":1,\"outcomes\":10,"
+               "\"agrees\":0}";
+    take_all(&run, never, count);
+    CHECK(run.detected && run.stable && !run.recovered && run.resumed_ns == 0);
+    bench_recovery_sim_phases(&run, allreduce, &p);
+    CHECK(!p.complete && p.resumed_ns == 0 && p.noticed_ns == 0 && p.view_ns > 0);
+    /* nor does a run with no recovery line (tori-sim failed) */
+    take_all(&run, sim_rebuild, 9);
+    bench_recovery_sim_phases(&run, allreduce, &p);
+    CHECK(!run.recovered && !p.complete);
+    /* a recovery timed from another kill than the one the run dated */
+    never[9] = "{\"event\":\"recovery\",\"mode\":\"rebuild\",\"survivors\":63,"
+               "\"kill_ns\":900000,\"noticed_ns\":1526400,\"rebuilt_ns\":1658800,"
+               "\"resumed_ns\":1863600}";
+    take_all(&run, never, count);
+    CHECK(!run.recovered);
+    /* no kill at all: nothing after it is dated */
+    take_all(&run, sim_rebuild + 4, count - 4);
+    CHECK(!run.killed && !run.detected && !run.stable && !run.recovered);
 }
 
 static void test_pingpong(void)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # tori-bench-recovery end to end at a tiny size: one run of each mode on a
-# host 2x2x2 torus, the simulator at 4x4x4, the overhead runs (pingpong
+# host 2x2x2 torus and in the simulator at 4x4x4 (a sim-4x4x4 row per
+# mode, beside a crash-free run's allreduce), the overhead runs (pingpong
 # under abort,nop and shrink,cont) on host 2x2x2; the table has a row per
 # mode with a verdict, recovery.json (also on stdout with --json) holds
 # every phase (drawn by tori-plot), and the phases come in order.  Times
@@ -20,6 +21,9 @@ bad "--modes: 'abort' is not one of shrink, blank, rebuild" --modes abort
 bad "--configs: 'arm-2x2x2': unknown board 'arm'" --configs arm-2x2x2
 bad "--configs: host-3 has 3 nodes (expected more than 3" --configs host-3
 bad "--sim-dims '2' is invalid" --sim-dims 2
+bad "--sim-dims '2x2' is invalid (expected a torus of at least 5 nodes, or 'none')" \
+    --sim-dims 4x4x4,2x2
+bad "--sim-dims '8,8,8,8,8' is invalid (expected at most 4 tori)" --sim-dims 8,8,8,8,8
 bad "--overhead-dims '1' is invalid (expected a torus of at least 2 nodes, or 'none')" \
     --overhead-dims 1
 bad "unknown option '--nonsense'" --nonsense
@@ -37,8 +41,12 @@ python3 - "$OUT/run.json" "$OUT/run.err" <<'PY' || fail "the results are not as 
 import json, re, sys
 record = json.load(open(sys.argv[1]))
 table = open(sys.argv[2]).read()
-assert [r["mode"] for r in record["rows"]] == ["shrink", "blank", "rebuild"], record
-for r in record["rows"]:
+modes = ["shrink", "blank", "rebuild"]
+assert [(r["config"], r["mode"]) for r in record["rows"]] == \
+    [("host-2x2x2@20-200", m) for m in modes] + [("sim-4x4x4", m) for m in modes], record
+host = [r for r in record["rows"] if r["config"].startswith("host")]
+sims = [r for r in record["rows"] if r["config"].startswith("sim")]
+for r in host:
     assert r["config"] == "host-2x2x2@20-200" and r["runs"] == 1 and r["complete"] == 1, r
     # Stamps are the launcher's poll wakes (lines read in one wake share one).
     assert 0 < r["detection_ns"] <= r["view_ns"] <= r["noticed_ns"] <= r["rebuilt_ns"] \
@@ -48,11 +56,25 @@ for r in record["rows"]:
     assert abs(r["target_ns"] - target) <= 2 and r["met"] == (r["resumed_ns"] <= r["target_ns"])
     verdict = "met" if r["met"] else "missed"
     assert re.search(r"^host-2x2x2@20-200 +%s .* %s$" % (r["mode"], verdict), table, re.M), table
-sim = record["sim"]
-assert sim["ranks"] == 64 and sim["modes"] is False, sim
-assert sim["detection_ns"] > 0 and sim["ts_ns"] > 0 and sim["allreduce_ns"] > 0, sim
+[sim] = record["sim"]
+assert sim["dims"] == "4x4x4" and sim["ranks"] == 64 and sim["allreduce_ns"] > 0, sim
 assert sim["plain_tree_messages"] == 126 and sim["messages_per_allreduce"] >= 126, sim
-assert "runs no communicator modes yet" in table and "overhead when nothing fails" in table
+# Virtual time is exact: every phase strictly after the one before, the
+# crash-free run's allreduce in each row, the target's arithmetic.
+for r in sims:
+    assert r["runs"] == 1 and r["complete"] == 1, r
+    assert 0 < r["detection_ns"] < r["view_ns"] < r["noticed_ns"] <= r["rebuilt_ns"] \
+        <= r["resumed_ns"], r
+    assert 0 < r["ts_ns"] < r["view_ns"], r
+    assert r["allreduce_ns"] == sim["allreduce_ns"], (r, sim)
+    target = 1.2 * (r["detection_ns"] + r["ts_ns"]) + r["allreduce_ns"]
+    assert abs(r["target_ns"] - target) <= 2 and r["met"] == (r["resumed_ns"] <= r["target_ns"])
+    assert abs(r["resumed_over_detection"] - r["resumed_ns"] / r["detection_ns"]) < 1e-3, r
+    verdict = "met" if r["met"] else "missed"
+    assert re.search(r"^sim-4x4x4 +%s +1/1 .* %s$" % (r["mode"], verdict), table, re.M), table
+assert "runs no communicator modes yet" not in table and "sim-DIMS: tori-sim" in table
+assert re.search(r"^  sim-4x4x4 +64 ranks: [0-9.]+ messages per allreduce, plain tree 126",
+                 table, re.M), table
 over = record["overhead"]
 assert over["dims"] == "2x2x2" and over["runs"] == 1, over
 for k in ("rtt0", "allreduce", "barrier"):
@@ -63,4 +85,5 @@ PY
 # The run's plot from its record (./tori bench recovery --plot).
 draw_bench_plots "$OUT/run/recovery.json" "$OUT/plots" recovery
 check_contains "$OUT/plots/recovery.dat" '"host-2x2x2@20-200 rebuild"'
+check_contains "$OUT/plots/recovery.dat" '"sim-4x4x4 rebuild"'
 echo "tori-bench-recovery: ok"

@@ -141,8 +141,16 @@ MAPPED = {
         "a timing benchmark (many tori); the test runs it at a tiny size"),
     "./tori bench recovery": (
         ["emu.bench_recovery_host"],
-        "a timing benchmark (QEMU and host tori, 65,536 simulated ranks); the test runs it "
-        "on a host 2x2x2 torus and the simulator at 4x4x4"),
+        "a timing benchmark (QEMU and host tori, 1,024 and 4,096 simulated ranks); the test "
+        "runs it on a host 2x2x2 torus and the simulator at 4x4x4"),
+    "./tori bench recovery --configs none --overhead-dims none": (
+        ["emu.bench_recovery_host"],
+        "the simulator's part of a timing benchmark (seconds of CPU at 4,096 ranks); the test "
+        "runs it at 4x4x4 beside a host torus"),
+    "./tori bench recovery --configs none --overhead-dims none --sim-dims 64x32x32": (
+        ["emu.bench_recovery_host"],
+        "65,536 simulated ranks: 9.4 GiB and minutes per mode; the test runs the same "
+        "benchmark at 4x4x4"),
     "./tori fuzz": (
         ["fuzz.build", "fuzz.frame", "fuzz.link", "fuzz.membership_codec", "fuzz.membership",
          "fuzz.personality", "fuzz.job", "fuzz.console", "fuzz.comm_codec"],
