@@ -553,6 +553,10 @@ static enum comm_error create_comm(struct comm *ctx, struct comm_collective *c,
     if (slot == COMM_NONE16) {
         return COMM_ERR_BUSY;
     }
+    if (ctx->comms[slot].state == COMM_STATE_DETECTED) {
+        /* a member failed (seen here) since: its collectives will not run */
+        match_drop_context(ctx, (uint8_t)context, false, NULL);
+    }
     ctx->contexts_used[context / 64] |= UINT64_C(1) << (context % 64);
     *handle = comm_handle_of(ctx, slot);
     return COMM_ERR_OK;

@@ -438,6 +438,8 @@ static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *ou
         }
         ft_member_failed(ctx, i, rank, left, out);
         coll_fail_comm(ctx, i, COMM_ERR_PROC_FAILED, out);
+        /* the cut collective's parts that wait here: nothing takes them now */
+        match_drop_context(ctx, c->context, false, out);
     }
 }
 
@@ -788,6 +790,9 @@ enum comm_error comm_free(struct comm *ctx, uint32_t comm)
             return COMM_ERR_BUSY;
         }
     }
+    /* what waits for it here could only match a later communicator that
+     * reuses its context id */
+    match_drop_context(ctx, c->context, true, NULL);
     ctx->contexts_used[c->context / 64u] &= ~(UINT64_C(1) << (c->context % 64u));
     c->in_use = false;
     return COMM_ERR_OK;

@@ -531,6 +531,16 @@ static void settle_group(struct comm *ctx, struct comm_communicator *y, uint64_t
     y->state = y->failed > gaps ? COMM_STATE_DETECTED : COMM_STATE_RECOVERED;
 }
 
+/* A communicator made DETECTED (a member failed after the decision, in a
+ * view this node installed before applying it) runs no collective: parts
+ * of its first ones that members ahead of us sent wait here for nothing. */
+static void drop_if_detected(struct comm *ctx, const struct comm_communicator *y)
+{
+    if (y->state == COMM_STATE_DETECTED) {
+        match_drop_context(ctx, y->context, false, NULL);
+    }
+}
+
 /* The rebuilt communicator of x from the decision: x's group with its
  * changes, the decided context. */
 static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const uint64_t *decision,
@@ -573,6 +583,7 @@ static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const ui
         return COMM_ERR_COUNT;
     }
     settle_group(ctx, y, decision[0] - 1u);
+    drop_if_detected(ctx, y);
     ctx->contexts_used[context / 64u] |= UINT64_C(1) << (context % 64u);
     ctx->comms[x_slot].produced = slot;
     *handle = comm_handle_of(ctx, slot);
@@ -736,6 +747,7 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
         ctx->counters.adoptions_refused++;
         return COMM_ERR_NOT_MEMBER;
     }
+    drop_if_detected(ctx, y);
     ctx->contexts_used[context / 64u] |= UINT64_C(1) << (context % 64u);
     *new_comm = comm_handle_of(ctx, slot);
     return COMM_ERR_OK;

@@ -177,6 +177,12 @@ void match_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
  * views (their tags name the view) can match nothing any more and go
  * (those still arriving or deferred are consumed unread). */
 void match_drop_stale_rounds(struct comm *ctx, struct comm_outbox *out);
+/* Communicator context runs no collective any more (DETECTED, FAILED) or
+ * is freed (every_space): its unbound unexpected messages of collectives
+ * (and of point-to-point and recovery rounds if every_space) go, as above.
+ * out may be NULL (GRANTs then go at the next tick). */
+void match_drop_context(struct comm *ctx, uint8_t context, bool every_space,
+                        struct comm_outbox *out);
 /* Forget every record; posted receives fail with error. */
 void match_reset_all(struct comm *ctx, enum comm_error error, struct comm_outbox *out);
 /* GRANTs that were not followed by their message go again. */

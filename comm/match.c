@@ -187,6 +187,11 @@ static bool record_may_pool(const struct comm_record *rec)
 static void grant(struct comm *ctx, struct comm_record *rec, struct comm_outbox *out)
 {
     rec->granted = true;
+    if (out == NULL) { /* a call without an outbox (comm_free): the next tick sends it */
+        rec->grant_tries = 0;
+        rec->grant_due_ns = ctx->last_now_ns;
+        return;
+    }
     rec->grant_tries = 1;
     rec->grant_due_ns = ctx->last_now_ns + peer_rto(ctx, 1);
     peer_send_grant(ctx, rec->peer, rec->node, rec->seq, out);
@@ -463,6 +468,14 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
         *index = i;
         return PLACE_REQUEST;
     }
+    if (cslot != COMM_NONE16 && (f->context & COMM_CONTEXT_COLLECTIVE) != 0 &&
+        (ctx->comms[cslot].state == COMM_STATE_DETECTED ||
+         ctx->comms[cslot].state == COMM_STATE_FAILED)) {
+        /* a collective a failure cut, resent after the view changed: its
+         * communicator runs no collective any more (match_drop_context) */
+        ctx->counters.discarded_messages++;
+        return PLACE_DISCARD;
+    }
     uint16_t r = record_alloc(ctx);
     if (r == COMM_NONE16) {
         return PLACE_WAIT; /* not even an envelope fits: the sender resends later */
@@ -599,6 +612,29 @@ void match_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
     }
 }
 
+/* An unbound record nothing will take: freed when complete, else consumed
+ * unread when it arrives (a deferred one is GRANTed, so its sender
+ * finishes).  True when freed (room for waiting records: grant_waiting). */
+static bool record_drop(struct comm *ctx, uint16_t index, struct comm_outbox *out)
+{
+    struct comm_record *rec = &ctx->records[index];
+    ctx->counters.discarded_messages++;
+    if (rec->state == RECORD_COMPLETE) {
+        record_free(ctx, index);
+        return true;
+    }
+    rec->discard = true;
+    if (rec->state == RECORD_WAITING && !rec->granted) {
+        grant(ctx, rec, out);
+    }
+    return false;
+}
+
+static bool record_unbound(const struct comm_record *rec)
+{
+    return rec->request == COMM_NONE16 && rec->self_send == COMM_NONE16 && !rec->discard;
+}
+
 /*
  * A round's message that arrived before this node posted its receive (it
  * was still in an earlier step or round) waits as a record; when a view
@@ -614,20 +650,40 @@ void match_drop_stale_rounds(struct comm *ctx, struct comm_outbox *out)
     for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
         struct comm_record *rec = &ctx->records[i];
         uint16_t next = rec->next;
-        if ((rec->context & COMM_CONTEXT_RECOVERY) == 0 || rec->request != COMM_NONE16 ||
-            rec->self_send != COMM_NONE16 || rec->discard || ft_round_tag_current(ctx, rec->tag)) {
-            i = next;
-            continue;
+        if ((rec->context & COMM_CONTEXT_RECOVERY) != 0 && record_unbound(rec) &&
+            !ft_round_tag_current(ctx, rec->tag)) {
+            freed |= record_drop(ctx, i, out);
         }
-        ctx->counters.discarded_messages++;
-        if (rec->state == RECORD_COMPLETE) {
-            record_free(ctx, i);
-            freed = true;
-        } else {
-            rec->discard = true; /* consumed unread when it arrives */
-            if (rec->state == RECORD_WAITING && !rec->granted) {
-                grant(ctx, rec, out);
-            }
+        i = next;
+    }
+    if (freed) {
+        grant_waiting(ctx, out);
+    }
+}
+
+/*
+ * The same for a collective a failure cut: a member's part that arrived
+ * before this node reached that step (or that collective) waits as a
+ * record, and once the communicator is DETECTED no collective runs on it
+ * any more (strict ones go on as recovery rounds, in the recovery space):
+ * nothing will take it.  Left, a few failures filled the pool and the
+ * record table.  Point-to-point records stay (under CONT live pairs go on
+ * talking); so do records bound to a draining collective's receive.  A
+ * freed communicator's records go in every space (every_space): they
+ * could only match a later communicator that reuses its context id.
+ */
+void match_drop_context(struct comm *ctx, uint8_t context, bool every_space,
+                        struct comm_outbox *out)
+{
+    bool freed = false;
+    for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
+        struct comm_record *rec = &ctx->records[i];
+        uint16_t next = rec->next;
+        bool ours = rec->context == (COMM_CONTEXT_COLLECTIVE | context) ||
+                    (every_space && (rec->context & COMM_CONTEXT_ADOPT) == 0 &&
+                     (rec->context & (COMM_CONTEXT_IDS - 1u)) == context);
+        if (ours && record_unbound(rec)) {
+            freed |= record_drop(ctx, i, out);
         }
         i = next;
     }

@@ -1850,6 +1850,183 @@ static void test_stale_round_records(void)
     harness_free(&h);
 }
 
+/* Collectives' records at a node (unexpected parts of collectives). */
+static uint32_t collective_records(struct harness *h, uint32_t node)
+{
+    const struct comm *c = harness_node(h, node);
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < CONFIG_COMM_MAX_UNEXPECTED; i++) {
+        count += c->records[i].state != 0 &&
+                 (c->records[i].context & COMM_CONTEXT_COLLECTIVE) != 0;
+    }
+    return count;
+}
+
+#define COUNT_MAX (CONFIG_COMM_REDUCE_MAX / 8)
+static int64_t cut_in[MAX_N][COUNT_MAX];
+static int64_t cut_out[MAX_N][COUNT_MAX];
+
+/*
+ * The same for a strict allreduce a failure cut: the parts of a member's
+ * children that reached it before it called the allreduce wait there as
+ * unexpected records, and once the communicator is DETECTED no collective
+ * runs on it (the allreduce goes on as a result round, in the recovery
+ * space): nothing ever took them, and nothing freed them.  Here node 0
+ * (the root) is late in every allreduce: each failure left its four
+ * children's 2 KB parts in its pool, which was full after eight failures
+ * and the record table after sixteen; a live member's message to it then
+ * got WAIT, and the next allreduce's part behind it in the same stream
+ * never arrived.  Under CONT a live pair's message that waits for its
+ * receive must stay.  Some cycles cut the allreduce with the children's
+ * parts still in flight: resent in the new view, they must not be kept
+ * either.
+ */
+static void test_cut_collective_records(uint64_t seed)
+{
+    enum { N = 40, CYCLES = CONFIG_COMM_MAX_UNEXPECTED / 4 + 4, COUNT = COUNT_MAX };
+    _Static_assert(N - CYCLES > 16, "node 0 keeps four children to the end");
+    struct harness h;
+    harness_init(&h, N, N, seed);
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_CONT);
+    uint64_t counter = 1;
+    harness_install(&h, MEMBERSHIP_EPOCH(counter, 0, 1), NULL, NULL);
+    bool live[N];
+    uint32_t cur[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+        cur[i] = COMM_WORLD;
+        for (uint32_t k = 0; k < COUNT; k++) {
+            cut_in[i][k] = (int64_t)i;
+        }
+    }
+    uint32_t most = 0;
+    uint32_t victim = N;
+    bool stuck = false;
+    for (uint32_t cycle = 0; cycle < CYCLES && !stuck; cycle++) {
+        int failures = check_failures;
+        /* a live pair's message, taken after the failure (CONT) */
+        static uint32_t note;
+        note = cycle + 100u;
+        uint32_t r;
+        CHECK_EQ(isend(&h, 2, cur[2], 0, &note, sizeof note, &r), COMM_ERR_OK);
+        struct harness_requests in_allreduce;
+        harness_requests_clear(&in_allreduce);
+        for (uint32_t i = 1; i < N; i++) {
+            if (!live[i]) {
+                continue;
+            }
+            CHECK_EQ(comm_iallreduce(harness_node(&h, i), cur[i], cut_in[i], cut_out[i], COUNT,
+                                     COMM_INT64, COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, i);
+            if (i != victim - 1u) { /* it fails below */
+                harness_requests_add(&in_allreduce, i, r);
+            }
+        }
+        /* every fourth cycle the view comes while the parts are on the way */
+        harness_run_for(&h, cycle % 4u == 3u ? 25000u + cycle * 1000u : 2000000u);
+        victim--;
+        remove_nodes(&h, MEMBERSHIP_EPOCH(++counter, 0, 1), &victim, 1, live);
+        harness_run_for(&h, 5000000u); /* parts still in flight arrive, resent */
+        uint32_t used = collective_records(&h, 0);
+        most = used > most ? used : most;
+        uint32_t got = 0;
+        struct harness_requests rs;
+        harness_requests_clear(&rs);
+        CHECK_EQ(irecv(&h, 0, cur[0], 2, &got, sizeof got, &r), COMM_ERR_OK);
+        harness_requests_add(&rs, 0, r);
+        CHECK(harness_requests_wait(&h, &rs, LIMIT_NS));
+        CHECK_EQ(rs.status[0].error, COMM_ERR_OK);
+        CHECK_EQ(got, cycle + 100u);
+        /* node 0 goes to the shrink (abstaining from the allreduce's result
+         * round), the others once their allreduce failed */
+        uint32_t next[N];
+        struct harness_requests shrinks;
+        harness_requests_clear(&shrinks);
+        CHECK_EQ(comm_ishrink(harness_node(&h, 0), cur[0], h.now_ns, harness_begin(&h), &next[0],
+                              &r),
+                 COMM_ERR_OK);
+        harness_end(&h, 0);
+        harness_requests_add(&shrinks, 0, r);
+        CHECK(harness_requests_wait(&h, &in_allreduce, LIMIT_NS));
+        for (uint32_t k = 0; k < in_allreduce.count; k++) {
+            uint32_t i = in_allreduce.node[k];
+            CHECK_EQ(in_allreduce.status[k].error, COMM_ERR_PROC_FAILED);
+            enum comm_error e;
+            do { /* BUSY while this node's slots drain */
+                e = comm_ishrink(harness_node(&h, i), cur[i], h.now_ns, harness_begin(&h),
+                                 &next[i], &r);
+                harness_end(&h, i);
+            } while (e == COMM_ERR_BUSY && harness_step(&h));
+            CHECK_EQ(e, COMM_ERR_OK);
+            harness_requests_add(&shrinks, i, r);
+        }
+        CHECK(harness_requests_wait(&h, &shrinks, LIMIT_NS));
+        /* the old communicator goes once nothing of it can be in flight
+         * (CONFIG_COMM_MAX_COMMS would not hold one per failure) */
+        harness_run_for(&h, 50000000u);
+        for (uint32_t k = 0; k < shrinks.count; k++) {
+            uint32_t i = shrinks.node[k];
+            CHECK_EQ(shrinks.status[k].error, COMM_ERR_OK);
+            if (cur[i] != COMM_WORLD) {
+                enum comm_error e;
+                while ((e = comm_free(harness_node(&h, i), cur[i])) == COMM_ERR_BUSY &&
+                       harness_step(&h)) {
+                }
+                CHECK_EQ(e, COMM_ERR_OK);
+            }
+            cur[i] = next[i];
+        }
+        if (check_failures != failures) { /* the rest would only repeat it */
+            const struct comm *c0 = harness_node(&h, 0);
+            fprintf(stderr, "cycle %u: node 0 holds %u records, %u of %u pool blocks free\n",
+                    cycle, records_in_use(&h, 0), c0->free_blocks, COMM_POOL_BLOCKS);
+            stuck = true;
+        }
+    }
+    /* none outlived its view */
+    CHECK_EQ(most, 0u);
+    if (stuck) {
+        harness_free(&h);
+        return;
+    }
+    /* node 1's message to the root, taken after the allreduce: the root's
+     * part from node 1 goes behind it in the same stream */
+    static const uint32_t last = 7;
+    uint32_t r;
+    CHECK_EQ(isend(&h, 1, cur[1], 0, &last, sizeof last, &r), COMM_ERR_OK);
+    harness_run_for(&h, 1000000u);
+    struct harness_requests rs;
+    harness_requests_clear(&rs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (live[i]) {
+            CHECK_EQ(comm_iallreduce(harness_node(&h, i), cur[i], cut_in[i], cut_out[i], COUNT,
+                                     COMM_INT64, COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, i);
+            harness_requests_add(&rs, i, r);
+        }
+    }
+    CHECK(harness_requests_wait(&h, &rs, 2000000000u));
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        sum += live[i] ? (int64_t)i : 0;
+    }
+    for (uint32_t k = 0; k < rs.count; k++) {
+        CHECK_EQ(rs.status[k].error, COMM_ERR_OK);
+        CHECK_EQ(cut_out[rs.node[k]][COUNT - 1], sum);
+    }
+    uint32_t got = 0;
+    CHECK_EQ(irecv(&h, 0, cur[0], 1, &got, sizeof got, &r), COMM_ERR_OK);
+    harness_requests_clear(&rs);
+    harness_requests_add(&rs, 0, r);
+    CHECK(harness_requests_wait(&h, &rs, 2000000000u));
+    CHECK_EQ(got, 7u);
+    CHECK_EQ(harness_node(&h, 0)->free_blocks, COMM_POOL_BLOCKS);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* node's result round of its own (not a background one), or NULL. */
 static const struct comm_collective *result_round(struct harness *h, uint32_t node)
 {
@@ -1998,6 +2175,8 @@ int main(void)
 {
     test_round_tag_names_view();
     test_stale_round_records();
+    test_cut_collective_records(1520);
+    test_cut_collective_records(1521);
     for (uint64_t seed = 1410; seed < 1420; seed++) {
         test_decision_served_while_rebuilding(seed);
     }
