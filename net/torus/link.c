@@ -158,7 +158,8 @@ enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *fr
         link->counters[TORUS_LINK_COUNT_NOT_UP]++;
         return TORUS_LINK_SEND_NOT_UP;
     }
-    if (torus_link_in_flight(link) >= CONFIG_LINK_WINDOW) {
+    bool datagram = (frame[TORUS_FRAME_OFFSET_FLAGS] & TORUS_FRAME_FLAG_DATAGRAM) != 0;
+    if (!datagram && torus_link_in_flight(link) >= CONFIG_LINK_WINDOW) {
         link->counters[TORUS_LINK_COUNT_WINDOW_FULL]++;
         return TORUS_LINK_SEND_WINDOW_FULL;
     }
@@ -168,6 +169,13 @@ enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *fr
     /* The piggybacked ack pays what was owed (a requested SYN still goes). */
     if (!link->syn_requested)
         link->control_deadline = TORUS_LINK_NEVER;
+    link->last_sent_ns = now_ns;
+    link->counters[TORUS_LINK_COUNT_SENT]++;
+    if (datagram) {
+        /* Sent once, under the next sequence number, which it does not take. */
+        link->counters[TORUS_LINK_COUNT_DATAGRAMS_SENT]++;
+        return TORUS_LINK_SEND_OK;
+    }
 
     struct torus_link_slot *slot = &link->window[link->next_sequence & WINDOW_MASK];
     memcpy(slot->frame, frame, length);
@@ -175,8 +183,6 @@ enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *fr
     if (torus_link_in_flight(link) == 0)
         link->rto_deadline = add_saturating(now_ns, link->config.rto_ns);
     link->next_sequence++;
-    link->last_sent_ns = now_ns;
-    link->counters[TORUS_LINK_COUNT_SENT]++;
     return TORUS_LINK_SEND_OK;
 }
 
@@ -261,8 +267,10 @@ enum torus_link_verdict torus_link_receive(struct torus_link *link,
         link->counters[TORUS_LINK_COUNT_WRONG_PEER]++;
         return TORUS_LINK_WRONG_PEER;
     }
-    if ((h->flags & TORUS_FRAME_FLAG_SYN) != 0) {
-        if (h->type != TORUS_FRAME_TYPE_LINK_ACK) {
+    bool datagram = (h->flags & TORUS_FRAME_FLAG_DATAGRAM) != 0;
+    if ((h->flags & TORUS_FRAME_FLAG_SYN) != 0 ||
+        (datagram && h->type == TORUS_FRAME_TYPE_LINK_ACK)) {
+        if (h->type != TORUS_FRAME_TYPE_LINK_ACK || datagram) {
             link->counters[TORUS_LINK_COUNT_PROTOCOL]++;
             return TORUS_LINK_PROTOCOL;
         }
@@ -282,6 +290,11 @@ enum torus_link_verdict torus_link_receive(struct torus_link *link,
     take_ack(link, h, now_ns);
     if (h->type == TORUS_FRAME_TYPE_LINK_ACK)
         return TORUS_LINK_CONTROL;
+    if (datagram) {
+        /* Outside the sequence: nothing to order, nothing to ack. */
+        link->counters[TORUS_LINK_COUNT_DATAGRAMS]++;
+        return TORUS_LINK_DELIVER;
+    }
 
     uint32_t ahead = h->link_sequence - link->expected;
     if (ahead == 0) {

@@ -57,6 +57,16 @@
  *     or lost frame broke: any r): end ours (DOWN) and handshake with s;
  *   - UP, s older than P: a handshake of an earlier session (stale,
  *     duplicated, reordered, replayed): dropped, counted stale.
+ * Datagrams (issue 20).  A data frame sent with TORUS_FRAME_FLAG_DATAGRAM
+ * (a heartbeat, whose loss the next one makes good) goes out once: it takes
+ * no sequence number, no window slot and owes no ack, and the receiver
+ * hands it up when its incarnations match the session, whatever came
+ * before it.  It still carries the current ack (paying one that is owed) and
+ * is heard as the session's, so heartbeats also serve as keepalives.  An
+ * idle torus then costs one frame per heartbeat and hop, not two, and no
+ * timer wake-up to send the ack.  A dead peer is still found by the layer
+ * above (its heartbeats stop) or by the silence limit below.
+ *
  * Keepalives: an UP end that has sent nothing for keepalive_interval_ns
  * sends an ACK (no SYN; none while traffic flows), so an idle link is heard
  * at least every interval; an UP end that hears nothing of its session (no
@@ -112,7 +122,8 @@ enum torus_link_state {
     X(OUT_OF_ORDER, "out_of_order") /* after a gap: dropped */               \
     X(STALE, "stale")               /* another session's: dropped */         \
     X(WRONG_PEER, "wrong_peer")     /* MACs are not this link's */           \
-    X(PROTOCOL, "protocol")         /* SYN on a data frame: dropped */
+    X(PROTOCOL, "protocol")         /* SYN on a data frame, or a LINK_ACK  \
+                                       that says DATAGRAM: dropped */
 
 enum torus_link_verdict {
 #define TORUS_LINK_VERDICT_ENUM(name, text) TORUS_LINK_##name,
@@ -131,6 +142,8 @@ enum torus_link_send_status {
 /* Counters, one list for the enum and the names. */
 #define TORUS_LINK_COUNTERS(X)                                               \
     X(SENT, "sent")                     /* data frames accepted by send */   \
+    X(DATAGRAMS_SENT, "datagrams_sent") /* of them, datagrams (not kept) */  \
+    X(DATAGRAMS, "datagrams")           /* datagrams handed up */            \
     X(RETRANSMITTED, "retransmitted")   /* data frames sent again */         \
     X(TIMEOUTS, "timeouts")             /* retransmission timeouts */        \
     X(FAST_RETRANSMITS, "fast_retransmits") /* resends on a NAK */           \
@@ -250,9 +263,10 @@ bool torus_link_init(struct torus_link *link, const struct torus_link_config *co
 /*
  * Sends a data frame (well formed, made by torus_frame_encode or forwarded,
  * any type but LINK_ACK): stamps MACs, sequence, ack and incarnations into
- * frame in place, reseals it and keeps a copy for retransmission.  On
- * TORUS_LINK_SEND_OK the caller puts frame on the wire; otherwise frame is
- * untouched and nothing is kept.
+ * frame in place, reseals it and keeps a copy for retransmission - unless it
+ * is a datagram (TORUS_FRAME_FLAG_DATAGRAM), which is sent once and never
+ * refused for a full window.  On TORUS_LINK_SEND_OK the caller puts frame
+ * on the wire; otherwise frame is untouched and nothing is kept.
  */
 enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *frame,
                                             size_t length, uint64_t now_ns);

@@ -913,8 +913,96 @@ static void check_stop_resume(uint64_t seed)
     CHECK_EQ(b->delivered, frames);
 }
 
+/*
+ * Datagrams (issue 20): sent once, outside the window and its sequence; the
+ * receiver hands them up without an ack owed (no LINK_ACK, no timer), in
+ * any order with data; they keep their flag through the stamp, carry the
+ * current ack, count as the session's traffic (no keepalive needed), and a
+ * stale session's datagram is dropped like any stale frame.
+ */
+static void check_datagrams(void)
+{
+    static uint8_t frame[CONFIG_MAX_FRAME], data[CONFIG_MAX_FRAME];
+    hand_handshake(0);
+    size_t length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 7, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 5 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_link_in_flight(&hand_a), 0);
+    CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_DATAGRAMS_SENT), 1);
+    /* Nothing to resend: the next deadline is the keepalive after it. */
+    CHECK_EQ(torus_link_next_deadline(&hand_a), 5 * US + HAND_KEEPALIVE);
+    struct torus_frame_header h;
+    CHECK_EQ(torus_frame_decode(frame, length, 2, NULL, &h, NULL), TORUS_FRAME_OK);
+    CHECK_EQ(h.flags, TORUS_FRAME_FLAG_DATAGRAM);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 10 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DATAGRAMS), 1);
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DELIVERED), 0);
+    /* No ack owed: B's next work is its keepalive, counted from its last
+     * frame out (the handshake at 0), and it was heard from at 10 us. */
+    CHECK_EQ(torus_link_next_deadline(&hand_b), HAND_KEEPALIVE);
+    CHECK_EQ(hand_b.last_heard_ns, 10 * US);
+    CHECK_EQ(torus_link_tick(&hand_b, 1 * MS, &hand_out), 0);
+    /* The same datagram again is handed up again (it has no sequence). */
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 20 * US), TORUS_LINK_DELIVER);
+
+    /* A full window does not hold datagrams back; a datagram overtakes a
+     * lost data frame, and the data frames' order is unchanged. */
+    for (uint32_t i = 0; i < CONFIG_LINK_WINDOW; i++) {
+        size_t data_length = data_frame(0, TORUS_FRAME_TYPE_PING, 100 + i, data);
+        CHECK_EQ(torus_link_send(&hand_a, data, data_length, 30 * US), TORUS_LINK_SEND_OK);
+    }
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 8, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 40 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_link_in_flight(&hand_a), CONFIG_LINK_WINDOW);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 50 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(hand_b.expected, 0);
+
+    /* B's datagram carries B's ack: A learns that nothing arrived yet, and
+     * when B owes an ack, a datagram pays it. */
+    size_t data_length = data_frame(0, TORUS_FRAME_TYPE_PING, 1, data);
+    CHECK_EQ(torus_link_send(&hand_b, data, data_length, 60 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(hand_receive(&hand_a, data, data_length, 70 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(torus_link_next_deadline(&hand_a), 70 * US + 100 * US); /* the ack delay */
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 9, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 80 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_frame_decode(frame, length, 2, NULL, &h, NULL), TORUS_FRAME_OK);
+    CHECK_EQ(h.link_ack, 1);
+    CHECK(torus_link_next_deadline(&hand_a) != 170 * US); /* nothing owed now */
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 90 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(torus_link_in_flight(&hand_b), 0); /* B's data frame acked by it */
+
+    /* A LINK_ACK that says DATAGRAM is no frame of ours; a datagram of an
+     * earlier session is stale. */
+    length = data_frame(0, TORUS_FRAME_TYPE_LINK_ACK, 0, frame);
+    struct torus_frame_link_fields fields;
+    memcpy(fields.destination_mac, hand_b.local_mac, TORUS_FRAME_MAC_SIZE);
+    memcpy(fields.source_mac, hand_b.peer_mac, TORUS_FRAME_MAC_SIZE);
+    fields.flags = 0;
+    fields.sequence = 0;
+    fields.ack = 0;
+    fields.sender_incarnation = hand_b.peer_incarnation;
+    fields.receiver_incarnation = hand_b.local_incarnation;
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_stamp_link(frame, length, &fields, NULL);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 100 * US), TORUS_LINK_PROTOCOL);
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 10, frame);
+    fields.sender_incarnation = hand_b.peer_incarnation - 1;
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_stamp_link(frame, length, &fields, NULL);
+    uint64_t stale = torus_link_counter(&hand_b, TORUS_LINK_COUNT_STALE);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 110 * US), TORUS_LINK_STALE);
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_STALE), stale + 1);
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DATAGRAMS), 4);
+}
+
 int main(void)
 {
+    check_datagrams();
     check_hand_basics();
     check_hand_timeout();
     check_hand_lossy();
