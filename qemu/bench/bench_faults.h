@@ -93,8 +93,8 @@ struct bench_faults_summary {
     /* What the idle torus costs the host (issue 20): CPU seconds of the node
      * processes per node per second of the idle window (a fraction of one
      * core; tori-emu's cpu.json), and frames each node put on the wire per
-     * second since it booted (its `stats`: heartbeats, forwarded frames,
-     * link acks and keepalives).  Negative: not measured. */
+     * second over the window (its first and last `stats`: heartbeats,
+     * forwarded frames, link acks and keepalives).  Negative: not measured. */
     double idle_cpu_per_node, idle_frames_per_node;
 };
 
@@ -110,8 +110,8 @@ int bench_faults_count_detections(const char *dir);
 
 /*
  * The idle cost of the run in dir into summary->idle_cpu_per_node (from
- * <dir>/cpu.json) and ->idle_frames_per_node (the `stats` events in
- * <dir>/events.jsonl); each is -1 when its file lacks it.
+ * <dir>/cpu.json) and ->idle_frames_per_node (each node's first and last
+ * `stats` events in <dir>/events.jsonl); each is -1 when not found.
  */
 void bench_faults_read_idle_cost(const char *dir, struct bench_faults_summary *summary);
 

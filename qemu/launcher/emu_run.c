@@ -346,9 +346,14 @@ static bool run_ping(struct emu *emu)
     return true;
 }
 
-/* The CPU time of every node process at the window's start. */
+static void collect_stats(struct emu *emu);
+
+/* The CPU time of every node process at the window's start, and each
+ * node's counters in a `stats` event (the last one, at the end, less this
+ * one is what the window cost in frames). */
 static void window_open(struct emu *emu)
 {
+    collect_stats(emu);
     for (uint32_t r = 0; r < emu->count; r++) {
         struct emu_node *node = &emu->nodes[r];
         node->window_pid = emu_process_cpu_ns(node, &node->window_cpu_ns) ? node->pid : 0;
