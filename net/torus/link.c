@@ -107,6 +107,8 @@ static void end_session(struct torus_link *link, uint64_t now_ns, enum session_e
     link->nak_pending = false;
     link->nak_sent = false;
     link->syn_requested = false;
+    link->datagram_next = 0;
+    link->datagram_expected = 0;
     link->control_deadline = now_ns;
 }
 
@@ -164,7 +166,8 @@ enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *fr
         return TORUS_LINK_SEND_WINDOW_FULL;
     }
     struct torus_frame_link_fields fields;
-    fill_link_fields(link, ack_going_out(link), link->next_sequence, &fields);
+    fill_link_fields(link, ack_going_out(link),
+                     datagram ? link->datagram_next++ : link->next_sequence, &fields);
     torus_frame_stamp_link(frame, length, &fields, link->config.key);
     /* The piggybacked ack pays what was owed (a requested SYN still goes). */
     if (!link->syn_requested)
@@ -172,7 +175,7 @@ enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *fr
     link->last_sent_ns = now_ns;
     link->counters[TORUS_LINK_COUNT_SENT]++;
     if (datagram) {
-        /* Sent once, under the next sequence number, which it does not take. */
+        /* Sent once, under its own sequence number. */
         link->counters[TORUS_LINK_COUNT_DATAGRAMS_SENT]++;
         return TORUS_LINK_SEND_OK;
     }
@@ -291,7 +294,13 @@ enum torus_link_verdict torus_link_receive(struct torus_link *link,
     if (h->type == TORUS_FRAME_TYPE_LINK_ACK)
         return TORUS_LINK_CONTROL;
     if (datagram) {
-        /* Outside the sequence: nothing to order, nothing to ack. */
+        /* Outside the data sequence: nothing to order, nothing to ack; one
+         * not newer than the last taken is a replay. */
+        if ((int32_t)(h->link_sequence - link->datagram_expected) < 0) {
+            link->counters[TORUS_LINK_COUNT_DUPLICATES]++;
+            return TORUS_LINK_DUPLICATE;
+        }
+        link->datagram_expected = h->link_sequence + 1u;
         link->counters[TORUS_LINK_COUNT_DATAGRAMS]++;
         return TORUS_LINK_DELIVER;
     }

@@ -59,9 +59,13 @@
  *     duplicated, reordered, replayed): dropped, counted stale.
  * Datagrams (issue 20).  A data frame sent with TORUS_FRAME_FLAG_DATAGRAM
  * (a heartbeat, whose loss the next one makes good) goes out once: it takes
- * no sequence number, no window slot and owes no ack, and the receiver
- * hands it up when its incarnations match the session, whatever came
- * before it.  It still carries the current ack (paying one that is owed) and
+ * no place in the data sequence, no window slot and owes no ack, and the
+ * receiver hands it up when its incarnations match the session, whatever
+ * data came before it.  Datagrams have their own sequence numbers, per
+ * session from 0: the receiver takes only one newer than the last it took
+ * (links do not reorder, so only a replay is older), so that a recorded
+ * datagram sent again - a dead node's heartbeat - is dropped as a
+ * duplicate, as a data frame would be.  It still carries the current ack (paying one that is owed) and
  * is heard as the session's, so heartbeats also serve as keepalives.  An
  * idle torus then costs one frame per heartbeat and hop, not two, and no
  * timer wake-up to send the ack.  A dead peer is still found by the layer
@@ -220,6 +224,9 @@ struct torus_link {
     bool nak_sent;             /* a NAK went out for this gap */
     bool syn_requested;        /* next control frame carries SYN */
     uint64_t control_deadline; /* when a LINK_ACK (or SYN) is due */
+    /* Datagrams: the next one's sequence number, and the least one taken. */
+    uint32_t datagram_next;
+    uint32_t datagram_expected;
     /* Keepalives. */
     uint64_t last_sent_ns;  /* any frame of ours put on the wire */
     uint64_t last_heard_ns; /* a frame of the current session, UP only */
