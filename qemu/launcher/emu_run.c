@@ -408,7 +408,9 @@ static void run_for(struct emu *emu, bool forever, uint64_t duration_ns)
 {
     uint64_t start = emu_now_ns(emu);
     uint64_t end = start + duration_ns;
-    if (!forever)
+    /* A window to measure: --duration D (a --ping run passes 0). */
+    bool measured = !forever && duration_ns > 0;
+    if (measured)
         window_open(emu);
     while (emu_keep_going(emu) && (forever || emu_now_ns(emu) < end)) {
         uint64_t left = forever ? 500 * NS_PER_MS : end - emu_now_ns(emu);
@@ -416,7 +418,7 @@ static void run_for(struct emu *emu, bool forever, uint64_t duration_ns)
             break;
         emu_step(emu, (int)(left > 500 * NS_PER_MS ? 500 : left / NS_PER_MS + 1));
     }
-    if (!forever)
+    if (measured)
         window_close(emu, emu_now_ns(emu) - start);
 }
 
