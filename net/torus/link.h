@@ -65,7 +65,17 @@
  * session from 0: the receiver takes only one newer than the last it took
  * (links do not reorder, so only a replay is older), so that a recorded
  * datagram sent again - a dead node's heartbeat - is dropped as a
- * duplicate, as a data frame would be.  It still carries the current ack (paying one that is owed) and
+ * duplicate, as a data frame would be.
+ *
+ * A datagram owes the sender a sign of life, lazily: the receiver sends a
+ * LINK_ACK within a quarter of the dead-peer bound, (retry_limit + 1) *
+ * rto_ns / 4, unless any frame of its own leaves on the link first (on an
+ * idle torus the peer's own heartbeat, so no extra frame).  A sender that
+ * has heard nothing of the session for (retry_limit + 1) * rto_ns since
+ * its first datagram left unanswered declares the link DOWN, as it would
+ * for an unacknowledged data frame: a cut cable that carries only
+ * heartbeats is found as fast as one that carries data, before the
+ * detector's timeout, and routes go around it.  It still carries the current ack (paying one that is owed) and
  * is heard as the session's, so heartbeats also serve as keepalives.  An
  * idle torus then costs one frame per heartbeat and hop, not two, and no
  * timer wake-up to send the ack.  A dead peer is still found by the layer
@@ -227,6 +237,9 @@ struct torus_link {
     /* Datagrams: the next one's sequence number, and the least one taken. */
     uint32_t datagram_next;
     uint32_t datagram_expected;
+    /* When our oldest datagram not yet answered by any frame of the
+     * session left; TORUS_LINK_NEVER: none. */
+    uint64_t datagram_since;
     /* Keepalives. */
     uint64_t last_sent_ns;  /* any frame of ours put on the wire */
     uint64_t last_heard_ns; /* a frame of the current session, UP only */

@@ -931,21 +931,38 @@ static void check_datagrams(void)
     CHECK_EQ(torus_link_send(&hand_a, frame, length, 5 * US), TORUS_LINK_SEND_OK);
     CHECK_EQ(torus_link_in_flight(&hand_a), 0);
     CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_DATAGRAMS_SENT), 1);
-    /* Nothing to resend: the next deadline is the keepalive after it. */
-    CHECK_EQ(torus_link_next_deadline(&hand_a), 5 * US + HAND_KEEPALIVE);
+    /* Nothing to resend; unanswered, the link would be down after the
+     * dead-peer bound ((3 + 1) rtos of 1 ms). */
+    CHECK_EQ(torus_link_next_deadline(&hand_a), 5 * US + 4 * MS);
     struct torus_frame_header h;
     CHECK_EQ(torus_frame_decode(frame, length, 2, NULL, &h, NULL), TORUS_FRAME_OK);
     CHECK_EQ(h.flags, TORUS_FRAME_FLAG_DATAGRAM);
     CHECK_EQ(hand_receive(&hand_b, frame, length, 10 * US), TORUS_LINK_DELIVER);
     CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DATAGRAMS), 1);
     CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DELIVERED), 0);
-    /* No ack owed: B's next work is its keepalive, counted from its last
-     * frame out (the handshake at 0), and it was heard from at 10 us. */
-    CHECK_EQ(torus_link_next_deadline(&hand_b), HAND_KEEPALIVE);
+    /* No ack at the ack delay: a sign of life within a quarter of the
+     * bound, unless B sends anything before. */
+    CHECK_EQ(torus_link_next_deadline(&hand_b), 10 * US + 1 * MS);
     CHECK_EQ(hand_b.last_heard_ns, 10 * US);
     CHECK_EQ(torus_link_tick(&hand_b, 1 * MS, &hand_out), 0);
-    /* The same datagram again is a replay: a duplicate, not a heartbeat. */
-    CHECK_EQ(hand_receive(&hand_b, frame, length, 20 * US), TORUS_LINK_DUPLICATE);
+    CHECK_EQ(hand_pump(&hand_b, &hand_a, 10 * US + 1 * MS), 1); /* the ACK */
+    CHECK_EQ(hand_a.datagram_since, TORUS_LINK_NEVER);
+    CHECK_EQ(torus_link_next_deadline(&hand_a), 5 * US + HAND_KEEPALIVE);
+    /* B's own datagram pays what it owes: no ACK of its own. */
+    size_t back = data_frame(1, TORUS_FRAME_TYPE_MEMBERSHIP, 70, data);
+    data[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(data, back, NULL);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 2 * MS), TORUS_LINK_DUPLICATE);
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 71, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 2 * MS), TORUS_LINK_SEND_OK);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 2 * MS), TORUS_LINK_DELIVER);
+    CHECK_EQ(torus_link_send(&hand_b, data, back, 2 * MS + 10 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_link_tick(&hand_b, 4 * MS, &hand_out), 0);
+    CHECK_EQ(hand_receive(&hand_a, data, back, 2 * MS + 20 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(hand_a.datagram_since, TORUS_LINK_NEVER);
+    /* The first datagram again is a replay: a duplicate, not a heartbeat. */
     CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DUPLICATES), 1);
 
     /* A full window does not hold datagrams back; a datagram overtakes a
@@ -999,7 +1016,21 @@ static void check_datagrams(void)
     uint64_t stale = torus_link_counter(&hand_b, TORUS_LINK_COUNT_STALE);
     CHECK_EQ(hand_receive(&hand_b, frame, length, 110 * US), TORUS_LINK_STALE);
     CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_STALE), stale + 1);
-    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DATAGRAMS), 3);
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DATAGRAMS), 4);
+
+    /* Datagrams into a cut cable: nothing answers, and the link is down
+     * at the dead-peer bound after the first, as for a data frame. */
+    hand_handshake(0);
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 11, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 1 * MS), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 2 * MS), TORUS_LINK_SEND_OK);
+    torus_link_tick(&hand_a, 5 * MS - 1, &hand_out);
+    CHECK(torus_link_is_up(&hand_a));
+    torus_link_tick(&hand_a, 5 * MS, &hand_out);
+    CHECK(!torus_link_is_up(&hand_a));
+    CHECK_EQ(torus_link_take_events(&hand_a), TORUS_LINK_EVENT_DOWN);
 }
 
 int main(void)
