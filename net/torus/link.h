@@ -77,9 +77,9 @@
  * heartbeats is found as fast as one that carries data, before the
  * detector's timeout, and routes go around it.  It still carries the current ack (paying one that is owed) and
  * is heard as the session's, so heartbeats also serve as keepalives.  An
- * idle torus then costs one frame per heartbeat and hop, not two, and no
- * timer wake-up to send the ack.  A dead peer is still found by the layer
- * above (its heartbeats stop) or by the silence limit below.
+ * idle torus whose heartbeats cross each link both ways then costs one
+ * frame per heartbeat and hop, not two, and no timer wake-up to send the
+ * ack (the lazy answer below rides on the peer's own heartbeat).
  *
  * Keepalives: an UP end that has sent nothing for keepalive_interval_ns
  * sends an ACK (no SYN; none while traffic flows), so an idle link is heard
