@@ -42,6 +42,7 @@ bool membership_outbox_commit(struct membership_outbox *out, uint32_t destinatio
     m->destination = destination;
     m->offset = (uint16_t)out->bytes_used;
     m->length = (uint16_t)writer->length;
+    m->loss_tolerant = false;
     out->bytes_used += (uint32_t)writer->length;
     return true;
 }
@@ -76,7 +77,11 @@ bool membership_outbox_copy(struct membership_outbox *out, uint32_t i, uint32_t 
         memcpy(w.buffer, membership_outbox_payload(out, i), length);
         w.length = length;
     }
-    return membership_outbox_commit(out, destination, &w);
+    bool loss_tolerant = out->messages[i].loss_tolerant;
+    if (!membership_outbox_commit(out, destination, &w))
+        return false;
+    out->messages[out->message_count - 1u].loss_tolerant = loss_tolerant;
+    return true;
 }
 
 struct membership_event *membership_outbox_event(struct membership_outbox *out, uint8_t type,

@@ -141,6 +141,9 @@ struct membership_outgoing {
     uint32_t destination;
     uint16_t offset; /* into bytes[] */
     uint16_t length;
+    /* Its loss costs nothing the next message does not make good (a
+     * heartbeat): the node may send it best effort, without link acks. */
+    bool loss_tolerant;
 };
 
 struct membership_outbox {

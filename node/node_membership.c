@@ -139,10 +139,16 @@ static void flush_outbox(struct node *node, uint64_t now_ns, uint64_t began_ns)
     update_avoided_links(node);
     for (uint32_t i = 0; i < out->message_count; i++) {
         const struct membership_outgoing *m = &out->messages[i];
-        /* Losses here are the protocol's to recover (timeouts, retries). */
-        torus_network_send(&node->network, m->destination,
-                           TORUS_FRAME_TYPE_MEMBERSHIP, epoch,
-                           membership_outbox_payload(out, i), m->length, now_ns);
+        /* Losses here are the protocol's to recover (timeouts, retries);
+         * heartbeats go as datagrams: no link ack, no resend (issue 20). */
+        const uint8_t *payload = membership_outbox_payload(out, i);
+        if (m->loss_tolerant)
+            torus_network_send_datagram(&node->network, m->destination,
+                                        TORUS_FRAME_TYPE_MEMBERSHIP, epoch, payload, m->length,
+                                        now_ns);
+        else
+            torus_network_send(&node->network, m->destination, TORUS_FRAME_TYPE_MEMBERSHIP,
+                               epoch, payload, m->length, now_ns);
     }
     bool left = false;
     for (uint32_t i = 0; i < out->event_count; i++) {

@@ -163,14 +163,19 @@ void board_idle_until(uint64_t deadline_ns)
     if (deadline_ns != UINT64_MAX) {
         if (deadline_ns <= generic_timer_now_ns())
             return;
-        generic_timer_arm_at(deadline_ns);
+        generic_timer_arm_at(deadline_ns); /* nothing written when unchanged */
+    } else {
+        generic_timer_disarm();
     }
     /* IRQs stay masked in the CPSR: a pending enabled interrupt at the GIC
      * ends the WFI without being taken, and one already pending ends it at
      * once, so nothing raised since the last poll is slept through. */
     __asm__ volatile("dsb\n\twfi" : : : "memory");
-    /* Drop the timer's line before ending its interrupt, or it re-pends. */
-    generic_timer_disarm();
+    /* Drop an expired timer's line before ending its interrupt, or it
+     * re-pends; one still ahead (a frame woke us) stays armed, so that the
+     * next sleep to the same deadline costs QEMU no timer update. */
+    if (generic_timer_expired())
+        generic_timer_disarm();
     board_irq_acknowledge_pending();
 }
 

@@ -82,13 +82,32 @@ uint64_t generic_timer_now_ns(void)
     return generic_timer_ticks_to_ns(read_cntvct());
 }
 
+/* What the timer was last set to: every write to it costs QEMU a timer
+ * update that wakes its main loop, so a sleep to the same deadline as the
+ * last writes nothing (issue 20: an idle node wakes for every frame). */
+static bool armed;
+static uint64_t armed_ticks;
+
 void generic_timer_arm_at(uint64_t deadline_ns)
 {
-    write_cntv_cval(generic_timer_ns_to_ticks(deadline_ns));
-    write_cntv_ctl(CNTV_CTL_ENABLE); /* IMASK clear: the line follows ISTATUS */
+    uint64_t ticks = generic_timer_ns_to_ticks(deadline_ns);
+    if (armed && ticks == armed_ticks)
+        return;
+    write_cntv_cval(ticks);
+    if (!armed)
+        write_cntv_ctl(CNTV_CTL_ENABLE); /* IMASK clear: the line follows ISTATUS */
+    armed = true;
+    armed_ticks = ticks;
 }
 
 void generic_timer_disarm(void)
 {
-    write_cntv_ctl(0);
+    if (armed) /* generic_timer_init wrote 0: armed mirrors CNTV_CTL */
+        write_cntv_ctl(0);
+    armed = false;
+}
+
+bool generic_timer_expired(void)
+{
+    return armed && read_cntvct() >= armed_ticks;
 }

@@ -30,4 +30,7 @@ void generic_timer_arm_at(uint64_t deadline_ns);
 /* Disables the virtual timer, dropping its interrupt line. */
 void generic_timer_disarm(void);
 
+/* Armed, and its deadline reached: its interrupt line is up. */
+bool generic_timer_expired(void);
+
 #endif /* BOARD_QEMU_VIRT_GENERIC_TIMER_H */

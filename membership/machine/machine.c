@@ -40,7 +40,11 @@ bool machine_send_simple(struct membership *ctx, struct membership_outbox *out, 
 {
     struct membership_writer w;
     machine_begin_message(ctx, out, &w, type);
-    return membership_outbox_commit(out, dest, &w);
+    if (!membership_outbox_commit(out, dest, &w))
+        return false;
+    /* A lost heartbeat is made good by the next one. */
+    out->messages[out->message_count - 1u].loss_tolerant = type == MEMBERSHIP_MSG_HEARTBEAT;
+    return true;
 }
 
 /* Forwards an encoded message with this node as sender. */

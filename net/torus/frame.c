@@ -220,8 +220,8 @@ void torus_frame_stamp_link(uint8_t *frame, size_t length,
         return;
     memcpy(frame + OFFSET_DESTINATION_MAC, fields->destination_mac, TORUS_FRAME_MAC_SIZE);
     memcpy(frame + OFFSET_SOURCE_MAC, fields->source_mac, TORUS_FRAME_MAC_SIZE);
-    frame[OFFSET_FLAGS] = (uint8_t)((frame[OFFSET_FLAGS] & ~TORUS_FRAME_FLAGS_KNOWN) |
-                                    (fields->flags & TORUS_FRAME_FLAGS_KNOWN));
+    frame[OFFSET_FLAGS] = (uint8_t)((frame[OFFSET_FLAGS] & ~TORUS_FRAME_FLAGS_LINK) |
+                                    (fields->flags & TORUS_FRAME_FLAGS_LINK));
     le_put_u32(frame + OFFSET_SEQUENCE, fields->sequence);
     le_put_u32(frame + OFFSET_ACK, fields->ack);
     le_put_u32(frame + OFFSET_SENDER_INCARNATION, fields->sender_incarnation);

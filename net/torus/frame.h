@@ -83,10 +83,16 @@ struct torus_frame_key {
     uint8_t bytes[TORUS_FRAME_KEY_BYTES];
 };
 
-/* Flags (both belong to the link layer, see net/torus/link.h). */
-#define TORUS_FRAME_FLAG_SYN 0x01u /* link session handshake */
-#define TORUS_FRAME_FLAG_NAK 0x02u /* receiver saw a gap: resend from ack */
-#define TORUS_FRAME_FLAGS_KNOWN (TORUS_FRAME_FLAG_SYN | TORUS_FRAME_FLAG_NAK)
+/* Flags.  SYN and NAK belong to the link layer (net/torus/link.h), which
+ * rewrites them at every hop; DATAGRAM is set by the sender and kept to the
+ * destination: a frame no link sequences, acknowledges or resends (issue
+ * 20: a heartbeat, whose loss the next one makes good, must not cost a link
+ * ack and a timer wake-up on every hop). */
+#define TORUS_FRAME_FLAG_SYN 0x01u      /* link session handshake */
+#define TORUS_FRAME_FLAG_NAK 0x02u      /* receiver saw a gap: resend from ack */
+#define TORUS_FRAME_FLAG_DATAGRAM 0x04u /* unsequenced, best effort, end to end */
+#define TORUS_FRAME_FLAGS_LINK (TORUS_FRAME_FLAG_SYN | TORUS_FRAME_FLAG_NAK)
+#define TORUS_FRAME_FLAGS_KNOWN (TORUS_FRAME_FLAGS_LINK | TORUS_FRAME_FLAG_DATAGRAM)
 
 /* Packet types: one list makes the enum, the names and the count. */
 #define TORUS_FRAME_TYPES(X)                                                 \
@@ -205,7 +211,7 @@ void torus_frame_seal(uint8_t *frame, size_t length, const struct torus_frame_ke
 struct torus_frame_link_fields {
     uint8_t destination_mac[TORUS_FRAME_MAC_SIZE];
     uint8_t source_mac[TORUS_FRAME_MAC_SIZE];
-    uint8_t flags; /* replaces the TORUS_FRAME_FLAGS_KNOWN bits */
+    uint8_t flags; /* replaces the TORUS_FRAME_FLAGS_LINK bits */
     uint32_t sequence;
     uint32_t ack;
     uint32_t sender_incarnation;

@@ -42,6 +42,14 @@ static uint64_t silence_limit_ns(const struct torus_link *link)
     return interval > TORUS_LINK_NEVER / rounds ? TORUS_LINK_NEVER : interval * rounds;
 }
 
+/* The dead-peer bound: (retry_limit + 1) rtos without progress. */
+static uint64_t dead_peer_ns(const struct torus_link *link)
+{
+    uint64_t rto = link->config.rto_ns;
+    uint64_t rounds = (uint64_t)link->config.retry_limit + 1u;
+    return rto > TORUS_LINK_NEVER / rounds ? TORUS_LINK_NEVER : rto * rounds;
+}
+
 /* An ack (or SYN) is owed no later than deadline. */
 static void owe_control(struct torus_link *link, uint64_t deadline)
 {
@@ -107,6 +115,9 @@ static void end_session(struct torus_link *link, uint64_t now_ns, enum session_e
     link->nak_pending = false;
     link->nak_sent = false;
     link->syn_requested = false;
+    link->datagram_next = 0;
+    link->datagram_expected = 0;
+    link->datagram_since = TORUS_LINK_NEVER;
     link->control_deadline = now_ns;
 }
 
@@ -128,6 +139,7 @@ bool torus_link_init(struct torus_link *link, const struct torus_link_config *co
     link->state = TORUS_LINK_SYNCING;
     link->rto_deadline = TORUS_LINK_NEVER;
     link->control_deadline = TORUS_LINK_NEVER;
+    link->datagram_since = TORUS_LINK_NEVER;
     if (config->rto_ns == 0 || config->local_link >= CONFIG_MAX_LINKS)
         return false;
     link->config = *config;
@@ -158,16 +170,28 @@ enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *fr
         link->counters[TORUS_LINK_COUNT_NOT_UP]++;
         return TORUS_LINK_SEND_NOT_UP;
     }
-    if (torus_link_in_flight(link) >= CONFIG_LINK_WINDOW) {
+    bool datagram = (frame[TORUS_FRAME_OFFSET_FLAGS] & TORUS_FRAME_FLAG_DATAGRAM) != 0;
+    if (!datagram && torus_link_in_flight(link) >= CONFIG_LINK_WINDOW) {
         link->counters[TORUS_LINK_COUNT_WINDOW_FULL]++;
         return TORUS_LINK_SEND_WINDOW_FULL;
     }
     struct torus_frame_link_fields fields;
-    fill_link_fields(link, ack_going_out(link), link->next_sequence, &fields);
+    fill_link_fields(link, ack_going_out(link),
+                     datagram ? link->datagram_next++ : link->next_sequence, &fields);
     torus_frame_stamp_link(frame, length, &fields, link->config.key);
     /* The piggybacked ack pays what was owed (a requested SYN still goes). */
     if (!link->syn_requested)
         link->control_deadline = TORUS_LINK_NEVER;
+    link->last_sent_ns = now_ns;
+    link->counters[TORUS_LINK_COUNT_SENT]++;
+    if (datagram) {
+        /* Sent once, under its own sequence number; the peer answers it
+         * lazily, and a silence from now on is timed. */
+        if (link->datagram_since == TORUS_LINK_NEVER)
+            link->datagram_since = now_ns;
+        link->counters[TORUS_LINK_COUNT_DATAGRAMS_SENT]++;
+        return TORUS_LINK_SEND_OK;
+    }
 
     struct torus_link_slot *slot = &link->window[link->next_sequence & WINDOW_MASK];
     memcpy(slot->frame, frame, length);
@@ -175,8 +199,6 @@ enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *fr
     if (torus_link_in_flight(link) == 0)
         link->rto_deadline = add_saturating(now_ns, link->config.rto_ns);
     link->next_sequence++;
-    link->last_sent_ns = now_ns;
-    link->counters[TORUS_LINK_COUNT_SENT]++;
     return TORUS_LINK_SEND_OK;
 }
 
@@ -227,8 +249,10 @@ static enum torus_link_verdict take_syn(struct torus_link *link,
              * it names an old incarnation of ours, teach it the current one. */
             if (receiver != link->local_incarnation)
                 link->syn_requested = true;
-            else
+            else {
                 link->last_heard_ns = now_ns;
+                link->datagram_since = TORUS_LINK_NEVER;
+            }
             owe_control(link, now_ns);
             return TORUS_LINK_CONTROL;
         }
@@ -261,8 +285,10 @@ enum torus_link_verdict torus_link_receive(struct torus_link *link,
         link->counters[TORUS_LINK_COUNT_WRONG_PEER]++;
         return TORUS_LINK_WRONG_PEER;
     }
-    if ((h->flags & TORUS_FRAME_FLAG_SYN) != 0) {
-        if (h->type != TORUS_FRAME_TYPE_LINK_ACK) {
+    bool datagram = (h->flags & TORUS_FRAME_FLAG_DATAGRAM) != 0;
+    if ((h->flags & TORUS_FRAME_FLAG_SYN) != 0 ||
+        (datagram && h->type == TORUS_FRAME_TYPE_LINK_ACK)) {
+        if (h->type != TORUS_FRAME_TYPE_LINK_ACK || datagram) {
             link->counters[TORUS_LINK_COUNT_PROTOCOL]++;
             return TORUS_LINK_PROTOCOL;
         }
@@ -279,9 +305,22 @@ enum torus_link_verdict torus_link_receive(struct torus_link *link,
     if (link->state != TORUS_LINK_UP)
         become_up(link, now_ns);
     link->last_heard_ns = now_ns;
+    link->datagram_since = TORUS_LINK_NEVER; /* the peer is there */
     take_ack(link, h, now_ns);
     if (h->type == TORUS_FRAME_TYPE_LINK_ACK)
         return TORUS_LINK_CONTROL;
+    if (datagram) {
+        /* Outside the data sequence: nothing to order, nothing to ack; one
+         * not newer than the last taken is a replay. */
+        if ((int32_t)(h->link_sequence - link->datagram_expected) < 0) {
+            link->counters[TORUS_LINK_COUNT_DUPLICATES]++;
+            return TORUS_LINK_DUPLICATE;
+        }
+        link->datagram_expected = h->link_sequence + 1u;
+        link->counters[TORUS_LINK_COUNT_DATAGRAMS]++;
+        owe_control(link, add_saturating(now_ns, dead_peer_ns(link) / 4u));
+        return TORUS_LINK_DELIVER;
+    }
 
     uint32_t ahead = h->link_sequence - link->expected;
     if (ahead == 0) {
@@ -404,6 +443,11 @@ unsigned torus_link_tick(struct torus_link *link, uint64_t now_ns,
         }
     }
     if (link->state == TORUS_LINK_UP &&
+        now_ns >= add_saturating(link->datagram_since, dead_peer_ns(link))) {
+        link->counters[TORUS_LINK_COUNT_TIMEOUTS]++;
+        end_session(link, now_ns, END_TIMEOUT); /* datagrams went unanswered */
+    }
+    if (link->state == TORUS_LINK_UP &&
         now_ns >= add_saturating(link->last_heard_ns, silence_limit_ns(link)))
         end_session(link, now_ns, END_SILENCE);
     if (now_ns >= link->control_deadline)
@@ -428,6 +472,9 @@ uint64_t torus_link_next_deadline(const struct torus_link *link)
     }
     uint64_t keepalive = add_saturating(link->last_sent_ns, link->config.keepalive_interval_ns);
     uint64_t silence = add_saturating(link->last_heard_ns, silence_limit_ns(link));
+    uint64_t unanswered = add_saturating(link->datagram_since, dead_peer_ns(link));
+    if (unanswered < deadline)
+        deadline = unanswered;
     if (keepalive < deadline)
         deadline = keepalive;
     if (silence < deadline)

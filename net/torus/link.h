@@ -57,6 +57,30 @@
  *     or lost frame broke: any r): end ours (DOWN) and handshake with s;
  *   - UP, s older than P: a handshake of an earlier session (stale,
  *     duplicated, reordered, replayed): dropped, counted stale.
+ * Datagrams (issue 20).  A data frame sent with TORUS_FRAME_FLAG_DATAGRAM
+ * (a heartbeat, whose loss the next one makes good) goes out once: it takes
+ * no place in the data sequence, no window slot and owes no ack, and the
+ * receiver hands it up when its incarnations match the session, whatever
+ * data came before it.  Datagrams have their own sequence numbers, per
+ * session from 0: the receiver takes only one newer than the last it took
+ * (links do not reorder, so only a replay is older), so that a recorded
+ * datagram sent again - a dead node's heartbeat - is dropped as a
+ * duplicate, as a data frame would be.
+ *
+ * A datagram owes the sender a sign of life, lazily: the receiver sends a
+ * LINK_ACK within a quarter of the dead-peer bound, (retry_limit + 1) *
+ * rto_ns / 4, unless any frame of its own leaves on the link first (on an
+ * idle torus the peer's own heartbeat, so no extra frame).  A sender that
+ * has heard nothing of the session for (retry_limit + 1) * rto_ns since
+ * its first datagram left unanswered declares the link DOWN, as it would
+ * for an unacknowledged data frame: a cut cable that carries only
+ * heartbeats is found as fast as one that carries data, before the
+ * detector's timeout, and routes go around it.  It still carries the current ack (paying one that is owed) and
+ * is heard as the session's, so heartbeats also serve as keepalives.  An
+ * idle torus whose heartbeats cross each link both ways then costs one
+ * frame per heartbeat and hop, not two, and no timer wake-up to send the
+ * ack (the lazy answer below rides on the peer's own heartbeat).
+ *
  * Keepalives: an UP end that has sent nothing for keepalive_interval_ns
  * sends an ACK (no SYN; none while traffic flows), so an idle link is heard
  * at least every interval; an UP end that hears nothing of its session (no
@@ -112,7 +136,8 @@ enum torus_link_state {
     X(OUT_OF_ORDER, "out_of_order") /* after a gap: dropped */               \
     X(STALE, "stale")               /* another session's: dropped */         \
     X(WRONG_PEER, "wrong_peer")     /* MACs are not this link's */           \
-    X(PROTOCOL, "protocol")         /* SYN on a data frame: dropped */
+    X(PROTOCOL, "protocol")         /* SYN on a data frame, or a LINK_ACK  \
+                                       that says DATAGRAM: dropped */
 
 enum torus_link_verdict {
 #define TORUS_LINK_VERDICT_ENUM(name, text) TORUS_LINK_##name,
@@ -131,6 +156,8 @@ enum torus_link_send_status {
 /* Counters, one list for the enum and the names. */
 #define TORUS_LINK_COUNTERS(X)                                               \
     X(SENT, "sent")                     /* data frames accepted by send */   \
+    X(DATAGRAMS_SENT, "datagrams_sent") /* of them, datagrams (not kept) */  \
+    X(DATAGRAMS, "datagrams")           /* datagrams handed up */            \
     X(RETRANSMITTED, "retransmitted")   /* data frames sent again */         \
     X(TIMEOUTS, "timeouts")             /* retransmission timeouts */        \
     X(FAST_RETRANSMITS, "fast_retransmits") /* resends on a NAK */           \
@@ -207,6 +234,12 @@ struct torus_link {
     bool nak_sent;             /* a NAK went out for this gap */
     bool syn_requested;        /* next control frame carries SYN */
     uint64_t control_deadline; /* when a LINK_ACK (or SYN) is due */
+    /* Datagrams: the next one's sequence number, and the least one taken. */
+    uint32_t datagram_next;
+    uint32_t datagram_expected;
+    /* When our oldest datagram not yet answered by any frame of the
+     * session left; TORUS_LINK_NEVER: none. */
+    uint64_t datagram_since;
     /* Keepalives. */
     uint64_t last_sent_ns;  /* any frame of ours put on the wire */
     uint64_t last_heard_ns; /* a frame of the current session, UP only */
@@ -250,9 +283,10 @@ bool torus_link_init(struct torus_link *link, const struct torus_link_config *co
 /*
  * Sends a data frame (well formed, made by torus_frame_encode or forwarded,
  * any type but LINK_ACK): stamps MACs, sequence, ack and incarnations into
- * frame in place, reseals it and keeps a copy for retransmission.  On
- * TORUS_LINK_SEND_OK the caller puts frame on the wire; otherwise frame is
- * untouched and nothing is kept.
+ * frame in place, reseals it and keeps a copy for retransmission - unless it
+ * is a datagram (TORUS_FRAME_FLAG_DATAGRAM), which is sent once and never
+ * refused for a full window.  On TORUS_LINK_SEND_OK the caller puts frame
+ * on the wire; otherwise frame is untouched and nothing is kept.
  */
 enum torus_link_send_status torus_link_send(struct torus_link *link, uint8_t *frame,
                                             size_t length, uint64_t now_ns);

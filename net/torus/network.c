@@ -168,10 +168,10 @@ static enum torus_network_status inject_on(struct torus_network *network, int li
     return TORUS_NETWORK_OK;
 }
 
-enum torus_network_status torus_network_send(struct torus_network *network,
-                                             uint32_t destination, unsigned type,
-                                             uint64_t epoch, const void *payload,
-                                             size_t length, uint64_t now_ns)
+static enum torus_network_status send_frame(struct torus_network *network,
+                                            uint32_t destination, unsigned type, uint8_t flags,
+                                            uint64_t epoch, const void *payload,
+                                            size_t length, uint64_t now_ns)
 {
     if (destination >= torus_geometry_node_count(&network->geometry) ||
         type == TORUS_FRAME_TYPE_LINK_ACK || type >= TORUS_FRAME_TYPE_COUNT)
@@ -179,6 +179,7 @@ enum torus_network_status torus_network_send(struct torus_network *network,
     struct torus_frame_header header;
     memset(&header, 0, sizeof header);
     header.type = (uint8_t)type;
+    header.flags = flags;
     header.ttl = network->routing_table ? route_table_ttl(&network->geometry)
                                         : torus_route_ttl(&network->geometry);
     header.source = network->rank;
@@ -203,6 +204,23 @@ enum torus_network_status torus_network_send(struct torus_network *network,
     }
     return inject_on(network, next_hop(network, destination, -1), network->scratch,
                      frame_length, type);
+}
+
+enum torus_network_status torus_network_send(struct torus_network *network,
+                                             uint32_t destination, unsigned type,
+                                             uint64_t epoch, const void *payload,
+                                             size_t length, uint64_t now_ns)
+{
+    return send_frame(network, destination, type, 0, epoch, payload, length, now_ns);
+}
+
+enum torus_network_status torus_network_send_datagram(struct torus_network *network,
+                                                      uint32_t destination, unsigned type,
+                                                      uint64_t epoch, const void *payload,
+                                                      size_t length, uint64_t now_ns)
+{
+    return send_frame(network, destination, type, TORUS_FRAME_FLAG_DATAGRAM, epoch, payload,
+                      length, now_ns);
 }
 
 /* The link a frame arrived on, from its destination MAC; -1: not ours. */
@@ -341,6 +359,7 @@ static void driver_send(struct torus_network *network, unsigned link,
         count(network, TORUS_NETWORK_COUNT_CUT);
         return;
     }
+    count(network, TORUS_NETWORK_COUNT_WIRE);
     if (!torus_driver_send(link, frame, length))
         count(network, TORUS_NETWORK_COUNT_DRIVER_BUSY);
 }

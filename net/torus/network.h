@@ -56,7 +56,8 @@ enum torus_network_status {
     X(NO_HANDLER, "no_handler")     /* for us, but nobody takes the type */  \
     X(DRIVER_BUSY, "driver_busy")   /* device full: left to retransmission */\
     X(CUT, "cut")                   /* lost on a link cut on purpose */    \
-    X(BACKPRESSURE, "backpressure") /* transit refused: next ring full */
+    X(BACKPRESSURE, "backpressure") /* transit refused: next ring full */ \
+    X(WIRE, "wire")                 /* every frame handed to the driver */
 
 enum torus_network_counter {
 #define TORUS_NETWORK_COUNTER_ENUM(name, text) TORUS_NETWORK_COUNT_##name,
@@ -148,6 +149,16 @@ enum torus_network_status torus_network_send(struct torus_network *network,
                                              uint32_t destination, unsigned type,
                                              uint64_t epoch, const void *payload,
                                              size_t length, uint64_t now_ns);
+
+/*
+ * The same, as a datagram (TORUS_FRAME_FLAG_DATAGRAM, see link.h): no link
+ * on the way keeps, acknowledges or resends it, so it may be lost; for
+ * messages that the next one makes good (heartbeats).
+ */
+enum torus_network_status torus_network_send_datagram(struct torus_network *network,
+                                                      uint32_t destination, unsigned type,
+                                                      uint64_t epoch, const void *payload,
+                                                      size_t length, uint64_t now_ns);
 
 /*
  * One pass: receive from every driver, dispatch up to max received frames,

@@ -465,10 +465,17 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
                          "processes beside)\n",
                     s->config.name, s->detection_ns / (s->config.detect_timeout_ms * 1e6),
                     s->load);
-        if (s->idle_seconds > 0)
+        if (s->idle_seconds > 0) {
             fprintf(out, "  %s: idle %u s with %u busy processes beside: %u false detections "
                          "(tori-emu exit %d)\n",
                     s->config.name, s->idle_seconds, s->load, s->idle_failures, s->idle_status);
+            if (s->idle_cpu_per_node >= 0 && s->idle_frames_per_node >= 0)
+                fprintf(out, "  %s: idle cost %.4f CPU s per node per second (%.2f cores for "
+                             "the %u nodes), %.1f frames per node per second\n",
+                        s->config.name, s->idle_cpu_per_node,
+                        s->idle_cpu_per_node * s->config.nodes, (unsigned)s->config.nodes,
+                        s->idle_frames_per_node);
+        }
     }
     fprintf(out, "  timeouts: heartbeat/detect ms; fail->st: crash to the root's stable "
                  "(detection included); H/S: tree levels / sum of the largest parent-child "
@@ -488,6 +495,7 @@ void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
             ",\"hop_sum\":%" PRIu64 ",\"base_ns\":%.0f,\"contention_ns\":%.0f,"
             "\"contention_ratio\":%.3f,\"l2_ns\":%.0f,\"l4_ns\":%.0f,\"l8_ns\":%.0f,"
             "\"load\":%u,\"idle_s\":%u,\"idle_false_detections\":%u,"
+            "\"idle_cpu_per_node_s\":%.6f,\"idle_frames_per_node_s\":%.1f,"
             "\"out\":\"%s\"}\n",
             s->config.name, s->config.board, s->config.dims, (unsigned)s->config.nodes,
             s->config.heartbeat_ms, s->config.detect_timeout_ms, s->config.timeout_ceiling, s->status, s->faults, s->checks,
@@ -495,8 +503,75 @@ void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
             s->ocp_ns, s->detection_ns, s->ts_ns, s->model_ns, s->ratio, s->ts_over_l,
             s->recovery_ns, s->rejoin_ts_ns, s->levels, s->hop_sum, s->base_ns, s->contention_ns,
             s->contention_ratio, s->fan_hop_ns[1], s->fan_hop_ns[2], s->fan_hop_ns[3], s->load,
-            s->idle_seconds, s->idle_failures, s->out_dir);
+            s->idle_seconds, s->idle_failures,
+            s->idle_seconds > 0 ? s->idle_cpu_per_node : -1.0,
+            s->idle_seconds > 0 ? s->idle_frames_per_node : -1.0, s->out_dir);
     fflush(out);
+}
+
+/* The number after "key": in line; false when absent. */
+static bool json_number(const char *line, const char *key, double *value)
+{
+    char pattern[48];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *at = strstr(line, pattern);
+    if (at == NULL)
+        return false;
+    char *end;
+    *value = strtod(at + strlen(pattern), &end);
+    return end != at + strlen(pattern);
+}
+
+void bench_faults_read_idle_cost(const char *dir, struct bench_faults_summary *summary)
+{
+    summary->idle_cpu_per_node = -1;
+    summary->idle_frames_per_node = -1;
+    char path[640], line[4096];
+    snprintf(path, sizeof path, "%s/cpu.json", dir);
+    FILE *in = fopen(path, "re");
+    if (in != NULL) {
+        double value;
+        if (fgets(line, sizeof line, in) != NULL && json_number(line, "cpu_per_node_s", &value))
+            summary->idle_cpu_per_node = value;
+        fclose(in);
+    }
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    in = fopen(path, "re");
+    if (in == NULL)
+        return;
+    /* Per node, its first and last stats: tori-emu asks for them when the
+     * idle window opens and before the nodes stop. */
+    enum { NODES_MAX = 4096 };
+    static double first_wire[NODES_MAX], first_ns[NODES_MAX], last_wire[NODES_MAX],
+        last_ns[NODES_MAX];
+    static bool seen[NODES_MAX];
+    memset(seen, 0, sizeof seen);
+    while (fgets(line, sizeof line, in) != NULL) {
+        double node, wire, t_ns;
+        if (strstr(line, "\"event\":\"stats\"") == NULL || !json_number(line, "node", &node) ||
+            !json_number(line, "wire", &wire) || !json_number(line, "t_ns", &t_ns) ||
+            node < 0 || node >= NODES_MAX)
+            continue;
+        unsigned n = (unsigned)node;
+        if (!seen[n]) {
+            seen[n] = true;
+            first_wire[n] = wire;
+            first_ns[n] = t_ns;
+        }
+        last_wire[n] = wire;
+        last_ns[n] = t_ns;
+    }
+    fclose(in);
+    double rate_sum = 0;
+    unsigned nodes = 0;
+    for (unsigned n = 0; n < NODES_MAX; n++) {
+        if (seen[n] && last_ns[n] > first_ns[n]) {
+            rate_sum += (last_wire[n] - first_wire[n]) / ((last_ns[n] - first_ns[n]) / 1e9);
+            nodes++;
+        }
+    }
+    if (nodes > 0)
+        summary->idle_frames_per_node = rate_sum / nodes;
 }
 
 int bench_faults_count_detections(const char *dir)

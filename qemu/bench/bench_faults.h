@@ -90,6 +90,12 @@ struct bench_faults_summary {
     unsigned idle_seconds;     /* 0: no idle run */
     int idle_status;           /* its tori-emu exit status */
     unsigned idle_failures;    /* failure-detected events: all false (nothing failed) */
+    /* What the idle torus costs the host (issue 20): CPU seconds of the node
+     * processes per node per second of the idle window (a fraction of one
+     * core; tori-emu's cpu.json), and frames each node put on the wire per
+     * second over the window (its first and last `stats`: heartbeats,
+     * forwarded frames, link acks and keepalives).  Negative: not measured. */
+    double idle_cpu_per_node, idle_frames_per_node;
 };
 
 /* Medians over samples (kills for T_s and detection, restarts for rejoins). */
@@ -101,6 +107,13 @@ void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned 
  * -1 when the file cannot be read.
  */
 int bench_faults_count_detections(const char *dir);
+
+/*
+ * The idle cost of the run in dir into summary->idle_cpu_per_node (from
+ * <dir>/cpu.json) and ->idle_frames_per_node (each node's first and last
+ * `stats` events in <dir>/events.jsonl); each is -1 when not found.
+ */
+void bench_faults_read_idle_cost(const char *dir, struct bench_faults_summary *summary);
 
 /* Reads <dir>/faults.jsonl into the summary; false when it cannot. */
 bool bench_faults_read(const char *dir, struct bench_faults_summary *summary);

@@ -70,7 +70,9 @@ static void usage(FILE *out)
           "                     /tmp/tori-bench-faults-XXXXXX)\n"
           "  --idle-seconds S   after each crash run, the same torus left idle for S s\n"
           "                     (0..3600, 0: none): every failure detection in it is\n"
-          "                     false, and is counted\n"
+          "                     false, and is counted; so is its cost: CPU s of the\n"
+          "                     node processes per node per second, frames per node\n"
+          "                     per second\n"
           "  --load N           N busy-loop processes (0..64) run beside every run, so\n"
           "                     that the host is slow, not the nodes\n"
           "  --json             one JSON object per configuration on stdout too (the\n"
@@ -385,6 +387,7 @@ int main(int argc, char **argv)
                 status = 1;
             }
             s->idle_failures = detections < 0 ? 0u : (unsigned)detections;
+            bench_faults_read_idle_cost(idle_dir, s);
             if (s->idle_status != 0)
                 status = 1;
         }

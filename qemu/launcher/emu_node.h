@@ -108,6 +108,10 @@ struct emu_node {
 
     /* The closing `stats` (emu_run.c): asked, and answered. */
     bool stats_asked, stats_answered;
+    /* --duration: its process's CPU time when the run's window opened
+     * (emu_run.c), and that process; 0: not measured. */
+    uint64_t window_cpu_ns;
+    pid_t window_pid;
 
     /* Counters. */
     unsigned events, malformed;

@@ -323,3 +323,27 @@ void emu_process_stop_all(struct emu *emu)
         }
     }
 }
+
+bool emu_process_cpu_ns(const struct emu_node *node, uint64_t *cpu_ns)
+{
+    if (node->pid <= 0 || node->board == EMU_BOARD_MPI)
+        return false;
+    char path[48], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)node->pid);
+    FILE *file = fopen(path, "re");
+    if (file == NULL)
+        return false;
+    size_t length = fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+    text[length] = '\0';
+    /* The command name may hold anything: fields are counted after its ')'. */
+    const char *at = strrchr(text, ')');
+    unsigned long long utime = 0, stime = 0;
+    long ticks = sysconf(_SC_CLK_TCK);
+    if (at == NULL || ticks <= 0 ||
+        sscanf(at + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+               &stime) != 2)
+        return false;
+    *cpu_ns = (utime + stime) * (NS_PER_S / (uint64_t)ticks);
+    return true;
+}

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "qemu/launcher/emu_run.h"
 #include "qemu/launcher/qmp.h"
@@ -53,6 +54,13 @@ void emu_process_reap(struct emu *emu);
  * while the loop turns, then SIGKILL and a blocking wait for each.
  */
 void emu_process_stop_all(struct emu *emu);
+
+/*
+ * The CPU time (user + system) a running node's process has used so far,
+ * from /proc/PID/stat: false when the node runs no process of its own here
+ * (MPI ranks) or it cannot be read.
+ */
+bool emu_process_cpu_ns(const struct emu_node *node, uint64_t *cpu_ns);
 
 /* Prints the last lines of a failing node's log to stderr. */
 void emu_process_show_tail(struct emu *emu, const struct emu_node *node);

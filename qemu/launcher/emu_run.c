@@ -3,6 +3,7 @@
 #include "qemu/launcher/emu_run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -345,15 +346,80 @@ static bool run_ping(struct emu *emu)
     return true;
 }
 
+static void collect_stats(struct emu *emu);
+
+/* The CPU time of every node process at the window's start, and each
+ * node's counters in a `stats` event (the last one, at the end, less this
+ * one is what the window cost in frames). */
+static void window_open(struct emu *emu)
+{
+    collect_stats(emu);
+    for (uint32_t r = 0; r < emu->count; r++) {
+        struct emu_node *node = &emu->nodes[r];
+        node->window_pid = emu_process_cpu_ns(node, &node->window_cpu_ns) ? node->pid : 0;
+    }
+}
+
+/* What the nodes used since window_open: those still in the same process. */
+static void window_close(struct emu *emu, uint64_t window_ns)
+{
+    emu->window_cpu_ns = 0;
+    emu->window_nodes = 0;
+    emu->window_ns = window_ns;
+    for (uint32_t r = 0; r < emu->count; r++) {
+        struct emu_node *node = &emu->nodes[r];
+        uint64_t cpu_ns;
+        if (node->window_pid == 0 || node->window_pid != node->pid ||
+            !emu_process_cpu_ns(node, &cpu_ns) || cpu_ns < node->window_cpu_ns)
+            continue;
+        emu->window_cpu_ns += cpu_ns - node->window_cpu_ns;
+        emu->window_nodes++;
+    }
+}
+
+/*
+ * <out>/cpu.json and a line: the host CPU the node processes used in the
+ * --duration window, per node per second (a fraction of one core), so that
+ * an idle torus's cost is a figure (issue 20).
+ */
+static void window_report(struct emu *emu)
+{
+    if (emu->window_nodes == 0 || emu->window_ns == 0)
+        return;
+    double seconds = (double)emu->window_ns / 1e9;
+    double per_node = (double)emu->window_cpu_ns / 1e9 / emu->window_nodes / seconds;
+    fprintf(emu->human, TOOL ": node CPU %.2f s over %.1f s for %u nodes: %.4f s per node per "
+                        "second\n",
+            (double)emu->window_cpu_ns / 1e9, seconds, (unsigned)emu->window_nodes, per_node);
+    int fd = openat(emu->out_dir_fd, "cpu.json", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    FILE *file = fd < 0 ? NULL : fdopen(fd, "w");
+    if (file == NULL) {
+        if (fd >= 0)
+            close(fd);
+        emu_complain(emu, "cannot write cpu.json in %s", emu->out_dir);
+        return;
+    }
+    fprintf(file, "{\"nodes\":%u,\"window_s\":%.3f,\"cpu_s\":%.3f,\"cpu_per_node_s\":%.6f}\n",
+            (unsigned)emu->window_nodes, seconds, (double)emu->window_cpu_ns / 1e9, per_node);
+    fclose(file);
+}
+
 static void run_for(struct emu *emu, bool forever, uint64_t duration_ns)
 {
-    uint64_t end = emu_now_ns(emu) + duration_ns;
+    uint64_t start = emu_now_ns(emu);
+    uint64_t end = start + duration_ns;
+    /* A window to measure: --duration D (a --ping run passes 0). */
+    bool measured = !forever && duration_ns > 0;
+    if (measured)
+        window_open(emu);
     while (emu_keep_going(emu) && (forever || emu_now_ns(emu) < end)) {
         uint64_t left = forever ? 500 * NS_PER_MS : end - emu_now_ns(emu);
         if (!forever && emu_now_ns(emu) >= end)
             break;
         emu_step(emu, (int)(left > 500 * NS_PER_MS ? 500 : left / NS_PER_MS + 1));
     }
+    if (measured)
+        window_close(emu, emu_now_ns(emu) - start);
 }
 
 static void summarize(struct emu *emu)
@@ -380,6 +446,7 @@ static void summarize(struct emu *emu)
     if (emu->reach.on)
         fprintf(out, TOOL ": reach: %u sample%s in reach.jsonl\n", emu->reach.samples,
                 emu->reach.samples == 1 ? "" : "s");
+    window_report(emu);
     fprintf(out, TOOL ": logs, personalities and events.jsonl in %s\n", emu->out_dir);
     fflush(out);
 }

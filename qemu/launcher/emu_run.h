@@ -129,6 +129,12 @@ struct emu {
     bool progress_open; /* a progress line without its newline */
     uint64_t progress_last_ns;
 
+    /* --duration: what the nodes' processes cost the host over the window
+     * (issue 20's idle torus): CPU time of those measured at both ends
+     * (the same process, not restarted), and the window. */
+    uint64_t window_cpu_ns, window_ns;
+    uint32_t window_nodes;
+
     emu_event_observer observer; /* NULL: none */
     void *observer_context;
 };

@@ -95,6 +95,12 @@ void harness_collect(struct harness *h, uint32_t from)
         }
         if (membership_decode(payload, m->length, node_count(h), &msg) != MEMBERSHIP_DECODE_OK) {
             harness_fail(h, "a payload that does not decode (from, to)", from, m->destination);
+        } else if ((msg.header.type == MEMBERSHIP_MSG_HEARTBEAT) != m->loss_tolerant &&
+                   !(m->loss_tolerant && msg.header.type == MEMBERSHIP_MSG_RELAY)) {
+            /* Only heartbeats (perhaps in a relay's envelope) may be sent
+             * best effort (issue 20); everything else must arrive. */
+            harness_fail(h, "loss_tolerant on a message that is not a heartbeat, or not on "
+                            "a heartbeat (from, to)", from, m->destination);
         }
         if (h->tail - h->head >= HARNESS_QUEUE) {
             harness_fail(h, "FIFO full (from, to)", from, m->destination);

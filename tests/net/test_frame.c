@@ -183,7 +183,8 @@ static void check_each_reason(void)
     CHECK_EQ(decode_edited(63, 0x01, false, NODES), TORUS_FRAME_DROP_BAD_CHECKSUM);
     CHECK_EQ(decode_edited(17, TORUS_FRAME_TYPE_COUNT, true, NODES), TORUS_FRAME_DROP_BAD_TYPE);
     CHECK_EQ(decode_edited(17, 0xFF, true, NODES), TORUS_FRAME_DROP_BAD_TYPE);
-    CHECK_EQ(decode_edited(18, 0x04, true, NODES), TORUS_FRAME_DROP_BAD_FLAGS);
+    CHECK_EQ(decode_edited(18, 0x08, true, NODES), TORUS_FRAME_DROP_BAD_FLAGS);
+    CHECK_EQ(decode_edited(18, TORUS_FRAME_FLAG_DATAGRAM, true, NODES), TORUS_FRAME_OK);
     CHECK_EQ(decode_edited(21, 0x01, true, NODES), TORUS_FRAME_DROP_BAD_RESERVED);
     CHECK_EQ(decode_edited(0, 0, true, 9), TORUS_FRAME_DROP_RANK_OUT_OF_RANGE); /* dest 9 */
     CHECK_EQ(decode_edited(0, 0, true, 10), TORUS_FRAME_OK);
@@ -448,7 +449,7 @@ static size_t make_input(struct check_rng *rng, enum fuzz_kind kind, uint8_t *wo
             *expect = TORUS_FRAME_DROP_BAD_TYPE;
             break;
         case 1:
-            work[18] = (uint8_t)(work[18] | (0x04u << check_rng_below(rng, 6)));
+            work[18] = (uint8_t)(work[18] | (0x08u << check_rng_below(rng, 5)));
             *expect = TORUS_FRAME_DROP_BAD_FLAGS;
             break;
         case 2:

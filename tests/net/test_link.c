@@ -913,8 +913,129 @@ static void check_stop_resume(uint64_t seed)
     CHECK_EQ(b->delivered, frames);
 }
 
+/*
+ * Datagrams (issue 20): sent once, outside the window and its sequence; the
+ * receiver hands them up without an ack owed (no LINK_ACK, no timer), in
+ * any order with data; they keep their flag through the stamp, carry the
+ * current ack, count as the session's traffic (no keepalive needed); a
+ * replayed one is a duplicate, and a stale session's is dropped like any
+ * stale frame.
+ */
+static void check_datagrams(void)
+{
+    static uint8_t frame[CONFIG_MAX_FRAME], data[CONFIG_MAX_FRAME];
+    hand_handshake(0);
+    size_t length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 7, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 5 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_link_in_flight(&hand_a), 0);
+    CHECK_EQ(torus_link_counter(&hand_a, TORUS_LINK_COUNT_DATAGRAMS_SENT), 1);
+    /* Nothing to resend; unanswered, the link would be down after the
+     * dead-peer bound ((3 + 1) rtos of 1 ms). */
+    CHECK_EQ(torus_link_next_deadline(&hand_a), 5 * US + 4 * MS);
+    struct torus_frame_header h;
+    CHECK_EQ(torus_frame_decode(frame, length, 2, NULL, &h, NULL), TORUS_FRAME_OK);
+    CHECK_EQ(h.flags, TORUS_FRAME_FLAG_DATAGRAM);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 10 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DATAGRAMS), 1);
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DELIVERED), 0);
+    /* No ack at the ack delay: a sign of life within a quarter of the
+     * bound, unless B sends anything before. */
+    CHECK_EQ(torus_link_next_deadline(&hand_b), 10 * US + 1 * MS);
+    CHECK_EQ(hand_b.last_heard_ns, 10 * US);
+    CHECK_EQ(torus_link_tick(&hand_b, 1 * MS, &hand_out), 0);
+    CHECK_EQ(hand_pump(&hand_b, &hand_a, 10 * US + 1 * MS), 1); /* the ACK */
+    CHECK_EQ(hand_a.datagram_since, TORUS_LINK_NEVER);
+    CHECK_EQ(torus_link_next_deadline(&hand_a), 5 * US + HAND_KEEPALIVE);
+    /* B's own datagram pays what it owes: no ACK of its own. */
+    size_t back = data_frame(1, TORUS_FRAME_TYPE_MEMBERSHIP, 70, data);
+    data[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(data, back, NULL);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 2 * MS), TORUS_LINK_DUPLICATE);
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 71, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 2 * MS), TORUS_LINK_SEND_OK);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 2 * MS), TORUS_LINK_DELIVER);
+    CHECK_EQ(torus_link_send(&hand_b, data, back, 2 * MS + 10 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_link_tick(&hand_b, 4 * MS, &hand_out), 0);
+    CHECK_EQ(hand_receive(&hand_a, data, back, 2 * MS + 20 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(hand_a.datagram_since, TORUS_LINK_NEVER);
+    /* The first datagram again is a replay: a duplicate, not a heartbeat. */
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DUPLICATES), 1);
+
+    /* A full window does not hold datagrams back; a datagram overtakes a
+     * lost data frame, and the data frames' order is unchanged. */
+    for (uint32_t i = 0; i < CONFIG_LINK_WINDOW; i++) {
+        size_t data_length = data_frame(0, TORUS_FRAME_TYPE_PING, 100 + i, data);
+        CHECK_EQ(torus_link_send(&hand_a, data, data_length, 30 * US), TORUS_LINK_SEND_OK);
+    }
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 8, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 40 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_link_in_flight(&hand_a), CONFIG_LINK_WINDOW);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 50 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(hand_b.expected, 0);
+
+    /* B's datagram carries B's ack: A learns that nothing arrived yet, and
+     * when B owes an ack, a datagram pays it. */
+    size_t data_length = data_frame(0, TORUS_FRAME_TYPE_PING, 1, data);
+    CHECK_EQ(torus_link_send(&hand_b, data, data_length, 60 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(hand_receive(&hand_a, data, data_length, 70 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(torus_link_next_deadline(&hand_a), 70 * US + 100 * US); /* the ack delay */
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 9, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 80 * US), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_frame_decode(frame, length, 2, NULL, &h, NULL), TORUS_FRAME_OK);
+    CHECK_EQ(h.link_ack, 1);
+    CHECK(torus_link_next_deadline(&hand_a) != 170 * US); /* nothing owed now */
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 90 * US), TORUS_LINK_DELIVER);
+    CHECK_EQ(torus_link_in_flight(&hand_b), 0); /* B's data frame acked by it */
+
+    /* A LINK_ACK that says DATAGRAM is no frame of ours; a datagram of an
+     * earlier session is stale. */
+    length = data_frame(0, TORUS_FRAME_TYPE_LINK_ACK, 0, frame);
+    struct torus_frame_link_fields fields;
+    memcpy(fields.destination_mac, hand_b.local_mac, TORUS_FRAME_MAC_SIZE);
+    memcpy(fields.source_mac, hand_b.peer_mac, TORUS_FRAME_MAC_SIZE);
+    fields.flags = 0;
+    fields.sequence = 0;
+    fields.ack = 0;
+    fields.sender_incarnation = hand_b.peer_incarnation;
+    fields.receiver_incarnation = hand_b.local_incarnation;
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_stamp_link(frame, length, &fields, NULL);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 100 * US), TORUS_LINK_PROTOCOL);
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 10, frame);
+    fields.sender_incarnation = hand_b.peer_incarnation - 1;
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_stamp_link(frame, length, &fields, NULL);
+    uint64_t stale = torus_link_counter(&hand_b, TORUS_LINK_COUNT_STALE);
+    CHECK_EQ(hand_receive(&hand_b, frame, length, 110 * US), TORUS_LINK_STALE);
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_STALE), stale + 1);
+    CHECK_EQ(torus_link_counter(&hand_b, TORUS_LINK_COUNT_DATAGRAMS), 4);
+
+    /* Datagrams into a cut cable: nothing answers, and the link is down
+     * at the dead-peer bound after the first, as for a data frame. */
+    hand_handshake(0);
+    length = data_frame(0, TORUS_FRAME_TYPE_MEMBERSHIP, 11, frame);
+    frame[TORUS_FRAME_OFFSET_FLAGS] = TORUS_FRAME_FLAG_DATAGRAM;
+    torus_frame_seal(frame, length, NULL);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 1 * MS), TORUS_LINK_SEND_OK);
+    CHECK_EQ(torus_link_send(&hand_a, frame, length, 2 * MS), TORUS_LINK_SEND_OK);
+    torus_link_tick(&hand_a, 5 * MS - 1, &hand_out);
+    CHECK(torus_link_is_up(&hand_a));
+    torus_link_tick(&hand_a, 5 * MS, &hand_out);
+    CHECK(!torus_link_is_up(&hand_a));
+    CHECK_EQ(torus_link_take_events(&hand_a), TORUS_LINK_EVENT_DOWN);
+}
+
 int main(void)
 {
+    check_datagrams();
     check_hand_basics();
     check_hand_timeout();
     check_hand_lossy();

@@ -131,11 +131,54 @@ static void test_idle_count(void)
     rmdir(dir);
 }
 
+/* --idle-seconds: the idle run's cost, from tori-emu's cpu.json and each
+ * node's first and last stats (issue 20). */
+static void test_idle_cost(void)
+{
+    char dir[] = "/tmp/test-bench-faults-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    struct bench_faults_summary summary;
+    memset(&summary, 0, sizeof summary);
+    bench_faults_read_idle_cost(dir, &summary); /* neither file */
+    CHECK(summary.idle_cpu_per_node == -1 && summary.idle_frames_per_node == -1);
+    char cpu[128], events[128];
+    snprintf(cpu, sizeof cpu, "%s/cpu.json", dir);
+    snprintf(events, sizeof events, "%s/events.jsonl", dir);
+    FILE *f = fopen(cpu, "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fputs("{\"nodes\":2,\"window_s\":10.000,\"cpu_s\":0.500,\"cpu_per_node_s\":0.025000}\n",
+              f);
+        fclose(f);
+    }
+    f = fopen(events, "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        /* Node 0: 1000 frames in 10 s; node 1: 3000 in 10 s; node 2 has a
+         * single stats (no window) and is left out; other lines ignored. */
+        fputs("{\"event\":\"stats\",\"node\":0,\"t_ns\":5000000000,\"sent\":9,\"wire\":500}\n"
+              "{\"event\":\"stats\",\"node\":1,\"t_ns\":6000000000,\"wire\":100}\n"
+              "{\"event\":\"view\",\"node\":1,\"t_ns\":7000000000,\"wire\":99999}\n"
+              "{\"event\":\"stats\",\"node\":2,\"t_ns\":6000000000,\"wire\":100}\n"
+              "{\"event\":\"stats\",\"node\":0,\"t_ns\":15000000000,\"sent\":9,\"wire\":1500}\n"
+              "{\"event\":\"stats\",\"node\":1,\"t_ns\":16000000000,\"wire\":3100}\n",
+              f);
+        fclose(f);
+    }
+    bench_faults_read_idle_cost(dir, &summary);
+    CHECK(summary.idle_cpu_per_node > 0.0249 && summary.idle_cpu_per_node < 0.0251);
+    CHECK(summary.idle_frames_per_node > 199.9 && summary.idle_frames_per_node < 200.1);
+    remove(cpu);
+    remove(events);
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_configs();
     test_script();
     test_records();
     test_idle_count();
+    test_idle_cost();
     return check_report("emu.bench_faults");
 }
