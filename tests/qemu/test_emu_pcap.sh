@@ -54,6 +54,11 @@ for capture in "$OUT"/run/pcap/node0-*.pcap; do
     last=$(tail -1 "$OUT/times.txt")
     (( first >= started - 1 && last <= ended + 1 )) \
         || fail "$capture: frames stamped $first..$last, outside the run ($started..$ended)"
+    # Heartbeats (1) go as link datagrams (flag 0x04), nothing else does.
+    beats=$(decode "$capture" 'tori.mship.type == 1' frame.number | wc -l)
+    datagrams=$(decode "$capture" 'tori.flags.datagram == 1' frame.number | wc -l)
+    [[ "$beats" -gt 0 && "$datagrams" == "$beats" ]] \
+        || fail "$capture: $datagrams datagram frames, $beats heartbeats (expected the same, > 0)"
     # FAILED_NODE (7) from the root 0, FAILURE_ACK (12) to it.
     decode "$capture" 'tori.mship.type == 7' tori.src tori.dst tori.mship.sender \
         tori.mship.failed tori.mship.epoch >> "$OUT/changes.txt"
