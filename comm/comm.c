@@ -252,8 +252,76 @@ bool group_member_out(const struct comm *ctx, const struct comm_communicator *c,
     return false;
 }
 
+/* Adds rank to the ascending, duplicate-free out[0..*count); false when
+ * it does not fit in cap. */
+static bool out_add(uint32_t *out, uint32_t *count, uint32_t cap, uint32_t rank)
+{
+    uint32_t j = lower_bound(out, *count, rank);
+    if (j < *count && out[j] == rank) {
+        return true;
+    }
+    if (*count >= cap) {
+        return false;
+    }
+    memmove(&out[j + 1u], &out[j], (*count - j) * sizeof out[0]);
+    out[j] = rank;
+    (*count)++;
+    return true;
+}
+
+/*
+ * A member is out when its node is not live, its rank is a gap, or it is
+ * in the failure log (group_member_out): so the out ranks are found from
+ * the view's dead nodes (those of unedited ranks), the edits and the log,
+ * never by asking every member.
+ */
+uint32_t group_out_ranks(const struct comm *ctx, const struct comm_communicator *c,
+                         uint32_t *out, uint32_t cap)
+{
+    if (!ctx->has_view || c->group != GROUP_RANGE || ctx->dead_count == COMM_DEAD_UNKNOWN ||
+        (uint64_t)c->first + c->extent > ctx->config.node_count) {
+        return COMM_DEAD_UNKNOWN;
+    }
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < ctx->dead_count; i++) {
+        uint32_t node = ctx->dead[i];
+        if (node < c->first || node - c->first >= c->extent) {
+            continue;
+        }
+        uint32_t base = node - c->first;
+        uint32_t rank = group_rank_of_base(c, base);
+        if (rank == COMM_RANK_NONE || group_edit_of(c, base) != COMM_RANK_NONE) {
+            continue; /* excluded, or another node (or a gap) holds the rank */
+        }
+        if (!out_add(out, &count, cap, rank)) {
+            return COMM_DEAD_UNKNOWN;
+        }
+    }
+    for (uint32_t j = 0; j < c->edit_count; j++) {
+        uint32_t rank = group_rank_of_base(c, c->edit_base[j]);
+        uint32_t node = c->edit_node[j];
+        if (rank != COMM_RANK_NONE && (node == COMM_GAP_NODE || !node_is_live(ctx, node)) &&
+            !out_add(out, &count, cap, rank)) {
+            return COMM_DEAD_UNKNOWN;
+        }
+    }
+    uint32_t logged = c->failed_log_count < CONFIG_COMM_FT_MAX_EDITS ? c->failed_log_count
+                                                                    : CONFIG_COMM_FT_MAX_EDITS;
+    for (uint32_t i = 0; i < logged; i++) {
+        if (c->failed_log[i] < c->size && !out_add(out, &count, cap, c->failed_log[i])) {
+            return COMM_DEAD_UNKNOWN;
+        }
+    }
+    return count;
+}
+
 uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c)
 {
+    uint32_t outs[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t known = group_out_ranks(ctx, c, outs, CONFIG_COMM_FT_MAX_EDITS);
+    if (known != COMM_DEAD_UNKNOWN) {
+        return known;
+    }
     uint32_t failed = 0;
     for (uint32_t r = 0; r < c->size; r++) {
         if (group_member_out(ctx, c, r)) {
@@ -364,6 +432,7 @@ enum comm_init_status comm_init(struct comm *ctx, const struct comm_config *conf
     ctx->config = *config;
     ctx->incarnation = config->incarnation;
     membership_view_reset(&ctx->live, config->node_count);
+    ctx->dead_count = COMM_DEAD_UNKNOWN; /* no view yet */
     for (uint32_t i = 0; i < COMM_REQUEST_SLOTS; i++) {
         ctx->requests[i].state = COMM_REQ_FREE;
         ctx->requests[i].next = COMM_NONE16;
@@ -417,6 +486,22 @@ uint32_t comm_nodes(const struct comm *ctx)
 /* ---- views ---- */
 
 static void hold_deliver(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+
+/* The view's left-out nodes, once per view (O(N/64) here, O(failed) in
+ * every round's tree after). */
+static void view_find_dead(struct comm *ctx)
+{
+    uint32_t count = 0;
+    for (uint32_t pos = membership_view_next_dead(&ctx->live, 0); pos < ctx->live.positions;
+         pos = membership_view_next_dead(&ctx->live, pos + 1u)) {
+        if (count == COMM_DEAD_SLOTS) {
+            ctx->dead_count = COMM_DEAD_UNKNOWN;
+            return;
+        }
+        ctx->dead[count++] = ctx->has_layout ? membership_layout_id(&ctx->layout, pos) : pos;
+    }
+    ctx->dead_count = count;
+}
 
 static void node_removed(struct comm *ctx, uint32_t node, struct comm_outbox *out)
 {
@@ -486,6 +571,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     }
     uint64_t left = ctx->epoch;
     membership_view_copy(&ctx->live, view);
+    view_find_dead(ctx);
     ctx->epoch = epoch;
     ctx->has_view = true;
     ft_forget_leaves(ctx); /* a leaver still (or again) in the view left no view we saw */

@@ -205,6 +205,10 @@ struct comm_held_frame {
     uint16_t length;
     uint8_t bytes[COMM_MAX_PAYLOAD];
 };
+/* A view's left-out node ids kept (struct comm dead[]): the failures one
+ * communicator can record, as many again for nodes never in the view. */
+#define COMM_DEAD_SLOTS (2u * CONFIG_COMM_FT_MAX_EDITS)
+#define COMM_DEAD_UNKNOWN UINT32_MAX
 #define COMM_HOLD_SLOTS (CONFIG_COMM_HOLD_FRAMES > 0 ? CONFIG_COMM_HOLD_FRAMES : 1)
 _Static_assert(COMM_MAX_PAYLOAD <= UINT16_MAX, "a held frame's length must fit 16 bits");
 
@@ -451,6 +455,11 @@ struct comm {
     struct membership_view live; /* the view's live layout positions */
     struct membership_layout layout; /* positions <-> node ids (has_layout) */
     bool has_layout;
+    /* The node ids the view leaves out, found once per view so that a
+     * round's tree skips failed members in O(failed), not O(size);
+     * COMM_DEAD_UNKNOWN when more than fit (then the view is searched). */
+    uint32_t dead_count;
+    uint32_t dead[COMM_DEAD_SLOTS];
     uint64_t last_now_ns;
 
     struct comm_communicator comms[CONFIG_COMM_MAX_COMMS];

@@ -256,11 +256,24 @@ bool ft_round_tag_current(const struct comm *ctx, uint32_t tag)
     return ((tag >> 4) & ROUND_EPOCH_MASK) == round_view(ctx->epoch);
 }
 
+/* The rank of the index-th live member, the out ranks ascending. */
+static uint32_t live_rank(const uint32_t *outs, uint32_t out_count, uint32_t index)
+{
+    uint32_t rank = index;
+    for (uint32_t j = 0; j < out_count && outs[j] <= rank; j++) {
+        rank++;
+    }
+    return rank;
+}
+
 /* The tree over x's members in the view, in rank order, rooted at the
  * first (every member computes the same from the same view): our links
  * and the node ids of our children (nodes[j]) and parent (nodes[RADIX],
- * COMM_NODE_NONE at the root).  O(size) once per round or revoke when
- * members failed, O(log) when none did. */
+ * COMM_NODE_NONE at the root).  O(log) when no member failed; else a
+ * position counts only the out ranks below it: O(failed) a round or
+ * revoke, where a scan of every member made a recovery O(size^2) over
+ * the job (a listed group, or more failures than a rebuild can hold,
+ * still scan). */
 static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
                       struct membership_tree_links *links, uint32_t *count, uint32_t *me,
                       uint32_t *nodes)
@@ -275,6 +288,30 @@ static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
                                             : group_node(ctx, x, links->parent);
         for (uint32_t j = 0; j < links->child_count; j++) {
             nodes[j] = group_node(ctx, x, links->children[j]);
+        }
+        return;
+    }
+    uint32_t outs[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t out_count = group_out_ranks(ctx, x, outs, CONFIG_COMM_FT_MAX_EDITS);
+    if (out_count != COMM_DEAD_UNKNOWN) {
+        *count = x->size - out_count;
+        *me = 0;
+        if (x->rank < x->size) {
+            uint32_t below = 0;
+            while (below < out_count && outs[below] < x->rank) {
+                below++;
+            }
+            if (below == out_count || outs[below] != x->rank) {
+                *me = x->rank - below; /* we are live: our place among the live */
+            }
+        }
+        membership_tree_runs(*count, CONFIG_COMM_TREE_RADIX, *me, links);
+        nodes[CONFIG_COMM_TREE_RADIX] =
+            links->parent == MEMBERSHIP_POS_NONE
+                ? COMM_NODE_NONE
+                : group_node(ctx, x, live_rank(outs, out_count, links->parent));
+        for (uint32_t j = 0; j < links->child_count; j++) {
+            nodes[j] = group_node(ctx, x, live_rank(outs, out_count, links->children[j]));
         }
         return;
     }

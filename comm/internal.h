@@ -254,6 +254,11 @@ uint32_t group_edit_of(const struct comm_communicator *c, uint32_t base); /* or 
  * far as the failure log lists, CONFIG_COMM_FT_MAX_EDITS). */
 bool group_member_out(const struct comm *ctx, const struct comm_communicator *c, uint32_t rank);
 uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicator *c);
+/* The out members' ranks of c, ascending, in out[0..cap), and their
+ * number; COMM_DEAD_UNKNOWN when not known without a scan of every member
+ * (a listed group, no view, more than cap).  O(failed * log size). */
+uint32_t group_out_ranks(const struct comm *ctx, const struct comm_communicator *c,
+                         uint32_t *out, uint32_t cap);
 /* Collective trees skip BLANK gaps: ranks <-> "compact" ranks (gaps out). */
 uint32_t group_gap_count(const struct comm_communicator *c);
 uint32_t group_rank_of_compact(const struct comm_communicator *c, uint32_t compact);

@@ -149,10 +149,16 @@
 
 /* Frames of a view newer than ours a node keeps (whole, in arrival order)
  * until it installs that view, instead of dropping them for the sender to
- * resend after its timeout (comm/DESIGN.md, "Views and fencing").  0: none
- * kept. */
+ * resend after its timeout (comm/DESIGN.md, "Views and fencing").  Sized
+ * by what can come ahead of an install: one frame (a session's OPEN or a
+ * round's offer; the next waits for our answer) from each comm-tree
+ * neighbour (parent and CONFIG_COMM_TREE_RADIX children) for each round a
+ * new view starts (the cut collective's restart, the recovery round, a
+ * revoke's flood).  4 overflowed at 16,384 ranks.  0: none kept (tests). */
+#define COMM_HOLD_ROUNDS 3
+#define COMM_HOLD_NEEDED ((CONFIG_COMM_TREE_RADIX + 1) * COMM_HOLD_ROUNDS)
 #ifndef CONFIG_COMM_HOLD_FRAMES
-#define CONFIG_COMM_HOLD_FRAMES 4
+#define CONFIG_COMM_HOLD_FRAMES COMM_HOLD_NEEDED
 #endif
 
 /* Frames one call into the comm core may write (struct comm_outbox). */
@@ -279,6 +285,11 @@ _Static_assert(CONFIG_COMM_FT_MAX_EDITS >= 1 && CONFIG_COMM_FT_MAX_EDITS <= 64,
                "CONFIG_COMM_FT_MAX_EDITS must be 1..64 (a rebuild's decision carries them)");
 _Static_assert(CONFIG_COMM_HOLD_FRAMES >= 0 && CONFIG_COMM_HOLD_FRAMES <= 64,
                "CONFIG_COMM_HOLD_FRAMES must be 0..64 (each holds a whole frame)");
+#ifndef CONFIG_COMM_HOLD_UNDERSIZED /* a test's own small hold, on purpose */
+_Static_assert(CONFIG_COMM_HOLD_FRAMES == 0 || CONFIG_COMM_HOLD_FRAMES >= COMM_HOLD_NEEDED,
+               "CONFIG_COMM_HOLD_FRAMES must be 0 or at least (CONFIG_COMM_TREE_RADIX + 1) x "
+               "COMM_HOLD_ROUNDS: a frame per tree neighbour per round a view starts");
+#endif
 _Static_assert(CONFIG_COMM_OUTBOX_FRAMES >= 4 && CONFIG_COMM_OUTBOX_FRAMES <= 1024,
                "CONFIG_COMM_OUTBOX_FRAMES must be 4..1024");
 
