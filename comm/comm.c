@@ -252,19 +252,17 @@ bool group_member_out(const struct comm *ctx, const struct comm_communicator *c,
     return false;
 }
 
-/* Adds rank to the ascending, duplicate-free out[0..*count); false when
- * it does not fit in cap. */
-static bool out_add(uint32_t *out, uint32_t *count, uint32_t cap, uint32_t rank)
+bool comm_sorted_add(uint32_t *list, uint32_t *count, uint32_t cap, uint32_t value)
 {
-    uint32_t j = lower_bound(out, *count, rank);
-    if (j < *count && out[j] == rank) {
+    uint32_t j = lower_bound(list, *count, value);
+    if (j < *count && list[j] == value) {
         return true;
     }
     if (*count >= cap) {
         return false;
     }
-    memmove(&out[j + 1u], &out[j], (*count - j) * sizeof out[0]);
-    out[j] = rank;
+    memmove(&list[j + 1u], &list[j], (*count - j) * sizeof list[0]);
+    list[j] = value;
     (*count)++;
     return true;
 }
@@ -293,7 +291,7 @@ uint32_t group_out_ranks(const struct comm *ctx, const struct comm_communicator 
         if (rank == COMM_RANK_NONE || group_edit_of(c, base) != COMM_RANK_NONE) {
             continue; /* excluded, or another node (or a gap) holds the rank */
         }
-        if (!out_add(out, &count, cap, rank)) {
+        if (!comm_sorted_add(out, &count, cap, rank)) {
             return COMM_DEAD_UNKNOWN;
         }
     }
@@ -301,14 +299,14 @@ uint32_t group_out_ranks(const struct comm *ctx, const struct comm_communicator 
         uint32_t rank = group_rank_of_base(c, c->edit_base[j]);
         uint32_t node = c->edit_node[j];
         if (rank != COMM_RANK_NONE && (node == COMM_GAP_NODE || !node_is_live(ctx, node)) &&
-            !out_add(out, &count, cap, rank)) {
+            !comm_sorted_add(out, &count, cap, rank)) {
             return COMM_DEAD_UNKNOWN;
         }
     }
     uint32_t logged = c->failed_log_count < CONFIG_COMM_FT_MAX_EDITS ? c->failed_log_count
                                                                     : CONFIG_COMM_FT_MAX_EDITS;
     for (uint32_t i = 0; i < logged; i++) {
-        if (c->failed_log[i] < c->size && !out_add(out, &count, cap, c->failed_log[i])) {
+        if (c->failed_log[i] < c->size && !comm_sorted_add(out, &count, cap, c->failed_log[i])) {
             return COMM_DEAD_UNKNOWN;
         }
     }

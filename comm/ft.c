@@ -503,23 +503,13 @@ void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
     }
 }
 
-/* Inserts value into a sorted list (no duplicates); false when full. */
+/* comm_sorted_add for the communicators' 16-bit counts, capped by the edits. */
 static bool sorted_insert(uint32_t *list, uint16_t *count, uint32_t value)
 {
-    uint32_t i = 0;
-    while (i < *count && list[i] < value) {
-        i++;
-    }
-    if (i < *count && list[i] == value) {
-        return true;
-    }
-    if (*count >= CONFIG_COMM_FT_MAX_EDITS) {
-        return false;
-    }
-    memmove(&list[i + 1u], &list[i], (*count - i) * sizeof list[0]);
-    list[i] = value;
-    (*count)++;
-    return true;
+    uint32_t n = *count;
+    bool fits = comm_sorted_add(list, &n, CONFIG_COMM_FT_MAX_EDITS, value);
+    *count = (uint16_t)n;
+    return fits;
 }
 
 static void edit_remove(struct comm_communicator *y, uint32_t base)

@@ -259,6 +259,9 @@ uint32_t group_count_failed(const struct comm *ctx, const struct comm_communicat
  * (a listed group, no view, more than cap).  O(failed * log size). */
 uint32_t group_out_ranks(const struct comm *ctx, const struct comm_communicator *c,
                          uint32_t *out, uint32_t cap);
+/* Adds value to the ascending, duplicate-free list[0..*count); false when
+ * it does not fit in cap. */
+bool comm_sorted_add(uint32_t *list, uint32_t *count, uint32_t cap, uint32_t value);
 /* Collective trees skip BLANK gaps: ranks <-> "compact" ranks (gaps out). */
 uint32_t group_gap_count(const struct comm_communicator *c);
 uint32_t group_rank_of_compact(const struct comm_communicator *c, uint32_t compact);
