@@ -410,6 +410,33 @@ static enum comm_error step_adopt_send(struct comm *ctx, uint16_t slot, uint64_t
     }
 }
 
+/*
+ * A rebuild (or an adoption) made communicator handle here: our sessions
+ * to its collectives' tree neighbours (root 0) open now, so that its first
+ * collective (the application's resume) needs no OPEN round trip.  Under
+ * SHRINK and BLANK that tree is the rounds' live tree, opened at the view
+ * (ft_detected); under REBUILD the adopting spare's edges are new.
+ */
+static void open_comm_tree(struct comm *ctx, uint32_t handle, uint64_t now_ns,
+                           struct comm_outbox *out)
+{
+    const struct comm_communicator *comm = comm_const_slot(ctx, handle);
+    if (comm == NULL || comm->rank == COMM_RANK_NONE) {
+        return;
+    }
+    struct membership_tree_links links;
+    membership_tree_runs(comm->size - group_gap_count(comm), CONFIG_COMM_TREE_RADIX,
+                         group_compact_of_rank(comm, comm->rank), &links);
+    if (links.parent != MEMBERSHIP_POS_NONE) {
+        peer_open_ahead(ctx, group_node(ctx, comm, group_rank_of_compact(comm, links.parent)),
+                        now_ns, out);
+    }
+    for (uint32_t j = 0; j < links.child_count; j++) {
+        peer_open_ahead(ctx, group_node(ctx, comm, group_rank_of_compact(comm, links.children[j])),
+                        now_ns, out);
+    }
+}
+
 static enum comm_error step_adopt_wait(struct comm *ctx, uint16_t slot, uint64_t now_ns,
                                        struct comm_outbox *out)
 {
@@ -432,6 +459,7 @@ static enum comm_error step_adopt_wait(struct comm *ctx, uint16_t slot, uint64_t
         c->phase = 0; /* not for us after all: wait for the next */
         return COMM_ERR_PENDING;
     }
+    open_comm_tree(ctx, *c->new_comm, now_ns, out);
     return COMM_ERR_OK;
 }
 
@@ -765,6 +793,9 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
             break;
         case STEP_APPLY:
             c->round_error = (uint8_t)ft_apply(ctx, c, c->scratch);
+            if (c->round_error == COMM_ERR_OK && c->kind == COLL_REBUILD && c->new_comm != NULL) {
+                open_comm_tree(ctx, *c->new_comm, now_ns, out);
+            }
             e = COMM_ERR_OK;
             break;
         case STEP_ADOPT_SEND:

@@ -182,6 +182,7 @@ struct comm_counters {
     uint32_t grants_sent;
     uint32_t busy_sent;
     uint32_t opens_sent;
+    uint32_t opens_ahead;            /* of them, opened at a view change, before any send */
     uint32_t closes_sent;
     uint32_t acks_sent;
     uint32_t resets;                 /* RESET sent or received */

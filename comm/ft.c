@@ -11,6 +11,9 @@
 #include "lib/recovery.h"
 #include "membership/tree.h"
 
+static void open_tree_ahead(struct comm *ctx, const struct comm_communicator *x, uint64_t now_ns,
+                            struct comm_outbox *out);
+
 /* ---- modes and state ---- */
 
 void ft_comm_init(const struct comm *ctx, struct comm_communicator *c)
@@ -106,6 +109,9 @@ void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_n
      * again: serve it in the new view (once a slot is free). */
     c->serve_due = true;
     ft_serve(ctx, slot);
+    if (c->mode != COMM_MODE_ABORT && c->rank != COMM_RANK_NONE) {
+        open_tree_ahead(ctx, c, now_ns, out);
+    }
 }
 
 bool ft_nop_halted(const struct comm_communicator *c)
@@ -342,6 +348,34 @@ static void live_tree(const struct comm *ctx, const struct comm_communicator *x,
             }
         }
         index++;
+    }
+}
+
+/*
+ * The view removed members of x: every round on it from now on (a cut
+ * strict collective's result round, the rebuild, agree) and the first
+ * collectives of a shrunk or blanked successor run over the live members'
+ * tree, whose edges a removal moves nearly everywhere (ranks shift).  A
+ * session is opened by an OPEN/ACCEPT round trip before its first DATA, so
+ * opening those to the new parent and children now, while the view is
+ * still spreading, takes that round trip off every level of the first
+ * round's reduce and broadcast.  Nothing changes for what is sent:
+ * sessions are the same, only opened sooner.
+ */
+static void open_tree_ahead(struct comm *ctx, const struct comm_communicator *x, uint64_t now_ns,
+                            struct comm_outbox *out)
+{
+    struct membership_tree_links links;
+    uint32_t count;
+    uint32_t me;
+    uint32_t nodes[COMM_COLL_SUBS];
+    live_tree(ctx, x, &links, &count, &me, nodes);
+    if (count == 0) {
+        return;
+    }
+    peer_open_ahead(ctx, nodes[CONFIG_COMM_TREE_RADIX], now_ns, out);
+    for (uint32_t j = 0; j < links.child_count; j++) {
+        peer_open_ahead(ctx, nodes[j], now_ns, out);
     }
 }
 

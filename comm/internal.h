@@ -110,6 +110,10 @@ void peer_init_all(struct comm *ctx);
 uint16_t peer_find(const struct comm *ctx, uint32_t node);
 /* Queues a send request (its node is not us). */
 void peer_send(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm_outbox *out);
+/* Opens our session to node now, if it has none and a slot is free (no
+ * slot is recycled for it): a new tree neighbour after a view change, so
+ * that the recovery's first messages need no OPEN round trip. */
+void peer_open_ahead(struct comm *ctx, uint32_t node, uint64_t now_ns, struct comm_outbox *out);
 /* A valid frame from node source, fenced and decoded. */
 void peer_on_frame(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
                    uint64_t now_ns, struct comm_outbox *out);

@@ -327,10 +327,11 @@ static void start_recycle(struct comm *ctx, uint16_t slot, uint64_t now_ns,
 /*
  * The slot for node: its own, a free one, or a closed one (the least
  * recently used).  When none is left, starts recycling the least recently
- * used busy slot (at most two at a time) and returns COMM_NONE16.
+ * used busy slot (at most two at a time, only if may_recycle) and returns
+ * COMM_NONE16.
  */
-static uint16_t peer_obtain(struct comm *ctx, uint32_t node, uint64_t now_ns,
-                            struct comm_outbox *out)
+static uint16_t peer_take(struct comm *ctx, uint32_t node, bool may_recycle, uint64_t now_ns,
+                          struct comm_outbox *out)
 {
     uint16_t found = peer_find(ctx, node);
     if (found != COMM_NONE16) {
@@ -361,10 +362,16 @@ static uint16_t peer_obtain(struct comm *ctx, uint32_t node, uint64_t now_ns,
         ctx->peers[closed].used_ns = now_ns;
         return closed;
     }
-    if (victim != COMM_NONE16 && recycling < 2) {
+    if (may_recycle && victim != COMM_NONE16 && recycling < 2) {
         start_recycle(ctx, victim, now_ns, out);
     }
     return COMM_NONE16;
+}
+
+static uint16_t peer_obtain(struct comm *ctx, uint32_t node, uint64_t now_ns,
+                            struct comm_outbox *out)
+{
+    return peer_take(ctx, node, true, now_ns, out);
 }
 
 /*
@@ -428,6 +435,24 @@ void peer_send(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm_
     p->recycle = false;
     if (p->tx_state == TX_CLOSED) {
         tx_open(ctx, slot, now_ns, out);
+    }
+}
+
+void peer_open_ahead(struct comm *ctx, uint32_t node, uint64_t now_ns, struct comm_outbox *out)
+{
+    if (node == ctx->config.node_id || node == COMM_NODE_NONE || !node_is_live(ctx, node) ||
+        has_orphan_for(ctx, node)) {
+        return;
+    }
+    uint16_t slot = peer_take(ctx, node, false, now_ns, out);
+    if (slot == COMM_NONE16) {
+        return; /* no slot free: the first send opens it, as before */
+    }
+    struct comm_peer *p = &ctx->peers[slot];
+    if (p->tx_state == TX_CLOSED && p->tx_head == COMM_NONE16 && !p->recycle) {
+        p->used_ns = now_ns;
+        tx_open(ctx, slot, now_ns, out);
+        ctx->counters.opens_ahead++;
     }
 }
 

@@ -472,6 +472,106 @@ static void test_rebuild_mode(const struct rebuild_case *t)
     harness_free(&h);
 }
 
+static uint32_t opens_sent(struct harness *h, uint32_t *ahead)
+{
+    uint32_t total = 0;
+    *ahead = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        total += comm_get_counters(harness_node(h, i))->opens_sent;
+        *ahead += comm_get_counters(harness_node(h, i))->opens_ahead;
+    }
+    return total;
+}
+
+/* Starts an allreduce of node + 1 on comm[node] at every live node. */
+static void allreduce_all(struct harness *h, const uint32_t *comm, const bool *live,
+                          int64_t *one, int64_t *sum, struct harness_requests *reqs)
+{
+    harness_requests_clear(reqs);
+    for (uint32_t i = 0; i < h->n; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        one[i] = (int64_t)i + 1;
+        uint32_t r;
+        enum comm_error e;
+        do { /* BUSY while a rebuild's background rounds drain (transient) */
+            e = comm_iallreduce(harness_node(h, i), comm[i], &one[i], &sum[i], 1, COMM_INT64,
+                                COMM_SUM, h->now_ns, harness_begin(h), &r);
+            harness_end(h, i);
+        } while (e == COMM_ERR_BUSY && harness_step(h));
+        CHECK_EQ(e, COMM_ERR_OK);
+        harness_requests_add(reqs, i, r);
+    }
+}
+
+/*
+ * A view that removes a member moves the members' tree nearly everywhere
+ * (the ranks above it move down one): every node opens its sessions to its
+ * new parent and children as it installs the view, so the recovery's
+ * rounds and the first collective after it send their DATA on open
+ * sessions, with no OPEN/ACCEPT round trip before each level's.  Counted:
+ * no OPEN leaves after the view's install (the old code opened each new
+ * edge at its first send: 32 here), and the shrink started at the install
+ * (one reduce and one broadcast over a tree of depth 3, a fixed 10 us a
+ * frame) pays one OPEN round trip in all, not one per level.
+ */
+static void test_view_opens_tree(enum comm_mode mode)
+{
+    enum { N = 40 };
+    static int64_t one[N];
+    static int64_t sum[N];
+    struct harness h;
+    harness_init(&h, N, N, 1600u + mode);
+    set_modes(&h, COMM_WORLD, mode, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N];
+    uint32_t comm[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+        comm[i] = COMM_WORLD;
+    }
+    struct harness_requests reqs;
+    allreduce_all(&h, comm, live, one, sum, &reqs); /* sessions along the whole tree */
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    uint32_t ahead;
+    uint32_t before = opens_sent(&h, &ahead);
+    CHECK_EQ(ahead, 0u); /* nothing fails, nothing opens ahead */
+    uint32_t gone = 3;
+    remove_nodes(&h, 2, &gone, 1, live);
+    uint32_t at_install = opens_sent(&h, &ahead);
+    CHECK(at_install > before);
+    CHECK_EQ(ahead, at_install - before);
+    uint64_t start_ns = h.now_ns;
+    rebuild_all(&h, N, live, mode == COMM_MODE_SHRINK, COMM_WORLD, comm, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    /* From the install: the OPEN round trip (20 us, once, at the same
+     * time everywhere), 2 x 3 levels of 10 us and the last acks' 10 us:
+     * 90 us (the old code, an OPEN round trip at each new edge: 190) */
+    uint64_t took = h.now_ns - start_ns;
+    CHECK(took <= 100000u);
+    check_one_map(&h, comm, live);
+    allreduce_all(&h, comm, live, one, sum, &reqs); /* the new communicator's first */
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    int64_t expected = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        expected += live[i] ? (int64_t)i + 1 : 0;
+    }
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+        CHECK_EQ(sum[reqs.node[i]], expected);
+    }
+    uint32_t after = opens_sent(&h, &ahead);
+    printf("view opens tree (mode %u): %u OPENs at the install, %u after; shrink took %llu ns\n",
+           mode, at_install - before, after - at_install, (unsigned long long)took);
+    CHECK_EQ(after, at_install);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* A node that loses its view while its round drains for a restart ends
  * the round with NO_VIEW (it does not start again without a view). */
 static void test_round_view_lost(void)
@@ -2173,6 +2273,8 @@ static void test_decision_served_while_rebuilding(uint64_t seed)
 
 int main(void)
 {
+    test_view_opens_tree(COMM_MODE_SHRINK);
+    test_view_opens_tree(COMM_MODE_BLANK);
     test_round_tag_names_view();
     test_stale_round_records();
     test_cut_collective_records(1520);

@@ -2,10 +2,13 @@
 # mode, the job allreduce with kill 3 at iteration 2, and the recovery
 # line's times (sim/main.c: the first kill, then the slowest survivor's
 # notice, rebuild and resume).  The phases come in order, and the slowest
-# rank resumes within 3 x (detection + T_s) of the kill.  Before comm's
-# hold of frames of a newer view (comm/DESIGN.md, "Views and fencing") the
-# first frames of the new view were dropped at nodes still installing it
-# and resent after the 5 ms timeout: 6.6 x there.
+# rank resumes within 2 x (detection + T_s) of the kill: 1.68-1.77 x since
+# sessions to the new tree neighbours open at the view (comm/DESIGN.md,
+# "Sessions opened ahead"); 2.17-2.20 x before, when each new edge of the
+# recovery's first rounds paid an OPEN round trip.  Before comm's hold of
+# frames of a newer view (comm/DESIGN.md, "Views and fencing") the first
+# frames of the new view were dropped at nodes still installing it and
+# resent after the 5 ms timeout: 6.6 x there.
 # Run as: cmake -DSIM=<tori-sim> -P recovery_timing.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/sim_run.cmake)
 
@@ -44,11 +47,11 @@ foreach(mode shrink blank rebuild)
                         "rebuilt ${rebuilt} resumed ${resumed}")
   endif()
   math(EXPR took "${resumed} - ${kill}")
-  math(EXPR budget "3 * (${detected} - ${kill} + ${ts})")
+  math(EXPR budget "2 * (${detected} - ${kill} + ${ts})")
   message(STATUS "${mode}: resumed ${took} ns after the kill, detection + T_s "
                  "${detected} - ${kill} + ${ts}")
   if(took GREATER budget)
-    message(FATAL_ERROR "${mode}: the slowest rank resumed ${took} ns after the kill, over 3 x "
+    message(FATAL_ERROR "${mode}: the slowest rank resumed ${took} ns after the kill, over 2 x "
                         "(detection + T_s) = ${budget} ns")
   endif()
 endforeach()
