@@ -623,14 +623,16 @@ static bool result_kind(uint8_t kind)
     return kind == COLL_BARRIER || kind == COLL_ALLREDUCE;
 }
 
+/* CONFIG_COMM_FT 0: never (comm_init refuses strict), and the compiler
+ * drops the agree and result rounds. */
 static bool goes_strict(const struct comm *ctx, const struct comm_collective *c)
 {
-    return strict_kind(c->kind) && !c->strict_phase && ctx->comms[c->comm].strict;
+    return CONFIG_COMM_FT && strict_kind(c->kind) && !c->strict_phase && ctx->comms[c->comm].strict;
 }
 
 static bool keeps_result(const struct comm *ctx, const struct comm_collective *c)
 {
-    return result_kind(c->kind) && ctx->comms[c->comm].strict;
+    return CONFIG_COMM_FT && result_kind(c->kind) && ctx->comms[c->comm].strict;
 }
 
 static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, bool drain);
@@ -666,7 +668,7 @@ static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
         become_agree(ctx, slot, COMM_ERR_OK, false);
         return;
     }
-    if (c->kind != COLL_ADOPT && !c->background && error == COMM_ERR_OK) {
+    if (CONFIG_COMM_FT && c->kind != COLL_ADOPT && !c->background && error == COMM_ERR_OK) {
         /* every member took part: the decisions before it are known to all */
         ft_collective_done(ctx, c->comm, coll_is_round(c->kind) ? c->round_seq : -1);
         if (keeps_result(ctx, c)) {
@@ -738,7 +740,7 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
                 return;
             }
         }
-        if (!c->restart) {
+        if (!c->restart || !CONFIG_COMM_FT) {
             release_slot(ctx, slot);
             return;
         }
@@ -786,23 +788,23 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
             e = step_gather(ctx, slot, st, now_ns, out);
             break;
         case STEP_DECIDE:
-            if (c->parent == COMM_RANK_NONE) {
+            if (CONFIG_COMM_FT && c->parent == COMM_RANK_NONE) {
                 ft_decide(ctx, c, c->scratch);
             }
             e = COMM_ERR_OK;
             break;
         case STEP_APPLY:
-            c->round_error = (uint8_t)ft_apply(ctx, c, c->scratch);
+            c->round_error = CONFIG_COMM_FT ? (uint8_t)ft_apply(ctx, c, c->scratch) : 0u;
             if (c->round_error == COMM_ERR_OK && c->kind == COLL_REBUILD && c->new_comm != NULL) {
                 open_comm_tree(ctx, *c->new_comm, now_ns, out);
             }
             e = COMM_ERR_OK;
             break;
         case STEP_ADOPT_SEND:
-            e = step_adopt_send(ctx, slot, now_ns, out);
+            e = CONFIG_COMM_FT ? step_adopt_send(ctx, slot, now_ns, out) : COMM_ERR_ARG;
             break;
-        default:
-            e = step_adopt_wait(ctx, slot, now_ns, out);
+        default: /* the recovery steps run only with CONFIG_COMM_FT */
+            e = CONFIG_COMM_FT ? step_adopt_wait(ctx, slot, now_ns, out) : COMM_ERR_ARG;
             break;
         }
         if (e == COMM_ERR_PENDING) {
@@ -835,7 +837,9 @@ void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
             ctx->coll_work &= ~(1u << slot);
             advance(ctx, slot, now_ns, out);
         }
-        ft_background_due(ctx); /* a slot may have come free */
+        if (CONFIG_COMM_FT) {
+            ft_background_due(ctx); /* a slot may have come free */
+        }
         if (ctx->coll_work == 0) {
             return;
         }

@@ -35,6 +35,9 @@ const char *comm_init_status_text(enum comm_init_status status)
     case COMM_INIT_BAD_TIMEOUT:
         return "a timeout is 0, rto_max below rto, ack delay not below rto, or suspect not "
                "above rto";
+    case COMM_INIT_NO_FT:
+        return "failure semantics compiled out (CONFIG_COMM_FT=0): comm mode abort, message "
+               "mode nop and plain collectives only";
     default:
         return "?";
     }
@@ -50,7 +53,7 @@ void comm_config_defaults(struct comm_config *config)
     config->suspect_ns = 500000000u;
     config->comm_mode = COMM_MODE_ABORT;
     config->msg_mode = COMM_MSG_NOP;
-    config->strict_collectives = true;
+    config->strict_collectives = CONFIG_COMM_FT; /* strict needs the recovery rounds */
 }
 
 size_t comm_context_bytes(void)
@@ -426,6 +429,10 @@ enum comm_init_status comm_init(struct comm *ctx, const struct comm_config *conf
         config->ack_delay_ns >= config->rto_ns || config->suspect_ns <= config->rto_ns) {
         return COMM_INIT_BAD_TIMEOUT;
     }
+    if (!CONFIG_COMM_FT && (config->comm_mode != COMM_MODE_ABORT ||
+                            config->msg_mode != COMM_MSG_NOP || config->strict_collectives)) {
+        return COMM_INIT_NO_FT;
+    }
     memset(ctx, 0, sizeof *ctx);
     ctx->config = *config;
     ctx->incarnation = config->incarnation;
@@ -574,7 +581,7 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     ctx->has_view = true;
     ft_forget_leaves(ctx); /* a leaver still (or again) in the view left no view we saw */
     match_drop_stale_rounds(ctx, out);
-    if (!first) {
+    if (!first && CONFIG_COMM_FT) { /* recovery rounds */
         coll_restart_rounds(ctx, out);
         ft_view_changed(ctx, left);
     }
@@ -602,9 +609,13 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
             ft_detected(ctx, i, epoch, now_ns, out);
         }
     }
-    ft_view_installed(ctx, now_ns, out);
+    if (CONFIG_COMM_FT) {
+        ft_view_installed(ctx, now_ns, out); /* revokes */
+    }
     comm_finish_call(ctx, now_ns, out);
-    hold_deliver(ctx, now_ns, out);
+    if (CONFIG_COMM_HOLD_FRAMES > 0) {
+        hold_deliver(ctx, now_ns, out);
+    }
     return true;
 }
 
@@ -704,7 +715,11 @@ static void deliver_frame(struct comm *ctx, uint32_t source, const uint8_t *payl
         return;
     }
     if (frame.kind == COMM_KIND_REVOKE) {
-        ft_on_revoke(ctx, source, &frame, now_ns, out); /* sessionless */
+        if (CONFIG_COMM_FT) {
+            ft_on_revoke(ctx, source, &frame, now_ns, out); /* sessionless */
+        } else {
+            ctx->counters.revokes_refused++;
+        }
     } else {
         peer_on_frame(ctx, source, &frame, now_ns, out);
     }
@@ -754,7 +769,11 @@ void comm_receive(struct comm *ctx, uint32_t source, uint64_t epoch, const uint8
         return;
     }
     if (epoch > ctx->epoch) {
-        hold_frame(ctx, source, epoch, payload, length);
+        if (CONFIG_COMM_HOLD_FRAMES > 0) {
+            hold_frame(ctx, source, epoch, payload, length);
+        } else {
+            ctx->counters.drops_ahead_epoch++; /* resent after the sender's timeout */
+        }
         return;
     }
     deliver_frame(ctx, source, payload, length, now_ns, out);
@@ -769,7 +788,9 @@ void comm_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
     coll_run(ctx, now_ns, out);
     match_tick(ctx, now_ns, out);
     peer_tick(ctx, now_ns, out);
-    ft_tick(ctx, now_ns, out);
+    if (CONFIG_COMM_FT) {
+        ft_tick(ctx, now_ns, out); /* revokes */
+    }
 }
 
 uint64_t comm_next_deadline(const struct comm *ctx)
@@ -782,7 +803,7 @@ uint64_t comm_next_deadline(const struct comm *ctx)
     }
     uint64_t peers = peer_deadline(ctx);
     uint64_t grants = match_deadline(ctx);
-    uint64_t revokes = ft_deadline(ctx);
+    uint64_t revokes = CONFIG_COMM_FT ? ft_deadline(ctx) : COMM_NEVER;
     uint64_t first = peers < grants ? peers : grants;
     return revokes < first ? revokes : first;
 }

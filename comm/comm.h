@@ -77,7 +77,8 @@
     X(NO_VIEW, "this node holds no view")                                                \
     X(NOT_MEMBER, "this node is not in the communicator")                              \
     X(REVOKED, "the communicator was revoked")                                           \
-    X(INVALID_RANK, "the rank is a gap of a BLANK communicator")
+    X(INVALID_RANK, "the rank is a gap of a BLANK communicator")                           \
+    X(UNSUPPORTED, "failure semantics compiled out (CONFIG_COMM_FT=0)")
 
 enum comm_error {
 #define COMM_ERROR_ENUM(name, text) COMM_ERR_##name,
@@ -141,6 +142,7 @@ enum comm_init_status {
     COMM_INIT_BAD_WORLD,       /* world_size 0 or > node_count */
     COMM_INIT_BAD_INCARNATION, /* 0 */
     COMM_INIT_BAD_TIMEOUT,     /* a zero timeout, rto_max < rto, suspect <= rto */
+    COMM_INIT_NO_FT,           /* CONFIG_COMM_FT 0: a mode but ABORT, NOP, plain collectives */
 };
 
 /* A completed request: what comm_test reports. */
@@ -332,7 +334,7 @@ struct comm_record {
  * error << 32), a count (rebuild: group changes; strict: result values),
  * then the rebuild's changes (old rank << 32 | node: COMM_NODE_NONE
  * removed, a gap, or the spare that adopts it) or the strict result. */
-#define COMM_FT_RESULT_WORDS (CONFIG_COMM_REDUCE_MAX / 8u)
+#define COMM_FT_RESULT_WORDS (CONFIG_COMM_FT ? CONFIG_COMM_REDUCE_MAX / 8u : 0u)
 #define COMM_FT_DECISION_WORDS                                                           \
     (3u + (CONFIG_COMM_FT_MAX_EDITS > COMM_FT_RESULT_WORDS ? CONFIG_COMM_FT_MAX_EDITS     \
                                                              : COMM_FT_RESULT_WORDS))
@@ -624,6 +626,8 @@ enum comm_error comm_iallgather(struct comm *ctx, uint32_t comm, const void *sen
 
 /* ---- failure semantics (issue 14: FT-MPI modes, ULFM operations) ---- */
 
+/* CONFIG_COMM_FT 0: ABORT and NOP only (else UNSUPPORTED); the failure
+ * calls below return UNSUPPORTED, comm_failed_ranks excepted. */
 /* Local: the communicator's modes from now on. */
 enum comm_error comm_set_mode(struct comm *ctx, uint32_t comm, enum comm_mode mode,
                               enum comm_msg_mode msg_mode);

@@ -1,7 +1,10 @@
 /*
  * The failure semantics of issue 14 (comm/DESIGN.md, "Failure semantics"):
  * modes, the detail call, failure acknowledgment, rebuild and shrink,
- * revoke, agree, adoption of spares.
+ * revoke, agree, adoption of spares.  With CONFIG_COMM_FT 0 only ABORT
+ * is left: the application's recovery calls return UNSUPPORTED at their
+ * top and the rest is dead code the compiler drops (comm/DESIGN.md,
+ * "Compiled out").
  */
 #include "comm/internal.h"
 
@@ -96,7 +99,7 @@ void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_n
 {
     struct comm_communicator *c = &ctx->comms[slot];
     c->failure_epoch = epoch;
-    if (c->mode == COMM_MODE_ABORT && !c->abort_told && c->rank != COMM_RANK_NONE) {
+    if ((c->mode == COMM_MODE_ABORT || !CONFIG_COMM_FT) && !c->abort_told && c->rank != COMM_RANK_NONE) {
         struct comm_event *e = comm_outbox_event(out, COMM_EVENT_ABORT, now_ns);
         if (e != NULL) {
             e->comm = comm_handle_of(ctx, slot);
@@ -104,6 +107,9 @@ void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_n
             e->epoch = epoch;
             c->abort_told = true; /* once per communicator (a lost event is told again) */
         }
+    }
+    if (!CONFIG_COMM_FT) {
+        return; /* no round was ever decided */
     }
     /* Members still in a round this node has finished may need its decision
      * again: serve it in the new view (once a slot is free). */
@@ -123,6 +129,9 @@ enum comm_error ft_p2p_check(const struct comm *ctx, const struct comm_communica
                              uint32_t rank, bool send)
 {
     (void)send;
+    if (!CONFIG_COMM_FT) { /* ABORT, NOP: nothing once a member failed */
+        return c->state == COMM_STATE_DETECTED ? COMM_ERR_PROC_FAILED : COMM_ERR_OK;
+    }
     if (c->revoked) {
         return COMM_ERR_REVOKED;
     }
@@ -140,7 +149,7 @@ enum comm_error ft_p2p_check(const struct comm *ctx, const struct comm_communica
 
 enum comm_error ft_collective_check(const struct comm_communicator *c)
 {
-    if (c->revoked) {
+    if (CONFIG_COMM_FT && c->revoked) {
         return COMM_ERR_REVOKED;
     }
     if (c->state == COMM_STATE_DETECTED) {
@@ -160,6 +169,9 @@ enum comm_error comm_set_mode(struct comm *ctx, uint32_t comm, enum comm_mode mo
     }
     if ((unsigned)mode > COMM_MODE_REBUILD || (unsigned)msg_mode > COMM_MSG_CONT) {
         return COMM_ERR_ARG;
+    }
+    if (!CONFIG_COMM_FT && (mode != COMM_MODE_ABORT || msg_mode != COMM_MSG_NOP)) {
+        return COMM_ERR_UNSUPPORTED;
     }
     c->mode = (uint8_t)mode;
     c->msg_mode = (uint8_t)msg_mode;
@@ -207,6 +219,9 @@ enum comm_error comm_failed_ranks(const struct comm *ctx, uint32_t comm, uint32_
 
 enum comm_error comm_failure_ack(struct comm *ctx, uint32_t comm)
 {
+    if (!CONFIG_COMM_FT) {
+        return COMM_ERR_UNSUPPORTED;
+    }
     struct comm_communicator *c = comm_slot_of(ctx, comm);
     if (c == NULL) {
         return COMM_ERR_COMM;
@@ -218,6 +233,9 @@ enum comm_error comm_failure_ack(struct comm *ctx, uint32_t comm)
 enum comm_error comm_failure_get_acked(const struct comm *ctx, uint32_t comm, uint32_t *ranks,
                                        uint32_t max, uint32_t *count)
 {
+    if (!CONFIG_COMM_FT) {
+        return COMM_ERR_UNSUPPORTED;
+    }
     const struct comm_communicator *c = comm_const_slot(ctx, comm);
     if (c == NULL) {
         return COMM_ERR_COMM;
@@ -920,6 +938,9 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
 {
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
+    if (!CONFIG_COMM_FT) {
+        return COMM_ERR_UNSUPPORTED;
+    }
     struct comm_communicator *c;
     enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
@@ -964,6 +985,9 @@ enum comm_error comm_iagree(struct comm *ctx, uint32_t comm, uint32_t *flag, uin
 {
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
+    if (!CONFIG_COMM_FT) {
+        return COMM_ERR_UNSUPPORTED;
+    }
     struct comm_communicator *c;
     enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {
@@ -1061,6 +1085,9 @@ enum comm_error comm_iadopt(struct comm *ctx, uint64_t now_ns, struct comm_outbo
 {
     *request = COMM_REQUEST_NULL;
     ctx->last_now_ns = now_ns;
+    if (!CONFIG_COMM_FT) {
+        return COMM_ERR_UNSUPPORTED;
+    }
     if (new_comm == NULL ||
         (ctx->config.node_id < ctx->config.world_size && !ctx->config.restarted)) {
         return COMM_ERR_ARG; /* only a spare or a restarted node is adopted */
@@ -1165,6 +1192,9 @@ enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
                             struct comm_outbox *out)
 {
     ctx->last_now_ns = now_ns;
+    if (!CONFIG_COMM_FT) {
+        return COMM_ERR_UNSUPPORTED;
+    }
     struct comm_communicator *c;
     enum comm_error e = comm_usable(ctx, comm, &c);
     if (e != COMM_ERR_OK) {

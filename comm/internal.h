@@ -54,7 +54,7 @@ enum {
 
 static inline bool coll_is_round(uint8_t kind)
 {
-    return kind == COLL_AGREE || kind == COLL_REBUILD || kind == COLL_RESULT;
+    return CONFIG_COMM_FT && (kind == COLL_AGREE || kind == COLL_REBUILD || kind == COLL_RESULT);
 }
 
 /* Recovery rounds: offer vectors (u64 words): flags, the AND of the agree

@@ -139,6 +139,18 @@
 #define CONFIG_COMM_MAP_ENTRIES 4096
 #endif
 
+/* Failure semantics (issue 14) in the comm core: 1 (the default) builds
+ * every mode (ABORT, BLANK, SHRINK, REBUILD; NOP, CONT), revoke, agree,
+ * failure_ack, rebuild, shrink, adoption of spares, strict collectives and
+ * the hold of newer-view frames.  0 leaves point-to-point and the plain
+ * collective tree: a failure ends the job as ABORT does (MPI's default),
+ * the recovery calls return COMM_ERR_UNSUPPORTED, and a job asking for
+ * another mode is refused.  It measures what the machinery costs when
+ * nothing fails (`./tori bench recovery`; preset host-ft-off). */
+#ifndef CONFIG_COMM_FT
+#define CONFIG_COMM_FT 1
+#endif
+
 /* Failure semantics (issue 14): the group edits one communicator can hold
  * (ranks a SHRINK removed, BLANK gaps, spares a REBUILD adopted).  A
  * rebuilt group is its base (a range of node ids or a rank map) plus these
@@ -158,7 +170,7 @@
 #define COMM_HOLD_ROUNDS 3
 #define COMM_HOLD_NEEDED ((CONFIG_COMM_TREE_RADIX + 1) * COMM_HOLD_ROUNDS)
 #ifndef CONFIG_COMM_HOLD_FRAMES
-#define CONFIG_COMM_HOLD_FRAMES COMM_HOLD_NEEDED
+#define CONFIG_COMM_HOLD_FRAMES (CONFIG_COMM_FT ? COMM_HOLD_NEEDED : 0)
 #endif
 
 /* Frames one call into the comm core may write (struct comm_outbox). */
@@ -281,6 +293,7 @@ _Static_assert(CONFIG_COMM_REDUCE_MAX >= 64 && (CONFIG_COMM_REDUCE_MAX % 8) == 0
                "fit CONFIG_COMM_COLL_SCRATCH");
 _Static_assert(CONFIG_COMM_MAP_ENTRIES >= 16 && CONFIG_COMM_MAP_ENTRIES <= (1 << 22),
                "CONFIG_COMM_MAP_ENTRIES must be 16..2^22");
+_Static_assert(CONFIG_COMM_FT == 0 || CONFIG_COMM_FT == 1, "CONFIG_COMM_FT must be 0 or 1");
 _Static_assert(CONFIG_COMM_FT_MAX_EDITS >= 1 && CONFIG_COMM_FT_MAX_EDITS <= 64,
                "CONFIG_COMM_FT_MAX_EDITS must be 1..64 (a rebuild's decision carries them)");
 _Static_assert(CONFIG_COMM_HOLD_FRAMES >= 0 && CONFIG_COMM_HOLD_FRAMES <= 64,

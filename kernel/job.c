@@ -156,6 +156,15 @@ bool job_validate(const struct job *job, struct personality_error *error)
                     "0 (abort), 1 (blank), 2 (shrink) or 3 (rebuild)");
     if (job->message_mode > JOB_MESSAGE_CONT)
         return fail(error, "message_mode", job->message_mode, "0 (nop) or 1 (cont)");
+    /* An image without the failure semantics ends the job on a failure. */
+    if (!CONFIG_COMM_FT && job->comm_mode != JOB_COMM_ABORT)
+        return fail(error, "comm_mode", job->comm_mode,
+                    "0 (abort): this build has the failure semantics compiled out "
+                    "(CONFIG_COMM_FT=0)");
+    if (!CONFIG_COMM_FT && job->message_mode != JOB_MESSAGE_NOP)
+        return fail(error, "message_mode", job->message_mode,
+                    "0 (nop): this build has the failure semantics compiled out "
+                    "(CONFIG_COMM_FT=0)");
     if (job->routing_mode > JOB_ROUTING_TABLE)
         return fail(error, "routing_mode", job->routing_mode, "0 (detour) or 1 (table)");
     if (job->checkpoint_interval > job->iterations)

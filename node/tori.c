@@ -30,6 +30,7 @@ _Static_assert((int)TORI_INT64 == (int)COMM_INT64 && (int)TORI_DOUBLE == (int)CO
 _Static_assert(TORI_APP_ARGS == JOB_APP_ARGS, "one argument per job argument");
 _Static_assert(TORI_ERR_PROC_FAILED == COMM_ERR_PROC_FAILED && TORI_ERR_REVOKED == COMM_ERR_REVOKED &&
                    TORI_ERR_INVALID_RANK == COMM_ERR_INVALID_RANK &&
+                   TORI_ERR_UNSUPPORTED == COMM_ERR_UNSUPPORTED &&
                    TORI_ERR_ABORTED >= COMM_ERROR_COUNT,
                "tori failure errors are comm errors; ABORTED is the node's own");
 _Static_assert(TORI_ERR_NO_CHECKPOINT > TORI_ERR_ABORTED && TORI_ERR_CHECKPOINT > TORI_ERR_ABORTED,

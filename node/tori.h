@@ -31,6 +31,9 @@
 #define TORI_ERR_PROC_FAILED 11
 #define TORI_ERR_REVOKED 14
 #define TORI_ERR_INVALID_RANK 15
+/* A recovery call (rebuild, shrink, agree, revoke, failure_ack) or a mode
+ * but ABORT on an image built with CONFIG_COMM_FT 0. */
+#define TORI_ERR_UNSUPPORTED 16
 #define TORI_ERR_ABORTED 64
 /* Checkpoints (issue 15): nothing to restore; a round that failed. */
 #define TORI_ERR_NO_CHECKPOINT 65

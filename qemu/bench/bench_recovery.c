@@ -308,6 +308,51 @@ void bench_recovery_pingpong_take(struct bench_recovery_pingpong *run, const cha
     }
 }
 
+/* ---- the in-process loopback (tori-comm-loop) ---- */
+
+static bool json_double(const char *text, size_t length, const char *key, double *out)
+{
+    const char *value;
+    size_t value_length;
+    if (!qmp_json_member(text, length, key, &value, &value_length) || value_length == 0 ||
+        value_length >= 32 || value[0] < '0' || value[0] > '9')
+        return false;
+    char buffer[32];
+    memcpy(buffer, value, value_length);
+    buffer[value_length] = '\0';
+    char *end = NULL;
+    double number = strtod(buffer, &end);
+    if (end == NULL || *end != '\0')
+        return false;
+    *out = number;
+    return true;
+}
+
+bool bench_recovery_loop_take(struct bench_recovery_loop *loop, const char *line)
+{
+    memset(loop, 0, sizeof *loop);
+    size_t length = trimmed_length(line);
+    uint64_t ft = 0, ranks = 0;
+    static const char *const keys[BENCH_LOOP_FIGURES] = {
+        "pingpong_ns", "allreduce_ns", "barrier_ns",
+        "pingpong_messages", "allreduce_messages", "barrier_messages"};
+    if (!json_is(line, length, "tool", "comm-loop") || !json_u64(line, length, "ft", &ft) ||
+        ft > 1 || !json_u64(line, length, "ranks", &ranks) || ranks < 2)
+        return false;
+    for (unsigned k = 0; k < BENCH_LOOP_FIGURES; k++)
+        if (!json_double(line, length, keys[k], &loop->figure[k]) || loop->figure[k] <= 0)
+            return false;
+    loop->ft = ft == 1;
+    loop->ranks = ranks;
+    loop->seen = true;
+    return true;
+}
+
+double bench_recovery_ratio(double with, double without)
+{
+    return with > 0 && without > 0 ? with / without : 0.0;
+}
+
 /* ---- output ---- */
 
 static void print_cell(FILE *out, double ns)

@@ -124,6 +124,25 @@ struct bench_recovery_pingpong {
 /* One line of a pingpong run's events.jsonl (rank 0 is node 0 there). */
 void bench_recovery_pingpong_take(struct bench_recovery_pingpong *run, const char *line);
 
+/*
+ * The overhead compiled in and out: one line of tori-comm-loop (the comm
+ * core built as the node has it) or tori-comm-loop-noft (CONFIG_COMM_FT
+ * 0), each node's context in one process on a loopback: ns per operation
+ * (a 0-byte ping-pong, allreduce and barrier over `ranks`), then messages
+ * per operation.  False (and cleared) for any other line.
+ */
+#define BENCH_LOOP_FIGURES 6u
+enum { BENCH_LOOP_PINGPONG_NS = 0, BENCH_LOOP_ALLREDUCE_NS, BENCH_LOOP_BARRIER_NS,
+       BENCH_LOOP_PINGPONG_MESSAGES, BENCH_LOOP_ALLREDUCE_MESSAGES, BENCH_LOOP_BARRIER_MESSAGES };
+struct bench_recovery_loop {
+    bool seen, ft;
+    uint64_t ranks;
+    double figure[BENCH_LOOP_FIGURES];
+};
+bool bench_recovery_loop_take(struct bench_recovery_loop *loop, const char *line);
+/* with / without, 0 when either is not positive (not measured). */
+double bench_recovery_ratio(double with, double without);
+
 /* A configuration's row per mode. */
 struct bench_recovery_row {
     char config[32], mode[16];

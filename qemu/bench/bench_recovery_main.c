@@ -35,6 +35,10 @@
 #ifndef TORI_DEFAULT_SIM
 #error "TORI_DEFAULT_SIM must be defined by the build"
 #endif
+#if !defined(TORI_DEFAULT_LOOP) || !defined(TORI_DEFAULT_LOOP_NOFT) || \
+    !defined(TORI_DEFAULT_NODE_BINARY_FT_OFF)
+#error "TORI_DEFAULT_LOOP, _LOOP_NOFT and _NODE_BINARY_FT_OFF must be defined by the build"
+#endif
 
 #define TOOL "tori-bench-recovery"
 #define CONFIGS_MAX 4u
@@ -69,9 +73,17 @@ static void usage(FILE *out)
           "                     and 4,096 ranks; 64x32x32, 65,536 ranks, needs 9.4 GiB\n"
           "                     and about 6 minutes of CPU a mode); 'none'\n"
           "  --overhead-dims DIMS  the host torus of the overhead runs (2x2x2): the job\n"
-          "                     pingpong under the default modes (abort, nop) and under\n"
-          "                     shrink, cont, --runs times each (heartbeat 100 ms,\n"
-          "                     detector 1 s: nothing fails there); 'none'\n"
+          "                     pingpong under the default modes (abort, nop), under\n"
+          "                     shrink, cont, and on the node built without the failure\n"
+          "                     semantics (--node-binary-ft-off), --runs times each in\n"
+          "                     turn (heartbeat 100 ms, detector 1 s: nothing fails\n"
+          "                     there); 'none'\n"
+          "  --loop FILE, --loop-noft FILE  tori-comm-loop with and without the failure\n"
+          "                     semantics (the build's): the comm core's cost on an\n"
+          "                     in-process loopback, --runs times each in turn; --loop\n"
+          "                     none skips it\n"
+          "  --node-binary-ft-off FILE  host node built with CONFIG_COMM_FT=0\n"
+          "                     (build/host-ft-off: ./tori build host-ft-off)\n"
           "  --out DIR          logs, events and recovery.json (default: a fresh\n"
           "                     /tmp/tori-bench-recovery-XXXXXX)\n"
           "  --json             the JSON record on stdout (the tables then go to stderr)\n"
@@ -86,7 +98,7 @@ static void usage(FILE *out)
 
 struct options {
     const char *configs, *modes, *sim_dims, *overhead_dims, *out, *image, *node_binary, *emu,
-        *sim;
+        *sim, *loop, *loop_noft, *node_binary_ft_off;
     unsigned runs, iterations;
     bool json;
     const char *sim_each[SIM_DIMS_MAX]; /* --sim-dims split; sim_count 0 for 'none' */
@@ -106,6 +118,8 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
         {"--image", &o->image, NULL},       {"--node-binary", &o->node_binary, NULL},
         {"--emu", &o->emu, NULL},           {"--sim", &o->sim, NULL},
         {"--json", NULL, &o->json},
+        {"--loop", &o->loop, NULL},         {"--loop-noft", &o->loop_noft, NULL},
+        {"--node-binary-ft-off", &o->node_binary_ft_off, NULL},
     };
     enum cli_scan_result scan =
         cli_scan(argc, argv, options, sizeof options / sizeof options[0], error, capacity);
@@ -128,6 +142,12 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
         o->emu = TORI_DEFAULT_EMU;
     if (o->sim == NULL)
         o->sim = TORI_DEFAULT_SIM;
+    if (o->loop == NULL)
+        o->loop = TORI_DEFAULT_LOOP;
+    if (o->loop_noft == NULL)
+        o->loop_noft = TORI_DEFAULT_LOOP_NOFT;
+    if (o->node_binary_ft_off == NULL)
+        o->node_binary_ft_off = TORI_DEFAULT_NODE_BINARY_FT_OFF;
     o->runs = 3;
     o->iterations = 200;
     const struct cli_unsigned_option numbers[] = {
@@ -241,9 +261,15 @@ static void take_pingpong(void *context, const char *line)
     bench_recovery_pingpong_take(context, line);
 }
 
-/* The modes the overhead runs compare: the default, and the failure
- * semantics an application would pick (shrink, cont). */
-static const char *const overhead_modes[2][2] = {{"abort", "nop"}, {"shrink", "cont"}};
+/* The settings the overhead runs compare: the default modes, the failure
+ * semantics an application would pick (shrink, cont), and the default
+ * modes on the node built without the failure semantics. */
+#define OVERHEAD_SETTINGS 3u
+#define OVERHEAD_FT_OFF 2u
+static const char *const overhead_modes[OVERHEAD_SETTINGS][2] = {
+    {"abort", "nop"}, {"shrink", "cont"}, {"abort", "nop"}};
+static const char *const overhead_labels[OVERHEAD_SETTINGS] = {"abort,nop", "shrink,cont",
+                                                               "ft-off"};
 
 /* One pingpong job on the host torus under setting's modes; false when it
  * did not report every figure. */
@@ -251,8 +277,9 @@ static bool run_pingpong(const struct options *o, const char *base, unsigned set
                          unsigned run, struct bench_recovery_pingpong *figures, FILE *human)
 {
     char dir[OUT_MAX + 64], log_path[OUT_MAX + 128], path[OUT_MAX + 128];
-    snprintf(dir, sizeof dir, "%s/overhead-%s-%s-%u", base, overhead_modes[setting][0],
-             overhead_modes[setting][1], run + 1);
+    snprintf(dir, sizeof dir, "%s/overhead-%s-%s%s-%u", base, overhead_modes[setting][0],
+             overhead_modes[setting][1], setting == OVERHEAD_FT_OFF ? "-ft-off" : "", run + 1);
+    const char *node = setting == OVERHEAD_FT_OFF ? o->node_binary_ft_off : o->node_binary;
     snprintf(log_path, sizeof log_path, "%s.log", dir);
     /* Nothing fails here: a long detector timeout keeps a loaded machine
      * from expelling a node mid-run (both settings alike). */
@@ -261,9 +288,10 @@ static bool run_pingpong(const struct options *o, const char *base, unsigned set
                     "--app", "pingpong", "--iterations", "32", "--comm-mode",
                     (char *)overhead_modes[setting][0], "--msg-mode",
                     (char *)overhead_modes[setting][1], "--out", dir, "--node-binary",
-                    (char *)o->node_binary, NULL};
-    fprintf(human, TOOL ": overhead %s: pingpong, %s %s (log %s)\n", o->overhead_dims,
-            overhead_modes[setting][0], overhead_modes[setting][1], log_path);
+                    (char *)node, NULL};
+    fprintf(human, TOOL ": overhead %s: pingpong, %s (log %s)\n", o->overhead_dims,
+            overhead_labels[setting], log_path);
+
     int status = bench_run_logged(TOOL, argv, log_path);
     memset(figures, 0, sizeof *figures);
     snprintf(path, sizeof path, "%s/events.jsonl", dir);
@@ -271,9 +299,34 @@ static bool run_pingpong(const struct options *o, const char *base, unsigned set
     bool measured = status == 0 && figures->rtt0_ns > 0 && figures->allreduce_ns > 0 &&
                     figures->barrier_ns > 0;
     if (!measured)
-        fprintf(stderr, TOOL ": overhead %s %s: not measured (exit %d; see %s)\n",
-                overhead_modes[setting][0], overhead_modes[setting][1], status, log_path);
+        fprintf(stderr, TOOL ": overhead %s: not measured (exit %d; see %s)\n",
+                overhead_labels[setting], status, log_path);
     return measured;
+}
+
+/* One tori-comm-loop run of program; false when it printed no figures. */
+static bool run_loop(const char *program, const char *base, unsigned run,
+                     struct bench_recovery_loop *loop, FILE *human)
+{
+    char log_path[OUT_MAX + 64];
+    snprintf(log_path, sizeof log_path, "%s/loop-%s-%u.jsonl", base,
+             strstr(program, "noft") != NULL ? "noft" : "ft", run + 1);
+    fprintf(human, TOOL ": loopback: %s (log %s)\n", program, log_path);
+    char *argv[] = {(char *)program, NULL};
+    int status = bench_run_logged(TOOL, argv, log_path);
+    memset(loop, 0, sizeof *loop);
+    FILE *file = fopen(log_path, "re");
+    char line[1024];
+    while (file != NULL && fgets(line, sizeof line, file) != NULL && !loop->seen)
+        bench_recovery_loop_take(loop, line);
+    if (file != NULL)
+        fclose(file);
+    if (status != 0 || !loop->seen) {
+        fprintf(stderr, TOOL ": loopback %s: not measured (exit %d; see %s)\n", program, status,
+                log_path);
+        return false;
+    }
+    return true;
 }
 
 /* tori-sim --json on dims, the job allreduce under mode (NULL: no crash,
@@ -375,8 +428,9 @@ int main(int argc, char **argv)
         modes[mode_count++] = item;
     }
     if ((config_count == 0 || mode_count == 0) && o.sim_count == 0 &&
-        strcmp(o.overhead_dims, "none") == 0) {
-        fprintf(stderr, TOOL ": nothing to run (expected --configs, --modes or --sim-dims)\n");
+        strcmp(o.overhead_dims, "none") == 0 && strcmp(o.loop, "none") == 0) {
+        fprintf(stderr, TOOL ": nothing to run (expected --configs, --modes, --sim-dims, "
+                        "--overhead-dims or --loop)\n");
         return 2;
     }
     char resolved[PATH_MAX];
@@ -453,26 +507,62 @@ int main(int argc, char **argv)
     }
 
     /* The overhead runs: medians per setting of 0 B RTT, allreduce, barrier. */
+    /* Each setting's runs in turn (a, b, c, a, b, c, ...), so that the
+     * machine's load drifts over them alike. */
     bool overhead_wanted = strcmp(o.overhead_dims, "none") != 0;
-    double overhead[2][3] = {{0}};
+    double overhead[OVERHEAD_SETTINGS][3] = {{0}};
     if (overhead_wanted) {
-        for (unsigned setting = 0; setting < 2; setting++) {
-            double samples[3][BENCH_RECOVERY_RUNS_MAX];
-            unsigned n = 0;
-            for (unsigned r = 0; r < o.runs; r++) {
+        double samples[OVERHEAD_SETTINGS][3][BENCH_RECOVERY_RUNS_MAX];
+        unsigned n[OVERHEAD_SETTINGS] = {0};
+        /* Not built (./tori bench recovery builds it): a note, not a failure. */
+        bool ft_off_built = access(o.node_binary_ft_off, X_OK) == 0;
+        if (!ft_off_built)
+            fprintf(stderr, TOOL ": overhead ft-off: not measured: no node program '%s' "
+                            "(./tori build host-ft-off)\n", o.node_binary_ft_off);
+        for (unsigned r = 0; r < o.runs; r++) {
+            for (unsigned setting = 0; setting < OVERHEAD_SETTINGS; setting++) {
+                if (setting == OVERHEAD_FT_OFF && !ft_off_built)
+                    continue;
                 struct bench_recovery_pingpong figures;
                 if (!run_pingpong(&o, base, setting, r, &figures, human)) {
                     status = 1;
                     continue;
                 }
-                samples[0][n] = (double)figures.rtt0_ns;
-                samples[1][n] = (double)figures.allreduce_ns;
-                samples[2][n] = (double)figures.barrier_ns;
-                n++;
+                samples[setting][0][n[setting]] = (double)figures.rtt0_ns;
+                samples[setting][1][n[setting]] = (double)figures.allreduce_ns;
+                samples[setting][2][n[setting]] = (double)figures.barrier_ns;
+                n[setting]++;
             }
-            for (unsigned k = 0; k < 3; k++)
-                overhead[setting][k] = emu_results_median_of(samples[k], n);
         }
+        for (unsigned setting = 0; setting < OVERHEAD_SETTINGS; setting++)
+            for (unsigned k = 0; k < 3; k++)
+                overhead[setting][k] = emu_results_median_of(samples[setting][k], n[setting]);
+    }
+
+    /* The loopback, with and without the failure semantics, in turn. */
+    bool loop_wanted = strcmp(o.loop, "none") != 0;
+    double loop[2][BENCH_LOOP_FIGURES] = {{0}}; /* [0]: with, [1]: without */
+    uint64_t loop_ranks = 0;
+    if (loop_wanted) {
+        double samples[2][BENCH_LOOP_FIGURES][BENCH_RECOVERY_RUNS_MAX];
+        unsigned n[2] = {0};
+        for (unsigned r = 0; r < o.runs; r++) {
+            for (unsigned v = 0; v < 2; v++) {
+                struct bench_recovery_loop figures;
+                if (!run_loop(v == 0 ? o.loop : o.loop_noft, base, r, &figures, human) ||
+                    figures.ft != (v == 0)) {
+                    status = 1;
+                    continue;
+                }
+                loop_ranks = figures.ranks;
+                for (unsigned k = 0; k < BENCH_LOOP_FIGURES; k++)
+                    samples[v][k][n[v]] = figures.figure[k];
+                n[v]++;
+            }
+        }
+        for (unsigned v = 0; v < 2; v++)
+            for (unsigned k = 0; k < BENCH_LOOP_FIGURES; k++)
+                loop[v][k] = emu_results_median_of(samples[v][k], n[v]);
     }
 
     bench_recovery_print_table(human, rows, row_count);
@@ -492,10 +582,9 @@ int main(int argc, char **argv)
                            "on a communicator with a failed member scan all its members; "
                            "--sim-dims 64x32x32 runs it)\n");
         fprintf(human,
-                "\noverhead when nothing fails (compared at run time, not compiled out: the "
-                "comm core has no switch): messages per allreduce, strict collectives on (the "
-                "nodes' default), against the plain tree's 2 (N - 1) (strict off: comm.ft's "
-                "strict cost test)\n");
+                "\noverhead when nothing fails: messages per allreduce, strict collectives on "
+                "(the nodes' default), against the plain tree's 2 (N - 1), what the core "
+                "built without the failure semantics sends (comm.noft)\n");
     }
     for (unsigned d = 0; d < o.sim_count; d++) {
         const struct bench_recovery_sim *job = &jobs[d];
@@ -511,17 +600,43 @@ int main(int argc, char **argv)
     static const char *const overhead_keys[3] = {"rtt0", "allreduce", "barrier"};
     if (overhead_wanted) {
         fprintf(human,
-                "\noverhead of the failure semantics chosen at run time, host %s, job pingpong, "
-                "medians of %u runs (both with strict collectives and every failure check "
-                "compiled in: the default abort, nop against shrink, cont)\n",
+                "\noverhead of the failure semantics, host %s, job pingpong, medians of %u "
+                "runs each, in turn: compiled in (the default abort,nop, and shrink,cont) "
+                "against compiled out (ft-off: CONFIG_COMM_FT=0); ratios to ft-off\n",
                 o.overhead_dims, o.runs);
         for (unsigned k = 0; k < 3; k++) {
-            fprintf(human, "  %-18s abort,nop %9.1f us   shrink,cont %9.1f us   ratio ",
-                    overhead_names[k], overhead[0][k] / 1e3, overhead[1][k] / 1e3);
-            if (overhead[0][k] > 0 && overhead[1][k] > 0)
-                fprintf(human, "%.3f\n", overhead[1][k] / overhead[0][k]);
+            fprintf(human, "  %-18s abort,nop %8.1f us  shrink,cont %8.1f us  ft-off %8.1f us"
+                           "  ratios",
+                    overhead_names[k], overhead[0][k] / 1e3, overhead[1][k] / 1e3,
+                    overhead[OVERHEAD_FT_OFF][k] / 1e3);
+            for (unsigned setting = 0; setting < 2; setting++) {
+                double ratio = bench_recovery_ratio(overhead[setting][k],
+                                                    overhead[OVERHEAD_FT_OFF][k]);
+                if (ratio > 0)
+                    fprintf(human, " %.3f", ratio);
+                else
+                    fprintf(human, " -");
+            }
+            fputc('\n', human);
+        }
+    }
+    static const char *const loop_names[3] = {"ping-pong 0 B", "allreduce", "barrier"};
+    static const char *const loop_keys[3] = {"pingpong", "allreduce", "barrier"};
+    if (loop_wanted) {
+        fprintf(human,
+                "\noverhead of the failure semantics in the comm core's own CPU, in-process "
+                "loopback (tori-comm-loop, %llu ranks for the collectives), medians of %u runs "
+                "each, in turn: compiled in (default modes) against compiled out\n",
+                (unsigned long long)loop_ranks, o.runs);
+        for (unsigned k = 0; k < 3; k++) {
+            double ratio = bench_recovery_ratio(loop[0][k], loop[1][k]);
+            fprintf(human, "  %-14s with %9.1f ns  without %9.1f ns  ratio ", loop_names[k],
+                    loop[0][k], loop[1][k]);
+            if (ratio > 0)
+                fprintf(human, "%.3f", ratio);
             else
-                fprintf(human, "-\n");
+                fprintf(human, "-");
+            fprintf(human, "   messages %.1f / %.1f\n", loop[0][3 + k], loop[1][3 + k]);
         }
     }
 
@@ -560,10 +675,25 @@ int main(int argc, char **argv)
         if (overhead_wanted) {
             fprintf(out, ",\"overhead\":{\"dims\":\"%s\",\"runs\":%u", o.overhead_dims, o.runs);
             for (unsigned k = 0; k < 3; k++)
-                fprintf(out, ",\"%s_abort_nop_ns\":%.0f,\"%s_shrink_cont_ns\":%.0f,\"%s_ratio\":%.4f",
+                fprintf(out,
+                        ",\"%s_abort_nop_ns\":%.0f,\"%s_shrink_cont_ns\":%.0f,"
+                        "\"%s_ft_off_ns\":%.0f,\"%s_ratio\":%.4f,\"%s_ft_ratio\":%.4f",
                         overhead_keys[k], overhead[0][k], overhead_keys[k], overhead[1][k],
-                        overhead_keys[k],
-                        overhead[0][k] > 0 ? overhead[1][k] / overhead[0][k] : 0.0);
+                        overhead_keys[k], overhead[OVERHEAD_FT_OFF][k], overhead_keys[k],
+                        bench_recovery_ratio(overhead[1][k], overhead[0][k]), overhead_keys[k],
+                        bench_recovery_ratio(overhead[0][k], overhead[OVERHEAD_FT_OFF][k]));
+            fprintf(out, "}");
+        }
+        if (loop_wanted) {
+            fprintf(out, ",\"loopback\":{\"ranks\":%llu,\"runs\":%u",
+                    (unsigned long long)loop_ranks, o.runs);
+            for (unsigned k = 0; k < 3; k++)
+                fprintf(out,
+                        ",\"%s_ft_ns\":%.1f,\"%s_noft_ns\":%.1f,\"%s_ratio\":%.4f,"
+                        "\"%s_ft_messages\":%.3f,\"%s_noft_messages\":%.3f",
+                        loop_keys[k], loop[0][k], loop_keys[k], loop[1][k], loop_keys[k],
+                        bench_recovery_ratio(loop[0][k], loop[1][k]), loop_keys[k],
+                        loop[0][3 + k], loop_keys[k], loop[1][3 + k]);
             fprintf(out, "}");
         }
         fprintf(out, "}\n");

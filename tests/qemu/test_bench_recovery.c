@@ -221,6 +221,31 @@ static void test_sim(void)
     CHECK(!run.killed && !run.detected && !run.stable && !run.recovered);
 }
 
+/* tori-comm-loop's line: its figures, and anything else refused. */
+static void test_loop(void)
+{
+    struct bench_recovery_loop loop;
+    CHECK(bench_recovery_loop_take(
+        &loop, "{\"tool\":\"comm-loop\",\"ft\":0,\"ranks\":16,\"iterations\":9,"
+               "\"pingpong_ns\":1311.9,\"pingpong_messages\":2.000,\"pingpong_frames\":3.0,"
+               "\"allreduce_ns\":20223.8,\"allreduce_messages\":30.000,"
+               "\"allreduce_frames\":60.0,\"barrier_ns\":19419.1,\"barrier_messages\":30.0,"
+               "\"barrier_frames\":60.0}\n"));
+    CHECK(loop.seen && !loop.ft);
+    CHECK_EQ(loop.ranks, 16);
+    CHECK(loop.figure[BENCH_LOOP_PINGPONG_NS] > 1311.8 && loop.figure[BENCH_LOOP_PINGPONG_NS] < 1312.0);
+    CHECK(loop.figure[BENCH_LOOP_BARRIER_NS] > 19419.0 && loop.figure[BENCH_LOOP_BARRIER_NS] < 19419.2);
+    CHECK(loop.figure[BENCH_LOOP_ALLREDUCE_MESSAGES] == 30.0);
+    /* a missing figure, another tool, a bad ft: not a measurement */
+    CHECK(!bench_recovery_loop_take(&loop, "{\"tool\":\"comm-loop\",\"ft\":1,\"ranks\":16,"
+                                           "\"pingpong_ns\":5}"));
+    CHECK(!loop.seen);
+    CHECK(!bench_recovery_loop_take(&loop, "{\"tool\":\"other\",\"ft\":1,\"ranks\":16}"));
+    CHECK(!bench_recovery_loop_take(&loop, "not json"));
+    CHECK(bench_recovery_ratio(1428.4, 1253.2) > 1.1397 && bench_recovery_ratio(1428.4, 1253.2) < 1.1399);
+    CHECK(bench_recovery_ratio(0, 5) == 0.0 && bench_recovery_ratio(5, 0) == 0.0);
+}
+
 static void test_pingpong(void)
 {
     struct bench_recovery_pingpong run;
@@ -248,5 +273,6 @@ int main(void)
     test_median();
     test_sim();
     test_pingpong();
+    test_loop();
     return check_report("emu.bench_recovery");
 }

@@ -2,7 +2,9 @@
 # tori-bench-recovery end to end at a tiny size: one run of each mode on a
 # host 2x2x2 torus and in the simulator at 4x4x4 (a sim-4x4x4 row per
 # mode, beside a crash-free run's allreduce), the overhead runs (pingpong
-# under abort,nop and shrink,cont) on host 2x2x2; the table has a row per
+# under abort,nop and shrink,cont, and on the node without the failure
+# semantics when build/host-ft-off has it) on host 2x2x2, and the
+# in-process loopback with and without them; the table has a row per
 # mode with a verdict, recovery.json (also on stdout with --json) holds
 # every phase (drawn by tori-plot), and the phases come in order.  Times
 # are never asserted.
@@ -80,7 +82,21 @@ assert over["dims"] == "2x2x2" and over["runs"] == 1, over
 for k in ("rtt0", "allreduce", "barrier"):
     a, b = over[k + "_abort_nop_ns"], over[k + "_shrink_cont_ns"]
     assert a > 0 and b > 0 and abs(over[k + "_ratio"] - b / a) < 1e-3, over
-assert "ping-pong 0 B RTT" in table and "host 8x8x8" in table
+# ft-off: the node built without the failure semantics, when built
+# (build/host-ft-off); the ratio is to it.
+for k in ("rtt0", "allreduce", "barrier"):
+    a, c = over[k + "_abort_nop_ns"], over[k + "_ft_off_ns"]
+    assert (c == 0 and over[k + "_ft_ratio"] == 0) or abs(over[k + "_ft_ratio"] - a / c) < 1e-3
+# The loopback: the same messages with and without (none more when nothing
+# fails: a strict allreduce's result round runs only after a failure).
+loop = record["loopback"]
+assert loop["ranks"] == 16 and loop["runs"] == 1, loop
+assert loop["pingpong_ft_messages"] == loop["pingpong_noft_messages"] == 2, loop
+assert loop["allreduce_ft_messages"] == loop["allreduce_noft_messages"] == 30, loop
+for k in ("pingpong", "allreduce", "barrier"):
+    a, b = loop[k + "_ft_ns"], loop[k + "_noft_ns"]
+    assert a > 0 and b > 0 and abs(loop[k + "_ratio"] - a / b) < 1e-3, loop
+assert "ping-pong 0 B RTT" in table and "host 8x8x8" in table and "in-process" in table
 PY
 # The run's plot from its record (./tori bench recovery --plot).
 draw_bench_plots "$OUT/run/recovery.json" "$OUT/plots" recovery
