@@ -31,6 +31,7 @@ bool app_group_start(struct app_group *group)
     if (tori_adopted(&adoption) != TORI_OK)
         return false;
     group->comm = adoption.adopted ? adoption.comm : TORI_COMM_WORLD;
+    group->retired = TORI_COMM_NULL;
     group->adopted = adoption.adopted;
     group->rebuild_started_ns = group->rebuilt_ns = 0;
     return fill(group, adoption.adopted);
@@ -51,6 +52,14 @@ bool app_group_rebuild(struct app_group *group, bool revoke)
     if (tori_comm_rebuild(group->comm, &rebuilt) != TORI_OK)
         return false;
     group->rebuilt_ns = tori_now_ns();
+    /* The old communicator goes (a node holds only a few, and a long job
+     * recovers many times), unless it is WORLD; a spare's adopted one too.
+     * One a failure left requests on (a halo exchange cut short) is tried
+     * again at the next rebuild. */
+    if (group->retired != TORI_COMM_NULL)
+        (void)tori_comm_free(&group->retired);
+    if (group->comm != TORI_COMM_WORLD && tori_comm_free(&group->comm) != TORI_OK)
+        group->retired = group->comm;
     group->comm = rebuilt;
     return fill(group, true);
 }

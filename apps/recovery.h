@@ -19,6 +19,7 @@
 
 struct app_group {
     tori_comm comm;
+    tori_comm retired;    /* a rebuilt communicator not freed yet (requests left on it) */
     uint32_t rank, size;  /* in comm */
     uint32_t gaps[APP_RECOVERY_MAX_GAPS]; /* BLANK: failed ranks, ascending */
     uint32_t gap_count;
@@ -47,8 +48,8 @@ bool app_failure(int error);
  * learn it) would otherwise leave the rest blocked on live peers gone to
  * rebuild; REVOKED wakes them and sends them to the rebuild too.  An
  * application of collectives only needs none: a collective fails at every
- * member alike.  False when the revoke or the rebuild failed: its
- * app-error names the call.
+ * member alike.  The old communicator is freed (not WORLD).  False when
+ * the revoke or the rebuild failed: its app-error names the call.
  */
 bool app_group_rebuild(struct app_group *group, bool revoke);
 

@@ -97,7 +97,7 @@ static enum comm_decode_status validate_data(const struct comm_frame *f)
     if ((f->flags & COMM_FLAG_RESEND) != 0 ? !first : f->resend_of != 0) {
         return COMM_DECODE_RESEND;
     }
-    if (!first && (f->context != 0 || f->source_rank != 0 || f->tag != 0)) {
+    if (!first && (f->context != 0 || f->context_gen != 0 || f->source_rank != 0 || f->tag != 0)) {
         return COMM_DECODE_ENVELOPE;
     }
     if ((f->context & ~COMM_CONTEXT_KNOWN_BITS) != 0) {
@@ -177,10 +177,11 @@ enum comm_decode_status comm_decode(const uint8_t *payload, size_t length,
     switch (f.kind) {
     case COMM_KIND_REVOKE:
         f.session = 0;
-        if (le_get_u32(b) >= COMM_CONTEXT_IDS) {
+        if (le_get_u16(b) >= COMM_CONTEXT_IDS) {
             return COMM_DECODE_CONTEXT;
         }
-        f.context = (uint16_t)le_get_u32(b);
+        f.context = le_get_u16(b);
+        f.context_gen = le_get_u16(b + 2);
         f.source_rank = le_get_u32(b + 4);
         f.seq = le_get_u32(b + 8);
         break;
@@ -202,9 +203,7 @@ enum comm_decode_status comm_decode(const uint8_t *payload, size_t length,
         f.offset = le_get_u32(b + 8);
         f.total = le_get_u32(b + 12);
         f.context = le_get_u16(b + 16);
-        if (le_get_u16(b + 18) != 0) {
-            return COMM_DECODE_RESERVED;
-        }
+        f.context_gen = le_get_u16(b + 18);
         f.source_rank = le_get_u32(b + 20);
         f.tag = le_get_u32(b + 24);
         f.resend_of = le_get_u32(b + 28);
@@ -250,7 +249,8 @@ size_t comm_encode(const struct comm_frame *frame, uint8_t *out, size_t capacity
     le_put_u32(b, frame->session);
     switch (frame->kind) {
     case COMM_KIND_REVOKE:
-        le_put_u32(b, frame->context);
+        le_put_u16(b, frame->context);
+        le_put_u16(b + 2, frame->context_gen);
         le_put_u32(b + 4, frame->source_rank);
         le_put_u32(b + 8, frame->seq);
         break;
@@ -272,6 +272,7 @@ size_t comm_encode(const struct comm_frame *frame, uint8_t *out, size_t capacity
         le_put_u32(b + 8, frame->offset);
         le_put_u32(b + 12, frame->total);
         le_put_u16(b + 16, frame->context);
+        le_put_u16(b + 18, frame->context_gen);
         le_put_u32(b + 20, frame->source_rank);
         le_put_u32(b + 24, frame->tag);
         le_put_u32(b + 28, frame->resend_of);

@@ -18,7 +18,7 @@
  *   OPEN       sid                      sender opens its session to us
  *   ACCEPT     sid, token               receiver's answer: its token
  *   BUSY       sid                      receiver has no room: retry later
- *   DATA       token, seq, offset, total, context u16, reserved u16,
+ *   DATA       token, seq, offset, total, context u16, context_gen u16,
  *              source_rank, tag, resend_of, ack_sid, ack_cum, ack_mask,
  *              ack_deferred, then the bytes
  *   ACK        sid, cum, mask, deferred
@@ -29,7 +29,7 @@
  *   CLOSED     sid                      receiver forgot the session
  *   CLOSE_REQ  sid                      receiver asks the sender to close
  *   RESET      token                    receiver knows no session with token
- *   REVOKE     context, revoker node, revoker rank
+ *   REVOKE     context | context_gen << 16, revoker node, revoker rank
  *                                       the communicator of that context is
  *                                       revoked (flag REVOKE_ACK: the answer);
  *                                       sessionless, resent until answered
@@ -43,9 +43,12 @@
  * that seq) once GRANTed.  A sender never has more than 32 frames
  * unacknowledged, so every deferral reaches it with the first ack it gets
  * that covers the seq.
- * DATA carries the message envelope (context, source rank, tag) only in its
- * first fragment (offset 0, flag FIRST); the other fragments carry zeros
- * there.  SKIP: a fragment of a message the receiver deferred, sent only to
+ * DATA carries the message envelope (context, context_gen, source rank, tag)
+ * only in its first fragment (offset 0, flag FIRST); the other fragments
+ * carry zeros there.  context_gen names the communicator's life on its
+ * context id (its generation, agreed when it was made: comm/DESIGN.md,
+ * "Freeing a communicator"), so that a frame of a freed communicator never
+ * matches a later one that reuses the id; the adoption space carries 0.  SKIP: a fragment of a message the receiver deferred, sent only to
  * fill its seq (no bytes).  The ack fields piggyback an acknowledgment of
  * the reverse session (flag ACK); without it they are zero.  Every fragment
  * but the last holds exactly COMM_FRAGMENT_BYTES bytes, so offset and total
@@ -171,6 +174,7 @@ struct comm_frame {
     uint32_t offset;
     uint32_t total;
     uint16_t context;      /* DATA, REVOKE */
+    uint16_t context_gen;  /* DATA, REVOKE: the communicator's generation */
     uint32_t source_rank;  /* DATA; REVOKE: the revoker's node */
     uint32_t tag;
     uint32_t resend_of;

@@ -234,6 +234,11 @@ static enum comm_error step_reduce(struct comm *ctx, uint16_t slot, uint64_t now
             }
             if (coll_is_round(c->kind)) {
                 ft_combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count);
+            } else if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
+                const uint8_t *in = c->scratch + (c->combined + 1u) * bytes;
+                combine(acc, in, COMM_CONTEXT_WORDS, COMM_INT64, COMM_BOR);
+                combine(acc + 8u * COMM_CONTEXT_WORDS, in + 8u * COMM_CONTEXT_WORDS, 1u,
+                        COMM_INT64, COMM_MAX);
             } else {
                 combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count, c->type, c->op);
             }
@@ -540,11 +545,12 @@ static enum comm_error create_comm(struct comm *ctx, struct comm_collective *c,
     if (context < 0) {
         return COMM_ERR_BUSY;
     }
+    uint32_t context_gen = (uint32_t)c->contexts[COMM_CONTEXT_WORDS];
     uint16_t slot;
     if (c->kind == COLL_DUP) {
         const uint8_t *list =
             parent->group == GROUP_LIST ? (const uint8_t *)&ctx->map[parent->first] : NULL;
-        slot = comm_create(ctx, (uint8_t)context, list, parent->first, parent->size);
+        slot = comm_create(ctx, (uint8_t)context, context_gen, list, parent->first, parent->size);
     } else {
         if (c->color == COMM_UNDEFINED) {
             return COMM_ERR_OK;
@@ -576,7 +582,8 @@ static enum comm_error create_comm(struct comm *ctx, struct comm_collective *c,
             }
             memcpy(c->scratch + 4u * i, &node, sizeof node);
         }
-        slot = comm_create(ctx, (uint8_t)context, range ? NULL : c->scratch, first, members);
+        slot = comm_create(ctx, (uint8_t)context, context_gen, range ? NULL : c->scratch, first,
+                           members);
     }
     if (slot == COMM_NONE16) {
         return COMM_ERR_BUSY;
@@ -1008,11 +1015,13 @@ static void program(struct comm *ctx, struct comm_collective *c, const struct co
         add_step(c, STEP_GATHER, a->recv + (uint64_t)c->vrank * a->count, a->count, false);
         add_step(c, STEP_BCAST, a->recv, c->size * a->count, false);
         break;
-    default: /* DUP, SPLIT: agree on a free context (an OR of the sets in use) */
-        memcpy(c->contexts, ctx->contexts_used, sizeof c->contexts);
+    default: /* DUP, SPLIT: agree on a free context (an OR of the sets in use)
+              * and its generation (the largest next one) */
+        memcpy(c->contexts, ctx->contexts_used, sizeof ctx->contexts_used);
+        c->contexts[COMM_CONTEXT_WORDS] = ctx->next_context_gen;
         c->send = (const uint8_t *)c->contexts;
         c->recv = (uint8_t *)c->contexts;
-        c->count = COMM_CONTEXT_WORDS;
+        c->count = COMM_CONTEXT_WORDS + 1u;
         c->type = COMM_INT64;
         c->op = COMM_BOR;
         add_reduce(c, true);

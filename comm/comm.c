@@ -76,7 +76,7 @@ static int slot_index(const struct comm *ctx, uint32_t handle)
         return -1;
     }
     const struct comm_communicator *c = &ctx->comms[slot];
-    if (!c->in_use || c->generation != (handle >> 8)) {
+    if (!c->in_use || c->released || c->generation != (handle >> 8)) {
         return -1;
     }
     return (int)slot;
@@ -356,14 +356,64 @@ static uint32_t map_alloc(const struct comm *ctx, uint32_t size)
     return start;
 }
 
-uint16_t comm_create(struct comm *ctx, uint8_t context, const uint8_t *list, uint32_t first,
-                     uint32_t size)
+/* Nothing runs on communicator slot i: no collective, no request. */
+static bool comm_idle(const struct comm *ctx, uint16_t slot)
+{
+    for (uint32_t i = 0; i < CONFIG_COMM_MAX_COLLECTIVES; i++) {
+        if (ctx->colls[i].state != COLL_FREE && ctx->colls[i].comm == slot) {
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < COMM_REQUEST_SLOTS; i++) {
+        if (ctx->requests[i].state == COMM_REQ_PENDING && ctx->requests[i].comm == slot) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Frees a communicator slot for good: what waits for its context here can
+ * match nothing (a later communicator on the id has another generation). */
+static void comm_release_slot(struct comm *ctx, uint16_t slot)
+{
+    struct comm_communicator *c = &ctx->comms[slot];
+    match_drop_context(ctx, c->context, true, NULL);
+    ctx->contexts_used[c->context / 64u] &= ~(UINT64_C(1) << (c->context % 64u));
+    c->in_use = false;
+    c->released = false;
+    c->decision_held = false;
+    c->serve_due = false;
+    c->abstain_due = false;
+    c->abstain_queued = false;
+}
+
+void comm_reap(struct comm *ctx)
+{
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        const struct comm_communicator *c = &ctx->comms[i];
+        if (c->in_use && c->released && !c->decision_held && !c->serve_due &&
+            !c->abstain_due && !c->abstain_queued && comm_idle(ctx, i)) {
+            comm_release_slot(ctx, i);
+        }
+    }
+}
+
+uint16_t comm_create(struct comm *ctx, uint8_t context, uint32_t context_gen,
+                     const uint8_t *list, uint32_t first, uint32_t size)
 {
     uint16_t slot = COMM_NONE16;
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         if (!ctx->comms[i].in_use) {
             slot = i;
             break;
+        }
+    }
+    for (uint16_t i = 0; slot == COMM_NONE16 && i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (ctx->comms[i].in_use && ctx->comms[i].released && comm_idle(ctx, i)) {
+            /* its slot is wanted: its decision is no longer served (as when
+             * freeing dropped it at once) */
+            comm_release_slot(ctx, i);
+            slot = i;
         }
     }
     if (slot == COMM_NONE16 || size == 0) {
@@ -397,7 +447,13 @@ uint16_t comm_create(struct comm *ctx, uint8_t context, const uint8_t *list, uin
     uint16_t generation = (uint16_t)(c->generation + 1u);
     c->generation = generation == 0 ? 1u : generation;
     c->in_use = true;
+    c->released = false;
     c->context = context;
+    c->context_gen = (uint16_t)context_gen;
+    if (context_gen >= ctx->next_context_gen) {
+        ctx->next_context_gen = context_gen + 1u;
+    }
+    match_drop_other_generations(ctx, context, c->context_gen, NULL);
     c->extent = size;
     c->size = size;
     c->rank = rank;
@@ -460,6 +516,7 @@ enum comm_init_status comm_init(struct comm *ctx, const struct comm_config *conf
     world->context = 0;
     world->state = COMM_STATE_OK;
     ctx->contexts_used[0] = 1u;
+    ctx->next_context_gen = 1u; /* WORLD and NODES have 0 */
     if (config->mirrors) {
         struct comm_communicator *nodes = &ctx->comms[1];
         nodes->in_use = true;
@@ -600,7 +657,9 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *c = &ctx->comms[i];
         if (c->in_use && c->failed > failed_before[i]) {
-            struct comm_event *e = comm_outbox_event(out, COMM_EVENT_DETECTED, now_ns);
+            /* a freed one is told to nobody (the application has no handle) */
+            struct comm_event *e =
+                c->released ? NULL : comm_outbox_event(out, COMM_EVENT_DETECTED, now_ns);
             if (e != NULL) {
                 e->comm = comm_handle_of(ctx, i);
                 e->count = c->failed;
@@ -651,6 +710,7 @@ void comm_count_lost_frame(struct comm *ctx)
 void comm_finish_call(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
     coll_run(ctx, now_ns, out);
+    comm_reap(ctx);
     peer_pump(ctx, now_ns, out);
 }
 
@@ -886,20 +946,18 @@ enum comm_error comm_free(struct comm *ctx, uint32_t comm)
         return COMM_ERR_ARG; /* WORLD stays, and NODES */
     }
     for (uint32_t i = 0; i < COMM_REQUEST_SLOTS; i++) {
-        if (ctx->requests[i].state == COMM_REQ_PENDING && ctx->requests[i].comm == slot) {
-            return COMM_ERR_BUSY;
+        const struct comm_request *r = &ctx->requests[i];
+        if (r->state == COMM_REQ_PENDING && r->owner == 0 && r->comm == slot) {
+            return COMM_ERR_BUSY; /* the application's own: MPI forbids it too */
         }
     }
-    for (uint32_t i = 0; i < CONFIG_COMM_MAX_COLLECTIVES; i++) {
-        if (ctx->colls[i].state != COLL_FREE && ctx->colls[i].comm == slot) {
-            return COMM_ERR_BUSY;
-        }
-    }
-    /* what waits for it here could only match a later communicator that
-     * reuses its context id */
-    match_drop_context(ctx, c->context, true, NULL);
-    ctx->contexts_used[c->context / 64u] &= ~(UINT64_C(1) << (c->context % 64u));
-    c->in_use = false;
+    /* The handle goes now; the slot (its context id, a decision members
+     * still in a round need, background rounds and a cut collective still
+     * draining) stays until nothing needs it (comm_reap), or its slot is
+     * wanted.  New frames for it are not taken but by its recovery rounds. */
+    c->released = true;
+    match_drop_context(ctx, c->context, false, NULL); /* its collectives' parts */
+    comm_reap(ctx);
     return COMM_ERR_OK;
 }
 

@@ -193,6 +193,8 @@ struct comm_counters {
     uint32_t control_frames_lost;    /* did not fit the outbox */
     uint32_t adoptions_refused;      /* adoption messages malformed or not for us */
     uint32_t revokes_refused;        /* REVOKE frames for no communicator of ours */
+    uint32_t drops_stale_context;    /* messages and revokes of a freed communicator's
+                                      * context generation: consumed unread */
 };
 
 /* ---- the state (read through the functions below, not directly) ---- */
@@ -319,6 +321,7 @@ struct comm_record {
     uint16_t self_send; /* a send to ourselves waiting for its match */
     uint16_t first_block;
     uint16_t context;
+    uint16_t context_gen; /* the communicator generation its envelope named */
     uint32_t node;    /* source node */
     uint32_t source_rank;
     uint32_t tag;
@@ -344,7 +347,16 @@ struct comm_communicator {
     uint8_t state;      /* enum comm_state */
     uint8_t context;    /* context id (wire) */
     uint8_t group;      /* base: range of node ids, or a list in the map pool */
-    uint16_t generation;
+    uint16_t generation; /* of the handle (slot reuse) */
+    /* Its life on its context id, agreed by its members when it was made
+     * (above every generation any member gave a communicator before) and
+     * carried in every DATA and REVOKE frame: frames of a freed one never
+     * match a later one that reuses the id.  WORLD and NODES: 0. */
+    uint16_t context_gen;
+    /* The application freed it, but a decision members may still need is
+     * kept (and served) here until a collective shows everyone has it, or
+     * its slot is wanted; its handle is refused meanwhile. */
+    bool released;
     uint32_t first;     /* range: first node id; list: offset in the map pool */
     uint32_t extent;    /* base ranks 0..extent-1 */
     uint32_t size;      /* extent - excluded_count */
@@ -446,7 +458,9 @@ struct comm_collective {
     uint32_t strict_flag; /* 1: it succeeded here; then the agreed AND */
     uint32_t result_count; /* a strict allreduce's values, for its result round */
     uint8_t own[8];    /* split: our (color, key) as sent */
-    uint64_t contexts[COMM_CONTEXT_WORDS]; /* dup, split: contexts in use, then their union */
+    /* dup, split: contexts in use, then their union (OR); then the next
+     * context generation (the members' largest) */
+    uint64_t contexts[COMM_CONTEXT_WORDS + 1u];
     uint8_t scratch[CONFIG_COMM_COLL_SCRATCH];
 };
 
@@ -467,6 +481,9 @@ struct comm {
 
     struct comm_communicator comms[CONFIG_COMM_MAX_COMMS];
     uint64_t contexts_used[COMM_CONTEXT_WORDS];
+    /* The lowest context generation this node may give a new communicator
+     * (each creation agrees on the members' largest and moves past it). */
+    uint32_t next_context_gen;
     uint32_t map[CONFIG_COMM_MAP_ENTRIES]; /* rank -> node id of list communicators */
 
     struct comm_request requests[COMM_REQUEST_SLOTS];
@@ -580,7 +597,13 @@ enum comm_error comm_idup(struct comm *ctx, uint32_t comm, uint64_t now_ns,
  * CONFIG_COMM_COLL_SCRATCH.  One dup or split in flight per node. */
 enum comm_error comm_isplit(struct comm *ctx, uint32_t comm, int32_t color, int32_t key,
                             uint64_t now_ns, struct comm_outbox *out, uint32_t *request);
-/* Local: frees a communicator with nothing pending (not WORLD). */
+/* Local: frees a communicator (not WORLD, not NODES; ARG) with no
+ * request of the application pending on it (BUSY).  The handle is refused
+ * from then on.  Safe after a recovery: a decision members still in a
+ * round may need stays kept (and served) inside until a collective on the
+ * communicator it made completes, or until its slot is wanted; frames of
+ * it still in flight never match a later communicator that reuses its
+ * context id (comm/DESIGN.md, "Freeing a communicator"). */
 enum comm_error comm_free(struct comm *ctx, uint32_t comm);
 
 /* ---- point-to-point ---- */

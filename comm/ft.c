@@ -99,7 +99,9 @@ void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_n
 {
     struct comm_communicator *c = &ctx->comms[slot];
     c->failure_epoch = epoch;
-    if ((c->mode == COMM_MODE_ABORT || !CONFIG_COMM_FT) && !c->abort_told && c->rank != COMM_RANK_NONE) {
+    if ((c->mode == COMM_MODE_ABORT || !CONFIG_COMM_FT) && !c->abort_told &&
+        c->rank != COMM_RANK_NONE &&
+        !c->released) { /* the application freed it: no concern of the job's */
         struct comm_event *e = comm_outbox_event(out, COMM_EVENT_ABORT, now_ns);
         if (e != NULL) {
             e->comm = comm_handle_of(ctx, slot);
@@ -420,6 +422,7 @@ void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer
     offer[FT_OFFER_FLAGS] = x->failed_log_count > x->acked ? FT_FLAG_UNACKED : 0u;
     offer[FT_OFFER_AND] = c->flag != NULL && c->kind == COLL_AGREE ? *c->flag : UINT64_MAX;
     memcpy(&offer[FT_OFFER_CONTEXTS], ctx->contexts_used, sizeof ctx->contexts_used);
+    offer[FT_OFFER_CONTEXT_GEN] = ctx->next_context_gen;
     if (x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq) {
         memcpy(&offer[FT_OFFER_DECISION], x->decision, sizeof x->decision); /* re-offered */
     }
@@ -447,6 +450,9 @@ void ft_combine(uint8_t *acc, const uint8_t *in, uint32_t words)
     for (uint32_t w = 0; w < COMM_CONTEXT_WORDS; w++) {
         uint32_t i = FT_OFFER_CONTEXTS + w;
         le_put_u64(acc + 8u * i, word(acc, i) | word(in, i));
+    }
+    if (word(in, FT_OFFER_CONTEXT_GEN) > word(acc, FT_OFFER_CONTEXT_GEN)) {
+        le_put_u64(acc + 8u * FT_OFFER_CONTEXT_GEN, word(in, FT_OFFER_CONTEXT_GEN));
     }
     /* A decision offered wins; of two, the later (there is only ever one:
      * a root decides anew only when no member holds one). */
@@ -545,7 +551,10 @@ void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
         if (context < 0) {
             error = COMM_ERR_BUSY;
         } else {
-            decision[1] = (uint32_t)context;
+            /* the context id, and the generation of its new life (24 bits
+             * here, 16 on the wire) */
+            decision[1] = (uint32_t)context |
+                          ((uint32_t)word(acc, FT_OFFER_CONTEXT_GEN) & 0xffffffu) << 8;
             error = rebuild_changes(ctx, &ctx->comms[c->comm], c->rebuild_mode, decision);
         }
     }
@@ -627,11 +636,12 @@ static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const ui
 {
     const struct comm_communicator *x = &ctx->comms[x_slot];
     uint8_t context = (uint8_t)decision[1];
+    uint32_t context_gen = (uint32_t)(decision[1] >> 8) & 0xffffffu;
     if ((ctx->contexts_used[context / 64u] >> (context % 64u)) & 1u) {
         return COMM_ERR_BUSY; /* cannot happen: the context was free at every member */
     }
     const uint8_t *list = x->group == GROUP_LIST ? (const uint8_t *)&ctx->map[x->first] : NULL;
-    uint16_t slot = comm_create(ctx, context, list, x->first, x->extent);
+    uint16_t slot = comm_create(ctx, context, context_gen, list, x->first, x->extent);
     if (slot == COMM_NONE16) {
         return COMM_ERR_BUSY;
     }
@@ -735,12 +745,13 @@ bool ft_adopt_message(struct comm *ctx, struct comm_collective *c, uint32_t i, u
     }
     uint32_t spare = (uint32_t)x->decision[3u + i];
     const struct comm_communicator *y = &ctx->comms[x->produced];
-    if (spare >= COMM_GAP_NODE || !y->in_use || y->context != (uint8_t)x->decision[1]) {
+    if (spare >= COMM_GAP_NODE || !y->in_use || y->context != (uint8_t)x->decision[1] ||
+        y->context_gen != (uint16_t)(x->decision[1] >> 8)) {
         return false;
     }
     memset(message, 0, FT_ADOPT_WORDS * 4u);
     uint32_t fixed[FT_ADOPT_FIXED] = {
-        y->context,        y->first,      y->extent,
+        (uint32_t)y->context | (uint32_t)y->context_gen << 16, y->first, y->extent,
         y->excluded_count, y->edit_count, (uint32_t)y->mode | (uint32_t)y->msg_mode << 8 |
                                               (uint32_t)y->strict << 16,
         (uint32_t)y->epoch, (uint32_t)(y->epoch >> 32),
@@ -791,7 +802,10 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
         bases[j] = le_get_u32(lists + 4u * (CONFIG_COMM_FT_MAX_EDITS + j));
         nodes[j] = le_get_u32(lists + 4u * (2u * CONFIG_COMM_FT_MAX_EDITS + j));
     }
-    uint32_t context = f[0], first = f[1], extent = f[2], nx = f[3], ne = f[4], modes = f[5];
+    uint32_t context = f[0] & 0xffffu, first = f[1], extent = f[2], nx = f[3], ne = f[4],
+             modes = f[5];
+    /* a spare made no communicator before: any generation is past its own */
+    uint32_t context_gen = f[0] >> 16;
     uint64_t epoch = (uint64_t)f[6] | (uint64_t)f[7] << 32;
     bool valid = context < COMM_CONTEXT_IDS && context != 0 && extent > 0 &&
                  first < ctx->config.node_count && extent <= ctx->config.node_count - first &&
@@ -806,7 +820,7 @@ enum comm_error ft_adopt_apply(struct comm *ctx, const uint8_t *message, uint32_
         ctx->counters.adoptions_refused++;
         return COMM_ERR_ARG;
     }
-    uint16_t slot = comm_create(ctx, (uint8_t)context, NULL, first, extent);
+    uint16_t slot = comm_create(ctx, (uint8_t)context, context_gen, NULL, first, extent);
     if (slot == COMM_NONE16) {
         ctx->counters.adoptions_refused++;
         return COMM_ERR_BUSY;
@@ -1116,6 +1130,7 @@ static void send_revoke(struct comm *ctx, const struct comm_communicator *c, uin
     uint16_t slot = peer_find(ctx, node);
     f.receiver_incarnation = slot == COMM_NONE16 ? 0u : ctx->peers[slot].incarnation;
     f.context = c->context;
+    f.context_gen = c->context_gen;
     f.source_rank = group_node(ctx, c, c->revoker);
     f.seq = c->revoker;
     if (comm_outbox_put(out, node, ctx->epoch, &f)) {
@@ -1175,7 +1190,8 @@ static void revoke_local(struct comm *ctx, uint16_t slot, uint32_t revoker, uint
     }
     c->revoked = true;
     c->revoker = revoker;
-    struct comm_event *e = comm_outbox_event(out, COMM_EVENT_REVOKED, now_ns);
+    struct comm_event *e =
+        c->released ? NULL : comm_outbox_event(out, COMM_EVENT_REVOKED, now_ns);
     if (e != NULL) {
         e->comm = comm_handle_of(ctx, slot);
         e->node = revoker;
@@ -1210,6 +1226,12 @@ void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *fr
 {
     uint16_t slot = comm_by_context(ctx, (uint8_t)frame->context);
     struct comm_communicator *c = slot == COMM_NONE16 ? NULL : &ctx->comms[slot];
+    if (c != NULL && c->context_gen != frame->context_gen) {
+        /* a freed communicator's revoke, flooded late: not this one's */
+        ctx->counters.drops_stale_context++;
+        ctx->counters.revokes_refused++;
+        return;
+    }
     /* Only a member may tell another, of a revoke by a member. */
     if (c == NULL || c->rank == COMM_RANK_NONE || frame->seq >= c->size ||
         group_node(ctx, c, frame->seq) != frame->source_rank ||

@@ -58,11 +58,13 @@ static inline bool coll_is_round(uint8_t kind)
 }
 
 /* Recovery rounds: offer vectors (u64 words): flags, the AND of the agree
- * flags, the contexts in use (OR), then a decision. */
+ * flags, the contexts in use (OR), the next context generation (the
+ * largest), then a decision. */
 #define FT_OFFER_FLAGS 0u
 #define FT_OFFER_AND 1u
 #define FT_OFFER_CONTEXTS 2u
-#define FT_OFFER_DECISION (FT_OFFER_CONTEXTS + COMM_CONTEXT_WORDS)
+#define FT_OFFER_CONTEXT_GEN (FT_OFFER_CONTEXTS + COMM_CONTEXT_WORDS)
+#define FT_OFFER_DECISION (FT_OFFER_CONTEXT_GEN + 1u)
 #define FT_OFFER_WORDS (FT_OFFER_DECISION + COMM_FT_DECISION_WORDS)
 #define FT_FLAG_UNACKED 1u /* a member has failures it did not acknowledge */
 /* Adoption messages (u32 words): context, first, extent, excluded count,
@@ -80,6 +82,20 @@ enum { PLACE_WAIT = 0, PLACE_REQUEST, PLACE_RECORD, PLACE_DISCARD, PLACE_DEFER }
 static inline int32_t seq_diff(uint32_t a, uint32_t b)
 {
     return (int32_t)(a - b);
+}
+
+/* The context generation a request's frames carry and its receive
+ * matches: its communicator's (0 in the adoption space, whose messages
+ * name no communicator). */
+static inline uint16_t request_context_gen(const struct comm *ctx, const struct comm_request *r)
+{
+    return (r->context & COMM_CONTEXT_ADOPT) != 0 ? 0u : ctx->comms[r->comm].context_gen;
+}
+
+/* Generations compare by signed distance (16 bits on the wire). */
+static inline bool context_gen_before(uint16_t a, uint16_t b)
+{
+    return (int16_t)(uint16_t)(a - b) < 0;
 }
 
 /* Session ids and tokens: (generation << 8) | slot. */
@@ -181,6 +197,11 @@ void match_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
  * views (their tags name the view) can match nothing any more and go
  * (those still arriving or deferred are consumed unread). */
 void match_drop_stale_rounds(struct comm *ctx, struct comm_outbox *out);
+/* A communicator of context with generation keep was made here: unbound
+ * unexpected messages of that context naming another generation (a freed
+ * communicator's, resent late) can match nothing and go.  out may be NULL. */
+void match_drop_other_generations(struct comm *ctx, uint8_t context, uint16_t keep,
+                                  struct comm_outbox *out);
 /* Communicator context runs no collective any more (DETECTED, FAILED) or
  * is freed (every_space): its unbound unexpected messages of collectives
  * (and of point-to-point and recovery rounds if every_space) go, as above.
@@ -273,9 +294,14 @@ uint32_t group_compact_of_rank(const struct comm_communicator *c, uint32_t rank)
 bool node_is_live(const struct comm *ctx, uint32_t node);
 /* A new communicator: the node ids first..first+size-1 in order (list
  * NULL), or the size node ids in list (native u32, any alignment); our rank
- * is found in it.  COMM_NONE16 when no slot or map room is left. */
-uint16_t comm_create(struct comm *ctx, uint8_t context, const uint8_t *list, uint32_t first,
-                     uint32_t size);
+ * is found in it; context_gen is the generation its members agreed (this
+ * node moves past it).  With no slot free, a released one is taken (its
+ * kept decision goes).  COMM_NONE16 when no slot or map room is left. */
+uint16_t comm_create(struct comm *ctx, uint8_t context, uint32_t context_gen,
+                     const uint8_t *list, uint32_t first, uint32_t size);
+/* A released communicator (comm_free) whose decision nobody needs any more
+ * and on which nothing runs is freed for good. */
+void comm_reap(struct comm *ctx);
 void comm_finish_call(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
 void comm_count_lost_frame(struct comm *ctx);
 

@@ -227,11 +227,12 @@ static bool pool_has_queue(const struct comm *ctx)
 
 /* ---- matching ---- */
 
-static bool request_matches(const struct comm_request *r, uint16_t context, uint32_t source_rank,
+static bool request_matches(const struct comm *ctx, const struct comm_request *r,
+                            uint16_t context, uint16_t context_gen, uint32_t source_rank,
                             uint32_t tag)
 {
-    return r->context == context && (r->rank == COMM_ANY_SOURCE || r->rank == source_rank) &&
-           (r->any_tag || r->tag == tag);
+    return r->context == context && request_context_gen(ctx, r) == context_gen &&
+           (r->rank == COMM_ANY_SOURCE || r->rank == source_rank) && (r->any_tag || r->tag == tag);
 }
 
 /* A record's sender is who its envelope says (checked at match time for
@@ -327,7 +328,7 @@ void match_post(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm
         struct comm_record *rec = &ctx->records[i];
         uint16_t next = rec->next;
         if (rec->request == COMM_NONE16 && !rec->discard &&
-            request_matches(r, rec->context, rec->source_rank, rec->tag)) {
+            request_matches(ctx, r, rec->context, rec->context_gen, rec->source_rank, rec->tag)) {
             if (record_source_valid(ctx, r, rec)) {
                 bind(ctx, request, i, out);
                 return;
@@ -350,7 +351,8 @@ bool match_self_send(struct comm *ctx, uint16_t request, struct comm_outbox *out
     uint32_t source_rank = ctx->comms[s->comm].rank;
     for (uint16_t i = ctx->posted_head; i != COMM_NONE16; i = ctx->requests[i].next) {
         struct comm_request *r = &ctx->requests[i];
-        if (!request_matches(r, s->context, source_rank, s->tag)) {
+        if (!request_matches(ctx, r, s->context, request_context_gen(ctx, s), source_rank,
+                             s->tag)) {
             continue;
         }
         queue_remove(ctx, &ctx->posted_head, &ctx->posted_tail, i);
@@ -372,6 +374,7 @@ bool match_self_send(struct comm *ctx, uint16_t request, struct comm_outbox *out
     }
     struct comm_record *rec = &ctx->records[index];
     rec->context = s->context;
+    rec->context_gen = request_context_gen(ctx, s);
     rec->node = ctx->config.node_id;
     rec->source_rank = source_rank;
     rec->tag = s->tag;
@@ -433,8 +436,22 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
         return place_resend(ctx, slot, f, index, out);
     }
     uint32_t node = ctx->peers[slot].node;
-    /* The envelope must name the sender, when we know the communicator. */
     uint16_t cslot = comm_by_context(ctx, (uint8_t)(f->context & 0xffu));
+    /* A message of a freed communicator whose context id a later one took
+     * here: that one has another generation.  Without a communicator on the
+     * id, one made later has a generation past every one made here so far.
+     * A released communicator takes only its recovery rounds' messages. */
+    bool stale = cslot != COMM_NONE16
+                     ? f->context_gen != ctx->comms[cslot].context_gen ||
+                           (ctx->comms[cslot].released &&
+                            (f->context & COMM_CONTEXT_RECOVERY) == 0)
+                     : context_gen_before(f->context_gen, (uint16_t)ctx->next_context_gen);
+    if (stale && (f->context & COMM_CONTEXT_ADOPT) == 0) {
+        ctx->counters.drops_stale_context++;
+        ctx->counters.discarded_messages++;
+        return PLACE_DISCARD;
+    }
+    /* The envelope must name the sender, when we know the communicator. */
     if ((f->context & COMM_CONTEXT_BY_NODE) != 0) {
         /* A recovery round's message of an older epoch (resent after the
          * view changed) can match nothing any more. */
@@ -455,7 +472,7 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
     }
     for (uint16_t i = ctx->posted_head; i != COMM_NONE16; i = ctx->requests[i].next) {
         struct comm_request *r = &ctx->requests[i];
-        if (!request_matches(r, f->context, f->source_rank, f->tag)) {
+        if (!request_matches(ctx, r, f->context, f->context_gen, f->source_rank, f->tag)) {
             continue;
         }
         queue_remove(ctx, &ctx->posted_head, &ctx->posted_tail, i);
@@ -482,6 +499,7 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
     }
     struct comm_record *rec = &ctx->records[r];
     rec->context = f->context;
+    rec->context_gen = f->context_gen;
     rec->node = node;
     rec->source_rank = f->source_rank;
     rec->tag = f->tag;
@@ -683,6 +701,26 @@ void match_drop_context(struct comm *ctx, uint8_t context, bool every_space,
                     (every_space && (rec->context & COMM_CONTEXT_ADOPT) == 0 &&
                      (rec->context & (COMM_CONTEXT_IDS - 1u)) == context);
         if (ours && record_unbound(rec)) {
+            freed |= record_drop(ctx, i, out);
+        }
+        i = next;
+    }
+    if (freed) {
+        grant_waiting(ctx, out);
+    }
+}
+
+void match_drop_other_generations(struct comm *ctx, uint8_t context, uint16_t keep,
+                                  struct comm_outbox *out)
+{
+    bool freed = false;
+    for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
+        struct comm_record *rec = &ctx->records[i];
+        uint16_t next = rec->next;
+        if ((rec->context & COMM_CONTEXT_ADOPT) == 0 &&
+            (rec->context & (COMM_CONTEXT_IDS - 1u)) == context && rec->context_gen != keep &&
+            record_unbound(rec)) {
+            ctx->counters.drops_stale_context++;
             freed |= record_drop(ctx, i, out);
         }
         i = next;

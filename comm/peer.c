@@ -218,6 +218,7 @@ static void emit_data(struct comm *ctx, uint16_t slot, uint32_t seq, uint64_t no
     if (w->fragment == 0) {
         f.flags |= COMM_FLAG_FIRST;
         f.context = r->context;
+        f.context_gen = request_context_gen(ctx, r);
         f.source_rank = (r->context & COMM_CONTEXT_BY_NODE) != 0 ? ctx->config.node_id
                                                                 : ctx->comms[r->comm].rank;
         f.tag = r->tag;

@@ -315,6 +315,10 @@ const char *tori_error_text(int error)
         return "no checkpoint to resume from (none taken, or every copy of one lost)";
     if (error == TORI_ERR_CHECKPOINT)
         return "the checkpoint failed (a copy did not verify, or no state is registered)";
+    if (error == TORI_ERR_FREE_WORLD)
+        return "TORI_COMM_WORLD is never freed";
+    if (error == TORI_ERR_FREE_PENDING)
+        return "requests on the communicator are still pending: wait for them first";
     return comm_error_text((enum comm_error)error);
 }
 
@@ -388,6 +392,27 @@ int tori_comm_split(tori_comm comm, int32_t color, int32_t key, tori_comm *out)
     int done = wait_for("tori_comm_split", request, &status);
     *out = status.comm;
     return done;
+}
+
+int tori_comm_free(tori_comm *comm)
+{
+    enter_on("tori_comm_free", *comm);
+    REFUSE_IF_ABORTED("tori_comm_free");
+    if (*comm == TORI_COMM_WORLD)
+        return result("tori_comm_free", TORI_ERR_FREE_WORLD);
+    enum comm_error error = comm_free(core(), *comm);
+    if (error == COMM_ERR_BUSY)
+        return result("tori_comm_free", TORI_ERR_FREE_PENDING);
+    if (error == COMM_ERR_ARG)
+        error = COMM_ERR_COMM; /* NODES: not the application's */
+    if (error != COMM_ERR_OK)
+        return result("tori_comm_free", error);
+    /* its collective counter is free for another communicator */
+    for (unsigned i = 0; i < COLLECTIVE_COUNTERS; i++)
+        if (job.counters[i].comm == *comm)
+            job.counters[i].comm = TORI_COMM_NULL;
+    *comm = TORI_COMM_NULL;
+    return result("tori_comm_free", TORI_OK);
 }
 
 /* ---- point-to-point ---- */

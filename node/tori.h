@@ -38,6 +38,9 @@
 /* Checkpoints (issue 15): nothing to restore; a round that failed. */
 #define TORI_ERR_NO_CHECKPOINT 65
 #define TORI_ERR_CHECKPOINT 66
+/* tori_comm_free: WORLD is never freed; requests still pending on it. */
+#define TORI_ERR_FREE_WORLD 67
+#define TORI_ERR_FREE_PENDING 68
 #define TORI_COMM_WORLD 0x100u        /* comm/comm.h COMM_WORLD */
 #define TORI_COMM_NULL 0u             /* split with TORI_UNDEFINED */
 #define TORI_UNDEFINED (-1)
@@ -92,6 +95,15 @@ int tori_comm_dup(tori_comm comm, tori_comm *out);
 /* Collective: the ranks of each color, ordered by (key, rank); color
  * TORI_UNDEFINED gives TORI_COMM_NULL. */
 int tori_comm_split(tori_comm comm, int32_t color, int32_t key, tori_comm *out);
+/* Local (MPI_Comm_free): releases *comm and sets it to TORI_COMM_NULL.
+ * TORI_ERR_FREE_WORLD for TORI_COMM_WORLD, TORI_ERR_FREE_PENDING while a
+ * request of the application on it is pending (wait for them first).
+ * Safe after a failure: the old communicator of a rebuild may be freed as
+ * soon as the rebuild returns (members still in its round are served from
+ * inside the runtime, and its late frames never reach a later
+ * communicator); a job that recovers many times must free them, as only
+ * a few communicators fit a node. */
+int tori_comm_free(tori_comm *comm);
 
 /* ---- failures (issue 14: FT-MPI modes, ULFM operations) ----
  * A view change that removes a member turns every communicator holding it

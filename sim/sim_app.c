@@ -171,6 +171,7 @@ bool sim_app_start(struct sim_app *app, const struct sim_app_params *params, boo
     memset(app, 0, sizeof *app);
     app->state = SIM_APP_RUNNING;
     app->comm = COMM_WORLD;
+    app->old_comm = COMM_NULL;
     app->iteration = 1;
     app->ok = true;
     app->start_ns = now_ns;
@@ -437,10 +438,20 @@ static bool recovery_step(struct sim_app *app, const struct sim_app_params *para
     if (app->stage == SIM_APP_AWAIT)
         return await_step(app, params, ctx, now_ns, out);
     app->adopted = app->adopted || app->stage == SIM_APP_ADOPT;
-    /* The old communicator is kept, as apps/recovery.c keeps it: freeing
-     * it lets a later rebuild reuse its context id while frames of its last
-     * collectives are still being resent (comm/DESIGN.md, known limits), and
-     * those then match the new one's collectives: a wrong total. */
+    /* The old communicator goes, as apps/recovery.c frees it (a node holds
+     * CONFIG_COMM_MAX_COMMS: a job recovering more often than that would
+     * run out), unless it is WORLD; one with requests still on it (a halo
+     * exchange a failure cut) at the next rebuild.  Its late frames never
+     * match a later communicator on its context id (their generation
+     * differs), and members still in its round are served from inside
+     * (comm/DESIGN.md, "Freeing a communicator"). */
+    if (app->stage == SIM_APP_REBUILD) {
+        if (app->old_comm != COMM_NULL && comm_free(ctx, app->old_comm) == COMM_ERR_OK)
+            app->old_comm = COMM_NULL;
+        if (app->comm != COMM_WORLD && comm_free(ctx, app->comm) != COMM_ERR_OK &&
+            app->old_comm == COMM_NULL)
+            app->old_comm = app->comm;
+    }
     app->comm = app->made;
     if (!fill_group(app, ctx, true)) {
         fail(app, "rebuild", COMM_ERR_COUNT, now_ns);

@@ -123,6 +123,7 @@ struct sim_app {
     /* the group computed on (apps/recovery.h's struct app_group) */
     uint32_t comm;        /* COMM_WORLD, then each rebuild's */
     uint32_t made;        /* what the rebuild or adoption under way makes */
+    uint32_t old_comm;    /* a rebuilt communicator not freed yet (requests left on it) */
     uint32_t gaps[SIM_APP_MAX_GAPS];
     uint32_t gap_count;
     uint32_t live;        /* size - gap_count */

@@ -49,6 +49,7 @@ static void random_frame(struct check_rng *rng, unsigned kind, struct comm_frame
         f->session = 0; /* sessionless */
         f->receiver_incarnation = check_rng_percent(rng, 50) ? 0u : f->receiver_incarnation;
         f->context = (uint16_t)check_rng_below(rng, COMM_CONTEXT_IDS);
+        f->context_gen = (uint16_t)check_rng_next(rng);
         f->source_rank = (uint32_t)check_rng_next(rng);
         f->seq = (uint32_t)check_rng_next(rng);
         f->flags = check_rng_percent(rng, 50) ? COMM_FLAG_REVOKE_ACK : 0;
@@ -77,6 +78,7 @@ static void random_frame(struct check_rng *rng, unsigned kind, struct comm_frame
             bool collective = check_rng_percent(rng, 50);
             f->context = (uint16_t)(check_rng_below(rng, COMM_CONTEXT_IDS) |
                                     (collective ? COMM_CONTEXT_COLLECTIVE : 0u));
+            f->context_gen = (uint16_t)check_rng_next(rng);
             f->source_rank = (uint32_t)check_rng_next(rng);
             f->tag = collective ? (uint32_t)check_rng_next(rng)
                                 : (uint32_t)check_rng_next(rng) & 0x7fffffffu;
@@ -107,7 +109,7 @@ static bool same_frame(const struct comm_frame *a, const struct comm_frame *b)
            a->deferred == b->deferred && a->resend_of == b->resend_of &&
            a->ack_deferred == b->ack_deferred &&
            a->offset == b->offset && a->total == b->total && a->context == b->context &&
-           a->source_rank == b->source_rank && a->tag == b->tag && a->ack_sid == b->ack_sid &&
+           a->context_gen == b->context_gen && a->source_rank == b->source_rank && a->tag == b->tag && a->ack_sid == b->ack_sid &&
            a->ack_cum == b->ack_cum && a->ack_mask == b->ack_mask &&
            a->data_length == b->data_length &&
            (a->data_length == 0 || memcmp(a->data, b->data, a->data_length) == 0);
@@ -221,8 +223,14 @@ static void test_rejections(void)
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, 2, 0x21, 0), COMM_DECODE_FLAGS);
     CHECK_EQ(decode_edited(COMM_KIND_CLOSE, 0, 0, 2, 0x02, 0), COMM_DECODE_FLAGS);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 3, 1, 0), COMM_DECODE_RESERVED);
-    CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, COMM_HEADER_SIZE + 18, 1, 0),
-             COMM_DECODE_RESERVED);
+    /* DATA's u16 after the context is the context generation: any value in
+     * a first fragment, 0 in the others (envelope fields); REVOKE carries
+     * it in its context word's high half. */
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 10, 0, COMM_HEADER_SIZE + 18, 1, 0), COMM_DECODE_OK);
+    CHECK_EQ(decode_edited(COMM_KIND_DATA, 3000, COMM_FRAGMENT_BYTES, COMM_HEADER_SIZE + 19, 1, 0),
+             COMM_DECODE_ENVELOPE);
+    CHECK_EQ(decode_edited(COMM_KIND_REVOKE, 0, 0, COMM_HEADER_SIZE + 3, 0xff, 0),
+             COMM_DECODE_OK);
     /* Incarnations: sender never 0; receiver 0 only in OPEN. */
     for (size_t i = 4; i < 8; i++) {
         uint8_t buffer[COMM_HEADER_SIZE + 4] = {COMM_WIRE_VERSION, COMM_KIND_OPEN, 0, 0, 0, 0, 0,

@@ -10,6 +10,7 @@
 
 #include "comm/comm.h"
 #include "comm/internal.h"
+#include "lib/le.h"
 #include "membership/codec.h"
 #include "tests/check.h"
 #include "tests/comm/harness.h"
@@ -2271,10 +2272,161 @@ static void test_decision_served_while_rebuilding(uint64_t seed)
     harness_free(&h);
 }
 
+/* ---- freeing ---- */
+
+/* Every node dups comm into out[]. */
+static void dup_all(struct harness *h, const uint32_t *comm, uint32_t *out)
+{
+    struct harness_requests rs;
+    harness_requests_clear(&rs);
+    for (uint32_t i = 0; i < h->n; i++) {
+        uint32_t r;
+        CHECK_EQ(comm_idup(harness_node(h, i), comm[i], h->now_ns, harness_begin(h), &r),
+                 COMM_ERR_OK);
+        harness_end(h, i);
+        harness_requests_add(&rs, i, r);
+    }
+    CHECK(harness_requests_wait(h, &rs, LIMIT_NS));
+    for (uint32_t k = 0; k < rs.count; k++) {
+        CHECK_EQ(rs.status[k].error, COMM_ERR_OK);
+        out[rs.node[k]] = rs.status[k].comm;
+    }
+}
+
+/*
+ * A freed communicator's frame that comes after its context id went to a
+ * new communicator (resent late: here its first DATA frame, captured on
+ * the wire, comes again in its sender's stream at the next sequence
+ * number) is dropped and counted, not matched: its context generation is
+ * the freed one's.  Without generations the new communicator's receive of
+ * the same rank and tag took it (the simulator's wrong totals after
+ * freeing, comm/DESIGN.md "Freeing a communicator").  A freed one's late
+ * REVOKE does not revoke its successor either.
+ */
+static void test_freed_context_reused(void)
+{
+    enum { N = 3 };
+    struct harness h;
+    harness_init(&h, N, N, 1530);
+    harness_install(&h, MEMBERSHIP_EPOCH(1, 0, 1), NULL, NULL);
+    const uint32_t world[N] = {COMM_WORLD, COMM_WORLD, COMM_WORLD};
+    uint32_t a[N];
+    uint32_t b[N];
+    dup_all(&h, world, a);
+    uint8_t context = harness_node(&h, 0)->comms[a[0] & 0xffu].context;
+    /* node 1 sends on A to rank 0: its DATA frame is captured */
+    static const uint32_t stale = 111;
+    uint32_t r;
+    CHECK_EQ(isend(&h, 1, a[1], 0, &stale, sizeof stale, &r), COMM_ERR_OK);
+    static uint8_t copy[COMM_MAX_PAYLOAD];
+    uint32_t copy_length = 0;
+    for (uint32_t i = 0; i < h.heap_count; i++) {
+        struct comm_frame f;
+        if (h.heap[i].source == 1 && h.heap[i].destination == 0 &&
+            comm_decode(h.heap[i].payload, h.heap[i].length, &f) == COMM_DECODE_OK &&
+            f.kind == COMM_KIND_DATA && (f.flags & COMM_FLAG_FIRST) != 0 &&
+            f.context == context) {
+            memcpy(copy, h.heap[i].payload, h.heap[i].length);
+            copy_length = h.heap[i].length;
+        }
+    }
+    CHECK(copy_length > 0);
+    struct harness_requests rs;
+    harness_requests_clear(&rs);
+    harness_requests_add(&rs, 1, r);
+    CHECK(harness_requests_wait(&h, &rs, LIMIT_NS)); /* unexpected at node 0 */
+    for (uint32_t i = 0; i < N; i++) {
+        CHECK_EQ(comm_free(harness_node(&h, i), a[i]), COMM_ERR_OK);
+        CHECK_EQ(comm_free(harness_node(&h, i), a[i]), COMM_ERR_COMM); /* the handle is gone */
+    }
+    dup_all(&h, world, b);
+    struct comm *c0 = harness_node(&h, 0);
+    CHECK_EQ(c0->comms[b[0] & 0xffu].context, context); /* the id is taken again */
+    /* node 0 waits for rank 1 on B; A's frame comes next in 1's stream */
+    uint32_t got = 0;
+    uint32_t recv;
+    CHECK_EQ(irecv(&h, 0, b[0], 1, &got, sizeof got, &recv), COMM_ERR_OK);
+    uint32_t slot = CONFIG_COMM_MAX_PEERS;
+    for (uint32_t i = 0; i < CONFIG_COMM_MAX_PEERS; i++) {
+        if (c0->peers[i].node == 1) {
+            slot = i;
+        }
+    }
+    CHECK(slot < CONFIG_COMM_MAX_PEERS);
+    if (slot < CONFIG_COMM_MAX_PEERS) {
+        le_put_u32(copy + COMM_HEADER_SIZE + 4u, c0->peers[slot].rx_expected); /* seq */
+        uint32_t drops = c0->counters.drops_stale_context;
+        comm_receive(c0, 1, c0->epoch, copy, copy_length, h.now_ns, harness_begin(&h));
+        harness_end(&h, 0);
+        harness_run_for(&h, 1000000u);
+        struct comm_status status;
+        CHECKF(!comm_test(c0, recv, &status), "B's receive took A's frame (got %u)", got);
+        CHECK_EQ(got, 0u);
+        CHECK_EQ(c0->counters.drops_stale_context, drops + 1u);
+        /* A's revoke, late: B stays usable */
+        struct comm_frame f;
+        memset(&f, 0, sizeof f);
+        f.kind = COMM_KIND_REVOKE;
+        f.sender_incarnation = harness_node(&h, 1)->incarnation;
+        f.context = context;
+        f.context_gen = (uint16_t)(c0->comms[b[0] & 0xffu].context_gen - 1u);
+        f.source_rank = 1; /* the revoker: node 1, rank 1 */
+        f.seq = 1;
+        uint8_t frame[COMM_MAX_PAYLOAD];
+        size_t length = comm_encode(&f, frame, sizeof frame);
+        CHECK(length > 0);
+        comm_receive(c0, 1, c0->epoch, frame, length, h.now_ns, harness_begin(&h));
+        harness_end(&h, 0);
+        CHECK(!c0->comms[b[0] & 0xffu].revoked);
+        CHECK_EQ(c0->counters.drops_stale_context, drops + 2u);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/* The node API's rules for comm_free: WORLD and unknown handles refused,
+ * an application request pending refuses it (BUSY) until it completes;
+ * a dup of a dup freed in any order; slots come back (more creations than
+ * CONFIG_COMM_MAX_COMMS). */
+static void test_free_rules(void)
+{
+    enum { N = 2 };
+    struct harness h;
+    harness_init(&h, N, N, 1531);
+    harness_install(&h, MEMBERSHIP_EPOCH(1, 0, 1), NULL, NULL);
+    const uint32_t world[N] = {COMM_WORLD, COMM_WORLD};
+    CHECK_EQ(comm_free(harness_node(&h, 0), COMM_WORLD), COMM_ERR_ARG);
+    CHECK_EQ(comm_free(harness_node(&h, 0), COMM_NULL), COMM_ERR_COMM);
+    uint32_t a[N];
+    for (uint32_t round = 0; round < 3u * CONFIG_COMM_MAX_COMMS; round++) {
+        dup_all(&h, world, a);
+        uint32_t got = 0;
+        uint32_t r;
+        CHECK_EQ(irecv(&h, 0, a[0], 1, &got, sizeof got, &r), COMM_ERR_OK);
+        CHECK_EQ(comm_free(harness_node(&h, 0), a[0]), COMM_ERR_BUSY);
+        static const uint32_t value = 5;
+        uint32_t s;
+        CHECK_EQ(isend(&h, 1, a[1], 0, &value, sizeof value, &s), COMM_ERR_OK);
+        struct harness_requests rs;
+        harness_requests_clear(&rs);
+        harness_requests_add(&rs, 0, r);
+        harness_requests_add(&rs, 1, s);
+        CHECK(harness_requests_wait(&h, &rs, LIMIT_NS));
+        CHECK_EQ(got, 5u);
+        for (uint32_t i = 0; i < N; i++) {
+            CHECK_EQ(comm_free(harness_node(&h, i), a[i]), COMM_ERR_OK);
+        }
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     test_view_opens_tree(COMM_MODE_SHRINK);
     test_view_opens_tree(COMM_MODE_BLANK);
+    test_freed_context_reused();
+    test_free_rules();
     test_round_tag_names_view();
     test_stale_round_records();
     test_cut_collective_records(1520);

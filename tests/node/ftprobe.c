@@ -204,6 +204,28 @@ static struct tori_result run_agree(const struct tori_args *args, uint32_t rank,
     return outcome;
 }
 
+/* tori_comm_free's rules on comm (not WORLD; freed here): WORLD refused,
+ * a pending receive refuses it until completed, then it goes (the handle
+ * becomes TORI_COMM_NULL and is refused after). */
+static bool free_rules(tori_comm comm)
+{
+    uint32_t self = 0;
+    tori_comm world = TORI_COMM_WORLD;
+    if (tori_comm_free(&world) != TORI_ERR_FREE_WORLD || world != TORI_COMM_WORLD ||
+        tori_rank(comm, &self) != TORI_OK)
+        return false;
+    static uint64_t in, out = 7;
+    tori_request recv = TORI_REQUEST_NULL, send = TORI_REQUEST_NULL;
+    tori_comm kept = comm;
+    bool ok = tori_irecv(comm, self, RING_TAG, &in, sizeof in, &recv) == TORI_OK &&
+              tori_comm_free(&comm) == TORI_ERR_FREE_PENDING && comm == kept &&
+              tori_isend(comm, self, RING_TAG, &out, sizeof out, &send) == TORI_OK &&
+              tori_wait(&recv, NULL) == TORI_OK && tori_wait(&send, NULL) == TORI_OK && in == 7;
+    ok = ok && tori_comm_free(&comm) == TORI_OK && comm == TORI_COMM_NULL;
+    uint32_t size = 0;
+    return ok && tori_size(kept, &size) != TORI_OK && tori_comm_free(&kept) != TORI_OK;
+}
+
 static struct tori_result run_revoke(const struct tori_args *args, uint32_t rank, uint32_t size)
 {
     struct tori_result outcome = {false, 0, 0};
@@ -221,9 +243,9 @@ static struct tori_result run_revoke(const struct tori_args *args, uint32_t rank
     tori_comm shrunk = TORI_COMM_NULL;
     bool recovered = tori_comm_shrink(TORI_COMM_WORLD, &shrunk) == TORI_OK &&
                      counts_members(shrunk, &outcome.digest);
-    static const char *const keys[] = {"revoked"};
-    const int64_t values[] = {revoked};
-    tori_report("app-ftprobe", keys, values, 1);
+    static const char *const keys[] = {"revoked", "freed"};
+    const int64_t values[] = {revoked, recovered && free_rules(shrunk)};
+    tori_report("app-ftprobe", keys, values, 2);
     outcome.ok = revoked == 1 && recovered;
     outcome.iterations = args->iterations;
     return outcome;

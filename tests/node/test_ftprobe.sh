@@ -10,7 +10,9 @@
 #   agree:  one agreed value per call on every survivor (one digest), each
 #           value that is certain right;
 #   revoke: (no kill) every rank blocked on a live peer is released with
-#           REVOKED when the last rank revokes WORLD; all shrink and go on.
+#           REVOKED when the last rank revokes WORLD; all shrink and go on,
+#           and tori_comm_free keeps its rules (WORLD refused, a pending
+#           request refuses it, then the shrunk communicator goes).
 # Every survivor ends ok=true, which also checks an allreduce on the
 # rebuilt communicator.
 # usage: test_ftprobe.sh EMU TEST_NODE OUT PROBE
@@ -69,6 +71,8 @@ for line in "${probes[@]}"; do
         revoke)
             [[ $(field "$line" revoked) == 1 ]] ||
                 fail "revoke: node $node was not released by the revoke: $line"
+            [[ $(field "$line" freed) == 1 ]] ||
+                fail "revoke: node $node: tori_comm_free broke its rules: $line"
             ;;
     esac
 done
