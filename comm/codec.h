@@ -70,7 +70,8 @@
 #include "config/tori_config.h"
 #include "net/torus/frame.h"
 
-#define COMM_WIRE_VERSION 1u
+/* 2: DATA and REVOKE carry the context generation (reserved in 1). */
+#define COMM_WIRE_VERSION 2u
 #define COMM_HEADER_SIZE 12u
 #define COMM_DATA_FIXED 48u
 #define COMM_DATA_HEADER (COMM_HEADER_SIZE + COMM_DATA_FIXED)
