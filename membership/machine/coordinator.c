@@ -7,9 +7,11 @@
  * queued.  Reports that waited in the queue are probed once before use.
  *
  * A report is a claim, not evidence: the root removes a reported member
- * only once its own probe of it went unanswered (the probes of every
- * report run at once, beside the round in flight), or a second detector
- * reported it too, or the node asked to leave itself (a process fault).
+ * only once its own probe of it went unanswered (direct and through a
+ * torus neighbour of it, since every route to it may cross dead nodes;
+ * the probes of every report run at once, beside the round in flight),
+ * or a second detector reported it too, or the node asked to leave itself
+ * (a process fault).
  * One forged or mistaken report costs a probe, never a live member.  The
  * root's own suspicion is checked too, by a third member's probe (the
  * root may be one end of a pair that cannot reach each other).
@@ -71,6 +73,11 @@ static int queue_index(const struct membership_coordinator *c, uint32_t id)
         }
     }
     return -1;
+}
+
+bool coord_is_queued(const struct membership *ctx, uint32_t id)
+{
+    return queue_index(&ctx->coord, id) >= 0;
 }
 
 /* A failure with evidence in hand (a report awaiting it gets it now). */
@@ -164,30 +171,41 @@ static bool coord_queue_report(struct membership *ctx, uint32_t id, uint8_t mode
     if (!queue_awaiting(ctx, id, model, detector, now)) {
         return false;
     }
+    /*
+     * Direct, and around (issue 20): the routes between us and id may all
+     * cross dead nodes whose links are not declared down yet (the report
+     * may be the far watcher's, cut off the same way), so a torus
+     * neighbour of id asks it too; an answer either way refutes.
+     */
     machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
+    uint32_t helper = relay_pick_helper(ctx, id, detector);
+    if (helper != MEMBERSHIP_NONE) {
+        relay_probe_through(ctx, out, id, helper, false);
+    }
     return true;
 }
 
 /*
  * Our own detector suspects id: evidence by the rules above, except that
  * the root may be one end of a pair that cannot reach each other (issue
- * 16), with nobody else to check its finding.  So a third member probes id
- * for it first (relay_probe_through); an answer through it refutes the
- * suspicion and the pair goes on talking through that member, silence
- * until the probe's deadline is evidence, and so is a report of id by any
- * other detector meanwhile (a real crash is seen by its neighbours too).
+ * 16), with nobody else to check its finding.  So a third member (a torus
+ * neighbour of id first) probes id for it (relay_probe_through); an answer
+ * through it refutes the suspicion and the pair goes on talking through
+ * that member, silence until the probe's deadline is evidence, and so is a
+ * report of id by any other detector meanwhile (a real crash is seen by
+ * its neighbours too).
  */
 void coord_check_own_suspicion(struct membership *ctx, uint32_t id, uint64_t now,
                                struct membership_outbox *out)
 {
-    uint32_t helper = relay_pick_helper(ctx, id);
+    uint32_t helper = relay_pick_helper(ctx, id, ctx->self);
     if (id == ctx->self || !machine_in_view(ctx, id) || queue_index(&ctx->coord, id) >= 0 ||
         helper == MEMBERSHIP_NONE) {
         coord_queue_failure(ctx, id);
         return;
     }
     if (queue_awaiting(ctx, id, FAULT_MODEL_PHYSICAL, ctx->self, now)) {
-        relay_probe_through(ctx, out, id, helper);
+        relay_probe_through(ctx, out, id, helper, true);
     }
 }
 
