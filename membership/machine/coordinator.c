@@ -323,13 +323,19 @@ static void end_idle_episode(struct membership *ctx)
     }
 }
 
-uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view)
+uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view, bool lags)
 {
     struct membership_coordinator *c = &ctx->coord;
     int queued = queue_index(c, sender);
     uint32_t refuted_by = MEMBERSHIP_NONE;
     if (queued >= 0 && c->failed_by[queued] != MEMBERSHIP_NONE) {
-        if (holds_our_view) {
+        /*
+         * A member that lags answers too: the change that would have
+         * brought it up to date crossed the same dead nodes as the report
+         * (issue 20: 7's parent 1 is its far watcher); it is told our view
+         * is newer and fetches it.
+         */
+        if (holds_our_view || lags) {
             refuted_by = c->failed_by[queued];
             /* Reported, yet it answers the root: the report was wrong (or forged). */
             (void)coord_unqueue_failure(ctx, sender);
@@ -347,8 +353,8 @@ uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_vie
                 end_idle_episode(ctx);
             }
         } else {
-            /* No view, or not ours (restarted, partitioned, lagging): out,
-             * then back by joining. */
+            /* No view, or not of ours (restarted, partitioned, gone its
+             * own way): out, then back by joining. */
             coord_queue_failure_at(ctx, sender, coarse_us(ctx->last_now_ns), FAULT_MODEL_PHYSICAL);
             machine_request_work(ctx, MACHINE_WORK_COORD);
         }

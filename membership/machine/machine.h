@@ -209,10 +209,11 @@ bool coord_unqueue_failure(struct membership *ctx, uint32_t id);
 /* Root: id is queued for removal (reported, awaiting evidence or not). */
 bool coord_is_queued(const struct membership *ctx, uint32_t id);
 /* Any message from sender: a report awaiting evidence is refuted (sender holds
- * our view) or confirmed (no view, or another: it lags or went its own way,
- * and rejoins); while confirming stale reports, any answer refutes.
+ * our view, or lags: an earlier view of ours that a change did not reach it
+ * past) or confirmed (no view, or another: it went its own way, and
+ * rejoins); while confirming stale reports, any answer refutes.
  * Returns the detector whose report sender just refuted, else MEMBERSHIP_NONE. */
-uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view);
+uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view, bool lags);
 /* Starts the next round if root, idle, and changes are queued; MACHINE_WORK_COORD. */
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 /* An ack for the round this node coordinates; false when it is not one. */
