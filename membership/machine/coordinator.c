@@ -30,6 +30,9 @@
 
 #include "membership/reference.h"
 
+/* The ids of one report probed around too (the rest directly only). */
+#define COORD_AROUND_MAX 4u
+
 void coord_reset(struct membership *ctx)
 {
     struct membership_coordinator *c = &ctx->coord;
@@ -149,7 +152,8 @@ static bool queue_awaiting(struct membership *ctx, uint32_t id, uint8_t model, u
  * is dropped when the node answers (coord_heard).  True when it queued.
  */
 static bool coord_queue_report(struct membership *ctx, uint32_t id, uint8_t model,
-                               uint32_t detector, uint64_t now, struct membership_outbox *out)
+                               uint32_t detector, bool around, uint64_t now,
+                               struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
     if (id == ctx->self || !machine_in_view(ctx, id)) {
@@ -175,10 +179,13 @@ static bool coord_queue_report(struct membership *ctx, uint32_t id, uint8_t mode
      * Direct, and around (issue 20): the routes between us and id may all
      * cross dead nodes whose links are not declared down yet (the report
      * may be the far watcher's, cut off the same way), so a torus
-     * neighbour of id asks it too; an answer either way refutes.
+     * neighbour of id asks it too; an answer either way refutes.  Not for
+     * every id of a long report (a swept subtree, a partition): three
+     * messages each would overflow the outbox, and such reports are
+     * about many silent members, not a few cut-off ones.
      */
     machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
-    uint32_t helper = relay_pick_helper(ctx, id, detector);
+    uint32_t helper = around ? relay_pick_helper(ctx, id, detector) : MEMBERSHIP_NONE;
     if (helper != MEMBERSHIP_NONE) {
         relay_probe_through(ctx, out, id, helper, false);
     }
@@ -226,7 +233,8 @@ void coord_queue_prefix(struct membership *ctx, uint32_t failed_root, uint32_t d
     uint32_t rank = membership_view_rank(&ctx->view, ctx->self_pos);
     for (uint32_t k = first; k < rank; k++) {
         (void)coord_queue_report(ctx, machine_id_at(ctx, membership_view_select(&ctx->view, k)),
-                                 FAULT_MODEL_PHYSICAL, detector, now, out);
+                                 FAULT_MODEL_PHYSICAL, detector,
+                                 k - first < COORD_AROUND_MAX, now, out);
     }
 }
 
@@ -1130,7 +1138,7 @@ void coord_handle_report(struct membership *ctx, const struct membership_msg *ms
     for (uint32_t i = 0; i < count; i++) {
         /* The failed root found by the detector's search is physical. */
         if (coord_queue_report(ctx, ids[i], i < r->count ? r->model : FAULT_MODEL_PHYSICAL,
-                               r->detector, now, out)) {
+                               r->detector, i < COORD_AROUND_MAX, now, out)) {
             any_new = true;
         }
     }
