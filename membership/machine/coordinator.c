@@ -7,9 +7,11 @@
  * queued.  Reports that waited in the queue are probed once before use.
  *
  * A report is a claim, not evidence: the root removes a reported member
- * only once its own probe of it went unanswered (the probes of every
- * report run at once, beside the round in flight), or a second detector
- * reported it too, or the node asked to leave itself (a process fault).
+ * only once its own probe of it went unanswered (direct and through a
+ * torus neighbour of it, since every route to it may cross dead nodes;
+ * the probes of every report run at once, beside the round in flight),
+ * or a second detector reported it too, or the node asked to leave itself
+ * (a process fault).
  * One forged or mistaken report costs a probe, never a live member.  The
  * root's own suspicion is checked too, by a third member's probe (the
  * root may be one end of a pair that cannot reach each other).
@@ -27,6 +29,9 @@
 #include <string.h>
 
 #include "membership/reference.h"
+
+/* The ids of one report probed around too (the rest directly only). */
+#define COORD_AROUND_MAX 4u
 
 void coord_reset(struct membership *ctx)
 {
@@ -71,6 +76,11 @@ static int queue_index(const struct membership_coordinator *c, uint32_t id)
         }
     }
     return -1;
+}
+
+bool coord_is_queued(const struct membership *ctx, uint32_t id)
+{
+    return queue_index(&ctx->coord, id) >= 0;
 }
 
 /* A failure with evidence in hand (a report awaiting it gets it now). */
@@ -142,7 +152,8 @@ static bool queue_awaiting(struct membership *ctx, uint32_t id, uint8_t model, u
  * is dropped when the node answers (coord_heard).  True when it queued.
  */
 static bool coord_queue_report(struct membership *ctx, uint32_t id, uint8_t model,
-                               uint32_t detector, uint64_t now, struct membership_outbox *out)
+                               uint32_t detector, bool around, uint64_t now,
+                               struct membership_outbox *out)
 {
     struct membership_coordinator *c = &ctx->coord;
     if (id == ctx->self || !machine_in_view(ctx, id)) {
@@ -164,30 +175,44 @@ static bool coord_queue_report(struct membership *ctx, uint32_t id, uint8_t mode
     if (!queue_awaiting(ctx, id, model, detector, now)) {
         return false;
     }
+    /*
+     * Direct, and around (issue 20): the routes between us and id may all
+     * cross dead nodes whose links are not declared down yet (the report
+     * may be the far watcher's, cut off the same way), so a torus
+     * neighbour of id asks it too; an answer either way refutes.  Not for
+     * every id of a long report (a swept subtree, a partition): three
+     * messages each would overflow the outbox, and such reports are
+     * about many silent members, not a few cut-off ones.
+     */
     machine_send_simple(ctx, out, id, MEMBERSHIP_MSG_HOW_ARE_YOU);
+    uint32_t helper = around ? relay_pick_helper(ctx, id, detector) : MEMBERSHIP_NONE;
+    if (helper != MEMBERSHIP_NONE) {
+        relay_probe_through(ctx, out, id, helper, false);
+    }
     return true;
 }
 
 /*
  * Our own detector suspects id: evidence by the rules above, except that
  * the root may be one end of a pair that cannot reach each other (issue
- * 16), with nobody else to check its finding.  So a third member probes id
- * for it first (relay_probe_through); an answer through it refutes the
- * suspicion and the pair goes on talking through that member, silence
- * until the probe's deadline is evidence, and so is a report of id by any
- * other detector meanwhile (a real crash is seen by its neighbours too).
+ * 16), with nobody else to check its finding.  So a third member (a torus
+ * neighbour of id first) probes id for it (relay_probe_through); an answer
+ * through it refutes the suspicion and the pair goes on talking through
+ * that member, silence until the probe's deadline is evidence, and so is a
+ * report of id by any other detector meanwhile (a real crash is seen by
+ * its neighbours too).
  */
 void coord_check_own_suspicion(struct membership *ctx, uint32_t id, uint64_t now,
                                struct membership_outbox *out)
 {
-    uint32_t helper = relay_pick_helper(ctx, id);
+    uint32_t helper = relay_pick_helper(ctx, id, ctx->self);
     if (id == ctx->self || !machine_in_view(ctx, id) || queue_index(&ctx->coord, id) >= 0 ||
         helper == MEMBERSHIP_NONE) {
         coord_queue_failure(ctx, id);
         return;
     }
     if (queue_awaiting(ctx, id, FAULT_MODEL_PHYSICAL, ctx->self, now)) {
-        relay_probe_through(ctx, out, id, helper);
+        relay_probe_through(ctx, out, id, helper, true);
     }
 }
 
@@ -208,7 +233,8 @@ void coord_queue_prefix(struct membership *ctx, uint32_t failed_root, uint32_t d
     uint32_t rank = membership_view_rank(&ctx->view, ctx->self_pos);
     for (uint32_t k = first; k < rank; k++) {
         (void)coord_queue_report(ctx, machine_id_at(ctx, membership_view_select(&ctx->view, k)),
-                                 FAULT_MODEL_PHYSICAL, detector, now, out);
+                                 FAULT_MODEL_PHYSICAL, detector,
+                                 k - first < COORD_AROUND_MAX, now, out);
     }
 }
 
@@ -305,13 +331,19 @@ static void end_idle_episode(struct membership *ctx)
     }
 }
 
-uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view)
+uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view, bool lags)
 {
     struct membership_coordinator *c = &ctx->coord;
     int queued = queue_index(c, sender);
     uint32_t refuted_by = MEMBERSHIP_NONE;
     if (queued >= 0 && c->failed_by[queued] != MEMBERSHIP_NONE) {
-        if (holds_our_view) {
+        /*
+         * A member that lags answers too: the change that would have
+         * brought it up to date crossed the same dead nodes as the report
+         * (issue 20: 7's parent 1 is its far watcher); it is told our view
+         * is newer and fetches it.
+         */
+        if (holds_our_view || lags) {
             refuted_by = c->failed_by[queued];
             /* Reported, yet it answers the root: the report was wrong (or forged). */
             (void)coord_unqueue_failure(ctx, sender);
@@ -329,8 +361,8 @@ uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_vie
                 end_idle_episode(ctx);
             }
         } else {
-            /* No view, or not ours (restarted, partitioned, lagging): out,
-             * then back by joining. */
+            /* No view, or not of ours (restarted, partitioned, gone its
+             * own way): out, then back by joining. */
             coord_queue_failure_at(ctx, sender, coarse_us(ctx->last_now_ns), FAULT_MODEL_PHYSICAL);
             machine_request_work(ctx, MACHINE_WORK_COORD);
         }
@@ -1106,7 +1138,7 @@ void coord_handle_report(struct membership *ctx, const struct membership_msg *ms
     for (uint32_t i = 0; i < count; i++) {
         /* The failed root found by the detector's search is physical. */
         if (coord_queue_report(ctx, ids[i], i < r->count ? r->model : FAULT_MODEL_PHYSICAL,
-                               r->detector, now, out)) {
+                               r->detector, i < COORD_AROUND_MAX, now, out)) {
             any_new = true;
         }
     }

@@ -206,11 +206,14 @@ void coord_queue_prefix(struct membership *ctx, uint32_t failed_root, uint32_t d
 void coord_begin_episode(struct membership *ctx, uint64_t now);
 /* Takes id out of the failure queue; true when it was queued. */
 bool coord_unqueue_failure(struct membership *ctx, uint32_t id);
+/* Root: id is queued for removal (reported, awaiting evidence or not). */
+bool coord_is_queued(const struct membership *ctx, uint32_t id);
 /* Any message from sender: a report awaiting evidence is refuted (sender holds
- * our view) or confirmed (no view, or another: it lags or went its own way,
- * and rejoins); while confirming stale reports, any answer refutes.
+ * our view, or lags: an earlier view of ours that a change did not reach it
+ * past) or confirmed (no view, or another: it went its own way, and
+ * rejoins); while confirming stale reports, any answer refutes.
  * Returns the detector whose report sender just refuted, else MEMBERSHIP_NONE. */
-uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view);
+uint32_t coord_heard(struct membership *ctx, uint32_t sender, bool holds_our_view, bool lags);
 /* Starts the next round if root, idle, and changes are queued; MACHINE_WORK_COORD. */
 void coord_maybe_start(struct membership *ctx, uint64_t now, struct membership_outbox *out);
 /* An ack for the round this node coordinates; false when it is not one. */
@@ -332,11 +335,13 @@ void relay_heard_direct(struct membership *ctx, uint32_t sender);
 void relay_offer(struct membership *ctx, struct membership_outbox *out, uint32_t detector,
                  uint32_t peer);
 void relay_handle_refuted(struct membership *ctx, const struct membership_msg *msg, uint64_t now);
-/* Root: a member to probe through another, MEMBERSHIP_NONE if there is none. */
-uint32_t relay_pick_helper(const struct membership *ctx, uint32_t member);
-/* Root: from now on member goes through helper; it is told so, and probed that way. */
+/* Root: a member to probe member through (a torus neighbour of it first), not
+ * avoid; MEMBERSHIP_NONE if there is none. */
+uint32_t relay_pick_helper(const struct membership *ctx, uint32_t member, uint32_t avoid);
+/* Root: member is told to reach us through helper, and probed that way; keep:
+ * from now on we reach it through helper too. */
 void relay_probe_through(struct membership *ctx, struct membership_outbox *out, uint32_t member,
-                         uint32_t helper);
+                         uint32_t helper, bool keep);
 /*
  * An envelope: sent on when we are its relay; when it is for us, true with
  * the inner message, which the caller handles as from its origin.

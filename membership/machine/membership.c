@@ -194,15 +194,20 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
     detector_note_alive(ctx, h->sender, holds_view, now_ns, out);
     reform_heard(ctx, h->sender, holds_view, now_ns);
     /* Our view (or the one our round in flight changes): a member in good standing. */
-    uint32_t refuted_by =
-        coord_heard(ctx, h->sender,
-                    holds_view && ctx->has_view &&
-                        (h->epoch == ctx->epoch ||
-                         (ctx->coord.active && h->epoch == ctx->coord.base_epoch)));
+    bool current = holds_view && ctx->has_view &&
+                   (h->epoch == ctx->epoch ||
+                    (ctx->coord.active && h->epoch == ctx->coord.base_epoch));
+    /* An earlier view of ours, and still a member: a change has not reached it yet. */
+    bool lags = holds_view && ctx->has_view && !current && h->epoch < ctx->epoch &&
+                machine_history_has(ctx, h->epoch) && machine_in_view(ctx, h->sender);
+    uint32_t refuted_by = coord_heard(ctx, h->sender, current, lags);
     if (refuted_by != MEMBERSHIP_NONE && refuted_by != ctx->self) {
         /* We reach both ends: each goes through us to the other. */
         relay_offer(ctx, out, refuted_by, h->sender);
         relay_offer(ctx, out, h->sender, refuted_by);
+    }
+    if (refuted_by != MEMBERSHIP_NONE && lags) {
+        send_notice(ctx, out, h->sender, h->epoch); /* it fetches our view */
     }
     if (h->sender == ctx->root_check) {
         ctx->root_check = MEMBERSHIP_NONE;
@@ -286,6 +291,14 @@ static bool receive_message(struct membership *ctx, const uint8_t *payload, size
         join_expel(ctx, now_ns, out, h->sender, 0);
         return false;
     case KEY_BEHIND:
+        if (h->type == MEMBERSHIP_MSG_REFUTED) {
+            /*
+             * Our root, a view ahead, says which member reaches it (its
+             * probe around, issue 20): a member the change did not reach
+             * needs the way back most, and a relay entry changes no view.
+             */
+            relay_handle_refuted(ctx, &msg, now_ns);
+        }
         if (membership_msg_is_change(h->type)) {
             round_handle_change(ctx, &msg, payload, length, now_ns, out);
         } else if (h->epoch > ctx->lag_epoch) {

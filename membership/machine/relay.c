@@ -123,43 +123,40 @@ void relay_handle_refuted(struct membership *ctx, const struct membership_msg *m
 }
 
 /*
- * The member after `member` in layout order that is neither us nor one we
- * suspect: any member that reaches both will do, and this one every node
- * would name alike.
+ * A member to probe `member` through, for the root: first a torus
+ * neighbour of it, in link order, since one hop separates them and no dead
+ * node can sit between (every route from `member` to others may cross dead
+ * neighbours of it whose links are not declared down yet, and the routers
+ * prefer such a route to a detour until they are: issue 20, 3 and 5 dead
+ * around 7 on a 2x2x2 torus); else the member after it in layout order.
+ * Never us, `avoid` (the detector that reported it: it did not reach it),
+ * a member we suspect or hold reported; every node would name the same.
  */
-uint32_t relay_pick_helper(const struct membership *ctx, uint32_t member)
+static bool helper_eligible(const struct membership *ctx, uint32_t id, uint32_t member,
+                            uint32_t avoid)
 {
+    return id != ctx->self && id != member && id != avoid && machine_in_view(ctx, id) &&
+           !detector_suspects(ctx, id) && !coord_is_queued(ctx, id);
+}
+
+uint32_t relay_pick_helper(const struct membership *ctx, uint32_t member, uint32_t avoid)
+{
+    uint32_t neighbours[CONFIG_MAX_LINKS];
+    unsigned count = membership_layout_neighbours(&ctx->layout, member, neighbours);
+    for (unsigned i = 0; i < count; i++) {
+        if (helper_eligible(ctx, neighbours[i], member, avoid)) {
+            return neighbours[i];
+        }
+    }
     uint32_t live = ctx->view.live;
     uint32_t rank = membership_view_rank(&ctx->view, machine_pos_of(ctx, member));
     for (uint32_t k = 1; k < live; k++) {
         uint32_t id = machine_id_at(ctx, membership_view_select(&ctx->view, (rank + k) % live));
-        if (id != ctx->self && id != member && !detector_suspects(ctx, id)) {
+        if (helper_eligible(ctx, id, member, avoid)) {
             return id;
         }
     }
     return MEMBERSHIP_NONE;
-}
-
-/*
- * The root's indirect probe (SWIM's ping-req, in our terms): it takes the
- * helper as relay for the member at once, so what it sends the member goes
- * in envelopes through the helper: first REFUTED naming the root as peer
- * and the helper as relay (the member may suspect the root just as the
- * root suspects it, and must answer the same way), then HOW_ARE_YOU.  The
- * answer comes back through the helper; none by the probe's deadline is
- * evidence (coordinator.c), and the removal drops the entry.
- */
-void relay_probe_through(struct membership *ctx, struct membership_outbox *out, uint32_t member,
-                         uint32_t helper)
-{
-    relay_learn(ctx, member, helper);
-    struct membership_writer w;
-    machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_REFUTED);
-    membership_put_u32(&w, ctx->self);
-    membership_put_u32(&w, helper);
-    membership_outbox_commit(out, member, &w);
-    machine_send_simple(ctx, out, member, MEMBERSHIP_MSG_HOW_ARE_YOU);
-    ctx->counters.probes_indirect++;
 }
 
 /* An envelope's own bytes: our header, then origin, target, flags, the inner length. */
@@ -172,6 +169,55 @@ static void put_envelope(const struct membership *ctx, struct membership_writer 
     membership_put_u8(w, flags);
     membership_put_u8(w, 0);
     membership_put_u16(w, inner_length);
+}
+
+/* Message i of out, ours, goes to relay in an envelope for peer; false: it goes direct. */
+static bool wrap_one(struct membership *ctx, struct membership_outbox *out, uint32_t i,
+                     uint32_t peer, uint32_t relay)
+{
+    uint16_t length = out->messages[i].length;
+    uint8_t envelope[MEMBERSHIP_RELAY_OVERHEAD];
+    struct membership_writer w;
+    membership_writer_init(&w, envelope, sizeof envelope);
+    put_envelope(ctx, &w, ctx->self, peer, 0, length);
+    if (length > MEMBERSHIP_RELAY_MAX_INNER ||
+        !membership_outbox_prepend(out, i, envelope, sizeof envelope)) {
+        ctx->counters.table_overflows++; /* too long to wrap: it goes direct */
+        return false;
+    }
+    out->messages[i].destination = relay;
+    ctx->counters.relays_sent++;
+    return true;
+}
+
+/*
+ * The root's indirect probe (SWIM's ping-req, in our terms): REFUTED
+ * naming the root as peer and the helper as relay (the member may suspect
+ * the root just as the root suspects it, or reach it only across the same
+ * dead nodes, and must answer the same way), then HOW_ARE_YOU, both in
+ * envelopes through the helper.  The answer comes back through the
+ * helper; none by the probe's deadline is evidence (coordinator.c).  With
+ * `keep` (our own suspicion) the root also takes the helper as relay for
+ * the member from now on, and the removal drops the entry; without (a
+ * report, whose direct probe goes too), only these two go around.
+ */
+void relay_probe_through(struct membership *ctx, struct membership_outbox *out, uint32_t member,
+                         uint32_t helper, bool keep)
+{
+    if (keep) {
+        relay_learn(ctx, member, helper);
+    }
+    struct membership_writer w;
+    machine_begin_message(ctx, out, &w, MEMBERSHIP_MSG_REFUTED);
+    membership_put_u32(&w, ctx->self);
+    membership_put_u32(&w, helper);
+    if (membership_outbox_commit(out, member, &w) && !keep) {
+        (void)wrap_one(ctx, out, out->message_count - 1u, member, helper);
+    }
+    if (machine_send_simple(ctx, out, member, MEMBERSHIP_MSG_HOW_ARE_YOU) && !keep) {
+        (void)wrap_one(ctx, out, out->message_count - 1u, member, helper);
+    }
+    ctx->counters.probes_indirect++;
 }
 
 bool relay_receive(struct membership *ctx, const struct membership_msg *msg,
@@ -224,16 +270,6 @@ void relay_wrap_outbox(struct membership *ctx, struct membership_outbox *out)
         if (payload[1] == MEMBERSHIP_MSG_HEARTBEAT && ++r->beats % RELAY_RETEST == 0) {
             (void)membership_outbox_copy(out, i, r->peer); /* is the direct way back? */
         }
-        uint8_t envelope[MEMBERSHIP_RELAY_OVERHEAD];
-        struct membership_writer w;
-        membership_writer_init(&w, envelope, sizeof envelope);
-        put_envelope(ctx, &w, ctx->self, r->peer, 0, length);
-        if (length > MEMBERSHIP_RELAY_MAX_INNER ||
-            !membership_outbox_prepend(out, i, envelope, sizeof envelope)) {
-            ctx->counters.table_overflows++; /* too long to wrap: it goes direct */
-            continue;
-        }
-        out->messages[i].destination = r->relay;
-        ctx->counters.relays_sent++;
+        (void)wrap_one(ctx, out, i, r->peer, r->relay);
     }
 }

@@ -192,6 +192,30 @@ def main():
             fail("two crashes at the same time were checked separately")
         detected(0)
         detected(1)
+    elif scenario in ("diagonal_fast", "diagonal_slow_links"):
+        # Node 7 is in every view from the first kill on (each has 6 or 7
+        # live members: 3 and 5 only are removed), never learns it was
+        # expelled and never joins again; reports of it cost probes only.
+        if faults[0]["group"] != faults[1]["group"]:
+            fail("two crashes at the same time were checked separately")
+        detected(0)
+        detected(1)
+        since = job + after(0)
+        views = [e for e in events if e["event"] == "view" and e["emu_ns"] >= since]
+        if not views:
+            fail("no view after the kills")
+        small = [e for e in views if e["live"] < nodes - 2]
+        if small:
+            fail(f"a view without a live node: {small[:3]}")
+        for name in ("expelled", "joined"):
+            if node_events(7, name, since):
+                fail(f"node 7 {name} after the kills: {node_events(7, name, since)[:2]}")
+        if not [e for e in node_events(7, "view", since) if e["live"] == nodes - 2]:
+            fail("node 7 never installed the view without 3 and 5")
+        reports = [e for e in events if e["event"] == "failure-detected"
+                   and e.get("who") == 7 and e["emu_ns"] >= since]
+        print(f"check_faults: node 7 reported {len(reports)} times, kept in "
+              f"{len(views)} view installs")
     elif scenario == "join":
         since = job + after(0)
         if not [e for e in node_events(7, "started", since) if e["as"] == "spare"]:

@@ -59,7 +59,7 @@ void sim_case_run(const struct sim_case *c, struct sim_result *r, FILE *out)
     p.layout = c->layout;
     p.policy = c->policy;
     p.members = c->members != 0 ? c->members : g.node_count;
-    p.verbosity = c->events ? 1 : 0;
+    p.verbosity = c->views ? 2 : c->events ? 1 : 0;
     if (c->link_detect_ns != UINT64_MAX) {
         p.link_detect_ns = c->link_detect_ns;
     }

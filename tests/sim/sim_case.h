@@ -21,6 +21,7 @@ struct sim_case {
     bool routes;           /* messages follow the routers' hops (sim_params.routes) */
     const char *inject;    /* with {U} standing for the timeout unit in ns */
     bool events;           /* write every node event to out, not only stable views */
+    bool views;            /* ... and every view installed (tori-sim --events) */
     struct recovery_policy recovery; /* the roots' decisions (zero: none) */
     uint32_t seeds[MEMBERSHIP_SEEDS_MAX]; /* joiners ask these first (issue 16) */
     uint32_t seed_count;

@@ -3,8 +3,11 @@
  * live count after the change: L-1 changes down, L-1 acks up) plus the
  * detector's: here one probe (to the dead node), one NODE_FAILURE and one
  * FAILURE_DET_ACK, plus the root's own probe of the reported node (one
- * report is a claim the root checks, issue 20), and nothing else at all (heartbeats and link events off;
- * the application at a neighbour suspects the dead node).  Checked both by
+ * report is a claim the root checks, issue 20), directly and around
+ * (REFUTED and HOW_ARE_YOU in two envelopes to a torus neighbour of the
+ * dead node, which sends them on: 4 RELAY messages), and nothing else at
+ * all (heartbeats and link events off; the application at a neighbour
+ * suspects the dead node).  Checked both by
  * the simulator's own count of what was sent and by the `stable` event the
  * root reports, for 64 and 1024 nodes, radix 2, 4, 8, every layout.
  */
@@ -48,7 +51,9 @@ static void run(const char *dims, unsigned radix, enum membership_layout_kind la
     CHECK(s->sent[MEMBERSHIP_MSG_HOW_ARE_YOU] == 2);
     CHECK(s->sent[MEMBERSHIP_MSG_NODE_FAILURE] == 1);
     CHECK(s->sent[MEMBERSHIP_MSG_FAILURE_DET_ACK] == 1);
-    CHECKF(s->sent_total == 2 * (live - 1) + 4, "%s %s a=%u: %" PRIu64 " messages in all", dims,
+    CHECKF(s->sent[MEMBERSHIP_MSG_RELAY] == 4, "%s %s a=%u: %" PRIu64 " relay messages", dims,
+           tree, radix, s->sent[MEMBERSHIP_MSG_RELAY]);
+    CHECKF(s->sent_total == 2 * (live - 1) + 8, "%s %s a=%u: %" PRIu64 " messages in all", dims,
            tree, radix, s->sent_total);
     CHECK(s->stable_count == 1);
     CHECK(s->last_stable.messages == 2 * (live - 1));
