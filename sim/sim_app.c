@@ -19,7 +19,7 @@
  * grids of 8-byte values: 32 MiB). */
 #define SIM_STENCIL_REFERENCE_POINTS (1u << 21)
 
-enum allreduce_phase { AR_SUMS = 0, AR_MAX, AR_HALF, AR_CHECK, AR_RESUMED };
+enum allreduce_phase { AR_SUMS = 0, AR_MAX, AR_HALF, AR_CHECK, AR_RESUMED, AR_AGREED };
 enum stencil_phase {
     ST_TOTAL = 0,  /* the initial sum, allreduced */
     ST_EXCHANGE,   /* post the halo exchange, or go to the gather */
@@ -417,7 +417,8 @@ static void release_stale(struct sim_app *app, struct comm *ctx)
 }
 
 /* The rebuild (or the adoption) completed: its communicator is the group;
- * then the agree, then the application resumes. */
+ * then (stencil) the agree and the resume, or (allreduce) the resume
+ * allreduce and then the agree. */
 static bool recovery_step(struct sim_app *app, const struct sim_app_params *params,
                           struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
@@ -459,6 +460,15 @@ static bool recovery_step(struct sim_app *app, const struct sim_app_params *para
     }
     if (app->noticed_ns != 0 && app->rebuilt_ns == 0)
         app->rebuilt_ns = now_ns;
+    if (params->kind == SIM_APP_ALLREDUCE) {
+        /* apps/allreduce.c resumes at once (its resume allreduce carries
+         * the verdict); the model's agree comes after it (AR_RESUMED), so
+         * that the recovery it times is the shipped application's. */
+        app->stage = SIM_APP_COMPUTE;
+        app->resume = true;
+        app->phase = AR_SUMS;
+        return true;
+    }
     app->stage = SIM_APP_AGREE;
     app->agree_flag = app->ok ? 1u : 0u;
     return collective(app, SIM_APP_COLL_AGREE,
@@ -504,6 +514,15 @@ static bool allreduce_phase(struct sim_app *app, const struct sim_app_params *pa
         app->crc = (uint32_t)app->point[1];
         app->ok = app->point[2] == 0 && !app->wrong_total;
         app->resume = false;
+        /* The model's one addition to apps/allreduce.c: an agree on the
+         * verdict after every resume (an adopting spare's first included),
+         * so that the campaigns check agree's uniformity under faults. */
+        app->phase = AR_AGREED;
+        app->agree_flag = app->ok ? 1u : 0u;
+        return collective(app, SIM_APP_COLL_AGREE,
+                          comm_iagree(ctx, app->comm, &app->agree_flag, now_ns, out, r),
+                          &app->agree_flag, sizeof app->agree_flag, "agree", now_ns);
+    case AR_AGREED:
         app->phase = AR_SUMS;
         return true;
     case AR_MAX:

@@ -2,9 +2,11 @@
 # mode, the job allreduce with kill 3 at iteration 2, and the recovery
 # line's times (sim/main.c: the first kill, then the slowest survivor's
 # notice, rebuild and resume).  The phases come in order, and the slowest
-# rank resumes within 2 x (detection + T_s) of the kill: 1.68-1.77 x since
-# sessions to the new tree neighbours open at the view (comm/DESIGN.md,
-# "Sessions opened ahead"); 2.17-2.20 x before, when each new edge of the
+# rank resumes within 1.65 x (detection + T_s) of the kill: 1.46-1.54 x
+# since the model resumes right after the rebuild as apps/allreduce.c does
+# (its agree comes after the resume); 1.68-1.77 x with the agree between
+# them; the same with sessions to the new tree neighbours opened at the
+# view (comm/DESIGN.md, "Sessions opened ahead"), 2.17-2.20 x before, when each new edge of the
 # recovery's first rounds paid an OPEN round trip.  Before comm's hold of
 # frames of a newer view (comm/DESIGN.md, "Views and fencing") the first
 # frames of the new view were dropped at nodes still installing it and
@@ -47,11 +49,11 @@ foreach(mode shrink blank rebuild)
                         "rebuilt ${rebuilt} resumed ${resumed}")
   endif()
   math(EXPR took "${resumed} - ${kill}")
-  math(EXPR budget "2 * (${detected} - ${kill} + ${ts})")
+  math(EXPR budget "33 * (${detected} - ${kill} + ${ts}) / 20")
   message(STATUS "${mode}: resumed ${took} ns after the kill, detection + T_s "
                  "${detected} - ${kill} + ${ts}")
   if(took GREATER budget)
-    message(FATAL_ERROR "${mode}: the slowest rank resumed ${took} ns after the kill, over 2 x "
+    message(FATAL_ERROR "${mode}: the slowest rank resumed ${took} ns after the kill, over 1.65 x "
                         "(detection + T_s) = ${budget} ns")
   endif()
 endforeach()
