@@ -572,6 +572,14 @@ bool membership_join_refused(const struct membership *ctx);
  * the acks of nearer members have crossed them.  0 without a view.
  */
 uint32_t membership_links_to_avoid(const struct membership *ctx);
+
+/*
+ * The nodes routes should go around (torus_route_next_hop_around): out of
+ * this node's view, then its suspected torus neighbours.  Writes up to max
+ * ids and returns how many there are: more than max means too many to
+ * list (the caller then routes without the list).  0 without a view.
+ */
+uint32_t membership_shunned_nodes(const struct membership *ctx, uint32_t *ids, uint32_t max);
 /*
  * The silence after which this node suspects watched member id now (its
  * heartbeat gaps and our local health included), 0 when id is not watched.

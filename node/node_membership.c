@@ -117,6 +117,10 @@ static void update_avoided_links(struct node *node)
 {
     torus_network_set_absent_links(&node->network,
                                    membership_links_to_avoid(&node->membership));
+    uint32_t shunned[TORUS_ROUTE_SHUNNED_MAX];
+    uint32_t count =
+        membership_shunned_nodes(&node->membership, shunned, TORUS_ROUTE_SHUNNED_MAX);
+    torus_network_set_shunned_nodes(&node->network, shunned, count);
 }
 
 /*

@@ -679,12 +679,19 @@ static bool route(const struct sim *sim, uint32_t source, uint32_t destination, 
             }
             ttl--;
         }
-        int link = sim->tables != NULL
-                       ? table_hop(sim, here, destination)
-                       : torus_route_next_hop_detour(g, here, destination,
-                                                     sim->nodes[here].links_up,
-                                                     membership_links_to_avoid(&sim->contexts[here]),
-                                                     in_link);
+        int link;
+        if (sim->tables != NULL) {
+            link = table_hop(sim, here, destination);
+        } else {
+            /* As node/node_membership.c tells the node's network. */
+            uint32_t shunned[TORUS_ROUTE_SHUNNED_MAX];
+            uint32_t count =
+                membership_shunned_nodes(&sim->contexts[here], shunned, TORUS_ROUTE_SHUNNED_MAX);
+            link = torus_route_next_hop_around(
+                g, here, destination, sim->nodes[here].links_up,
+                membership_links_to_avoid(&sim->contexts[here]), in_link,
+                count <= TORUS_ROUTE_SHUNNED_MAX ? shunned : NULL, count);
+        }
         if (link < 0) {
             return false;
         }

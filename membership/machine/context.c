@@ -253,6 +253,51 @@ uint32_t membership_links_to_avoid(const struct membership *ctx)
     return links;
 }
 
+uint32_t membership_shunned_nodes(const struct membership *ctx, uint32_t *ids, uint32_t max)
+{
+    if (!ctx->has_view) {
+        return 0;
+    }
+    const struct membership_view *view = &ctx->view;
+    uint32_t count = view->positions - view->live;
+    if (count > max) {
+        return count; /* too many to list: the caller routes without */
+    }
+    count = 0;
+    for (uint32_t word = 0; word < view->word_count; word++) {
+        uint64_t out = ~view->words[word];
+        while (out != 0) {
+            uint32_t pos = word * 64u + (uint32_t)__builtin_ctzll(out);
+            out &= out - 1u;
+            if (pos >= view->positions) {
+                break;
+            }
+            ids[count++] = machine_id_at(ctx, pos);
+        }
+    }
+    /* Suspected neighbours: the only suspects routes could cross next. */
+    const struct torus_geometry *g = &ctx->config.geometry;
+    for (unsigned link = 0; link < torus_geometry_link_count(g) && link < CONFIG_MAX_LINKS;
+         link++) {
+        uint32_t n = torus_geometry_neighbour(g, ctx->self, link);
+        if (n == TORUS_RANK_NONE || n == ctx->self || !machine_in_view(ctx, n) ||
+            !detector_suspects(ctx, n)) {
+            continue;
+        }
+        bool listed = false;
+        for (uint32_t i = 0; i < count && i < max; i++) {
+            listed = listed || ids[i] == n;
+        }
+        if (!listed) {
+            if (count < max) {
+                ids[count] = n;
+            }
+            count++;
+        }
+    }
+    return count;
+}
+
 bool membership_tree_of(const struct membership *ctx, uint32_t *parent, uint32_t *children,
                         uint32_t *child_count, uint32_t *depth)
 {

@@ -31,6 +31,7 @@ void torus_network_init(struct torus_network *network,
                         const struct torus_network_config *config)
 {
     memset(network, 0, sizeof *network);
+    network->shunned_count = TORUS_ROUTE_SHUNNED_MAX + 1u; /* not told yet */
     network->geometry = config->geometry;
     network->rank = config->rank;
     network->link_mask = config->link_mask &
@@ -137,8 +138,11 @@ static bool ring_has_room(const struct torus_dma_ring *ring, unsigned type)
 static int next_hop(const struct torus_network *network, uint32_t destination, int in_link)
 {
     if (!network->routing_table)
-        return torus_route_next_hop_detour(&network->geometry, network->rank, destination,
-                                           network->up_mask, network->absent_mask, in_link);
+        return torus_route_next_hop_around(
+            &network->geometry, network->rank, destination, network->up_mask,
+            network->absent_mask, in_link,
+            network->shunned_count <= TORUS_ROUTE_SHUNNED_MAX ? network->shunned : NULL,
+            network->shunned_count);
     int link = route_table_next_hop(&network->table, destination);
     if (link != ROUTE_TABLE_DEFAULT)
         return link;
@@ -520,6 +524,14 @@ bool torus_network_cut_link(struct torus_network *network, unsigned link, bool c
 void torus_network_set_absent_links(struct torus_network *network, uint32_t link_mask)
 {
     network->absent_mask = link_mask & network->link_mask;
+}
+
+void torus_network_set_shunned_nodes(struct torus_network *network, const uint32_t *ids,
+                                     uint32_t count)
+{
+    network->shunned_count = count;
+    for (uint32_t i = 0; i < count && i < TORUS_ROUTE_SHUNNED_MAX; i++)
+        network->shunned[i] = ids[i];
 }
 
 uint64_t torus_network_next_deadline(const struct torus_network *network)

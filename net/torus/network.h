@@ -33,6 +33,7 @@
 #include "net/torus/frame.h"
 #include "net/torus/geometry.h"
 #include "net/torus/link.h"
+#include "net/torus/route.h"
 #include "net/torus/route_table.h"
 
 enum torus_network_status {
@@ -108,6 +109,10 @@ struct torus_network {
     uint32_t up_mask; /* links whose session is UP */
     uint32_t cut_mask; /* links cut on purpose: every frame in or out lost */
     uint32_t absent_mask; /* links to nodes out of the view or suspected: transit last */
+    /* The nodes the membership shuns, for routes around them (route.h);
+     * shunned_count > TORUS_ROUTE_SHUNNED_MAX: not known, routes go without. */
+    uint32_t shunned[TORUS_ROUTE_SHUNNED_MAX];
+    uint32_t shunned_count;
     uint64_t now_ns;  /* time of the poll being served, for handlers */
     bool keyed;
     struct torus_frame_key key; /* rings and links point here when keyed */
@@ -185,6 +190,15 @@ bool torus_network_cut_link(struct torus_network *network, unsigned link, bool c
  * see torus_route_next_hop_detour).
  */
 void torus_network_set_absent_links(struct torus_network *network, uint32_t link_mask);
+
+/*
+ * The nodes this node's membership shuns (out of its view, or suspected;
+ * membership_shunned_nodes): routes go around them wherever a way over
+ * other nodes leads on (torus_route_next_hop_around).  count may exceed
+ * TORUS_ROUTE_SHUNNED_MAX (ids then unread): routes go without the list.
+ */
+void torus_network_set_shunned_nodes(struct torus_network *network, const uint32_t *ids,
+                                     uint32_t count);
 
 /* The routing tables (NULL: `--routing detour`), for stats and tests. */
 static inline const struct route_table *torus_network_route_table(

@@ -9,9 +9,10 @@
  * first).  Like Phoenix it routes around what it knows to be broken, but it
  * only ever takes productive hops, each of which shortens the remaining
  * distance by exactly one: every path is minimal, hence loop-free whatever
- * the link states seen at each node.  It never detours; when no productive
- * link is up it answers TORUS_ROUTE_NONE and the caller counts and drops the
- * frame (the membership layer handles what becomes unreachable).
+ * the link states seen at each node.  torus_route_next_hop never detours;
+ * when no productive link is up it answers TORUS_ROUTE_NONE.  The network's
+ * router (torus_route_next_hop_around, below) adds detours around cut
+ * cables and around the nodes the membership shuns, bounded by a TTL.
  *
  * Pure: no I/O, no globals, no allocation.
  */
@@ -40,23 +41,46 @@ int torus_route_next_hop(const struct torus_geometry *geometry, uint32_t here,
 
 /*
  * The router the network uses for a frame that arrived on in_link (-1: one
- * this node sends): torus_route_next_hop, except that
- *  - among productive links it prefers, in order: those whose far node is
- *    in the view and not behind the twin of a down cable, then those not
- *    in avoid_mask (far node out of the view or suspected dead), then any; a node out of the
- *    view may be alive and the only bridge, so it is crossed rather than
- *    detoured around (its link goes down soon enough if it is dead);
+ * this node sends), given the nodes this node shuns (shunned: out of its
+ * view, or suspected dead; NULL when it does not know them):
+ *  - first a way to a node not shunned (nor behind the twin of a down
+ *    cable in a size-2 dimension) from which a minimal path leads on to the
+ *    destination over no shunned node: productive, in dimension order, else
+ *    a detour (higher dimensions first) from which such a path does not
+ *    lead back through here.  Once every member shuns the same nodes, every
+ *    hop from then on is productive, so a frame arrives within its distance
+ *    plus 2 and never loops; a dead node is routed around before its links
+ *    go down;
+ *  - where no such way exists, or without the list: among productive links
+ *    those whose far node is not in avoid_mask (the links to shunned
+ *    neighbours) and not behind a down twin, then those not in avoid_mask,
+ *    then any; a shunned node may be alive and the only bridge, so it is
+ *    crossed rather than detoured around blindly (its link goes down soon
+ *    enough if it is dead);
  *  - a frame does not go straight back to the node it came from, on any
  *    cable, unless nothing else is up;
  *  - when no productive link is usable it takes a detour - a link that is
  *    up but not productive, higher dimensions first, shunning the same
  *    links first - so a cut cable or a dead node is routed around, as
  *    Phoenix does.  The frame's TTL bounds any wandering.
- * Links whose far node is the destination are never avoided.
+ * Links whose far node is the destination are never avoided.  The
+ * lookahead walks the nodes on minimal paths from each candidate (a box of
+ * at most 1024; a larger one is taken as clear) only when a shunned node
+ * lies among them.
  */
+int torus_route_next_hop_around(const struct torus_geometry *geometry, uint32_t here,
+                                uint32_t destination, uint32_t link_up_mask,
+                                uint32_t avoid_mask, int in_link, const uint32_t *shunned,
+                                uint32_t shunned_count);
+
+/* The same without the list of shunned nodes (shunned NULL). */
 int torus_route_next_hop_detour(const struct torus_geometry *geometry,
                                 uint32_t here, uint32_t destination,
                                 uint32_t link_up_mask, uint32_t avoid_mask, int in_link);
+
+/* Shunned nodes a router is told of at most; past this a node routes as
+ * without the list. */
+#define TORUS_ROUTE_SHUNNED_MAX 64u
 
 /*
  * The TTL a frame leaves its source with: the diameter (every minimal
