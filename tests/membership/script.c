@@ -59,7 +59,8 @@
  *     expect deadline NODES never | expect deadline NODES within=T
  *     expect counter N drops_stale|drops_malformed|drops_bad_ack|reports_refuted|
  *                      false_suspicions|timeouts_widened|suspicions_refuted|
- *                      rounds_superseded|probes_indirect|relays_forwarded=V
+ *                      rounds_superseded|probes_indirect|relays_forwarded|
+ *                      acks_asked=V
  *     expect tree N parent=P children=K
  */
 #include <inttypes.h>
@@ -565,6 +566,7 @@ static bool counter_named(const char *name, size_t length, const struct membersh
         {"rounds_superseded", offsetof(struct membership_counters, rounds_superseded)},
         {"probes_indirect", offsetof(struct membership_counters, probes_indirect)},
         {"relays_forwarded", offsetof(struct membership_counters, relays_forwarded)},
+        {"acks_asked", offsetof(struct membership_counters, acks_asked)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strlen(known[i].name) == length && strncmp(known[i].name, name, length) == 0) {
