@@ -734,6 +734,7 @@ static void queue_round(struct comm *ctx, uint16_t slot)
     struct comm_collective *c = &ctx->colls[slot];
     struct comm_communicator *x = &ctx->comms[c->comm];
     x->abstain_queued = true;
+    ctx->ft_background = true;
     x->abstain_seq = c->round_seq;
     release_slot(ctx, slot);
 }
@@ -844,7 +845,7 @@ void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
             ctx->coll_work &= ~(1u << slot);
             advance(ctx, slot, now_ns, out);
         }
-        if (CONFIG_COMM_FT) {
+        if (CONFIG_COMM_FT && ctx->ft_background) {
             ft_background_due(ctx); /* a slot may have come free */
         }
         if (ctx->coll_work == 0) {

@@ -848,7 +848,7 @@ void comm_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
     coll_run(ctx, now_ns, out);
     match_tick(ctx, now_ns, out);
     peer_tick(ctx, now_ns, out);
-    if (CONFIG_COMM_FT) {
+    if (CONFIG_COMM_FT && ctx->ft_revoking) {
         ft_tick(ctx, now_ns, out); /* revokes */
     }
 }
@@ -863,7 +863,7 @@ uint64_t comm_next_deadline(const struct comm *ctx)
     }
     uint64_t peers = peer_deadline(ctx);
     uint64_t grants = match_deadline(ctx);
-    uint64_t revokes = CONFIG_COMM_FT ? ft_deadline(ctx) : COMM_NEVER;
+    uint64_t revokes = CONFIG_COMM_FT && ctx->ft_revoking ? ft_deadline(ctx) : COMM_NEVER;
     uint64_t first = peers < grants ? peers : grants;
     return revokes < first ? revokes : first;
 }

@@ -195,6 +195,9 @@ struct comm_counters {
     uint32_t revokes_refused;        /* REVOKE frames for no communicator of ours */
     uint32_t drops_stale_context;    /* messages and revokes of a freed communicator's
                                       * context generation: consumed unread */
+    uint32_t ft_scans;               /* scans of every communicator for the failure
+                                      * machinery's work (background rounds, revoke
+                                      * floods): none while nothing failed */
 };
 
 /* ---- the state (read through the functions below, not directly) ---- */
@@ -398,6 +401,7 @@ struct comm_communicator {
     bool decision_taught;   /* by a round here, in view decision_view (else a result returned) */
     uint64_t decision_view;
     uint64_t decision[COMM_FT_DECISION_WORDS];
+    uint16_t decision_words; /* words of it past which all are 0 (kept cheap to reset) */
     /* Revoke: flooded over the members' tree, each neighbour told until it
      * answers (or leaves the view). */
     uint32_t revoker;       /* the rank that revoked it */
@@ -506,6 +510,13 @@ struct comm {
     struct comm_collective colls[CONFIG_COMM_MAX_COLLECTIVES];
     uint32_t coll_work;   /* bit per collective slot to advance */
     bool creating;        /* a dup or split is in flight */
+    /* Failure machinery that may have work: set wherever a communicator
+     * gets serve_due, abstain_due or abstain_queued (ft_background), or a
+     * revoke flood waits for answers (ft_revoking); cleared by the scan
+     * that finds none left.  Without them every frame and call scanned
+     * every communicator for work that exists only after a failure. */
+    bool ft_background;
+    bool ft_revoking;
 
     /* Nodes the membership root decided to restart (ABARIS RESTART): a
      * REBUILD gives a failed rank back to its own node once it is back. */

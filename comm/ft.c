@@ -89,6 +89,7 @@ void ft_view_changed(struct comm *ctx, uint64_t left)
         struct comm_communicator *c = &ctx->comms[i];
         if (c->in_use && c->decision_held && c->decision_taught && c->decision_view == left) {
             c->serve_due = true;
+            ctx->ft_background = true;
             ft_serve(ctx, i);
         }
     }
@@ -116,6 +117,7 @@ void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_n
     /* Members still in a round this node has finished may need its decision
      * again: serve it in the new view (once a slot is free). */
     c->serve_due = true;
+    ctx->ft_background = true;
     ft_serve(ctx, slot);
     if (c->mode != COMM_MODE_ABORT && c->rank != COMM_RANK_NONE) {
         open_tree_ahead(ctx, c, now_ns, out);
@@ -137,8 +139,9 @@ enum comm_error ft_p2p_check(const struct comm *ctx, const struct comm_communica
     if (c->revoked) {
         return COMM_ERR_REVOKED;
     }
-    if (rank != COMM_ANY_SOURCE && group_node(ctx, c, rank) == COMM_NODE_NONE) {
-        return COMM_ERR_INVALID_RANK; /* a BLANK gap */
+    if (rank != COMM_ANY_SOURCE && c->edit_count != 0 &&
+        group_node(ctx, c, rank) == COMM_NODE_NONE) {
+        return COMM_ERR_INVALID_RANK; /* a BLANK gap (only an edit makes one) */
     }
     if (ft_nop_halted(c)) {
         return COMM_ERR_PROC_FAILED; /* NOP: nothing until rebuilt */
@@ -686,7 +689,9 @@ static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const ui
 static void stop_stale_serving(struct comm *ctx, uint16_t comm)
 {
     const struct comm_communicator *x = &ctx->comms[comm];
-    coll_stop_background(ctx, comm, x->decision_kind, x->decision_seq, false);
+    if (coll_background_any(ctx)) {
+        coll_stop_background(ctx, comm, x->decision_kind, x->decision_seq, false);
+    }
 }
 
 enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint8_t *offer)
@@ -708,6 +713,7 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     x->decision_taught = true;
     x->decision_view = ctx->epoch;
     memcpy(x->decision, decision, sizeof decision);
+    x->decision_words = COMM_FT_DECISION_WORDS;
     stop_stale_serving(ctx, c->comm);
     enum comm_error error = decided;
     if (c->background || known) {
@@ -858,14 +864,17 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
     }
     /* Every member of the communicator took part: each had the decision
      * that made it (or was made on it) before. */
+    bool background = coll_background_any(ctx);
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *x = &ctx->comms[i];
+        if (!x->in_use || (i != slot && x->produced != slot)) {
+            continue;
+        }
         bool own = i == slot && x->decision_seq == keep_seq;
-        if (x->in_use && x->decision_held && !own &&
-            (i == slot || (x->decision_kind == COLL_REBUILD && x->produced == slot))) {
+        if (x->decision_held && !own && (i == slot || x->decision_kind == COLL_REBUILD)) {
             x->decision_held = false;
         }
-        if (x->in_use && (i == slot || x->produced == slot)) {
+        if (background) {
             /* background rounds for what is known everywhere end */
             coll_stop_background(ctx, i, x->decision_held ? x->decision_kind : 0u,
                                  x->decision_seq, true);
@@ -883,8 +892,15 @@ void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t s
     /* not taught by a round: members still in the collective go to a
      * result round only after a failure, whose view serves it (ft_detected) */
     x->decision_taught = false;
-    memset(x->decision, 0, sizeof x->decision);
+    /* Zero what the last decision used past this one's words, not the
+     * whole 2 KiB: every strict allreduce and barrier comes here. */
+    uint32_t words = 3u + count;
+    if (x->decision_words > words) {
+        memset(&x->decision[words], 0, 8u * (x->decision_words - words));
+    }
+    x->decision_words = (uint16_t)words;
     x->decision[0] = ctx->epoch + 1u;
+    x->decision[1] = 0;
     x->decision[2] = count;
     for (uint32_t i = 0; i < count; i++) {
         memcpy(&x->decision[3u + i], c->recv + 8u * i, 8u);
@@ -916,6 +932,9 @@ static void ft_abstain(struct comm *ctx, uint16_t slot)
 
 bool ft_background_waiting(const struct comm *ctx)
 {
+    if (!ctx->ft_background) {
+        return false;
+    }
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         if (ctx->comms[i].serve_due) {
             return true;
@@ -926,6 +945,10 @@ bool ft_background_waiting(const struct comm *ctx)
 
 void ft_background_due(struct comm *ctx)
 {
+    if (!ctx->ft_background) {
+        return; /* the fast path: nothing failed since a scan found nothing */
+    }
+    ctx->counters.ft_scans++;
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         if (ctx->comms[i].serve_due) {
             ft_serve(ctx, i);
@@ -944,6 +967,13 @@ void ft_background_due(struct comm *ctx)
             coll_start_abstention(ctx, i);
         }
     }
+    /* after the work above, which may have set flags anywhere */
+    bool left = false;
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        const struct comm_communicator *c = &ctx->comms[i];
+        left = left || c->serve_due || c->abstain_due || c->abstain_queued;
+    }
+    ctx->ft_background = left;
 }
 
 static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mode,
@@ -971,6 +1001,7 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
     e = coll_start_round(ctx, slot, COLL_REBUILD, c->recovery_seq, mode, NULL, new_comm, request);
     if (e == COMM_ERR_OK) {
         c->abstain_due = true;
+        ctx->ft_background = true;
         ft_abstain(ctx, slot);
     }
     if (e == COMM_ERR_OK) {
@@ -1168,6 +1199,7 @@ static void revoke_retarget(struct comm *ctx, struct comm_communicator *c)
     }
     c->revoke_acked = 0;
     c->revoke_tries = 0;
+    ctx->ft_revoking = true;
 }
 
 static void revoke_ack_from(struct comm_communicator *c, uint32_t node)
@@ -1177,6 +1209,22 @@ static void revoke_ack_from(struct comm_communicator *c, uint32_t node)
             c->revoke_acked |= (uint8_t)(1u << j);
         }
     }
+}
+
+static bool revoke_waiting(const struct comm_communicator *c)
+{
+    return c->in_use && c->revoked &&
+           c->revoke_acked != (uint8_t)((1u << c->revoke_targets_count) - 1u);
+}
+
+/* ctx->ft_revoking again: false once no flood waits for an answer. */
+static void revoking_update(struct comm *ctx)
+{
+    bool waiting = false;
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        waiting = waiting || revoke_waiting(&ctx->comms[i]);
+    }
+    ctx->ft_revoking = waiting;
 }
 
 /* Revokes communicator slot here (once): what is pending on it fails
@@ -1202,6 +1250,7 @@ static void revoke_local(struct comm *ctx, uint16_t slot, uint32_t revoker, uint
     revoke_retarget(ctx, c);
     revoke_ack_from(c, told_by); /* it knows */
     revoke_flood(ctx, c, now_ns, out);
+    revoking_update(ctx); /* nobody left to tell: no scans */
 }
 
 enum comm_error comm_revoke(struct comm *ctx, uint32_t comm, uint64_t now_ns,
@@ -1241,17 +1290,12 @@ void ft_on_revoke(struct comm *ctx, uint32_t source, const struct comm_frame *fr
     }
     if ((frame->flags & COMM_FLAG_REVOKE_ACK) != 0) {
         revoke_ack_from(c, source);
+        revoking_update(ctx); /* the last answer ends the scans */
         return;
     }
     revoke_local(ctx, slot, frame->seq, source, now_ns, out);
     revoke_ack_from(c, source);
     send_revoke(ctx, c, source, COMM_FLAG_REVOKE_ACK, out);
-}
-
-static bool revoke_waiting(const struct comm_communicator *c)
-{
-    return c->in_use && c->revoked &&
-           c->revoke_acked != (uint8_t)((1u << c->revoke_targets_count) - 1u);
 }
 
 void ft_view_installed(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
@@ -1267,6 +1311,10 @@ void ft_view_installed(struct comm *ctx, uint64_t now_ns, struct comm_outbox *ou
 
 void ft_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
+    if (!ctx->ft_revoking) {
+        return;
+    }
+    ctx->counters.ft_scans++;
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *c = &ctx->comms[i];
         if (revoke_waiting(c) && c->revoke_due_ns <= now_ns) {
@@ -1276,10 +1324,14 @@ void ft_tick(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
             revoke_flood(ctx, c, now_ns, out);
         }
     }
+    revoking_update(ctx);
 }
 
 uint64_t ft_deadline(const struct comm *ctx)
 {
+    if (!ctx->ft_revoking) {
+        return COMM_NEVER;
+    }
     uint64_t first = COMM_NEVER;
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         const struct comm_communicator *c = &ctx->comms[i];

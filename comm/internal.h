@@ -253,6 +253,17 @@ int coll_lowest_free_context(const uint64_t *used);
  * if abstentions. */
 void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,
                           bool abstentions);
+/* Whether any background round runs (only after a failure): callers skip
+ * coll_stop_background else, on every collective's end. */
+static inline bool coll_background_any(const struct comm *ctx)
+{
+    for (uint16_t s = 0; s < CONFIG_COMM_MAX_COLLECTIVES; s++) {
+        if (ctx->colls[s].state != COLL_FREE && ctx->colls[s].background) {
+            return true;
+        }
+    }
+    return false;
+}
 /* Whether a round (kind, seq) on comm runs here. */
 bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
 /* comm's queued abstention starts again, if a slot is free. */

@@ -209,9 +209,11 @@ static void test_rejections(void)
              COMM_DECODE_SHORT);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, NO_EDIT, 0, 1), COMM_DECODE_TOO_LONG);
     CHECK_EQ(decode_edited(COMM_KIND_DATA, 100, 0, NO_EDIT, 0, -101), COMM_DECODE_SHORT);
-    /* version 1 had no context generation: refused as another version */
-    CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 0, COMM_WIRE_VERSION - 1, 0), COMM_DECODE_VERSION);
-    CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 0, COMM_WIRE_VERSION + 1, 0), COMM_DECODE_VERSION);
+    /* another version than ours, either side (1 had no context generation) */
+    CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 0, COMM_WIRE_VERSION + 1u, 0),
+             COMM_DECODE_VERSION);
+    CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 0, COMM_WIRE_VERSION - 1u, 0),
+             COMM_DECODE_VERSION);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 1, 0, 0), COMM_DECODE_KIND);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 1, COMM_KIND_LIMIT, 0), COMM_DECODE_KIND);
     CHECK_EQ(decode_edited(COMM_KIND_OPEN, 0, 0, 1, 255, 0), COMM_DECODE_KIND);

@@ -16,6 +16,9 @@
  *   (kernel/job.c, built the same way); with FT they are all there.
  * - A failure ends the job as ABORT does, in both builds: an ABORT event
  *   at every survivor, a receive waiting on the communicator fails.
+ * - The failure machinery's fast path: while nothing fails, no node ever
+ *   scans its communicators for failure work (counters.ft_scans stays 0
+ *   through collectives and a ping-pong); after a failure, with FT, it does.
  */
 #include <stdio.h>
 #include <string.h>
@@ -86,6 +89,7 @@ static uint64_t messages_for(uint32_t kind, uint32_t n)
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++) {
         total += comm_get_counters(harness_node(&h, i))->messages_sent;
+        CHECK_EQ(comm_get_counters(harness_node(&h, i))->ft_scans, 0); /* nothing failed */
     }
     CHECK_EQ(h.errors, 0);
     harness_free(&h);
@@ -104,6 +108,45 @@ static void test_messages(void)
                    (unsigned long long)got, (unsigned long long)plain);
         }
     }
+}
+
+/* 0-byte round trips between ranks 0 and 1 of 4, nothing failing: the
+ * failure machinery costs its checks, never a scan of the communicators. */
+static void test_quiet_pingpong(void)
+{
+    struct harness h;
+    harness_init(&h, 4, 4, 7300);
+    harness_install(&h, 1, NULL, NULL);
+    static uint8_t byte[2];
+    for (uint32_t k = 0; k < 50; k++) {
+        struct harness_requests reqs;
+        harness_requests_clear(&reqs);
+        uint32_t r;
+        for (uint32_t leg = 0; leg < 2; leg++) {
+            uint32_t from = leg, to = 1u - leg;
+            CHECK_EQ(comm_irecv(harness_node(&h, to), COMM_WORLD, from, (int32_t)leg,
+                                &byte[to], 0, h.now_ns, harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, to);
+            harness_requests_add(&reqs, to, r);
+            CHECK_EQ(comm_isend(harness_node(&h, from), COMM_WORLD, to, (int32_t)leg,
+                                &byte[from], 0, h.now_ns, harness_begin(&h), &r),
+                     COMM_ERR_OK);
+            harness_end(&h, from);
+            harness_requests_add(&reqs, from, r);
+            CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+        }
+        for (uint32_t i = 0; i < reqs.count; i++) {
+            CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+        }
+    }
+    harness_run_for(&h, 10000000u);
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK_EQ(comm_get_counters(harness_node(&h, i))->ft_scans, 0);
+    }
+    CHECK_EQ(comm_get_counters(harness_node(&h, 0))->messages_sent, 50);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
 }
 
 static void test_refused(void)
@@ -203,6 +246,9 @@ static void test_failure_aborts(void)
     harness_run_for(&h, 1000000u);
     for (uint32_t i = 0; i < N; i++) {
         CHECK_EQ(h.aborts[i], i == 4 ? 0u : 1u);
+        /* with FT a failure sets the machinery to work: it scans then */
+        uint32_t scans = comm_get_counters(harness_node(&h, i))->ft_scans;
+        CHECK(CONFIG_COMM_FT && i != 4 ? scans > 0 : scans == 0);
     }
     struct comm_status status;
     CHECK(comm_test(harness_node(&h, 0), r, &status));
@@ -216,6 +262,7 @@ int main(void)
 {
     printf("CONFIG_COMM_FT=%d\n", CONFIG_COMM_FT);
     test_messages();
+    test_quiet_pingpong();
     test_refused();
     test_failure_aborts();
     return check_report(CONFIG_COMM_FT ? "comm.ft_build" : "comm.noft");
