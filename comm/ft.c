@@ -39,6 +39,9 @@ void ft_comm_init(const struct comm *ctx, struct comm_communicator *c)
     c->serve_due = false;
     c->abstain_queued = false;
     c->only_left = false;
+    /* none yet: slot 0 is WORLD, and a reused slot's old value names a
+     * stranger, whose completed collectives would end our serving */
+    c->produced = COMM_NONE16;
 }
 
 void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, bool left,
@@ -750,6 +753,9 @@ bool ft_adopt_message(struct comm *ctx, struct comm_collective *c, uint32_t i, u
         return false;
     }
     uint32_t spare = (uint32_t)x->decision[3u + i];
+    if (x->produced >= CONFIG_COMM_MAX_COMMS) {
+        return false; /* not applied here (yet) */
+    }
     const struct comm_communicator *y = &ctx->comms[x->produced];
     if (spare >= COMM_GAP_NODE || !y->in_use || y->context != (uint8_t)x->decision[1] ||
         y->context_gen != (uint16_t)(x->decision[1] >> 8)) {
