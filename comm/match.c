@@ -653,6 +653,55 @@ static bool record_unbound(const struct comm_record *rec)
     return rec->request == COMM_NONE16 && rec->self_send == COMM_NONE16 && !rec->discard;
 }
 
+/* What a walk over the records drops (beside being unbound).  A kind, not
+ * a function pointer: the certified call graph has no indirect calls. */
+enum drop_kind { DROP_STALE_ROUNDS, DROP_CONTEXT, DROP_OTHER_GENERATIONS };
+struct drop_rule {
+    enum drop_kind kind;
+    uint8_t context;
+    uint16_t keep_gen;
+    bool every_space;
+};
+
+static bool drop_matches(const struct comm *ctx, const struct comm_record *rec,
+                         const struct drop_rule *rule)
+{
+    bool same_id = (rec->context & COMM_CONTEXT_ADOPT) == 0 &&
+                   (rec->context & (COMM_CONTEXT_IDS - 1u)) == rule->context;
+    switch (rule->kind) {
+    case DROP_STALE_ROUNDS:
+        return (rec->context & COMM_CONTEXT_RECOVERY) != 0 &&
+               !ft_round_tag_current(ctx, rec->tag);
+    case DROP_CONTEXT:
+        return rec->context == (COMM_CONTEXT_COLLECTIVE | rule->context) ||
+               (rule->every_space && same_id);
+    case DROP_OTHER_GENERATIONS:
+        return same_id && rec->context_gen != rule->keep_gen;
+    }
+    return false;
+}
+
+/* Drops every unbound record the rule matches; the number dropped. */
+static uint32_t drop_records(struct comm *ctx, const struct drop_rule *rule,
+                             struct comm_outbox *out)
+{
+    bool freed = false;
+    uint32_t dropped = 0;
+    for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
+        struct comm_record *rec = &ctx->records[i];
+        uint16_t next = rec->next;
+        if (record_unbound(rec) && drop_matches(ctx, rec, rule)) {
+            freed |= record_drop(ctx, i, out);
+            dropped++;
+        }
+        i = next;
+    }
+    if (freed) {
+        grant_waiting(ctx, out);
+    }
+    return dropped;
+}
+
 /*
  * A round's message that arrived before this node posted its receive (it
  * was still in an earlier step or round) waits as a record; when a view
@@ -664,19 +713,8 @@ static bool record_unbound(const struct comm_record *rec)
  */
 void match_drop_stale_rounds(struct comm *ctx, struct comm_outbox *out)
 {
-    bool freed = false;
-    for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
-        struct comm_record *rec = &ctx->records[i];
-        uint16_t next = rec->next;
-        if ((rec->context & COMM_CONTEXT_RECOVERY) != 0 && record_unbound(rec) &&
-            !ft_round_tag_current(ctx, rec->tag)) {
-            freed |= record_drop(ctx, i, out);
-        }
-        i = next;
-    }
-    if (freed) {
-        grant_waiting(ctx, out);
-    }
+    const struct drop_rule rule = {.kind = DROP_STALE_ROUNDS};
+    (void)drop_records(ctx, &rule, out);
 }
 
 /*
@@ -693,41 +731,17 @@ void match_drop_stale_rounds(struct comm *ctx, struct comm_outbox *out)
 void match_drop_context(struct comm *ctx, uint8_t context, bool every_space,
                         struct comm_outbox *out)
 {
-    bool freed = false;
-    for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
-        struct comm_record *rec = &ctx->records[i];
-        uint16_t next = rec->next;
-        bool ours = rec->context == (COMM_CONTEXT_COLLECTIVE | context) ||
-                    (every_space && (rec->context & COMM_CONTEXT_ADOPT) == 0 &&
-                     (rec->context & (COMM_CONTEXT_IDS - 1u)) == context);
-        if (ours && record_unbound(rec)) {
-            freed |= record_drop(ctx, i, out);
-        }
-        i = next;
-    }
-    if (freed) {
-        grant_waiting(ctx, out);
-    }
+    const struct drop_rule rule = {
+        .kind = DROP_CONTEXT, .context = context, .every_space = every_space};
+    (void)drop_records(ctx, &rule, out);
 }
 
 void match_drop_other_generations(struct comm *ctx, uint8_t context, uint16_t keep,
                                   struct comm_outbox *out)
 {
-    bool freed = false;
-    for (uint16_t i = ctx->record_head; i != COMM_NONE16;) {
-        struct comm_record *rec = &ctx->records[i];
-        uint16_t next = rec->next;
-        if ((rec->context & COMM_CONTEXT_ADOPT) == 0 &&
-            (rec->context & (COMM_CONTEXT_IDS - 1u)) == context && rec->context_gen != keep &&
-            record_unbound(rec)) {
-            ctx->counters.drops_stale_context++;
-            freed |= record_drop(ctx, i, out);
-        }
-        i = next;
-    }
-    if (freed) {
-        grant_waiting(ctx, out);
-    }
+    const struct drop_rule rule = {
+        .kind = DROP_OTHER_GENERATIONS, .context = context, .keep_gen = keep};
+    ctx->counters.drops_stale_context += drop_records(ctx, &rule, out);
 }
 
 void match_fail_node(struct comm *ctx, uint32_t node, enum comm_error error,

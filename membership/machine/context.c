@@ -263,8 +263,11 @@ uint32_t membership_shunned_nodes(const struct membership *ctx, uint32_t *ids, u
     if (count > max) {
         return count; /* too many to list: the caller routes without */
     }
+    uint32_t out_of_view = count;
     count = 0;
-    for (uint32_t word = 0; word < view->word_count; word++) {
+    /* Called after every membership call: nothing to scan for when the
+     * view holds every position, and no more once all are found. */
+    for (uint32_t word = 0; word < view->word_count && count < out_of_view; word++) {
         uint64_t out = ~view->words[word];
         while (out != 0) {
             uint32_t pos = word * 64u + (uint32_t)__builtin_ctzll(out);
@@ -285,8 +288,8 @@ uint32_t membership_shunned_nodes(const struct membership *ctx, uint32_t *ids, u
             continue;
         }
         bool listed = false;
-        for (uint32_t i = 0; i < count && i < max; i++) {
-            listed = listed || ids[i] == n;
+        for (uint32_t i = 0; i < count && i < max && !listed; i++) {
+            listed = ids[i] == n;
         }
         if (!listed) {
             if (count < max) {
