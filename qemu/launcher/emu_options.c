@@ -3,6 +3,12 @@
 #define STR_VALUE(x) #x
 #define STR(x) STR_VALUE(x)
 
+/* QEMU tori above 16 nodes: the detect timeout per 8 nodes, its most, and
+ * heartbeats per timeout (see emu_options_parse). */
+#define EMU_QEMU_TIMEOUT_PER_8_NODES_MS 250u
+#define EMU_QEMU_TIMEOUT_MOST_MS 5000u
+#define EMU_QEMU_BEATS_PER_TIMEOUT 4u
+
 #include <string.h>
 
 #include "kernel/personality.h"
@@ -31,10 +37,11 @@ void emu_options_usage(FILE *out)
         "  --radix N            membership tree radix, power of two 2..16 (4)\n"
         "  --tree radix|torus|box  membership tree layout (radix)\n"
         "  --heartbeat-ms N     membership heartbeat period (" STR(PERSONALITY_DEFAULT_HEARTBEAT_MS) ";\n"
-        "                       above 16 nodes, QEMU: 25 per 8 nodes, at most 500;\n"
-        "                       host: 10 per 16 nodes, at most 100)\n"
+        "                       above 16 nodes, QEMU: a quarter of the detect\n"
+        "                       timeout; host: 10 per 16 nodes, at most 100)\n"
         "  --detect-timeout-ms N  silence before a node is suspected (" STR(PERSONALITY_DEFAULT_DETECT_TIMEOUT_MS) ";\n"
-        "                       above 16 nodes 10 heartbeats)\n"
+        "                       above 16 nodes, QEMU: 250 per 8 nodes, at most\n"
+        "                       5000, or 4 heartbeats; host: 10 heartbeats)\n"
         "  --link-rto-ms N      link retransmission timeout (" STR(PERSONALITY_DEFAULT_LINK_RTO_MS) "; above 16\n"
         "                       nodes the detect timeout / 2 (retries + 1), at least 10)\n"
         "  --link-retries N     resends before a link is down (" STR(PERSONALITY_DEFAULT_LINK_RETRIES) ")\n"
@@ -427,23 +434,39 @@ enum emu_options_result emu_options_parse(int argc, char **argv,
     }
     /*
      * Every node of an emulated torus shares this machine's cores, so a
-     * large torus gets slower timings unless told otherwise: heartbeats and
-     * timeouts grow with the node count beyond 16, which keeps the detector
-     * free of false suspicions when the host is busy.  QEMU nodes grow
-     * faster (25 ms per 8 nodes, at most 500): an idle QEMU node costs the
-     * host about 0.1 ms of CPU per frame it sends or receives, so at 40 ms
-     * heartbeats 64 of them took 1.4 of this machine's 2 cores doing
-     * nothing (issue 20); the heartbeat grows with the node count to keep
-     * the whole torus's idle cost flat.  Host nodes cost microseconds.
+     * large torus gets slower timings unless told otherwise: timeouts grow
+     * with the node count beyond 16, which keeps the detector free of false
+     * suspicions when the host is busy.  Host nodes, which cost
+     * microseconds a frame, heartbeat 10 ms per 16 nodes (at most 100),
+     * suspecting after 10 heartbeats.  QEMU nodes cost the host 0.1-0.3 ms
+     * of CPU per frame sent or received (issue 20), and an idle torus
+     * costs what its heartbeats cost, so they heartbeat only four times per
+     * detect timeout (250 ms per 8 nodes, at most 5 s): at 4x4x4 500 ms
+     * against 2 s, where ten per timeout (200 ms) kept 0.86-1.34 of this
+     * machine's two cores busy doing nothing and took a third of the
+     * all-pairs ping's time.  The adaptive detector (gap deviations, local
+     * health) gives the slack that more beats per timeout used to.
      */
     if (nodes > 16) {
         bool emulated = o->boards == EMU_BOARDS_QEMU || o->boards == EMU_BOARDS_MIXED;
-        uint64_t heartbeat = emulated ? (nodes + 7) / 8 * 25 : (nodes + 15) / 16 * 10;
-        uint64_t most = emulated ? 500 : 100;
-        if (raw.heartbeat_ms == NULL)
-            timing_values[0] = heartbeat > most ? most : heartbeat;
-        if (raw.detect_timeout_ms == NULL)
-            timing_values[1] = timing_values[0] * 10;
+        if (emulated) {
+            uint64_t timeout = (nodes + 7) / 8 * EMU_QEMU_TIMEOUT_PER_8_NODES_MS;
+            if (raw.detect_timeout_ms == NULL)
+                timing_values[1] = timeout > EMU_QEMU_TIMEOUT_MOST_MS ? EMU_QEMU_TIMEOUT_MOST_MS
+                                                                      : timeout;
+            if (raw.heartbeat_ms == NULL) {
+                uint64_t beat = timing_values[1] / EMU_QEMU_BEATS_PER_TIMEOUT;
+                timing_values[0] = beat < 1 ? 1 : beat;
+            }
+            if (raw.heartbeat_ms != NULL && raw.detect_timeout_ms == NULL)
+                timing_values[1] = timing_values[0] * EMU_QEMU_BEATS_PER_TIMEOUT;
+        } else {
+            uint64_t heartbeat = (nodes + 15) / 16 * 10;
+            if (raw.heartbeat_ms == NULL)
+                timing_values[0] = heartbeat > 100 ? 100 : heartbeat;
+            if (raw.detect_timeout_ms == NULL)
+                timing_values[1] = timing_values[0] * 10;
+        }
     }
     /* A link must not be declared down (which makes membership probe and
      * suspect) before the detector itself would suspect the silence. */

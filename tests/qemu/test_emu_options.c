@@ -67,18 +67,28 @@ static void test_good(void)
     CHECK(options.detect_timeout_ms == 90 &&
           options.heartbeat_ms == PERSONALITY_DEFAULT_HEARTBEAT_MS);
     /* Beyond 16 nodes the detector slows with the node count; on QEMU
-     * faster (an idle emulated node costs host CPU per frame, issue 20). */
+     * four heartbeats per timeout (an idle emulated node costs host CPU
+     * per frame, issue 20), on host ten. */
     CHECK(parse("--dims 4x4x2 --board host") == EMU_OPTIONS_OK);
     CHECK(options.heartbeat_ms == 20 && options.detect_timeout_ms == 200);
     CHECK(parse("--dims 4x4x2") == EMU_OPTIONS_OK);
-    CHECK(options.heartbeat_ms == 100 && options.detect_timeout_ms == 1000 &&
+    CHECK(options.heartbeat_ms == 250 && options.detect_timeout_ms == 1000 &&
           options.link_rto_ms == 55);
     CHECK(parse("--dims 4x4x4") == EMU_OPTIONS_OK);
-    CHECK(options.heartbeat_ms == 200 && options.detect_timeout_ms == 2000 &&
+    CHECK(options.heartbeat_ms == 500 && options.detect_timeout_ms == 2000 &&
           options.link_rto_ms == 111);
     CHECK(parse("--dims 4x4x4 --board mixed") == EMU_OPTIONS_OK &&
-          options.heartbeat_ms == 200);
-    CHECK(parse("--dims 16x16x16") == EMU_OPTIONS_OK && options.heartbeat_ms == 500);
+          options.heartbeat_ms == 500 && options.detect_timeout_ms == 2000);
+    CHECK(parse("--dims 16x16x16") == EMU_OPTIONS_OK && options.heartbeat_ms == 1250 &&
+          options.detect_timeout_ms == 5000);
+    /* One of the two given: the other follows it. */
+    CHECK(parse("--dims 4x4x4 --heartbeat-ms 300") == EMU_OPTIONS_OK &&
+          options.heartbeat_ms == 300 && options.detect_timeout_ms == 1200);
+    CHECK(parse("--dims 4x4x4 --detect-timeout-ms 4000") == EMU_OPTIONS_OK &&
+          options.heartbeat_ms == 1000 && options.detect_timeout_ms == 4000);
+    CHECK(parse("--dims 4x4x4 --heartbeat-ms 1000 --detect-timeout-ms 10000") ==
+              EMU_OPTIONS_OK &&
+          options.heartbeat_ms == 1000 && options.detect_timeout_ms == 10000);
     CHECK(parse("--dims 4x4x4 --board host") == EMU_OPTIONS_OK &&
           options.heartbeat_ms == 40 && options.detect_timeout_ms == 400);
     CHECK(parse("--dims 4x4") == EMU_OPTIONS_OK);
