@@ -378,6 +378,15 @@ static void print_ms(FILE *out, double ns, bool present)
         fprintf(out, " %9s", "-");
 }
 
+/* A row's last column: a ratio, or "-" when there is none (0). */
+static void print_ratio_end(FILE *out, double ratio)
+{
+    if (ratio > 0)
+        fprintf(out, " %7.2f\n", ratio);
+    else
+        fprintf(out, " %7s\n", "-");
+}
+
 static void print_ping_run(const struct bench_faults_ping *run, FILE *out)
 {
     char pairs[48];
@@ -416,10 +425,7 @@ static void print_ping(const struct bench_faults_summary *summaries, unsigned co
         fprintf(out, "%-20s %9s", s->config.name, timeouts);
         print_ping_run(&s->ping_run, out);
         print_ping_run(&s->ping_floor, out);
-        if (s->ping_ratio > 0)
-            fprintf(out, " %7.2f\n", s->ping_ratio);
-        else
-            fprintf(out, " %7s\n", "-");
+        print_ratio_end(out, s->ping_ratio);
     }
     for (unsigned i = 0; i < count; i++) {
         const struct bench_faults_summary *s = &summaries[i];
@@ -514,10 +520,7 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
         print_ms(out, s->model_ns, s->model_ns > 0);
         print_ms(out, s->contention_ns, s->contention_ns > 0);
         print_ms(out, s->ts_ns, s->stabilized > 0);
-        if (s->contention_ratio > 0)
-            fprintf(out, " %7.2f\n", s->contention_ratio);
-        else
-            fprintf(out, " %7s\n", "-");
+        print_ratio_end(out, s->contention_ratio);
     }
     for (unsigned i = 0; i < count; i++) {
         const struct bench_faults_summary *s = &summaries[i];
@@ -726,6 +729,25 @@ bool bench_faults_read_events(const char *dir, uint32_t nodes, struct bench_faul
     emu_ping_free(&pings);
     if (started && run->done > 0 && done_ns > started_ns)
         run->duration_ns = (uint64_t)(done_ns - started_ns);
+    return true;
+}
+
+bool bench_faults_read_link_timings(const char *dir, unsigned *rto_ms, unsigned *retries)
+{
+    char path[640];
+    snprintf(path, sizeof path, "%s/node0.personality", dir);
+    FILE *in = fopen(path, "rbe");
+    if (in == NULL)
+        return false;
+    uint8_t block[PERSONALITY_SIZE];
+    size_t length = fread(block, 1, sizeof block, in);
+    fclose(in);
+    struct personality p;
+    struct personality_error error;
+    if (!personality_decode(block, length, &p, &error))
+        return false;
+    *rto_ms = p.link_rto_ms;
+    *retries = p.link_retries;
     return true;
 }
 

@@ -93,7 +93,8 @@ struct bench_faults_ping {
  * The detector all but off, for the ping's floor: heartbeats and a detect
  * timeout far above an all-pairs ping's length (the launcher takes up to
  * 65535 ms): nobody can be suspected by silence before a minute has
- * passed.  A floor run that lasts longer than that is flagged.
+ * passed.  A floor run that lasts longer than that is flagged.  Its link
+ * timings are those the launcher chose for the ping it is the floor of.
  */
 #define BENCH_FAULTS_FLOOR_HEARTBEAT_MS 15000
 #define BENCH_FAULTS_FLOOR_DETECT_MS 60000
@@ -135,6 +136,13 @@ struct bench_faults_summary {
 /* Reads <dir>/events.jsonl of a torus of nodes into run (all but status);
  * false when the file cannot be read or nodes is 0. */
 bool bench_faults_read_events(const char *dir, uint32_t nodes, struct bench_faults_ping *run);
+
+/*
+ * The link timings a tori-emu run in dir gave its nodes (<dir>/node0.
+ * personality): the ping at the configuration's timings takes the
+ * launcher's, and its floor the same ones.  False when not readable.
+ */
+bool bench_faults_read_link_timings(const char *dir, unsigned *rto_ms, unsigned *retries);
 
 /* summary->ping_ratio from its two ping runs. */
 void bench_faults_ping_ratio(struct bench_faults_summary *summary);

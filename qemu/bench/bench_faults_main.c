@@ -76,10 +76,11 @@ static void usage(FILE *out)
           "                     node processes per node per second, frames per node\n"
           "                     per second\n"
           "  --ping             after each crash (and idle) run, the all-pairs ping\n"
-          "                     (tori-emu --ping) on the same torus at its timings,\n"
-          "                     then with the detector all but off (heartbeat\n"
-          "                     " STR(BENCH_FAULTS_FLOOR_HEARTBEAT_MS) " ms, detect " STR(BENCH_FAULTS_FLOOR_DETECT_MS) " ms): the\n"
-          "                     floor; each ping's time from job start to the last\n"
+          "                     (tori-emu --ping) on the same torus at its detector\n"
+          "                     timings (link timings: the launcher's), then with\n"
+          "                     the same links and the detector all but off\n"
+          "                     (heartbeat " STR(BENCH_FAULTS_FLOOR_HEARTBEAT_MS) " ms, detect " STR(BENCH_FAULTS_FLOOR_DETECT_MS) " ms): the floor;\n"
+          "                     each ping's time from job start to the last\n"
           "                     ping-done, pairs answered, false detections, view\n"
           "                     changes, and the ratio of the two times\n"
           "  --load N           N busy-loop processes (0..64) run beside every run, so\n"
@@ -203,18 +204,17 @@ static void link_timings(const struct bench_faults_config *config, char *rto, ch
 /*
  * A run of the configuration's torus with nothing injected, at the given
  * detector timings: mode and its value (or NULL) say what it does (idle:
- * "--duration 30s"; the all-pairs ping: "--ping").  with_links passes the
- * configuration's link timings, as the crash run does.
+ * "--duration 30s"; the all-pairs ping: "--ping").  rto and retries are
+ * the link timings, or NULL: the launcher's for those detector timings.
  */
 static int run_plain(const struct options *o, const struct bench_faults_config *config,
-                     unsigned heartbeat_ms, unsigned detect_ms, bool with_links,
+                     unsigned heartbeat_ms, unsigned detect_ms, char *rto, char *retries,
                      const char *mode, const char *mode_value, const char *dir)
 {
-    char heartbeat[16], detect[16], ceiling[8], rto[16], retries[16], log_path[640];
+    char heartbeat[16], detect[16], ceiling[8], log_path[640];
     snprintf(heartbeat, sizeof heartbeat, "%u", heartbeat_ms);
     snprintf(ceiling, sizeof ceiling, "%u", config->timeout_ceiling);
     snprintf(detect, sizeof detect, "%u", detect_ms);
-    link_timings(config, rto, retries);
     snprintf(log_path, sizeof log_path, "%s.log", dir);
     char *argv[32];
     unsigned n = 0;
@@ -226,7 +226,7 @@ static int run_plain(const struct options *o, const struct bench_faults_config *
                      (char *)o->image,      "--node-binary", (char *)o->node_binary};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         argv[n++] = fixed[i];
-    if (with_links) {
+    if (rto != NULL && retries != NULL) {
         argv[n++] = "--link-rto-ms";
         argv[n++] = rto;
         argv[n++] = "--link-retries";
@@ -248,15 +248,17 @@ static int run_idle(const struct options *o, const struct bench_faults_config *c
     fprintf(human, TOOL ": %s: idle for %u s, %u busy processes beside (log %s.log)\n",
             config->name, o->idle_seconds, o->load, dir);
     fflush(human);
-    return run_plain(o, config, config->heartbeat_ms, config->detect_timeout_ms, false,
+    return run_plain(o, config, config->heartbeat_ms, config->detect_timeout_ms, NULL, NULL,
                      "--duration", duration, dir);
 }
 
 /*
- * --ping: the all-pairs ping on the configuration's torus, at its timings
- * (floor false) or with the detector all but off (floor true), each with
- * the crash run's link timings; its events read into run.  False when the
- * run failed (see bench_faults_ping_failed).
+ * --ping: the all-pairs ping on the configuration's torus, at its detector
+ * timings and the launcher's link timings for them (floor false: what
+ * `tori-emu --ping` with those timings does), or with the detector all but
+ * off (floor true) and the same link timings as the ping before it; its
+ * events read into run.  False when the run failed (see
+ * bench_faults_ping_failed).
  */
 static bool run_ping(const struct options *o, const struct bench_faults_config *config,
                      const char *out_dir, bool floor, struct bench_faults_ping *run,
@@ -271,7 +273,27 @@ static bool run_ping(const struct options *o, const struct bench_faults_config *
             config->name, floor ? " with the detector all but off" : "", heartbeat, detect,
             o->load, dir);
     fflush(human);
-    run->status = run_plain(o, config, heartbeat, detect, true, "--ping", NULL, dir);
+    char rto[16], retries[16];
+    bool links = false;
+    if (floor) {
+        char ping_dir[600];
+        unsigned rto_ms, retry_count;
+        snprintf(ping_dir, sizeof ping_dir, "%s-ping", out_dir);
+        links = bench_faults_read_link_timings(ping_dir, &rto_ms, &retry_count);
+        if (links) {
+            snprintf(rto, sizeof rto, "%u", rto_ms);
+            snprintf(retries, sizeof retries, "%u", retry_count);
+        } else {
+            /* Not the launcher's choice for a 60 s detector (slow resends). */
+            link_timings(config, rto, retries);
+            links = true;
+            fprintf(stderr, TOOL ": %s: no personality in %s: the floor takes the crash "
+                            "run's link timings (%s x %s ms)\n",
+                    config->name, ping_dir, retries, rto);
+        }
+    }
+    run->status = run_plain(o, config, heartbeat, detect, links ? rto : NULL,
+                            links ? retries : NULL, "--ping", NULL, dir);
     if (!bench_faults_read_events(dir, config->nodes, run))
         fprintf(stderr, TOOL ": %s: no events in %s/events.jsonl (exit %d; see %s.log)\n",
                 config->name, dir, run->status, dir);

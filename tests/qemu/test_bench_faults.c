@@ -263,6 +263,46 @@ static void test_ping(void)
     }
 }
 
+/* --ping: the floor takes the link timings the launcher gave the ping. */
+static void test_link_timings(void)
+{
+    char dir[] = "/tmp/test-bench-faults-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    unsigned rto = 0, retries = 0;
+    CHECK(!bench_faults_read_link_timings(dir, &rto, &retries)); /* no personality */
+    struct personality p;
+    memset(&p, 0, sizeof p);
+    personality_set_defaults(&p);
+    p.dims = 3;
+    for (unsigned d = 0; d < 3; d++)
+        p.dim_size[d] = 4;
+    p.member_count = 64;
+    p.link_rto_ms = 111;
+    p.link_retries = 8;
+    uint8_t block[PERSONALITY_SIZE];
+    personality_encode(&p, block);
+    char path[128];
+    snprintf(path, sizeof path, "%s/node0.personality", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fwrite(block, 1, sizeof block, f);
+        fclose(f);
+    }
+    CHECK(bench_faults_read_link_timings(dir, &rto, &retries));
+    CHECK_EQ(rto, 111);
+    CHECK_EQ(retries, 8);
+    f = fopen(path, "wb"); /* a damaged block is no answer */
+    if (f != NULL) {
+        block[20] ^= 0xff;
+        fwrite(block, 1, sizeof block, f);
+        fclose(f);
+    }
+    CHECK(!bench_faults_read_link_timings(dir, &rto, &retries));
+    remove(path);
+    rmdir(dir);
+}
+
 /* --idle-seconds: the idle run's cost, from tori-emu's cpu.json and each
  * node's first and last stats (issue 20). */
 static void test_idle_cost(void)
@@ -312,6 +352,7 @@ int main(void)
     test_records();
     test_idle_count();
     test_ping();
+    test_link_timings();
     test_idle_cost();
     return check_report("emu.bench_faults");
 }

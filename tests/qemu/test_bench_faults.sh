@@ -96,6 +96,11 @@ PY
 for run in ping ping-floor; do
     check_contains "$OUT/ping/host-2x2x2@20-200-$run.log" "ping: 56 of 56 ordered pairs answered"
 done
+# The floor differs from the ping in its detector only: the same link timings
+# (bytes 56-58: the launcher's choice for the ping), heartbeat and detect apart.
+links() { od -An -tu1 -j56 -N3 "$OUT/ping/host-2x2x2@20-200-$1/node3.personality"; }
+[[ "$(links ping)" == "$(links ping-floor)" ]] \
+    || fail "the floor's link timings '$(links ping-floor)' are not the ping's '$(links ping)'"
 "$BENCH" --configs arm-2x2 > "$OUT/bad.txt" 2>&1
 check_status 2 $? "a bad configuration"
 check_contains "$OUT/bad.txt" "tori-bench-faults: --configs: 'arm-2x2': unknown board 'arm'"
