@@ -13,6 +13,7 @@
 #include "kernel/personality.h"
 #include "net/torus/geometry.h"
 #include "qemu/faults/emu_results.h"
+#include "qemu/launcher/emu_ping.h"
 #include "qemu/launcher/qmp.h"
 
 bool bench_faults_parse_config(const char *text, unsigned kills, struct bench_faults_config *config,
@@ -377,6 +378,83 @@ static void print_ms(FILE *out, double ns, bool present)
         fprintf(out, " %9s", "-");
 }
 
+/* A row's last column: a ratio, or "-" when there is none (0). */
+static void print_ratio_end(FILE *out, double ratio)
+{
+    if (ratio > 0)
+        fprintf(out, " %7.2f\n", ratio);
+    else
+        fprintf(out, " %7s\n", "-");
+}
+
+static void print_ping_run(const struct bench_faults_ping *run, FILE *out)
+{
+    char pairs[48];
+    snprintf(pairs, sizeof pairs, "%llu/%llu", (unsigned long long)run->answered,
+             (unsigned long long)run->pairs);
+    if (run->duration_ns > 0)
+        fprintf(out, " %8.3f", (double)run->duration_ns / 1e9);
+    else
+        fprintf(out, " %8s", "-");
+    fprintf(out, " %11s %5u %5u %4d", run->read ? pairs : "-", run->detections,
+            run->view_changes, run->status);
+}
+
+/* --ping: each configuration's all-pairs ping beside its floor. */
+static void print_ping(const struct bench_faults_summary *summaries, unsigned count, FILE *out)
+{
+    bool any = false;
+    for (unsigned i = 0; i < count; i++)
+        any |= summaries[i].ping;
+    if (!any)
+        return;
+    fprintf(out, "\nAll-pairs ping (tori-emu --ping): job start (the first `started`) to the "
+                 "last ping-done, at the configuration's timings and with the detector all but "
+                 "off (floor: %u/%u ms); every failure detection is false\n",
+            BENCH_FAULTS_FLOOR_HEARTBEAT_MS, BENCH_FAULTS_FLOOR_DETECT_MS);
+    fprintf(out, "%-20s %9s %8s %11s %5s %5s %4s %8s %11s %5s %5s %4s %7s\n", "config",
+            "timeouts", "ping s", "pairs", "false", "views", "exit", "floor s", "pairs", "false",
+            "views", "exit", "ratio");
+    for (unsigned i = 0; i < count; i++) {
+        const struct bench_faults_summary *s = &summaries[i];
+        if (!s->ping)
+            continue;
+        char timeouts[24];
+        snprintf(timeouts, sizeof timeouts, "%u/%u", s->config.heartbeat_ms,
+                 s->config.detect_timeout_ms);
+        fprintf(out, "%-20s %9s", s->config.name, timeouts);
+        print_ping_run(&s->ping_run, out);
+        print_ping_run(&s->ping_floor, out);
+        print_ratio_end(out, s->ping_ratio);
+    }
+    for (unsigned i = 0; i < count; i++) {
+        const struct bench_faults_summary *s = &summaries[i];
+        if (!s->ping)
+            continue;
+        const struct bench_faults_ping *runs[2] = {&s->ping_run, &s->ping_floor};
+        for (unsigned r = 0; r < 2; r++) {
+            const char *which = r == 0 ? "ping" : "floor ping";
+            if (!runs[r]->read)
+                fprintf(out, "  %s: the %s left no events (tori-emu exit %d)\n",
+                        s->config.name, which, runs[r]->status);
+            else if (runs[r]->answered < runs[r]->pairs)
+                fprintf(out, "  %s: the %s left %llu of %llu pairs unanswered\n",
+                        s->config.name, which,
+                        (unsigned long long)(runs[r]->pairs - runs[r]->answered),
+                        (unsigned long long)runs[r]->pairs);
+            if (runs[r]->detections > 0)
+                fprintf(out, "  %s: the %s had %u false detections and %u view changes\n",
+                        s->config.name, which, runs[r]->detections, runs[r]->view_changes);
+        }
+        if (s->ping_floor.duration_ns >= BENCH_FAULTS_FLOOR_DETECT_MS * 1000000ull)
+            fprintf(out, "  %s: the floor ping outlasted its own detect timeout (%u ms): it "
+                         "is no floor\n",
+                    s->config.name, BENCH_FAULTS_FLOOR_DETECT_MS);
+    }
+    fprintf(out, "  ping s: seconds; pairs: ordered pairs answered; false: failure "
+                 "detections; views: view changes; exit: tori-emu's; ratio: ping s / floor s\n");
+}
+
 void bench_faults_print_table(const struct bench_faults_summary *summaries, unsigned count,
                               FILE *out)
 {
@@ -442,10 +520,7 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
         print_ms(out, s->model_ns, s->model_ns > 0);
         print_ms(out, s->contention_ns, s->contention_ns > 0);
         print_ms(out, s->ts_ns, s->stabilized > 0);
-        if (s->contention_ratio > 0)
-            fprintf(out, " %7.2f\n", s->contention_ratio);
-        else
-            fprintf(out, " %7s\n", "-");
+        print_ratio_end(out, s->contention_ratio);
     }
     for (unsigned i = 0; i < count; i++) {
         const struct bench_faults_summary *s = &summaries[i];
@@ -466,9 +541,10 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
                     s->config.name, s->detection_ns / (s->config.detect_timeout_ms * 1e6),
                     s->load);
         if (s->idle_seconds > 0) {
-            fprintf(out, "  %s: idle %u s with %u busy processes beside: %u false detections "
-                         "(tori-emu exit %d)\n",
-                    s->config.name, s->idle_seconds, s->load, s->idle_failures, s->idle_status);
+            fprintf(out, "  %s: idle %u s with %u busy processes beside: %u false detections, "
+                         "%u view changes (tori-emu exit %d)\n",
+                    s->config.name, s->idle_seconds, s->load, s->idle_failures,
+                    s->idle_view_changes, s->idle_status);
             if (s->idle_cpu_per_node >= 0 && s->idle_frames_per_node >= 0)
                 fprintf(out, "  %s: idle cost %.4f CPU s per node per second (%.2f cores for "
                              "the %u nodes), %.1f frames per node per second\n",
@@ -477,6 +553,7 @@ void bench_faults_print_table(const struct bench_faults_summary *summaries, unsi
                         s->idle_frames_per_node);
         }
     }
+    print_ping(summaries, count, out);
     fprintf(out, "  timeouts: heartbeat/detect ms; fail->st: crash to the root's stable "
                  "(detection included); H/S: tree levels / sum of the largest parent-child "
                  "hop count per level; O_cp: median over crashes of the nodes' own time to install "
@@ -496,7 +573,7 @@ void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
             "\"contention_ratio\":%.3f,\"l2_ns\":%.0f,\"l4_ns\":%.0f,\"l8_ns\":%.0f,"
             "\"load\":%u,\"idle_s\":%u,\"idle_false_detections\":%u,"
             "\"idle_cpu_per_node_s\":%.6f,\"idle_frames_per_node_s\":%.1f,"
-            "\"out\":\"%s\"}\n",
+            "\"idle_view_changes\":%u,",
             s->config.name, s->config.board, s->config.dims, (unsigned)s->config.nodes,
             s->config.heartbeat_ms, s->config.detect_timeout_ms, s->config.timeout_ceiling, s->status, s->faults, s->checks,
             s->checks_passed, s->kills, s->detected, s->stabilized, s->multi_round, s->one_hop_ns,
@@ -505,7 +582,22 @@ void bench_faults_write_json(const struct bench_faults_summary *s, FILE *out)
             s->contention_ratio, s->fan_hop_ns[1], s->fan_hop_ns[2], s->fan_hop_ns[3], s->load,
             s->idle_seconds, s->idle_failures,
             s->idle_seconds > 0 ? s->idle_cpu_per_node : -1.0,
-            s->idle_seconds > 0 ? s->idle_frames_per_node : -1.0, s->out_dir);
+            s->idle_seconds > 0 ? s->idle_frames_per_node : -1.0, s->idle_view_changes);
+    if (s->ping) {
+        const struct bench_faults_ping *runs[2] = {&s->ping_run, &s->ping_floor};
+        for (unsigned r = 0; r < 2; r++)
+            fprintf(out,
+                    "\"%s\":{\"heartbeat_ms\":%u,\"detect_timeout_ms\":%u,\"status\":%d,"
+                    "\"duration_ns\":%" PRIu64 ",\"pairs\":%" PRIu64 ",\"answered\":%" PRIu64
+                    ",\"ping_done\":%" PRIu64 ",\"false_detections\":%u,\"view_changes\":%u},",
+                    r == 0 ? "ping" : "ping_floor",
+                    r == 0 ? s->config.heartbeat_ms : BENCH_FAULTS_FLOOR_HEARTBEAT_MS,
+                    r == 0 ? s->config.detect_timeout_ms : BENCH_FAULTS_FLOOR_DETECT_MS,
+                    runs[r]->status, runs[r]->duration_ns, runs[r]->pairs, runs[r]->answered,
+                    runs[r]->done, runs[r]->detections, runs[r]->view_changes);
+        fprintf(out, "\"ping_ratio\":%.3f,", s->ping_ratio);
+    }
+    fprintf(out, "\"out\":\"%s\"}\n", s->out_dir);
     fflush(out);
 }
 
@@ -574,20 +666,102 @@ void bench_faults_read_idle_cost(const char *dir, struct bench_faults_summary *s
         summary->idle_frames_per_node = rate_sum / nodes;
 }
 
-int bench_faults_count_detections(const char *dir)
+bool bench_faults_read_events(const char *dir, uint32_t nodes, struct bench_faults_ping *run)
 {
+    int status = run->status;
+    memset(run, 0, sizeof *run);
+    run->status = status;
     char path[640];
     snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    struct emu_ping pings;
+    if (nodes == 0 || !emu_ping_init(&pings, nodes))
+        return false;
     FILE *in = fopen(path, "re");
-    if (in == NULL)
-        return -1;
-    int count = 0;
-    char line[4096];
-    while (fgets(line, sizeof line, in) != NULL)
-        if (strstr(line, "\"failure-detected\"") != NULL)
-            count++;
+    if (in == NULL) {
+        emu_ping_free(&pings);
+        return false;
+    }
+    run->read = true;
+    /* The view epochs seen: the first is the start's own view. */
+    enum { EPOCHS_MAX = 4096 };
+    static double epochs[EPOCHS_MAX];
+    unsigned epoch_count = 0;
+    bool started = false;
+    double started_ns = 0, done_ns = 0, value;
+    static char line[4096];
+    while (fgets(line, sizeof line, in) != NULL) {
+        double emu_ns = 0;
+        bool timed = json_number(line, "emu_ns", &emu_ns);
+        if (strstr(line, "\"failure-detected\"") != NULL) {
+            run->detections++;
+        } else if (strncmp(line, "{\"event\":\"view\",", 16) == 0 &&
+                   json_number(line, "epoch", &value)) {
+            bool seen = false;
+            for (unsigned i = 0; i < epoch_count && !seen; i++)
+                seen = epochs[i] == value;
+            if (!seen && epoch_count < EPOCHS_MAX)
+                epochs[epoch_count++] = value;
+        } else if (strncmp(line, "{\"event\":\"started\",", 19) == 0 && timed) {
+            if (!started || emu_ns < started_ns)
+                started_ns = emu_ns;
+            started = true;
+        } else if (strncmp(line, "{\"event\":\"ping-done\",", 21) == 0 && timed) {
+            run->done++;
+            if (emu_ns > done_ns)
+                done_ns = emu_ns;
+        } else if (strncmp(line, "{\"event\":\"ping\",", 16) == 0) {
+            double source, destination, hops = UINT32_MAX, rtt = 0, ok;
+            if (!json_number(line, "node", &source) || !json_number(line, "dst", &destination) ||
+                !json_number(line, "ok", &ok) || source < 0 || source >= nodes ||
+                destination < 0 || destination >= nodes)
+                continue;
+            json_number(line, "hops", &hops);
+            json_number(line, "rtt_ns", &rtt);
+            emu_ping_record(&pings, NULL, (uint32_t)source, (uint32_t)destination,
+                            hops >= 0 && hops < UINT32_MAX ? (uint32_t)hops : UINT32_MAX,
+                            rtt > 0 ? (uint64_t)rtt : 0, ok != 0);
+        }
+    }
     fclose(in);
-    return count;
+    run->view_changes = epoch_count > 0 ? epoch_count - 1u : 0u;
+    run->pairs = (uint64_t)nodes * (nodes - 1u);
+    run->answered = run->pairs - emu_ping_missing(&pings, NULL, NULL, 0);
+    emu_ping_free(&pings);
+    if (started && run->done > 0 && done_ns > started_ns)
+        run->duration_ns = (uint64_t)(done_ns - started_ns);
+    return true;
+}
+
+bool bench_faults_read_link_timings(const char *dir, unsigned *rto_ms, unsigned *retries)
+{
+    char path[640];
+    snprintf(path, sizeof path, "%s/node0.personality", dir);
+    FILE *in = fopen(path, "rbe");
+    if (in == NULL)
+        return false;
+    uint8_t block[PERSONALITY_SIZE];
+    size_t length = fread(block, 1, sizeof block, in);
+    fclose(in);
+    struct personality p;
+    struct personality_error error;
+    if (!personality_decode(block, length, &p, &error))
+        return false;
+    *rto_ms = p.link_rto_ms;
+    *retries = p.link_retries;
+    return true;
+}
+
+bool bench_faults_ping_failed(const struct bench_faults_ping *run)
+{
+    return run->status != 0 || !run->read || run->answered < run->pairs ||
+           run->duration_ns == 0;
+}
+
+void bench_faults_ping_ratio(struct bench_faults_summary *s)
+{
+    s->ping_ratio = s->ping_run.duration_ns > 0 && s->ping_floor.duration_ns > 0
+                        ? (double)s->ping_run.duration_ns / (double)s->ping_floor.duration_ns
+                        : 0.0;
 }
 
 int bench_run_logged(const char *tool, char *const argv[], const char *log_path)

@@ -70,6 +70,35 @@ struct bench_faults_sample {
 /* Parses one line; false when it is not a fault record (summary, junk). */
 bool bench_faults_parse_record(const char *line, struct bench_faults_sample *sample);
 
+/*
+ * What a run's events.jsonl says of its detector and of its all-pairs ping
+ * (tori-emu --ping, every `ping` answer and `ping-done`).  Every failure
+ * detection in a run that kills nothing is false.  The ping's duration is
+ * taken on the launcher's clock (emu_ns), from the job's start (the first
+ * node's `started`: membership and its detector begin there, and the
+ * launcher sends the first `ping all` right after `start`) to the last
+ * `ping-done`.
+ */
+struct bench_faults_ping {
+    int status;               /* tori-emu's exit status (-1: could not run) */
+    bool read;                /* events.jsonl was there */
+    unsigned detections;      /* failure-detected events */
+    unsigned view_changes;    /* distinct view epochs after the first */
+    uint64_t pairs, answered; /* ordered pairs of the torus; those answered ok */
+    uint64_t done;            /* ping-done events (one per node that finished) */
+    uint64_t duration_ns;     /* first `started` to last `ping-done`; 0: not both */
+};
+
+/*
+ * The detector all but off, for the ping's floor: heartbeats and a detect
+ * timeout far above an all-pairs ping's length (the launcher takes up to
+ * 65535 ms): nobody can be suspected by silence before a minute has
+ * passed.  A floor run that lasts longer than that is flagged.  Its link
+ * timings are those the launcher chose for the ping it is the floor of.
+ */
+#define BENCH_FAULTS_FLOOR_HEARTBEAT_MS 15000
+#define BENCH_FAULTS_FLOOR_DETECT_MS 60000
+
 struct bench_faults_summary {
     struct bench_faults_config config;
     int status;                /* tori-emu's exit status (-1: could not run) */
@@ -96,17 +125,34 @@ struct bench_faults_summary {
      * second over the window (its first and last `stats`: heartbeats,
      * forwarded frames, link acks and keepalives).  Negative: not measured. */
     double idle_cpu_per_node, idle_frames_per_node;
+    unsigned idle_view_changes;
+    /* --ping: the all-pairs ping on the same torus at the configuration's
+     * timings, then the same with the detector all but off (the floor). */
+    bool ping;
+    struct bench_faults_ping ping_run, ping_floor;
+    double ping_ratio;         /* ping_run / ping_floor duration; 0: either is missing */
 };
+
+/* Reads <dir>/events.jsonl of a torus of nodes into run (all but status);
+ * false when the file cannot be read or nodes is 0. */
+bool bench_faults_read_events(const char *dir, uint32_t nodes, struct bench_faults_ping *run);
+
+/*
+ * The link timings a tori-emu run in dir gave its nodes (<dir>/node0.
+ * personality): the ping at the configuration's timings takes the
+ * launcher's, and its floor the same ones.  False when not readable.
+ */
+bool bench_faults_read_link_timings(const char *dir, unsigned *rto_ms, unsigned *retries);
+
+/* summary->ping_ratio from its two ping runs. */
+void bench_faults_ping_ratio(struct bench_faults_summary *summary);
+
+/* A ping run that failed: not run, events unread, a pair unanswered. */
+bool bench_faults_ping_failed(const struct bench_faults_ping *run);
 
 /* Medians over samples (kills for T_s and detection, restarts for rejoins). */
 void bench_faults_summarize(const struct bench_faults_sample *samples, unsigned count,
                             struct bench_faults_summary *summary);
-
-/*
- * The failure-detected events in <dir>/events.jsonl (a run's node events);
- * -1 when the file cannot be read.
- */
-int bench_faults_count_detections(const char *dir);
 
 /*
  * The idle cost of the run in dir into summary->idle_cpu_per_node (from

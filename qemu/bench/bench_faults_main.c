@@ -6,7 +6,9 @@
  * Issue 20's detector measurements: --idle-seconds adds an idle run of each
  * configuration (nothing injected: every failure detection is false), and
  * --load keeps that many busy-loop processes running beside every run, so
- * that the host, not the nodes, is slow.
+ * that the host, not the nodes, is slow.  --ping adds the all-pairs ping
+ * on the same torus, at the configuration's timings and with the detector
+ * all but off (its floor): time, pairs answered, false detections.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,6 +75,14 @@ static void usage(FILE *out)
           "                     false, and is counted; so is its cost: CPU s of the\n"
           "                     node processes per node per second, frames per node\n"
           "                     per second\n"
+          "  --ping             after each crash (and idle) run, the all-pairs ping\n"
+          "                     (tori-emu --ping) on the same torus at its detector\n"
+          "                     timings (link timings: the launcher's), then with\n"
+          "                     the same links and the detector all but off\n"
+          "                     (heartbeat " STR(BENCH_FAULTS_FLOOR_HEARTBEAT_MS) " ms, detect " STR(BENCH_FAULTS_FLOOR_DETECT_MS) " ms): the floor;\n"
+          "                     each ping's time from job start to the last\n"
+          "                     ping-done, pairs answered, false detections, view\n"
+          "                     changes, and the ratio of the two times\n"
           "  --load N           N busy-loop processes (0..64) run beside every run, so\n"
           "                     that the host is slow, not the nodes\n"
           "  --json             one JSON object per configuration on stdout too (the\n"
@@ -81,7 +91,8 @@ static void usage(FILE *out)
           "  --node-binary FILE host node program (the build's tori-node)\n"
           "  --emu FILE         the launcher (the build's tori-emu)\n"
           "\n"
-          "Exit status: 0 every run passed its agreement checks, 1 a run failed,\n"
+          "Exit status: 0 every run passed its agreement checks, 1 a run failed\n"
+          "(a ping: a pair unanswered; false detections are reported, not failed on),\n"
           "2 bad options.\n",
           out);
 }
@@ -90,7 +101,7 @@ struct options {
     const char *configs, *out, *image, *node_binary, *emu;
     unsigned kills, heartbeat_ms, detect_timeout_ms, idle_seconds, load;
     uint8_t timeout_ceiling;
-    bool json;
+    bool json, ping;
 };
 
 static bool parse(int argc, char **argv, struct options *o, char *error, size_t capacity,
@@ -106,7 +117,7 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
         {"--heartbeat-ms", &heartbeat, NULL}, {"--detect-timeout-ms", &detect, NULL},
         {"--idle-seconds", &idle, NULL},      {"--load", &load, NULL},
         {"--timeout-ceiling", &ceiling, NULL},
-        {"--json", NULL, &o->json},
+        {"--json", NULL, &o->json},           {"--ping", NULL, &o->ping},
     };
     enum cli_scan_result scan =
         cli_scan(argc, argv, options, sizeof options / sizeof options[0], error, capacity);
@@ -183,27 +194,110 @@ static void load_stop(void)
     load_count = 0;
 }
 
+/* The link timings of a configuration's runs (the node's defaults when 0). */
+static void link_timings(const struct bench_faults_config *config, char *rto, char *retries)
+{
+    snprintf(rto, 16, "%u", config->link_rto_ms != 0 ? config->link_rto_ms : 4u);
+    snprintf(retries, 16, "%u", config->link_retries != 0 ? config->link_retries : 8u);
+}
+
+/*
+ * A run of the configuration's torus with nothing injected, at the given
+ * detector timings: mode and its value (or NULL) say what it does (idle:
+ * "--duration 30s"; the all-pairs ping: "--ping").  rto and retries are
+ * the link timings, or NULL: the launcher's for those detector timings.
+ */
+static int run_plain(const struct options *o, const struct bench_faults_config *config,
+                     unsigned heartbeat_ms, unsigned detect_ms, char *rto, char *retries,
+                     const char *mode, const char *mode_value, const char *dir)
+{
+    char heartbeat[16], detect[16], ceiling[8], log_path[640];
+    snprintf(heartbeat, sizeof heartbeat, "%u", heartbeat_ms);
+    snprintf(ceiling, sizeof ceiling, "%u", config->timeout_ceiling);
+    snprintf(detect, sizeof detect, "%u", detect_ms);
+    snprintf(log_path, sizeof log_path, "%s.log", dir);
+    char *argv[32];
+    unsigned n = 0;
+    char *fixed[] = {(char *)o->emu,        "--dims",    (char *)config->dims,
+                     "--board",             (char *)config->board,
+                     "--heartbeat-ms",      heartbeat,   "--detect-timeout-ms",
+                     detect,                "--timeout-ceiling", ceiling,
+                     "--out",               (char *)dir, "--image",
+                     (char *)o->image,      "--node-binary", (char *)o->node_binary};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        argv[n++] = fixed[i];
+    if (rto != NULL && retries != NULL) {
+        argv[n++] = "--link-rto-ms";
+        argv[n++] = rto;
+        argv[n++] = "--link-retries";
+        argv[n++] = retries;
+    }
+    argv[n++] = (char *)mode;
+    if (mode_value != NULL)
+        argv[n++] = (char *)mode_value;
+    argv[n] = NULL;
+    return bench_run_logged(TOOL, argv, log_path);
+}
+
 /* The idle run of one configuration: nothing injected, for idle_seconds. */
 static int run_idle(const struct options *o, const struct bench_faults_config *config,
                     const char *dir, FILE *human)
 {
-    char heartbeat[16], detect[16], ceiling[8], duration[24], log_path[640];
-    snprintf(heartbeat, sizeof heartbeat, "%u", config->heartbeat_ms);
-    snprintf(ceiling, sizeof ceiling, "%u", config->timeout_ceiling);
-    snprintf(detect, sizeof detect, "%u", config->detect_timeout_ms);
+    char duration[24];
     snprintf(duration, sizeof duration, "%us", o->idle_seconds);
-    snprintf(log_path, sizeof log_path, "%s.log", dir);
-    fprintf(human, TOOL ": %s: idle for %u s, %u busy processes beside (log %s)\n", config->name,
-            o->idle_seconds, o->load, log_path);
+    fprintf(human, TOOL ": %s: idle for %u s, %u busy processes beside (log %s.log)\n",
+            config->name, o->idle_seconds, o->load, dir);
     fflush(human);
-    char *argv[] = {(char *)o->emu,   "--dims",        (char *)config->dims,
-                    "--board",        (char *)config->board, "--heartbeat-ms",
-                    heartbeat,        "--detect-timeout-ms", detect,
-                    "--timeout-ceiling", ceiling,
-                    "--duration",     duration,        "--out",
-                    (char *)dir,      "--image",       (char *)o->image,
-                    "--node-binary",  (char *)o->node_binary, NULL};
-    return bench_run_logged(TOOL, argv, log_path);
+    return run_plain(o, config, config->heartbeat_ms, config->detect_timeout_ms, NULL, NULL,
+                     "--duration", duration, dir);
+}
+
+/*
+ * --ping: the all-pairs ping on the configuration's torus, at its detector
+ * timings and the launcher's link timings for them (floor false: what
+ * `tori-emu --ping` with those timings does), or with the detector all but
+ * off (floor true) and the same link timings as the ping before it; its
+ * events read into run.  False when the run failed (see
+ * bench_faults_ping_failed).
+ */
+static bool run_ping(const struct options *o, const struct bench_faults_config *config,
+                     const char *out_dir, bool floor, struct bench_faults_ping *run,
+                     FILE *human)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s-%s", out_dir, floor ? "ping-floor" : "ping");
+    unsigned heartbeat = floor ? BENCH_FAULTS_FLOOR_HEARTBEAT_MS : config->heartbeat_ms;
+    unsigned detect = floor ? BENCH_FAULTS_FLOOR_DETECT_MS : config->detect_timeout_ms;
+    fprintf(human, TOOL ": %s: all-pairs ping%s, heartbeat %u ms, detect %u ms, %u busy "
+                   "processes beside (log %s.log)\n",
+            config->name, floor ? " with the detector all but off" : "", heartbeat, detect,
+            o->load, dir);
+    fflush(human);
+    char rto[16], retries[16];
+    bool links = false;
+    if (floor) {
+        char ping_dir[600];
+        unsigned rto_ms, retry_count;
+        snprintf(ping_dir, sizeof ping_dir, "%s-ping", out_dir);
+        links = bench_faults_read_link_timings(ping_dir, &rto_ms, &retry_count);
+        if (links) {
+            snprintf(rto, sizeof rto, "%u", rto_ms);
+            snprintf(retries, sizeof retries, "%u", retry_count);
+        } else {
+            /* Not the launcher's choice for a 60 s detector (slow resends). */
+            link_timings(config, rto, retries);
+            links = true;
+            fprintf(stderr, TOOL ": %s: no personality in %s: the floor takes the crash "
+                            "run's link timings (%s x %s ms)\n",
+                    config->name, ping_dir, retries, rto);
+        }
+    }
+    run->status = run_plain(o, config, heartbeat, detect, links ? rto : NULL,
+                            links ? retries : NULL, "--ping", NULL, dir);
+    if (!bench_faults_read_events(dir, config->nodes, run))
+        fprintf(stderr, TOOL ": %s: no events in %s/events.jsonl (exit %d; see %s.log)\n",
+                config->name, dir, run->status, dir);
+    return !bench_faults_ping_failed(run);
 }
 
 /* Runs tori-emu for one configuration; returns its exit status or -1. */
@@ -220,8 +314,7 @@ static int run_config(const struct options *o, const struct bench_faults_config 
      * for it would make the benchmark crawl. */
     unsigned settle_s = 12u * config->detect_timeout_ms / 1000u;
     snprintf(settle, sizeof settle, "%us", settle_s < 30u ? 30u : settle_s);
-    snprintf(rto, sizeof rto, "%u", config->link_rto_ms != 0 ? config->link_rto_ms : 4u);
-    snprintf(retries, sizeof retries, "%u", config->link_retries != 0 ? config->link_retries : 8u);
+    link_timings(config, rto, retries);
     snprintf(log_path, sizeof log_path, "%s.log", dir);
     fprintf(human, TOOL ": %s: %u crashes, each %u ms after the last settled, heartbeat %u ms, detect %u ms "
                    "(ceiling %ux), link %s x %s ms (log %s)\n",
@@ -380,15 +473,27 @@ int main(int argc, char **argv)
             char idle_dir[sizeof s->out_dir + 8];
             snprintf(idle_dir, sizeof idle_dir, "%s-idle", s->out_dir);
             s->idle_status = run_idle(&o, &s->config, idle_dir, human);
-            int detections = bench_faults_count_detections(idle_dir);
-            if (detections < 0) {
+            struct bench_faults_ping idle = {.status = s->idle_status};
+            if (!bench_faults_read_events(idle_dir, s->config.nodes, &idle)) {
                 fprintf(stderr, TOOL ": %s: no events in %s/events.jsonl (exit %d; see %s.log)\n",
                         s->config.name, idle_dir, s->idle_status, idle_dir);
                 status = 1;
             }
-            s->idle_failures = detections < 0 ? 0u : (unsigned)detections;
+            s->idle_failures = idle.detections;
+            s->idle_view_changes = idle.view_changes;
             bench_faults_read_idle_cost(idle_dir, s);
             if (s->idle_status != 0)
+                status = 1;
+        }
+        /* Like the idle run's, the pings' false detections are reported, not
+         * failed on; a ping that did not finish, or left a pair unanswered
+         * (tori-emu then fails), fails the benchmark. */
+        s->ping = o.ping;
+        if (o.ping) {
+            bool ok = run_ping(&o, &s->config, s->out_dir, false, &s->ping_run, human);
+            ok = run_ping(&o, &s->config, s->out_dir, true, &s->ping_floor, human) && ok;
+            bench_faults_ping_ratio(s);
+            if (!ok)
                 status = 1;
         }
         bench_faults_write_json(s, records);

@@ -108,25 +108,197 @@ static void test_records(void)
     CHECK(summary.rejoin_ts_ns == 9000.0 && summary.levels == 3 && summary.hop_sum == 5);
 }
 
-/* --idle-seconds: the failure-detected events of an idle run's events.jsonl. */
-static void test_idle_count(void)
+/* Writes text as <dir>/events.jsonl. */
+static void write_events(const char *dir, const char *text)
 {
-    char dir[] = "/tmp/test-bench-faults-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    CHECK(bench_faults_count_detections(dir) == -1); /* no events.jsonl */
     char path[128];
     snprintf(path, sizeof path, "%s/events.jsonl", dir);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     if (f != NULL) {
-        fputs("{\"node\":1,\"event\":\"ready\"}\n"
-              "{\"node\":1,\"event\":\"failure-detected\",\"who\":2}\n"
-              "{\"node\":3,\"event\":\"view\",\"live\":7}\n"
-              "{\"node\":3,\"event\":\"failure-detected\",\"who\":2}\n",
-              f);
+        fputs(text, f);
         fclose(f);
     }
-    CHECK(bench_faults_count_detections(dir) == 2);
+}
+
+static void remove_events(const char *dir)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    remove(path);
+    rmdir(dir);
+}
+
+/* --idle-seconds: the failure-detected events and view changes of an idle
+ * run's events.jsonl (no ping in it). */
+static void test_idle_count(void)
+{
+    char dir[] = "/tmp/test-bench-faults-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    struct bench_faults_ping run = {.status = 3};
+    CHECK(!bench_faults_read_events(dir, 8, &run)); /* no events.jsonl */
+    CHECK(!run.read && run.status == 3 && bench_faults_ping_failed(&run));
+    write_events(dir, "{\"event\":\"ready\",\"node\":1}\n"
+                      "{\"event\":\"failure-detected\",\"node\":1,\"who\":2}\n"
+                      "{\"event\":\"view\",\"node\":3,\"epoch\":4,\"live\":8}\n"
+                      "{\"event\":\"view\",\"node\":3,\"epoch\":5,\"live\":7}\n"
+                      "{\"event\":\"view\",\"node\":4,\"epoch\":5,\"live\":7}\n"
+                      "{\"event\":\"failure-detected\",\"node\":3,\"who\":2}\n");
+    CHECK(bench_faults_read_events(dir, 8, &run));
+    CHECK(run.read && run.status == 3);
+    CHECK_EQ(run.detections, 2);
+    CHECK_EQ(run.view_changes, 1);
+    CHECK_EQ(run.done, 0);
+    CHECK_EQ(run.duration_ns, 0);
+    remove_events(dir);
+}
+
+/*
+ * --ping: a recorded all-pairs ping of 3 nodes (6 ordered pairs): 1->2
+ * failed, 2->1 never answered, 0->1 answered twice, one line out of
+ * range; node 2 falsely detected node 1 and two view changes followed.
+ * The duration runs from the first `started` to the last `ping-done`.
+ */
+static const char *const ping_events =
+    "{\"event\":\"started\",\"node\":0,\"t_ns\":5,\"emu_ns\":1200000000,\"as\":\"member\"}\n"
+    "{\"event\":\"started\",\"node\":1,\"t_ns\":5,\"emu_ns\":1000000000,\"as\":\"member\"}\n"
+    "{\"event\":\"view\",\"node\":1,\"t_ns\":6,\"emu_ns\":1000000001,\"epoch\":1}\n"
+    "{\"event\":\"started\",\"node\":2,\"t_ns\":5,\"emu_ns\":1100000000,\"as\":\"member\"}\n"
+    "{\"event\":\"ping\",\"node\":0,\"t_ns\":9,\"emu_ns\":1300000000,\"dst\":1,\"hops\":1,"
+    "\"rtt_ns\":500000,\"ok\":1}\n"
+    "{\"event\":\"ping\",\"node\":0,\"t_ns\":9,\"emu_ns\":1300000000,\"dst\":1,\"hops\":1,"
+    "\"rtt_ns\":500000,\"ok\":1}\n"
+    "{\"event\":\"ping\",\"node\":0,\"t_ns\":9,\"emu_ns\":1400000000,\"dst\":2,\"hops\":1,"
+    "\"rtt_ns\":500000,\"ok\":1}\n"
+    "{\"event\":\"ping\",\"node\":0,\"t_ns\":9,\"emu_ns\":1400000000,\"dst\":9,\"hops\":1,"
+    "\"rtt_ns\":500000,\"ok\":1}\n"
+    "{\"event\":\"ping-done\",\"node\":0,\"t_ns\":9,\"emu_ns\":3000000000,\"ok\":2,"
+    "\"failed\":0}\n"
+    "{\"event\":\"failure-detected\",\"node\":2,\"t_ns\":9,\"emu_ns\":3100000000,\"who\":1,"
+    "\"detector\":2,\"cause\":\"heartbeat\"}\n"
+    "{\"event\":\"view\",\"node\":0,\"t_ns\":6,\"emu_ns\":3200000000,\"epoch\":2}\n"
+    "{\"event\":\"view\",\"node\":2,\"t_ns\":6,\"emu_ns\":3200000000,\"epoch\":2}\n"
+    "{\"event\":\"view\",\"node\":0,\"t_ns\":6,\"emu_ns\":3300000000,\"epoch\":3}\n"
+    "{\"event\":\"ping\",\"node\":1,\"t_ns\":9,\"emu_ns\":3400000000,\"dst\":0,\"hops\":1,"
+    "\"rtt_ns\":500000,\"ok\":1}\n"
+    "{\"event\":\"ping\",\"node\":1,\"t_ns\":9,\"emu_ns\":4400000000,\"dst\":2,\"hops\":1,"
+    "\"rtt_ns\":0,\"ok\":0}\n"
+    "{\"event\":\"ping-done\",\"node\":1,\"t_ns\":9,\"emu_ns\":4500000000,\"ok\":1,"
+    "\"failed\":1}\n"
+    "{\"event\":\"ping\",\"node\":2,\"t_ns\":9,\"emu_ns\":3500000000,\"dst\":0,\"hops\":1,"
+    "\"rtt_ns\":500000,\"ok\":1}\n"
+    "{\"event\":\"ping-fan\",\"node\":2,\"t_ns\":9,\"emu_ns\":9000000000,\"ok\":1}\n"
+    "{\"event\":\"ping-done\",\"node\":2,\"t_ns\":9,\"emu_ns\":4000000000,\"ok\":1,"
+    "\"failed\":0}\n";
+
+/* Its floor: every pair answered, no detection, 1.75 s. */
+static const char *const floor_events =
+    "{\"event\":\"started\",\"node\":0,\"t_ns\":5,\"emu_ns\":2000000000,\"as\":\"member\"}\n"
+    "{\"event\":\"view\",\"node\":0,\"t_ns\":6,\"emu_ns\":2000000001,\"epoch\":1}\n"
+    "{\"event\":\"ping\",\"node\":0,\"emu_ns\":2100000000,\"dst\":1,\"hops\":1,\"rtt_ns\":5,\"ok\":1}\n"
+    "{\"event\":\"ping\",\"node\":0,\"emu_ns\":2100000000,\"dst\":2,\"hops\":1,\"rtt_ns\":5,\"ok\":1}\n"
+    "{\"event\":\"ping\",\"node\":1,\"emu_ns\":2100000000,\"dst\":0,\"hops\":1,\"rtt_ns\":5,\"ok\":1}\n"
+    "{\"event\":\"ping\",\"node\":1,\"emu_ns\":2100000000,\"dst\":2,\"hops\":1,\"rtt_ns\":5,\"ok\":1}\n"
+    "{\"event\":\"ping\",\"node\":2,\"emu_ns\":2100000000,\"dst\":0,\"hops\":1,\"rtt_ns\":5,\"ok\":1}\n"
+    "{\"event\":\"ping\",\"node\":2,\"emu_ns\":2100000000,\"dst\":1,\"hops\":1,\"rtt_ns\":5,\"ok\":1}\n"
+    "{\"event\":\"ping-done\",\"node\":0,\"emu_ns\":3000000000,\"ok\":2,\"failed\":0}\n"
+    "{\"event\":\"ping-done\",\"node\":1,\"emu_ns\":3750000000,\"ok\":2,\"failed\":0}\n"
+    "{\"event\":\"ping-done\",\"node\":2,\"emu_ns\":3500000000,\"ok\":2,\"failed\":0}\n";
+
+/* --ping: the two runs read, judged, set side by side and reported. */
+static void test_ping(void)
+{
+    char dir[] = "/tmp/test-bench-faults-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    struct bench_faults_summary s;
+    memset(&s, 0, sizeof s);
+    CHECK(bench_faults_parse_config("host-3", 1, &s.config, error, sizeof error));
+    s.ping = true;
+    write_events(dir, ping_events);
+    CHECK(bench_faults_read_events(dir, s.config.nodes, &s.ping_run));
+    CHECK_EQ(s.ping_run.pairs, 6);
+    CHECK_EQ(s.ping_run.answered, 4); /* 1->2 failed, 2->1 missing, 0->1 once */
+    CHECK_EQ(s.ping_run.detections, 1);
+    CHECK_EQ(s.ping_run.view_changes, 2);
+    CHECK_EQ(s.ping_run.done, 3);
+    CHECK_EQ(s.ping_run.duration_ns, 3500000000ull); /* 1.0 s -> 4.5 s */
+    CHECK(bench_faults_ping_failed(&s.ping_run)); /* a pair unanswered, tori-emu exit 0 */
+    write_events(dir, floor_events);
+    CHECK(bench_faults_read_events(dir, s.config.nodes, &s.ping_floor));
+    CHECK_EQ(s.ping_floor.answered, 6);
+    CHECK_EQ(s.ping_floor.detections, 0);
+    CHECK_EQ(s.ping_floor.view_changes, 0);
+    CHECK_EQ(s.ping_floor.duration_ns, 1750000000ull);
+    CHECK(!bench_faults_ping_failed(&s.ping_floor));
+    s.ping_floor.status = 1; /* tori-emu failed it: so does the benchmark */
+    CHECK(bench_faults_ping_failed(&s.ping_floor));
+    s.ping_floor.status = 0;
+    bench_faults_ping_ratio(&s);
+    CHECK(s.ping_ratio > 1.9999 && s.ping_ratio < 2.0001);
+    remove_events(dir);
+
+    /* The record and the table say all of it. */
+    char text[8192];
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (f != NULL) {
+        bench_faults_write_json(&s, f);
+        bench_faults_print_table(&s, 1, f);
+        rewind(f);
+        size_t length = fread(text, 1, sizeof text - 1, f);
+        text[length] = '\0';
+        fclose(f);
+        CHECK_CONTAINS(text, "\"ping\":{\"heartbeat_ms\":10,\"detect_timeout_ms\":60,"
+                             "\"status\":0,\"duration_ns\":3500000000,\"pairs\":6,"
+                             "\"answered\":4,\"ping_done\":3,\"false_detections\":1,"
+                             "\"view_changes\":2}");
+        CHECK_CONTAINS(text, "\"ping_floor\":{\"heartbeat_ms\":15000,"
+                             "\"detect_timeout_ms\":60000,\"status\":0,"
+                             "\"duration_ns\":1750000000,\"pairs\":6,\"answered\":6,");
+        CHECK_CONTAINS(text, "\"ping_ratio\":2.000,");
+        CHECK_CONTAINS(text, "host-3                   10/60    3.500         4/6     1     2"
+                             "    0    1.750         6/6     0     0    0    2.00");
+        CHECK_CONTAINS(text, "host-3: the ping left 2 of 6 pairs unanswered");
+        CHECK_CONTAINS(text, "host-3: the ping had 1 false detections and 2 view changes");
+    }
+}
+
+/* --ping: the floor takes the link timings the launcher gave the ping. */
+static void test_link_timings(void)
+{
+    char dir[] = "/tmp/test-bench-faults-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    unsigned rto = 0, retries = 0;
+    CHECK(!bench_faults_read_link_timings(dir, &rto, &retries)); /* no personality */
+    struct personality p;
+    memset(&p, 0, sizeof p);
+    personality_set_defaults(&p);
+    p.dims = 3;
+    for (unsigned d = 0; d < 3; d++)
+        p.dim_size[d] = 4;
+    p.member_count = 64;
+    p.link_rto_ms = 111;
+    p.link_retries = 8;
+    uint8_t block[PERSONALITY_SIZE];
+    personality_encode(&p, block);
+    char path[128];
+    snprintf(path, sizeof path, "%s/node0.personality", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fwrite(block, 1, sizeof block, f);
+        fclose(f);
+    }
+    CHECK(bench_faults_read_link_timings(dir, &rto, &retries));
+    CHECK_EQ(rto, 111);
+    CHECK_EQ(retries, 8);
+    f = fopen(path, "wb"); /* a damaged block is no answer */
+    if (f != NULL) {
+        block[20] ^= 0xff;
+        fwrite(block, 1, sizeof block, f);
+        fclose(f);
+    }
+    CHECK(!bench_faults_read_link_timings(dir, &rto, &retries));
     remove(path);
     rmdir(dir);
 }
@@ -179,6 +351,8 @@ int main(void)
     test_script();
     test_records();
     test_idle_count();
+    test_ping();
+    test_link_timings();
     test_idle_cost();
     return check_report("emu.bench_faults");
 }

@@ -3,8 +3,10 @@
 # torus and, with an image, on QEMU): the table has its columns and a row
 # per configuration, the JSON its keys (kept in bench-faults.jsonl too, and
 # drawn by tori-plot), every agreement check passed, and bad options are
-# refused in one line.  No timing is asserted.  --timeout-ceiling 2 reaches
-# every node's personality (byte 21) and the records.
+# refused in one line; with --ping, the host torus's all-pairs ping and its
+# floor (every pair answered, the ratio of their times).  No timing is
+# asserted.  --timeout-ceiling 2 reaches every node's personality (byte 21)
+# and the records.
 # usage: test_bench_faults.sh BENCH OUT [IMAGE]
 source "$(dirname "$0")/../shell_lib.sh"
 BENCH=$1
@@ -67,6 +69,38 @@ assert kept == printed and all(r["record"] == "bench-faults" for r in kept), (ke
 PY
 draw_bench_plots "$OUT/run/bench-faults.jsonl" "$OUT/plots" faults
 check_contains "$OUT/plots/faults.dat" '"host-2x2x2@20-200 #1'
+# --ping (issue 20): the all-pairs ping on the host torus at its timings and
+# with the detector all but off; every pair answered in both, their ratio.
+"$BENCH" --configs host-2x2x2@20/200 --kills 1 --ping --json --out "$OUT/ping" \
+    > "$OUT/ping.jsonl" 2> "$OUT/ping.txt"
+status=$?
+cat "$OUT/ping.txt"
+check_status 0 "$status" "tori-bench-faults --ping"
+check_contains "$OUT/ping.txt" "All-pairs ping (tori-emu --ping)"
+check_contains "$OUT/ping.txt" "all-pairs ping with the detector all but off, heartbeat 15000 ms"
+python3 - "$OUT/ping.jsonl" "$OUT/ping/bench-faults.jsonl" <<'PY' || fail "--ping records"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert rows == [json.loads(line) for line in open(sys.argv[2])], rows
+assert len(rows) == 1, rows
+row = rows[0]
+for key, timings in (("ping", (20, 200)), ("ping_floor", (15000, 60000))):
+    run = row[key]
+    assert (run["heartbeat_ms"], run["detect_timeout_ms"]) == timings, run
+    assert run["status"] == 0 and run["pairs"] == 56 and run["answered"] == 56, run
+    assert run["ping_done"] == 8 and run["duration_ns"] > 0, run
+    assert run["false_detections"] >= 0 and run["view_changes"] >= 0, run
+ratio = row["ping"]["duration_ns"] / row["ping_floor"]["duration_ns"]
+assert abs(row["ping_ratio"] - ratio) < 0.001, row
+PY
+for run in ping ping-floor; do
+    check_contains "$OUT/ping/host-2x2x2@20-200-$run.log" "ping: 56 of 56 ordered pairs answered"
+done
+# The floor differs from the ping in its detector only: the same link timings
+# (bytes 56-58: the launcher's choice for the ping), heartbeat and detect apart.
+links() { od -An -tu1 -j56 -N3 "$OUT/ping/host-2x2x2@20-200-$1/node3.personality"; }
+[[ "$(links ping)" == "$(links ping-floor)" ]] \
+    || fail "the floor's link timings '$(links ping-floor)' are not the ping's '$(links ping)'"
 "$BENCH" --configs arm-2x2 > "$OUT/bad.txt" 2>&1
 check_status 2 $? "a bad configuration"
 check_contains "$OUT/bad.txt" "tori-bench-faults: --configs: 'arm-2x2': unknown board 'arm'"
@@ -77,4 +111,5 @@ check_contains "$OUT/bad.txt" "--kills '0' is invalid (expected 1..10)"
 check_status 2 $? "--timeout-ceiling 65"
 check_contains "$OUT/bad.txt" "tori-bench-faults: --timeout-ceiling '65' is invalid (expected a whole number in 1..64"
 wait_for_no_processes "$OUT/run/" 5
+wait_for_no_processes "$OUT/ping/" 5
 echo "emu.bench_faults: all checks passed"
