@@ -183,6 +183,12 @@ run skipped "TORI_NO_INSTALL=1" -- sim --help
 run build_help -- build --help
 run build_bad -- build nosuch
 [[ ! -s "$WORK/build_help.calls" && ! -s "$WORK/build_bad.calls" ]] || fail "build --help or a bad board installed"
+# Several boards: each is checked before anything is installed or built (a
+# second board was once ignored in silence).
+run build_bad_second -- build host nosuch
+[[ $(status build_bad_second) != 0 ]] || fail "build host nosuch: exit 0"
+[[ ! -s "$WORK/build_bad_second.calls" ]] || fail "build host nosuch installed something"
+has build_bad_second.err "tori: unknown board 'nosuch' (expected qemu-virt, host, host-asan, fuzz, host-ft-off, qemu-virt-ft-off or all)"
 
 # ./tori fuzz: a bad target or duration is one line and exit 2, before
 # anything is installed or built; --list names every target.
