@@ -449,6 +449,8 @@ struct comm_collective {
     bool restart;      /* draining, then again in the new view */
     bool parked;       /* a round failed here, not by a view: again in the next one */
     bool abstain;      /* a result round of a collective never started here */
+    bool in_hand;      /* a strict allreduce or barrier cut after its result
+                        * came down: OK once its sends drained */
     uint8_t round_seq; /* the communicator's recovery number */
     uint8_t rebuild_mode; /* enum comm_mode the rebuild applies */
     uint8_t round_error;  /* the decision's error for the application */
