@@ -611,6 +611,7 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     c->restart = false;
     c->parked = false;
     c->strict_phase = false;
+    c->in_hand = false;
     c->state = COLL_FREE;
 }
 
@@ -644,6 +645,15 @@ static bool keeps_result(const struct comm *ctx, const struct comm_collective *c
 
 static void become_agree(struct comm *ctx, uint16_t slot, enum comm_error own, bool drain);
 static void become_result_round(struct comm *ctx, uint16_t slot, bool drain);
+
+/* A strict allreduce's or barrier's result is here once its broadcast step
+ * has it: the root's from the reduce, the others' from their parent (the
+ * broadcast is its last step).  What is left are the sends to children. */
+static bool result_in_hand(const struct comm_collective *c)
+{
+    return c->step + 1u == c->step_count && c->steps[c->step].kind == STEP_BCAST &&
+           c->phase >= 2u;
+}
 
 static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
 {
@@ -697,10 +707,18 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
     struct comm_collective *c = &ctx->colls[slot];
     if (goes_strict(ctx, c) && error != COMM_ERR_REVOKED && error != COMM_ERR_NO_VIEW) {
         become_agree(ctx, slot, error, true); /* others may have succeeded: agree first */
+    } else if (keeps_result(ctx, c) && error == COMM_ERR_PROC_FAILED && c->state == COLL_RUNNING &&
+               result_in_hand(c)) {
+        /* The root's result came down here: only a send to a child failed.
+         * It completes OK once its other sends drained, and its result is
+         * kept and served like any returned one (ft_result_done): waiting
+         * for a result round to tell it what it holds cost its member a
+         * whole traversal before the next one could start. */
+        c->in_hand = true;
     } else if (keeps_result(ctx, c) && error == COMM_ERR_PROC_FAILED) {
         become_result_round(ctx, slot, true); /* others may have the result */
     }
-    if (!c->background && !c->restart) {
+    if (!c->background && !c->restart && !c->in_hand) {
         request_complete(ctx, c->request, error, out);
     }
     c->state = COLL_DRAINING;
@@ -747,6 +765,22 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
             if (ctx->requests[sub_index(slot, j)].state == COMM_REQ_PENDING) {
                 return;
             }
+        }
+        if (CONFIG_COMM_FT && c->in_hand) {
+            uint16_t comm = c->comm;
+            const struct comm_communicator *x = &ctx->comms[comm];
+            decode_vector(c->recv, c->steps[c->step].buffer, c->count);
+            finish(ctx, slot, out);
+            if (x->state == COMM_STATE_DETECTED && x->decision_held &&
+                x->decision_kind == COLL_RESULT) {
+                /* members the failure cut before the result reached them
+                 * wait in its result round for it (the view that cut it
+                 * found no result here to serve): served in the slot just
+                 * freed */
+                (void)coll_start_round(ctx, comm, COLL_RESULT, x->decision_seq,
+                                       COMM_MODE_SHRINK, NULL, NULL, NULL);
+            }
+            return;
         }
         if (!c->restart || !CONFIG_COMM_FT) {
             release_slot(ctx, slot);
@@ -885,6 +919,9 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
             if (!c->background) {
                 request_complete(ctx, c->request, error, out);
             }
+        } else if (c->in_hand && error == COMM_ERR_NO_VIEW) {
+            c->in_hand = false; /* as its result round would have ended */
+            request_complete(ctx, c->request, error, out);
         }
     }
 }
@@ -1094,6 +1131,7 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     }
     c->strict_phase = false;
     c->abstain = false;
+    c->in_hand = false;
     program(ctx, c, a);
     if (a->failed && result_kind(c->kind)) {
         become_result_round(ctx, slot, false);

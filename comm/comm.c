@@ -1216,6 +1216,16 @@ enum comm_rank_state comm_rank_state_of(const struct comm *ctx, uint32_t comm, u
     return COMM_RANK_OK;
 }
 
+bool comm_busy_clears(const struct comm *ctx)
+{
+    for (uint32_t i = 0; i < CONFIG_COMM_MAX_REQUESTS; i++) {
+        if (ctx->requests[i].state == COMM_REQ_FREE) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool comm_has_view(const struct comm *ctx)
 {
     return ctx->has_view;

@@ -449,6 +449,8 @@ struct comm_collective {
     bool restart;      /* draining, then again in the new view */
     bool parked;       /* a round failed here, not by a view: again in the next one */
     bool abstain;      /* a result round of a collective never started here */
+    bool in_hand;      /* a strict allreduce or barrier cut after its result
+                        * came down: OK once its sends drained */
     uint8_t round_seq; /* the communicator's recovery number */
     uint8_t rebuild_mode; /* enum comm_mode the rebuild applies */
     uint8_t round_error;  /* the decision's error for the application */
@@ -743,6 +745,16 @@ bool comm_restart_awaited(const struct comm *ctx, uint32_t comm, bool gone_only)
  */
 bool comm_member_left(struct comm *ctx, uint32_t node);
 
+/*
+ * After a start that returned COMM_ERR_BUSY: true when the same start may
+ * be accepted later with nothing done by the application, because what it
+ * lacked is held by the core's own work (a collective slot of a background
+ * round or of a collective still draining, a creation still draining), not
+ * by the application's requests (its request table has room).  The
+ * blocking layer retries such a start (comm/DESIGN.md, "Strict
+ * collectives").
+ */
+bool comm_busy_clears(const struct comm *ctx);
 bool comm_has_view(const struct comm *ctx);
 uint64_t comm_view_epoch(const struct comm *ctx);
 const struct comm_counters *comm_get_counters(const struct comm *ctx);

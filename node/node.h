@@ -107,6 +107,10 @@ void node_mirror_shape(uint32_t *self, uint32_t *ranks);
 /* A standby spare's part while it waits to adopt (node/tori_checkpoint.c):
  * takes what arrived for its mirror and asks for more. */
 void node_checkpoint_mirror_poll(void);
+/* The node itself, for the test applications (tests/node) that drive its
+ * comm core beside the blocking API (node.ftprobe_busy holds collective
+ * slots with it); no product application has it. */
+struct node *node_job_node(void);
 const struct job *node_job_block(void);
 const struct torus_geometry *node_job_geometry(void);
 /* Runs the shipped application `app` (node/shipped_apps.c, which links

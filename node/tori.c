@@ -279,6 +279,109 @@ static int wait_for(const char *call, uint32_t request, struct comm_status *stat
     return wait_for_mirroring(call, request, status, false);
 }
 
+/*
+ * Starting a collective (or agree, dup, split, shrink, rebuild).  The core
+ * refuses a start with BUSY when its CONFIG_COMM_MAX_COLLECTIVES slots are
+ * held, or a creation (dup, split, rebuild) is still draining: right
+ * after a recovery, background rounds (a kept decision served, an
+ * abstention, a stopped round draining) may hold both slots, and a
+ * completed creation keeps its own until its last sends are acknowledged.
+ * All of it ends without the application (comm/DESIGN.md, "Strict
+ * collectives"), so such a start is made again after each pass of the
+ * node until it is accepted, refused otherwise (the view lost: NO_VIEW),
+ * or the job aborts.  A BUSY the application caused itself (its request
+ * table full of its own requests, which nothing frees while it waits) is
+ * returned at once, as before; and the retries stop after BUSY_GRACE
+ * detector timeouts, so that a slot held for good (a bug, not a design
+ * case) fails the call instead of hanging the job.
+ */
+#define BUSY_GRACE 30u
+
+enum start_kind {
+    START_BARRIER,
+    START_BCAST,
+    START_REDUCE,
+    START_ALLREDUCE,
+    START_GATHER,
+    START_ALLGATHER,
+    START_AGREE,
+    START_DUP,
+    START_SPLIT,
+    START_SHRINK,
+    START_REBUILD,
+};
+
+/* One start's arguments (the fields its kind uses). */
+struct start {
+    enum start_kind kind;
+    tori_comm comm;
+    uint32_t root;     /* bcast, reduce, gather */
+    const void *send;  /* reduce, allreduce, gather, allgather */
+    void *recv;        /* those, and bcast's buffer */
+    uint32_t count;    /* reduce, allreduce: elements; bcast: bytes; gathers: block */
+    enum comm_type type;
+    enum comm_op op;
+    int32_t color;     /* split */
+    int32_t key;
+    uint32_t *flag;    /* agree */
+    uint32_t *made;    /* shrink, rebuild */
+};
+
+static enum comm_error start_once(const struct start *s, uint64_t now, uint32_t *request)
+{
+    struct comm *ctx = core();
+    struct comm_outbox *out = &job.node->comm_outbox;
+    switch (s->kind) {
+    case START_BARRIER:
+        return comm_ibarrier(ctx, s->comm, now, out, request);
+    case START_BCAST:
+        return comm_ibcast(ctx, s->comm, s->root, s->recv, s->count, now, out, request);
+    case START_REDUCE:
+        return comm_ireduce(ctx, s->comm, s->root, s->send, s->recv, s->count, s->type, s->op,
+                            now, out, request);
+    case START_ALLREDUCE:
+        return comm_iallreduce(ctx, s->comm, s->send, s->recv, s->count, s->type, s->op, now,
+                               out, request);
+    case START_GATHER:
+        return comm_igather(ctx, s->comm, s->root, s->send, s->count, s->recv, now, out,
+                            request);
+    case START_ALLGATHER:
+        return comm_iallgather(ctx, s->comm, s->send, s->count, s->recv, now, out, request);
+    case START_AGREE:
+        return comm_iagree(ctx, s->comm, s->flag, now, out, request);
+    case START_DUP:
+        return comm_idup(ctx, s->comm, now, out, request);
+    case START_SPLIT:
+        return comm_isplit(ctx, s->comm, s->color, s->key, now, out, request);
+    case START_SHRINK:
+        return comm_ishrink(ctx, s->comm, now, out, s->made, request);
+    case START_REBUILD:
+        return comm_irebuild(ctx, s->comm, now, out, s->made, request);
+    default:
+        return COMM_ERR_ARG;
+    }
+}
+
+/* The start, made again while it is refused BUSY and that can clear (see
+ * above); TORI_ERR_ABORTED when the job aborted meanwhile. */
+static int start(const struct start *s, uint32_t *request)
+{
+    uint64_t now = board_now_ns();
+    uint64_t until =
+        now + BUSY_GRACE * (uint64_t)job.node->personality->detect_timeout_ms * 1000000u;
+    enum comm_error error = start_once(s, now, request);
+    flush(now);
+    while (error == COMM_ERR_BUSY && !job.aborted && comm_busy_clears(core()) && now < until) {
+        run_once();
+        if (job.aborted)
+            break;
+        now = board_now_ns();
+        error = start_once(s, now, request);
+        flush(now);
+    }
+    return job.aborted && error != COMM_ERR_OK ? TORI_ERR_ABORTED : (int)error;
+}
+
 void tori_progress(void)
 {
     enter("tori_progress");
@@ -363,13 +466,12 @@ int tori_comm_dup(tori_comm comm, tori_comm *out)
 {
     enter_on("tori_comm_dup", comm);
     REFUSE_IF_ABORTED("tori_comm_dup");
-    uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     struct comm_status status;
-    enum comm_error error = comm_idup(core(), comm, now, &job.node->comm_outbox, &request);
-    flush(now);
+    const struct start s = {.kind = START_DUP, .comm = comm};
+    int error = start(&s, &request);
     *out = TORI_COMM_NULL;
-    if (error != COMM_ERR_OK)
+    if (error != TORI_OK)
         return result("tori_comm_dup", error);
     int done = wait_for("tori_comm_dup", request, &status);
     *out = status.comm;
@@ -380,14 +482,12 @@ int tori_comm_split(tori_comm comm, int32_t color, int32_t key, tori_comm *out)
 {
     enter_on("tori_comm_split", comm);
     REFUSE_IF_ABORTED("tori_comm_split");
-    uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     struct comm_status status;
-    enum comm_error error =
-        comm_isplit(core(), comm, color, key, now, &job.node->comm_outbox, &request);
-    flush(now);
+    const struct start s = {.kind = START_SPLIT, .comm = comm, .color = color, .key = key};
+    int error = start(&s, &request);
     *out = TORI_COMM_NULL;
-    if (error != COMM_ERR_OK)
+    if (error != TORI_OK)
         return result("tori_comm_split", error);
     int done = wait_for("tori_comm_split", request, &status);
     *out = status.comm;
@@ -588,6 +688,11 @@ void node_mirror_wait(uint32_t request)
         run_once();
 }
 
+struct node *node_job_node(void)
+{
+    return job.node;
+}
+
 const struct job *node_job_block(void)
 {
     return job.job;
@@ -600,11 +705,12 @@ const struct torus_geometry *node_job_geometry(void)
 
 /* ---- collectives: started, then waited for ---- */
 
-static int finish_collective(const char *call, enum comm_error error, uint32_t request,
-                             uint64_t now)
+/* A collective started (again while BUSY clears), then waited for. */
+static int run_collective(const char *call, const struct start *s)
 {
-    flush(now);
-    if (error != COMM_ERR_OK)
+    uint32_t request = COMM_REQUEST_NULL;
+    int error = start(s, &request);
+    if (error != TORI_OK)
         return result(call, error);
     struct comm_status status;
     return wait_for(call, request, &status);
@@ -614,21 +720,17 @@ int tori_barrier(tori_comm comm)
 {
     enter_collective("tori_barrier", comm);
     REFUSE_IF_ABORTED("tori_barrier");
-    uint64_t now = board_now_ns();
-    uint32_t request = COMM_REQUEST_NULL;
-    enum comm_error error = comm_ibarrier(core(), comm, now, &job.node->comm_outbox, &request);
-    return finish_collective("tori_barrier", error, request, now);
+    const struct start s = {.kind = START_BARRIER, .comm = comm};
+    return run_collective("tori_barrier", &s);
 }
 
 int tori_bcast(tori_comm comm, uint32_t root, void *buffer, uint32_t length)
 {
     enter_collective("tori_bcast", comm);
     REFUSE_IF_ABORTED("tori_bcast");
-    uint64_t now = board_now_ns();
-    uint32_t request = COMM_REQUEST_NULL;
-    enum comm_error error =
-        comm_ibcast(core(), comm, root, buffer, length, now, &job.node->comm_outbox, &request);
-    return finish_collective("tori_bcast", error, request, now);
+    const struct start s = {
+        .kind = START_BCAST, .comm = comm, .root = root, .recv = buffer, .count = length};
+    return run_collective("tori_bcast", &s);
 }
 
 int tori_reduce(tori_comm comm, uint32_t root, const void *send, void *recv, uint32_t count,
@@ -636,12 +738,15 @@ int tori_reduce(tori_comm comm, uint32_t root, const void *send, void *recv, uin
 {
     enter_collective("tori_reduce", comm);
     REFUSE_IF_ABORTED("tori_reduce");
-    uint64_t now = board_now_ns();
-    uint32_t request = COMM_REQUEST_NULL;
-    enum comm_error error =
-        comm_ireduce(core(), comm, root, send, recv, count, (enum comm_type)type,
-                     (enum comm_op)op, now, &job.node->comm_outbox, &request);
-    return finish_collective("tori_reduce", error, request, now);
+    const struct start s = {.kind = START_REDUCE,
+                            .comm = comm,
+                            .root = root,
+                            .send = send,
+                            .recv = recv,
+                            .count = count,
+                            .type = (enum comm_type)type,
+                            .op = (enum comm_op)op};
+    return run_collective("tori_reduce", &s);
 }
 
 int tori_allreduce(tori_comm comm, const void *send, void *recv, uint32_t count,
@@ -649,34 +754,32 @@ int tori_allreduce(tori_comm comm, const void *send, void *recv, uint32_t count,
 {
     enter_collective("tori_allreduce", comm);
     REFUSE_IF_ABORTED("tori_allreduce");
-    uint64_t now = board_now_ns();
-    uint32_t request = COMM_REQUEST_NULL;
-    enum comm_error error =
-        comm_iallreduce(core(), comm, send, recv, count, (enum comm_type)type,
-                        (enum comm_op)op, now, &job.node->comm_outbox, &request);
-    return finish_collective("tori_allreduce", error, request, now);
+    const struct start s = {.kind = START_ALLREDUCE,
+                            .comm = comm,
+                            .send = send,
+                            .recv = recv,
+                            .count = count,
+                            .type = (enum comm_type)type,
+                            .op = (enum comm_op)op};
+    return run_collective("tori_allreduce", &s);
 }
 
 int tori_gather(tori_comm comm, uint32_t root, const void *send, uint32_t block, void *recv)
 {
     enter_collective("tori_gather", comm);
     REFUSE_IF_ABORTED("tori_gather");
-    uint64_t now = board_now_ns();
-    uint32_t request = COMM_REQUEST_NULL;
-    enum comm_error error = comm_igather(core(), comm, root, send, block, recv, now,
-                                         &job.node->comm_outbox, &request);
-    return finish_collective("tori_gather", error, request, now);
+    const struct start s = {
+        .kind = START_GATHER, .comm = comm, .root = root, .send = send, .recv = recv, .count = block};
+    return run_collective("tori_gather", &s);
 }
 
 int tori_allgather(tori_comm comm, const void *send, uint32_t block, void *recv)
 {
     enter_collective("tori_allgather", comm);
     REFUSE_IF_ABORTED("tori_allgather");
-    uint64_t now = board_now_ns();
-    uint32_t request = COMM_REQUEST_NULL;
-    enum comm_error error = comm_iallgather(core(), comm, send, block, recv, now,
-                                            &job.node->comm_outbox, &request);
-    return finish_collective("tori_allgather", error, request, now);
+    const struct start s = {
+        .kind = START_ALLGATHER, .comm = comm, .send = send, .recv = recv, .count = block};
+    return run_collective("tori_allgather", &s);
 }
 
 /* ---- failures ---- */
@@ -817,15 +920,13 @@ static int remake(const char *call, tori_comm comm, bool shrink, tori_comm *out)
     event_end();
     if (!shrink)
         await_restarts(comm);
-    uint64_t now = board_now_ns();
     uint32_t request = COMM_REQUEST_NULL;
     uint32_t made = COMM_NULL;
-    enum comm_error error =
-        shrink ? comm_ishrink(core(), comm, now, &job.node->comm_outbox, &made, &request)
-               : comm_irebuild(core(), comm, now, &job.node->comm_outbox, &made, &request);
-    flush(now);
+    const struct start s = {
+        .kind = shrink ? START_SHRINK : START_REBUILD, .comm = comm, .made = &made};
+    int error = start(&s, &request);
     *out = TORI_COMM_NULL;
-    if (error != COMM_ERR_OK)
+    if (error != TORI_OK)
         return result(call, error);
     struct comm_status status;
     int done = wait_for(call, request, &status);
@@ -860,11 +961,8 @@ int tori_comm_agree(tori_comm comm, uint32_t *flag)
 {
     enter_collective("tori_comm_agree", comm);
     REFUSE_IF_ABORTED("tori_comm_agree");
-    uint64_t now = board_now_ns();
-    uint32_t request = COMM_REQUEST_NULL;
-    enum comm_error error =
-        comm_iagree(core(), comm, flag, now, &job.node->comm_outbox, &request);
-    return finish_collective("tori_comm_agree", error, request, now);
+    const struct start s = {.kind = START_AGREE, .comm = comm, .flag = flag};
+    return run_collective("tori_comm_agree", &s);
 }
 
 int tori_comm_failure_ack(tori_comm comm)

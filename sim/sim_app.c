@@ -78,7 +78,8 @@ static uint64_t hash_bytes(const void *bytes, uint32_t length)
     return h;
 }
 
-/* Records request i of a call (false when the call failed at once). */
+/* Records request i of a call (false when the call failed at once); a
+ * start being retried (request 0) is pending only once the core took it. */
 static bool issued(struct sim_app *app, unsigned i, enum comm_error error, const char *call,
                    uint64_t now_ns)
 {
@@ -86,8 +87,76 @@ static bool issued(struct sim_app *app, unsigned i, enum comm_error error, const
         fail(app, call, error, now_ns);
         return false;
     }
-    app->pending |= 1u << i;
+    if (i != 0 || !app->retrying)
+        app->pending |= 1u << i;
     return true;
+}
+
+/* app->start made once, into request 0. */
+static enum comm_error start_once(struct sim_app *app, struct comm *ctx, uint64_t now_ns,
+                                  struct comm_outbox *out)
+{
+    const struct sim_app_start *s = &app->start;
+    uint32_t *r = &app->requests[0];
+    switch (s->kind) {
+    case SIM_APP_START_ALLREDUCE:
+        return comm_iallreduce(ctx, app->comm, s->send, s->recv, s->count,
+                               (enum comm_type)s->type, (enum comm_op)s->op, now_ns, out, r);
+    case SIM_APP_START_AGREE:
+        return comm_iagree(ctx, app->comm, s->flag, now_ns, out, r);
+    case SIM_APP_START_GATHER:
+        return comm_igather(ctx, app->comm, s->root, s->send, s->count, s->recv, now_ns, out, r);
+    case SIM_APP_START_BCAST:
+        return comm_ibcast(ctx, app->comm, s->root, s->recv, s->count, now_ns, out, r);
+    case SIM_APP_START_REBUILD:
+        return comm_irebuild(ctx, app->comm, now_ns, out, &app->made, r);
+    default:
+        return COMM_ERR_ARG;
+    }
+}
+
+/*
+ * node/tori.c's start: a start the core refuses BUSY while that can clear
+ * (its collective slots or its one creation held by its own work) is made
+ * again at the model's next steps (retry_start), up to busy_grace_ns; it
+ * then counts as issued (COMM_ERR_OK) with nothing pending yet.
+ */
+static enum comm_error begin(struct sim_app *app, const struct sim_app_params *params,
+                             struct comm *ctx, uint64_t now_ns, struct comm_outbox *out,
+                             const struct sim_app_start *start)
+{
+    app->start = *start;
+    app->retrying = false;
+    enum comm_error error = start_once(app, ctx, now_ns, out);
+    if (error == COMM_ERR_BUSY && params->busy_grace_ns != 0 && comm_busy_clears(ctx)) {
+        app->retrying = true;
+        app->busy_until = now_ns + params->busy_grace_ns;
+        return COMM_ERR_OK;
+    }
+    return error;
+}
+
+static enum comm_error begin_allreduce(struct sim_app *app, const struct sim_app_params *params,
+                                       struct comm *ctx, uint64_t now_ns,
+                                       struct comm_outbox *out, const void *send, void *recv,
+                                       uint32_t count, enum comm_type type, enum comm_op op)
+{
+    const struct sim_app_start s = {.kind = SIM_APP_START_ALLREDUCE,
+                                    .type = (uint8_t)type,
+                                    .op = (uint8_t)op,
+                                    .count = count,
+                                    .send = send,
+                                    .recv = recv,
+                                    .call = "allreduce"};
+    return begin(app, params, ctx, now_ns, out, &s);
+}
+
+static enum comm_error begin_agree(struct sim_app *app, const struct sim_app_params *params,
+                                   struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    const struct sim_app_start s = {
+        .kind = SIM_APP_START_AGREE, .flag = &app->agree_flag, .call = "agree"};
+    return begin(app, params, ctx, now_ns, out, &s);
 }
 
 /* A collective as request 0: its outcome is logged when it completes. */
@@ -332,13 +401,12 @@ static bool app_failure(enum comm_error error)
  * from) the model fails; otherwise what is still pending is left behind and
  * the rebuild starts (apps/recovery.c's app_group_rebuild).
  */
-static void start_rebuild(struct sim_app *app, struct comm *ctx, uint64_t now_ns,
-                          struct comm_outbox *out)
+static void start_rebuild(struct sim_app *app, const struct sim_app_params *params,
+                          struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
     app->stage = SIM_APP_REBUILD;
-    issued(app, 0,
-           comm_irebuild(ctx, app->comm, now_ns, out, &app->made, &app->requests[0]),
-           "rebuild", now_ns);
+    const struct sim_app_start s = {.kind = SIM_APP_START_REBUILD, .call = "rebuild"};
+    issued(app, 0, begin(app, params, ctx, now_ns, out, &s), "rebuild", now_ns);
 }
 
 /* Waiting for restarted nodes: each back, then a fifteenth of the grace
@@ -352,12 +420,14 @@ static bool await_step(struct sim_app *app, const struct sim_app_params *params,
         app->await_live_at = now_ns + params->restart_grace_ns / 15u;
     if (now_ns < app->await_until && (gone || now_ns < app->await_live_at))
         return false;
-    start_rebuild(app, ctx, now_ns, out);
+    start_rebuild(app, params, ctx, now_ns, out);
     return true;
 }
 
 uint64_t sim_app_next_deadline(const struct sim_app *app)
 {
+    if (app->state == SIM_APP_RUNNING && app->retrying)
+        return app->busy_until; /* the retries' end, if nothing frees the core first */
     if (app->state != SIM_APP_RUNNING || app->stage != SIM_APP_AWAIT)
         return UINT64_MAX;
     if (app->await_live_at != 0 && app->await_live_at < app->await_until)
@@ -383,6 +453,7 @@ static void recover(struct sim_app *app, const struct sim_app_params *params, st
         }
     }
     app->pending = 0;
+    app->retrying = false;
     app->coll_kind = SIM_APP_COLL_NONE;
     if (left && params->kind == SIM_APP_STENCIL && !new_faces(app)) {
         out_of_memory();
@@ -404,7 +475,7 @@ static void recover(struct sim_app *app, const struct sim_app_params *params, st
         await_step(app, params, ctx, now_ns, out);
         return;
     }
-    start_rebuild(app, ctx, now_ns, out);
+    start_rebuild(app, params, ctx, now_ns, out);
 }
 
 /* Requests a failure left behind: released as they complete. */
@@ -471,9 +542,7 @@ static bool recovery_step(struct sim_app *app, const struct sim_app_params *para
     }
     app->stage = SIM_APP_AGREE;
     app->agree_flag = app->ok ? 1u : 0u;
-    return collective(app, SIM_APP_COLL_AGREE,
-                      comm_iagree(ctx, app->comm, &app->agree_flag, now_ns, out,
-                                  &app->requests[0]),
+    return collective(app, SIM_APP_COLL_AGREE, begin_agree(app, params, ctx, now_ns, out),
                       &app->agree_flag, sizeof app->agree_flag, "agree", now_ns);
 }
 
@@ -481,7 +550,6 @@ static bool recovery_step(struct sim_app *app, const struct sim_app_params *para
 static bool allreduce_phase(struct sim_app *app, const struct sim_app_params *params,
                             struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
-    uint32_t *r = &app->requests[0];
     switch (app->phase) {
     case AR_SUMS:
         if (app->resume) {
@@ -493,8 +561,8 @@ static bool allreduce_phase(struct sim_app *app, const struct sim_app_params *pa
             app->point[2] = app->ok ? 0 : 1;
             app->phase = AR_RESUMED;
             return collective(app, SIM_APP_COLL_ALLREDUCE,
-                              comm_iallreduce(ctx, app->comm, app->point, app->point, 3,
-                                              COMM_INT64, COMM_MAX, now_ns, out, r),
+                              begin_allreduce(app, params, ctx, now_ns, out, app->point,
+                                              app->point, 3, COMM_INT64, COMM_MAX),
                               app->point, sizeof app->point, "allreduce", now_ns);
         }
         if (app->iteration > params->iterations) {
@@ -504,8 +572,8 @@ static bool allreduce_phase(struct sim_app *app, const struct sim_app_params *pa
         allreduce_inputs(app->rank, app->size, app->iteration, params->arg[0], &app->in);
         app->phase = AR_MAX;
         return collective(app, SIM_APP_COLL_ALLREDUCE,
-                          comm_iallreduce(ctx, app->comm, app->in.sums, app->out.sums, 2,
-                                          COMM_INT64, COMM_SUM, now_ns, out, r),
+                          begin_allreduce(app, params, ctx, now_ns, out, app->in.sums,
+                                          app->out.sums, 2, COMM_INT64, COMM_SUM),
                           app->out.sums, sizeof app->out.sums, "allreduce", now_ns);
     case AR_RESUMED:
         if (app->rebuilt_ns != 0 && app->resumed_ns == 0)
@@ -519,8 +587,7 @@ static bool allreduce_phase(struct sim_app *app, const struct sim_app_params *pa
          * so that the campaigns check agree's uniformity under faults. */
         app->phase = AR_AGREED;
         app->agree_flag = app->ok ? 1u : 0u;
-        return collective(app, SIM_APP_COLL_AGREE,
-                          comm_iagree(ctx, app->comm, &app->agree_flag, now_ns, out, r),
+        return collective(app, SIM_APP_COLL_AGREE, begin_agree(app, params, ctx, now_ns, out),
                           &app->agree_flag, sizeof app->agree_flag, "agree", now_ns);
     case AR_AGREED:
         app->phase = AR_SUMS;
@@ -528,14 +595,14 @@ static bool allreduce_phase(struct sim_app *app, const struct sim_app_params *pa
     case AR_MAX:
         app->phase = AR_HALF;
         return collective(app, SIM_APP_COLL_ALLREDUCE,
-                          comm_iallreduce(ctx, app->comm, &app->in.max, &app->out.max, 1,
-                                          COMM_INT64, COMM_MAX, now_ns, out, r),
+                          begin_allreduce(app, params, ctx, now_ns, out, &app->in.max,
+                                          &app->out.max, 1, COMM_INT64, COMM_MAX),
                           &app->out.max, sizeof app->out.max, "allreduce", now_ns);
     case AR_HALF:
         app->phase = AR_CHECK;
         return collective(app, SIM_APP_COLL_ALLREDUCE,
-                          comm_iallreduce(ctx, app->comm, &app->in.half, &app->out.half, 1,
-                                          COMM_DOUBLE, COMM_SUM, now_ns, out, r),
+                          begin_allreduce(app, params, ctx, now_ns, out, &app->in.half,
+                                          &app->out.half, 1, COMM_DOUBLE, COMM_SUM),
                           &app->out.half, sizeof app->out.half, "allreduce", now_ns);
     default: {
         struct allreduce_values want;
@@ -631,8 +698,8 @@ static bool stencil_phase(struct sim_app *app, const struct sim_app_params *para
         app->local[0] = stencil_init_block(g, app->cells[0]);
         app->phase = ST_EXCHANGE;
         *call = "allreduce";
-        *error = comm_iallreduce(ctx, app->comm, &app->local[0], &app->total, 1, COMM_INT64,
-                                 COMM_SUM, now_ns, out, &app->requests[0]);
+        *error = begin_allreduce(app, params, ctx, now_ns, out, &app->local[0], &app->total, 1,
+                                 COMM_INT64, COMM_SUM);
         return *error == COMM_ERR_OK &&
                collective(app, SIM_APP_COLL_ALLREDUCE, *error, &app->total, sizeof app->total,
                           *call, now_ns);
@@ -657,8 +724,8 @@ static bool stencil_phase(struct sim_app *app, const struct sim_app_params *para
             app->local[1] = residual;
             app->phase = ST_CHECKED;
             *call = "allreduce";
-            *error = comm_iallreduce(ctx, app->comm, app->local, app->sums, 2, COMM_INT64,
-                                     COMM_SUM, now_ns, out, &app->requests[0]);
+            *error = begin_allreduce(app, params, ctx, now_ns, out, app->local, app->sums, 2,
+                                     COMM_INT64, COMM_SUM);
             return *error == COMM_ERR_OK &&
                    collective(app, SIM_APP_COLL_ALLREDUCE, *error, app->sums, sizeof app->sums,
                               *call, now_ns);
@@ -689,8 +756,13 @@ static bool stencil_phase(struct sim_app *app, const struct sim_app_params *para
         }
         app->phase = ST_VERDICT;
         *call = "gather";
-        *error = comm_igather(ctx, app->comm, root, &app->checksum, sizeof app->checksum,
-                              app->checksums, now_ns, out, &app->requests[0]);
+        const struct sim_app_start gather = {.kind = SIM_APP_START_GATHER,
+                                             .root = root,
+                                             .count = sizeof app->checksum,
+                                             .send = &app->checksum,
+                                             .recv = app->checksums,
+                                             .call = "gather"};
+        *error = begin(app, params, ctx, now_ns, out, &gather);
         return *error == COMM_ERR_OK &&
                collective(app, SIM_APP_COLL_GATHER, *error, NULL, 0, *call, now_ns);
     case ST_VERDICT:
@@ -704,8 +776,12 @@ static bool stencil_phase(struct sim_app *app, const struct sim_app_params *para
         }
         app->phase = ST_RESULT;
         *call = "bcast";
-        *error = comm_ibcast(ctx, app->comm, root, app->verdict, sizeof app->verdict, now_ns,
-                             out, &app->requests[0]);
+        const struct sim_app_start bcast = {.kind = SIM_APP_START_BCAST,
+                                            .root = root,
+                                            .count = sizeof app->verdict,
+                                            .recv = app->verdict,
+                                            .call = "bcast"};
+        *error = begin(app, params, ctx, now_ns, out, &bcast);
         return *error == COMM_ERR_OK &&
                collective(app, SIM_APP_COLL_BCAST, *error, app->verdict, sizeof app->verdict,
                           *call, now_ns);
@@ -713,6 +789,27 @@ static bool stencil_phase(struct sim_app *app, const struct sim_app_params *para
         finish(app, app->ok && app->verdict[0] == 1, app->verdict[1], now_ns);
         return false;
     }
+}
+
+/* A start refused BUSY, made again: taken (pending), still refused while
+ * that can clear and the grace lasts (retrying), or refused for good: the
+ * error goes where the first start's would have gone. */
+static void retry_start(struct sim_app *app, const struct sim_app_params *params,
+                        struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
+{
+    enum comm_error error = start_once(app, ctx, now_ns, out);
+    if (error == COMM_ERR_BUSY && comm_busy_clears(ctx) && now_ns < app->busy_until)
+        return;
+    app->retrying = false;
+    if (error == COMM_ERR_OK) {
+        app->pending |= 1u;
+        return;
+    }
+    app->coll_kind = SIM_APP_COLL_NONE; /* refused: no outcome */
+    if (app->stage == SIM_APP_COMPUTE)
+        recover(app, params, ctx, app->start.call, error, now_ns, out);
+    else
+        fail(app, app->start.call, error, now_ns);
 }
 
 void sim_app_advance(struct sim_app *app, const struct sim_app_params *params, struct comm *ctx,
@@ -737,6 +834,12 @@ void sim_app_advance(struct sim_app *app, const struct sim_app_params *params, s
             continue;
         if (app->pending != 0)
             return;
+        if (app->retrying) {
+            retry_start(app, params, ctx, now_ns, out);
+            if (app->retrying)
+                return;
+            continue;
+        }
         enum comm_error error = COMM_ERR_OK;
         const char *call = "";
         bool more;

@@ -83,6 +83,33 @@ struct sim_app_params {
     /* RESTART: a rebuild waits this long for a failed rank's node that the
      * root decided to restart to be back, so that it takes its rank back. */
     uint64_t restart_grace_ns;
+    /* A collective, agree or rebuild whose start the core refused BUSY
+     * while that can clear (comm_busy_clears) is started again at the
+     * model's next steps for this long (node/tori.c's BUSY_GRACE), then
+     * fails BUSY.  0: never retried. */
+    uint64_t busy_grace_ns;
+};
+
+/* The start of the collective (or rebuild) in request 0, kept to be made
+ * again while the core refuses it BUSY (node/tori.c's struct start). */
+enum sim_app_start_kind {
+    SIM_APP_START_NONE = 0,
+    SIM_APP_START_ALLREDUCE,
+    SIM_APP_START_AGREE,
+    SIM_APP_START_GATHER,
+    SIM_APP_START_BCAST,
+    SIM_APP_START_REBUILD,
+};
+struct sim_app_start {
+    uint8_t kind;      /* enum sim_app_start_kind */
+    uint8_t type;      /* allreduce: enum comm_type */
+    uint8_t op;        /* allreduce: enum comm_op */
+    uint32_t root;     /* gather, bcast */
+    uint32_t count;    /* allreduce: elements; gather: block; bcast: bytes */
+    const void *send;  /* allreduce, gather */
+    void *recv;        /* allreduce, gather; bcast's buffer */
+    uint32_t *flag;    /* agree */
+    const char *call;  /* for a failure */
 };
 
 enum sim_app_collective {
@@ -151,6 +178,9 @@ struct sim_app {
     uint32_t coll_bytes;
     struct sim_app_outcome outcomes[SIM_APP_OUTCOMES];
     uint32_t outcome_count;
+    struct sim_app_start start; /* the last start made */
+    bool retrying;        /* start refused BUSY: made again at the next steps */
+    uint64_t busy_until;  /* ... until then (params busy_grace_ns) */
     bool ok;              /* every check so far */
     uint32_t crc;
     uint64_t start_ns;

@@ -26,15 +26,28 @@
  * after arg[2] ms.  Every blocked receive must fail with REVOKED; then all
  * shrink WORLD and check one allreduce on the result.
  *
+ * FTPROBE_BUSY (3): each iteration, every rank holds the comm core's
+ * collective slots itself (two barriers started on the core, beside the
+ * blocking API; a third start must be refused BUSY), then calls
+ * tori_allreduce; then it starts a dup on the core (a creation under way)
+ * and calls tori_comm_dup; then holds the slots again and calls
+ * tori_comm_agree.  Each blocking call must go on making the node progress
+ * and start again until the core takes it (comm/DESIGN.md: a BUSY start
+ * is transient, the blocking layer retries), never fail BUSY.  It reports
+ * `app-ftprobe` with the starts seen refused (held) and the blocking
+ * calls that succeeded (accepted); the digest is the CRC-32 of WORLD's
+ * size.
+ *
  * ok also needs the new communicator's allreduce (pairs, revoke) to count
  * every member of it; the digest is then the CRC-32 of its size.
  */
 #include "tests/node/ftprobe.h"
 
 #include "lib/crc32.h"
+#include "node/node.h"
 #include "node/tori.h"
 
-enum { FTPROBE_PAIRS = 0, FTPROBE_AGREE = 1, FTPROBE_REVOKE = 2 };
+enum { FTPROBE_PAIRS = 0, FTPROBE_AGREE = 1, FTPROBE_REVOKE = 2, FTPROBE_BUSY = 3 };
 
 #define PAIR_TAG 1
 #define RING_TAG 2
@@ -251,6 +264,98 @@ static struct tori_result run_revoke(const struct tori_args *args, uint32_t rank
     return outcome;
 }
 
+/* Runs the node until the core's own request is done; its status. */
+static struct comm_status core_wait(uint32_t request)
+{
+    struct comm_status status = {0};
+    while (!comm_test(&node_job_node()->comm, request, &status))
+        tori_progress();
+    return status;
+}
+
+/* Both of the core's collective slots held by barriers of this rank's own
+ * (every rank does the same, so they complete): true when a third start
+ * is refused BUSY, as the blocking call after it will be at first. */
+static bool hold_slots(uint32_t held[2])
+{
+    struct node *node = node_job_node();
+    uint64_t now = tori_now_ns();
+    held[0] = held[1] = COMM_REQUEST_NULL;
+    uint32_t third = COMM_REQUEST_NULL;
+    bool ok = comm_ibarrier(&node->comm, COMM_WORLD, now, &node->comm_outbox, &held[0]) ==
+                  COMM_ERR_OK &&
+              comm_ibarrier(&node->comm, COMM_WORLD, now, &node->comm_outbox, &held[1]) ==
+                  COMM_ERR_OK &&
+              comm_ibarrier(&node->comm, COMM_WORLD, now, &node->comm_outbox, &third) ==
+                  COMM_ERR_BUSY;
+    node_comm_flush(node, now);
+    return ok;
+}
+
+static bool release_slots(const uint32_t held[2])
+{
+    bool ok = true;
+    for (unsigned i = 0; i < 2; i++)
+        if (held[i] != COMM_REQUEST_NULL)
+            ok = core_wait(held[i]).error == COMM_ERR_OK && ok;
+    return ok;
+}
+
+static struct tori_result run_busy(const struct tori_args *args, uint32_t size)
+{
+    struct tori_result outcome = {true, 0, 0};
+    struct node *node = node_job_node();
+    int64_t held = 0, accepted = 0;
+    for (uint32_t i = 1; i <= args->iterations && outcome.ok; i++) {
+        uint32_t slots[2];
+        /* an allreduce while the slots are held */
+        bool refused = hold_slots(slots);
+        held += refused;
+        int64_t one = 1, total = 0;
+        bool ok = tori_allreduce(TORI_COMM_WORLD, &one, &total, 1, TORI_INT64, TORI_SUM) ==
+                      TORI_OK &&
+                  total == (int64_t)size;
+        accepted += ok;
+        bool released = release_slots(slots);
+        outcome.ok = refused && released && ok;
+        /* a dup while a creation (the core's own dup) is under way */
+        uint32_t request = COMM_REQUEST_NULL;
+        uint32_t third = COMM_REQUEST_NULL;
+        uint64_t now = tori_now_ns();
+        refused = comm_idup(&node->comm, COMM_WORLD, now, &node->comm_outbox, &request) ==
+                      COMM_ERR_OK &&
+                  comm_idup(&node->comm, COMM_WORLD, now, &node->comm_outbox, &third) ==
+                      COMM_ERR_BUSY;
+        node_comm_flush(node, now);
+        held += refused;
+        tori_comm dup = TORI_COMM_NULL;
+        ok = tori_comm_dup(TORI_COMM_WORLD, &dup) == TORI_OK;
+        accepted += ok;
+        struct comm_status first = request != COMM_REQUEST_NULL ? core_wait(request)
+                                                                : (struct comm_status){0};
+        uint32_t core_dup = first.comm;
+        outcome.ok = outcome.ok && refused && ok && first.error == COMM_ERR_OK &&
+                     comm_free(&node->comm, core_dup) == COMM_ERR_OK &&
+                     tori_comm_free(&dup) == TORI_OK;
+        /* an agree while the slots are held */
+        refused = hold_slots(slots);
+        held += refused;
+        uint32_t flag = 1;
+        ok = tori_comm_agree(TORI_COMM_WORLD, &flag) == TORI_OK && flag == 1;
+        accepted += ok;
+        released = release_slots(slots);
+        outcome.ok = outcome.ok && refused && released && ok;
+        if (outcome.ok)
+            outcome.iterations = i;
+        tori_iteration_done(i);
+    }
+    static const char *const keys[] = {"held", "accepted"};
+    const int64_t values[] = {held, accepted};
+    tori_report("app-ftprobe", keys, values, 2);
+    outcome.digest = crc32_update(0, &size, sizeof size);
+    return outcome;
+}
+
 struct tori_result tori_test_app_ftprobe(const struct tori_args *args)
 {
     struct tori_result failed = {false, 0, 0};
@@ -266,6 +371,8 @@ struct tori_result tori_test_app_ftprobe(const struct tori_args *args)
         return run_agree(args, rank, size);
     case FTPROBE_REVOKE:
         return run_revoke(args, rank, size);
+    case FTPROBE_BUSY:
+        return run_busy(args, size);
     default:
         return failed;
     }

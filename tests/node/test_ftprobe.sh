@@ -12,7 +12,10 @@
 #   revoke: (no kill) every rank blocked on a live peer is released with
 #           REVOKED when the last rank revokes WORLD; all shrink and go on,
 #           and tori_comm_free keeps its rules (WORLD refused, a pending
-#           request refuses it, then the shrunk communicator goes).
+#           request refuses it, then the shrunk communicator goes);
+#   busy:   (no kill) allreduce, dup and agree called while the core's
+#           collective slots (or its one creation) are held: each blocking
+#           call starts again until the core takes it, none fails BUSY.
 # Every survivor ends ok=true, which also checks an allreduce on the
 # rebuilt communicator.
 # usage: test_ftprobe.sh EMU TEST_NODE OUT PROBE
@@ -29,12 +32,13 @@ case $PROBE in
     nop|cont) ARGS+=(--app-args 0,2,300 --msg-mode "$PROBE" "${KILL[@]}") ;;
     agree) ARGS+=(--app-args 1,1,0 --msg-mode cont "${KILL[@]}") ;;
     revoke) ARGS+=(--app-args 2,0,300 --iterations 1) ;;
-    *) fail "unknown probe '$PROBE' (expected nop, cont, agree or revoke)" ;;
+    busy) ARGS+=(--app-args 3,0,0 --iterations 5) ;;
+    *) fail "unknown probe '$PROBE' (expected nop, cont, agree, revoke or busy)" ;;
 esac
 timeout 100 "$EMU" "${ARGS[@]}" --out "$OUT/run" > "$OUT/run.txt" 2>&1
 status=$?
 [[ $status == 0 ]] || { tail -n 25 "$OUT/run.txt" >&2; fail "$PROBE: tori-emu exited $status"; }
-if [[ $PROBE == revoke ]]; then
+if [[ $PROBE == revoke || $PROBE == busy ]]; then
     check_contains "$OUT/run.txt" "tori-emu: ftprobe: every node ok=true"
 else
     check_contains "$OUT/run.txt" "tori-emu: ftprobe: every surviving or adopting rank ok=true"
@@ -42,7 +46,7 @@ fi
 events="$OUT/run/events.jsonl"
 field() { grep -o "\"$2\":[0-9]*" <<< "$1" | cut -d: -f2; }
 live=7
-[[ $PROBE == revoke ]] && live=8
+[[ $PROBE == revoke || $PROBE == busy ]] && live=8
 mapfile -t probes < <(grep '"event":"app-ftprobe"' "$events")
 [[ ${#probes[@]} == "$live" ]] || fail "$PROBE: ${#probes[@]} app-ftprobe lines, expected $live"
 exchanged_live=0
@@ -67,6 +71,10 @@ for line in "${probes[@]}"; do
             fi
             (($(field "$line" handler_calls) > 0)) ||
                 fail "cont: node $node's error handler never ran: $line"
+            ;;
+        busy)
+            [[ $(field "$line" held) == 15 && $(field "$line" accepted) == 15 ]] ||
+                fail "busy: node $node: a blocking call failed while the core was busy: $line"
             ;;
         revoke)
             [[ $(field "$line" revoked) == 1 ]] ||
