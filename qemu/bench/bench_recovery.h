@@ -9,20 +9,26 @@
  *   detection  the first failure-detected (faults.jsonl: detection.after_ns)
  *   view       the root's stable view (faults.jsonl: recovery_ns; the root's
  *              own T_s is stable.ts_ns)
- *   noticed    + the slowest rank's span, on its own clock, from its `comm`
- *              line state=detected (its view installed) to the start of
- *              its tori_comm_rebuild (its app-recovered line's time less
- *              its resume_ns and rebuild_ns): the failure reaching the
- *              application, as an error from the call it was in
- *   rebuilt    + the same span to its `comm` line state=recovered
+ *   noticed    the slowest rank's start of its tori_comm_rebuild (its
+ *              app-recovered line's time less its resume_ns and
+ *              rebuild_ns): the failure reaching the application, as an
+ *              error from the call it was in
+ *   rebuilt    the slowest rank's `comm` line state=recovered
  *              (tori_comm_rebuild done)
- *   resumed    + the same span to its `app-recovered` line (the resume
+ *   resumed    the slowest rank's `app-recovered` line (the resume
  *              allreduce done: apps/recovery.c)
  *
- * Node clocks are not comparable between QEMU instances, so the last two
- * phases are spans on each node's own clock, added to the root's stable
- * time: every node installed the view before the root's stable, so the sum
- * overstates by at most T_s.  One allreduce is rank 0's time per iteration
+ * Node clocks are not comparable between QEMU instances, so each node's
+ * times are moved onto the launcher's clock: by the least emu_ns - t_ns
+ * over its lines (the launcher stamps a line when it reads it, after the
+ * node wrote it, so the least is the closest; what remains is the
+ * quickest a line got through, which the times overstate).  The failure
+ * on that clock is the crash's stable line's emu_ns less recovery_ns,
+ * both the launcher's.  When a rank's offset or that stable line is
+ * missing, the last three phases are instead spans on each node's own
+ * clock, from its `comm` line state=detected (its view installed), added
+ * to the root's stable time, which overstates by up to T_s (the phases
+ * say which: one_clock).  One allreduce is rank 0's time per iteration
  * before the crash (its app-progress lines, own clock) over the three
  * allreduces an iteration makes.  Target (issue 14): resumed <= 1.2 x
  * (detection + T_s) + one allreduce.
@@ -38,6 +44,7 @@
 #define BENCH_RECOVERY_NODES_MAX 4096u
 #define BENCH_RECOVERY_PROGRESS_MAX 256u
 #define BENCH_RECOVERY_RUNS_MAX 9u
+#define BENCH_RECOVERY_STABLE_MAX 16u /* stable lines kept per run */
 #define BENCH_RECOVERY_TARGET_FACTOR 1.2
 
 /* What one emu run's events and fault record hold (filled line by line). */
@@ -51,6 +58,16 @@ struct bench_recovery_events {
     uint64_t rebuilt_at[BENCH_RECOVERY_NODES_MAX];   /* comm state=recovered */
     uint64_t resumed_at[BENCH_RECOVERY_NODES_MAX];   /* app-recovered */
     uint64_t noticed_at[BENCH_RECOVERY_NODES_MAX];   /* its rebuild's start */
+    /* Each node's clock against the launcher's: the least emu_ns - t_ns
+     * over its lines (a line reaches the launcher after it was written, so
+     * the least is the closest); see bench_recovery_phases. */
+    int64_t clock_offset[BENCH_RECOVERY_NODES_MAX];
+    bool clock_known[BENCH_RECOVERY_NODES_MAX];
+    /* The crash's stable line (the kill record's stable epoch), if seen. */
+    uint64_t stable_epoch;
+    unsigned stable_lines;
+    uint64_t stable_line_epoch[BENCH_RECOVERY_STABLE_MAX];
+    uint64_t stable_line_emu_ns[BENCH_RECOVERY_STABLE_MAX];
     uint32_t rank0_node;
     bool rank0_known;
     unsigned progress;
@@ -68,6 +85,7 @@ void bench_recovery_take_fault(struct bench_recovery_events *events, const char 
 /* One run's phases, each since the failure, in ns (0: not reached). */
 struct bench_recovery_phases {
     bool complete; /* every phase measured */
+    bool one_clock; /* the ranks' phases dated on the launcher's clock */
     double detection_ns, ts_ns, view_ns, noticed_ns, rebuilt_ns, resumed_ns, allreduce_ns;
     unsigned ranks; /* ranks that reported app-recovered */
 };

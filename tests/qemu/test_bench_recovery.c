@@ -73,7 +73,7 @@ static void test_phases(void)
     bench_recovery_phases(&events, &p);
     CHECK(p.complete && p.ranks == 2);
     CHECK(near(p.detection_ns, 58300044) && near(p.ts_ns, 1984036));
-    CHECK(near(p.view_ns, 60479250));
+    CHECK(near(p.view_ns, 60479250) && !p.one_clock); /* no stable line */
     /* the slowest spans: node 5, whose rebuild started 16 ms after its
      * view (80 - 4 - 10 - 50), was done at 25 ms and resumed at 30 ms
      * (node 1: 1, 2 and 5 ms) */
@@ -96,6 +96,65 @@ static void test_phases(void)
     events.stable = false;
     bench_recovery_phases(&events, &p);
     CHECK(!p.complete && p.view_ns == 0);
+}
+
+/* The same crash with the crash's stable line: each node's times move to
+ * the launcher's clock by its least emu_ns - t_ns, and the failure there
+ * is the stable line's emu_ns less recovery_ns (5,000 - 60.47925 ms). */
+static const char *const stream_one_clock[] = {
+    "{\"event\":\"stable\",\"node\":0,\"t_ns\":1000000000,\"emu_ns\":5000000000,"
+    "\"epoch\":68719476737,\"ts_ns\":1984036}",
+    /* an earlier view's stable line is not the crash's */
+    "{\"event\":\"stable\",\"node\":0,\"t_ns\":900,\"emu_ns\":4000000,\"epoch\":0}",
+    /* node 1: offsets 4,983.5 and 4,983 ms: the least counts */
+    "{\"event\":\"app-progress\",\"node\":1,\"t_ns\":6000000,\"emu_ns\":4989500000,"
+    "\"iteration\":40}",
+    "{\"event\":\"comm\",\"node\":1,\"t_ns\":7000000,\"emu_ns\":4990000000,\"comm\":\"0x100\","
+    "\"state\":\"detected\"}",
+    "{\"event\":\"comm\",\"node\":1,\"t_ns\":9000000,\"emu_ns\":4993000000,\"comm\":\"0x101\","
+    "\"state\":\"recovered\"}",
+    "{\"event\":\"app-recovered\",\"node\":1,\"t_ns\":12000000,\"emu_ns\":4996000000,"
+    "\"rebuild_ns\":1500000,\"resume_ns\":2500000}",
+    /* node 5: offsets 4,960 and 4,965 ms */
+    "{\"event\":\"comm\",\"node\":5,\"t_ns\":50000000,\"emu_ns\":5010000000,\"comm\":\"0x100\","
+    "\"state\":\"detected\"}",
+    "{\"event\":\"comm\",\"node\":5,\"t_ns\":75000000,\"emu_ns\":5036000000,\"comm\":\"0x101\","
+    "\"state\":\"recovered\"}",
+    "{\"event\":\"app-recovered\",\"node\":5,\"t_ns\":80000000,\"emu_ns\":5045000000,"
+    "\"rebuild_ns\":10000000,\"resume_ns\":4000000}",
+};
+
+static void test_one_clock(void)
+{
+    static struct bench_recovery_events events;
+    bench_recovery_events_clear(&events);
+    bench_recovery_take_fault(&events, kill_record);
+    for (size_t i = 0; i < sizeof stream_one_clock / sizeof stream_one_clock[0]; i++)
+        bench_recovery_take_event(&events, stream_one_clock[i]);
+    CHECK(events.stable_epoch == 68719476737ull && events.stable_lines == 2);
+    CHECK(events.clock_known[1] && events.clock_offset[1] == 4983000000ll);
+    CHECK(events.clock_known[5] && events.clock_offset[5] == 4960000000ll);
+    struct bench_recovery_phases p;
+    bench_recovery_phases(&events, &p);
+    CHECK(p.one_clock && near(p.view_ns, 60479250));
+    /* node 5 is the slowest: its rebuild began at 66 ms on its clock, 4,960
+     * ms later on the launcher's, 86.47925 ms after the failure; rebuilt at
+     * 75 and resumed at 80 ms on its clock (node 1: 8, 9, 12 ms, 4,983 ms
+     * later: 51.5 to 55.5 ms after the failure) */
+    CHECK(near(p.noticed_ns, 86479250));
+    CHECK(near(p.rebuilt_ns, 95479250));
+    CHECK(near(p.resumed_ns, 100479250));
+
+    /* Without the crash's stable line: the spans from each rank's view,
+     * added to the root's stable (node 5: 16, 25, 30 ms). */
+    events.stable_line_epoch[0] = 1;
+    bench_recovery_phases(&events, &p);
+    CHECK(!p.one_clock && near(p.resumed_ns, 60479250 + 30000000.0));
+    /* A rank whose clock is unknown: the same. */
+    events.stable_line_epoch[0] = 68719476737ull;
+    events.clock_known[5] = false;
+    bench_recovery_phases(&events, &p);
+    CHECK(!p.one_clock && near(p.noticed_ns, 60479250 + 16000000.0));
 }
 
 static void test_median(void)
@@ -270,6 +329,7 @@ static void test_pingpong(void)
 int main(void)
 {
     test_phases();
+    test_one_clock();
     test_median();
     test_sim();
     test_pingpong();
