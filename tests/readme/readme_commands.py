@@ -345,7 +345,13 @@ def console_session(command, root, env):
 def tail(output, lines=15):
     if isinstance(output, bytes):
         output = output.decode("utf-8", "replace")
-    kept = output.strip().splitlines()[-lines:]
+    every = output.strip().splitlines()
+    kept = every[-lines:]
+    # The launcher's own lines before the tail say why a run failed (a node
+    # that ended or panicked); keep up to 20 of them.
+    said = [line for line in every[:-lines] if line.startswith("tori-emu: ")][-20:]
+    if said:
+        kept = said + ["..."] + kept
     return ("; last output:\n    " + "\n    ".join(kept)) if kept else "; no output"
 
 
