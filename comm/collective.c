@@ -769,16 +769,18 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
         if (CONFIG_COMM_FT && c->in_hand) {
             uint16_t comm = c->comm;
             const struct comm_communicator *x = &ctx->comms[comm];
-            decode_vector(c->recv, c->steps[c->step].buffer, c->count);
+            const struct comm_coll_step *st = &c->steps[c->step];
+            if (st->decode) { /* as step_bcast does once its sends are done */
+                decode_vector(c->recv, st->buffer, c->count);
+            }
             finish(ctx, slot, out);
             if (x->state == COMM_STATE_DETECTED && x->decision_held &&
                 x->decision_kind == COLL_RESULT) {
                 /* members the failure cut before the result reached them
                  * wait in its result round for it (the view that cut it
-                 * found no result here to serve): served in the slot just
-                 * freed */
-                (void)coll_start_round(ctx, comm, COLL_RESULT, x->decision_seq,
-                                       COMM_MODE_SHRINK, NULL, NULL, NULL);
+                 * found no result here to serve): served as after any
+                 * failure, in the slot just freed */
+                ft_serve_kept(ctx, comm);
             }
             return;
         }

@@ -86,14 +86,19 @@ static void ft_serve(struct comm *ctx, uint16_t slot)
     } /* else again when a slot comes free */
 }
 
+void ft_serve_kept(struct comm *ctx, uint16_t slot)
+{
+    ctx->comms[slot].serve_due = true;
+    ctx->ft_background = true;
+    ft_serve(ctx, slot);
+}
+
 void ft_view_changed(struct comm *ctx, uint64_t left)
 {
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         struct comm_communicator *c = &ctx->comms[i];
         if (c->in_use && c->decision_held && c->decision_taught && c->decision_view == left) {
-            c->serve_due = true;
-            ctx->ft_background = true;
-            ft_serve(ctx, i);
+            ft_serve_kept(ctx, i);
         }
     }
 }
@@ -119,9 +124,7 @@ void ft_detected(struct comm *ctx, uint16_t slot, uint64_t epoch, uint64_t now_n
     }
     /* Members still in a round this node has finished may need its decision
      * again: serve it in the new view (once a slot is free). */
-    c->serve_due = true;
-    ctx->ft_background = true;
-    ft_serve(ctx, slot);
+    ft_serve_kept(ctx, slot);
     if (c->mode != COMM_MODE_ABORT && c->rank != COMM_RANK_NONE) {
         open_tree_ahead(ctx, c, now_ns, out);
     }

@@ -330,6 +330,9 @@ void ft_forget_leaves(struct comm *ctx);
 /* left: the member left (a graceful leave), it did not fail. */
 void ft_member_failed(struct comm *ctx, uint16_t slot, uint32_t rank, bool left,
                       struct comm_outbox *out);
+/* Communicator slot's kept decision is served in the background: now if a
+ * collective slot is free, else when one is (ft_background_due). */
+void ft_serve_kept(struct comm *ctx, uint16_t slot);
 /* A view replaced view `left` (after coll_restart_rounds): any change, a
  * join too, starts every round still deciding again, so each decision a
  * round taught here in `left` is served in the new one, as after a

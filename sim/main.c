@@ -979,10 +979,8 @@ static void fill_params(const struct options *o, struct sim_params *p, bool hear
     } else {
         p->heartbeat_ns = heartbeats ? 4u * sim_unit_ns(p) : 0;
     }
-    /* node/tori.c's BUSY_GRACE: 30 detector timeouts (the membership's
-     * heartbeat timeout here, sim.c's membership_config) of retried starts */
-    p->app.busy_grace_ns =
-        30u * (p->heartbeat_ns != 0 ? 4u * p->heartbeat_ns : 16u * sim_unit_ns(p));
+    /* node/tori.c's BUSY_GRACE: 30 detector timeouts of retried starts */
+    p->app.busy_grace_ns = 30u * sim_detect_timeout_ns(p);
 }
 
 /*

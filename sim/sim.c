@@ -152,6 +152,11 @@ uint64_t sim_unit_ns(const struct sim_params *params)
     return unit < 10000u ? 10000u : unit;
 }
 
+uint64_t sim_detect_timeout_ns(const struct sim_params *params)
+{
+    return params->heartbeat_ns != 0 ? 4u * params->heartbeat_ns : 16u * sim_unit_ns(params);
+}
+
 uint64_t sim_settle_ns(const struct sim_params *params)
 {
     return params->settle_ns != 0 ? params->settle_ns : 400u * sim_unit_ns(params);
@@ -2334,7 +2339,7 @@ struct sim *sim_create(const struct sim_params *params, char *error, size_t erro
     c->geometry = params->geometry;
     c->watch_torus_neighbours = true;
     c->heartbeat_ns = params->heartbeat_ns;
-    c->heartbeat_timeout_ns = params->heartbeat_ns != 0 ? 4u * params->heartbeat_ns : 16u * unit;
+    c->heartbeat_timeout_ns = sim_detect_timeout_ns(params);
     c->probe_timeout_ns = 4u * unit;
     c->ack_timeout_ns = 4u * unit;
     c->report_timeout_ns = 8u * unit;

@@ -92,6 +92,9 @@ void sim_params_defaults(struct sim_params *params, const struct torus_geometry 
 /* The timeout unit used for params (about one round trip across the torus). */
 uint64_t sim_unit_ns(const struct sim_params *params);
 
+/* The membership's heartbeat timeout: 4 heartbeats, or 16 units without them. */
+uint64_t sim_detect_timeout_ns(const struct sim_params *params);
+
 /* The quiet time after the last fault that ends a run (settle_ns, or 400 units). */
 uint64_t sim_settle_ns(const struct sim_params *params);
 

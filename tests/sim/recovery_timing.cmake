@@ -14,21 +14,9 @@
 # Run as: cmake -DSIM=<tori-sim> -P recovery_timing.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/sim_run.cmake)
 
-# field(NAME KEY VAR): KEY=<digits> of NAME's recovery line.
-function(field name key var)
-  string(REGEX MATCH "\nrecovery [^\n]* ${key}=([0-9]+)" match "${out_${name}}")
-  if(match STREQUAL "")
-    message(FATAL_ERROR "${name}: no ${key} on the recovery line in:\n${out_${name}}")
-  endif()
-  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
-endfunction()
-
 foreach(mode shrink blank rebuild)
-  set(extra "")
-  if(mode STREQUAL "rebuild")
-    set(extra "|--spares|1")
-  endif()
-  run(${mode} 0 "--dims|16x8x8|--app|allreduce|--iterations|10|--comm-mode|${mode}${extra}|--inject|kill 3 at iteration 2")
+  mode_args(${mode} 1 modeargs)
+  run(${mode} 0 "--dims|16x8x8|--app|allreduce|--iterations|10|${modeargs}|--inject|kill 3 at iteration 2")
   expect(${mode} "app name=allreduce [^\n]* ok\n")
   field(${mode} kill_ns kill)
   field(${mode} noticed_ns noticed)

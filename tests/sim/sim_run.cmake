@@ -14,6 +14,25 @@ function(run name status args)
   set(out_${name} "${out}" PARENT_SCOPE)
 endfunction()
 
+# mode_args(MODE SPARES VAR): "--comm-mode|MODE" in VAR, with "|--spares|SPARES"
+# under rebuild (its spares wait to adopt).
+function(mode_args mode spares var)
+  set(args "--comm-mode|${mode}")
+  if(mode STREQUAL "rebuild")
+    set(args "${args}|--spares|${spares}")
+  endif()
+  set(${var} "${args}" PARENT_SCOPE)
+endfunction()
+
+# field(NAME KEY VAR): KEY=<digits> of NAME's recovery line.
+function(field name key var)
+  string(REGEX MATCH "\nrecovery [^\n]* ${key}=([0-9]+)" match "${out_${name}}")
+  if(match STREQUAL "")
+    message(FATAL_ERROR "${name}: no ${key} on the recovery line in:\n${out_${name}}")
+  endif()
+  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+endfunction()
+
 # expect(NAME REGEX...): each must match NAME's output.
 function(expect name)
   foreach(regex IN LISTS ARGN)
