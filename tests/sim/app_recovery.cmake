@@ -10,15 +10,6 @@
 # Run as: cmake -DSIM=<tori-sim> -P app_recovery.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/sim_run.cmake)
 
-# digest(NAME VAR): the digest of NAME's app line (with digests=1).
-function(digest name var)
-  string(REGEX MATCH "digests=1 digest=([0-9a-f]+)" match "${out_${name}}")
-  if(match STREQUAL "")
-    message(FATAL_ERROR "${name}: no single digest in:\n${out_${name}}")
-  endif()
-  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
-endfunction()
-
 set(faults
   "crash|kill 3 at iteration 10"
   "root|kill 0 at iteration 10"

@@ -10,14 +10,6 @@
 # Run as: cmake -DSIM=<tori-sim> -P app_restart.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/sim_run.cmake)
 
-function(digest name var)
-  string(REGEX MATCH "digests=1 digest=([0-9a-f]+)" match "${out_${name}}")
-  if(match STREQUAL "")
-    message(FATAL_ERROR "${name}: no single digest in:\n${out_${name}}")
-  endif()
-  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
-endfunction()
-
 set(job "--dims|2x2x2|--iterations|40|--comm-mode|rebuild|--quiet")
 run(stencil_clean 0 "--app|stencil|--checkpoint-every|10|${job}")
 expect(stencil_clean "restores ranks=0 iteration=0 retaken=0\n")

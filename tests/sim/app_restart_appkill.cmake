@@ -9,14 +9,6 @@
 # Run as: cmake -DSIM=<tori-sim> -P app_restart_appkill.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/sim_run.cmake)
 
-function(digest name var)
-  string(REGEX MATCH "digests=1 digest=([0-9a-f]+)" match "${out_${name}}")
-  if(match STREQUAL "")
-    message(FATAL_ERROR "${name}: no single digest in:\n${out_${name}}")
-  endif()
-  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
-endfunction()
-
 set(job "--dims|2x2x2|--spares|1|--iterations|100|--comm-mode|rebuild|--quiet")
 set(fault "--recovery|process=restart|--inject|appkill 3 at iteration 60")
 foreach(variant "stencil" "stencil|--checkpoint-every|10" "allreduce")

@@ -33,6 +33,15 @@ function(field name key var)
   set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
 endfunction()
 
+# digest(NAME VAR): the digest of NAME's app line (with digests=1).
+function(digest name var)
+  string(REGEX MATCH "digests=1 digest=([0-9a-f]+)" match "${out_${name}}")
+  if(match STREQUAL "")
+    message(FATAL_ERROR "${name}: no single digest in:\n${out_${name}}")
+  endif()
+  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+endfunction()
+
 # expect(NAME REGEX...): each must match NAME's output.
 function(expect name)
   foreach(regex IN LISTS ARGN)
