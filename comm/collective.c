@@ -139,6 +139,48 @@ static enum comm_error sub_error(const struct comm *ctx, uint16_t index, uint32_
     return COMM_ERR_OK;
 }
 
+/*
+ * A recovery round's offers and decisions have room for any decision
+ * (a strict result of up to CONFIG_COMM_REDUCE_MAX bytes: 2,128 bytes in
+ * all, two frames), but what follows the last word in use is zeros.  So a
+ * round sends its buffer up to its last non-zero word (one frame for any
+ * result up to 165 values) and a receiver fills the rest with zeros: the
+ * same bytes as the whole buffer, in half the frames.
+ */
+static uint32_t round_length(const uint8_t *buffer, uint32_t bytes)
+{
+    uint32_t length = bytes;
+    while (length >= 8u) {
+        uint64_t w;
+        memcpy(&w, buffer + length - 8u, 8u);
+        if (w != 0) {
+            break;
+        }
+        length -= 8u;
+    }
+    return length > 8u ? length : 8u;
+}
+
+/* A round's message received into buffer (room for bytes): OK when it was
+ * whole words, no more than bytes, with zeros after it (round_length). */
+static enum comm_error round_received(const struct comm *ctx, uint16_t index, uint8_t *buffer,
+                                      uint32_t bytes)
+{
+    const struct comm_request *r = &ctx->requests[index];
+    if (r->error == COMM_ERR_TRUNCATE) {
+        return COMM_ERR_MISMATCH;
+    }
+    if (r->error != COMM_ERR_OK) {
+        return (enum comm_error)r->error;
+    }
+    uint32_t count = r->status.count;
+    if (count == 0 || count > bytes || count % 8u != 0) {
+        return COMM_ERR_MISMATCH;
+    }
+    memset(buffer + count, 0, bytes - count);
+    return COMM_ERR_OK;
+}
+
 /* ---- reduction ---- */
 
 static uint64_t combine_one(uint64_t a, uint64_t b, uint8_t type, uint8_t op)
@@ -228,19 +270,20 @@ static enum comm_error step_reduce(struct comm *ctx, uint16_t slot, uint64_t now
             if (!request_done(ctx, index)) {
                 return COMM_ERR_PENDING;
             }
-            enum comm_error e = sub_error(ctx, index, bytes);
+            uint8_t *in = c->scratch + (c->combined + 1u) * bytes;
+            enum comm_error e = coll_is_round(c->kind) ? round_received(ctx, index, in, bytes)
+                                                       : sub_error(ctx, index, bytes);
             if (e != COMM_ERR_OK) {
                 return e;
             }
             if (coll_is_round(c->kind)) {
-                ft_combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count);
+                ft_combine(acc, in, c->count);
             } else if (c->kind == COLL_DUP || c->kind == COLL_SPLIT) {
-                const uint8_t *in = c->scratch + (c->combined + 1u) * bytes;
                 combine(acc, in, COMM_CONTEXT_WORDS, COMM_INT64, COMM_BOR);
                 combine(acc + 8u * COMM_CONTEXT_WORDS, in + 8u * COMM_CONTEXT_WORDS, 1u,
                         COMM_INT64, COMM_MAX);
             } else {
-                combine(acc, c->scratch + (c->combined + 1u) * bytes, c->count, c->type, c->op);
+                combine(acc, in, c->count, c->type, c->op);
             }
             request_release(ctx, index);
             c->combined++;
@@ -248,7 +291,8 @@ static enum comm_error step_reduce(struct comm *ctx, uint16_t slot, uint64_t now
         if (c->parent == COMM_RANK_NONE) {
             return COMM_ERR_OK;
         }
-        post_send(ctx, slot, PARENT_SUB, c->parent, acc, bytes, now_ns, out);
+        post_send(ctx, slot, PARENT_SUB, c->parent, acc,
+                  coll_is_round(c->kind) ? round_length(acc, bytes) : bytes, now_ns, out);
         c->phase = 2;
     }
     uint16_t index = sub_index(slot, PARENT_SUB);
@@ -301,7 +345,9 @@ static enum comm_error step_bcast(struct comm *ctx, uint16_t slot,
         if (!request_done(ctx, index)) {
             return COMM_ERR_PENDING;
         }
-        enum comm_error e = sub_error(ctx, index, st->bytes);
+        enum comm_error e = coll_is_round(c->kind)
+                                ? round_received(ctx, index, st->buffer, st->bytes)
+                                : sub_error(ctx, index, st->bytes);
         request_release(ctx, index);
         if (e != COMM_ERR_OK) {
             return e;
@@ -309,8 +355,10 @@ static enum comm_error step_bcast(struct comm *ctx, uint16_t slot,
         c->phase = 2;
     }
     if (c->phase == 2) {
+        uint32_t length =
+            coll_is_round(c->kind) ? round_length(st->buffer, st->bytes) : st->bytes;
         for (uint32_t j = 0; j < c->child_count; j++) {
-            post_send(ctx, slot, j, c->children[j], st->buffer, st->bytes, now_ns, out);
+            post_send(ctx, slot, j, c->children[j], st->buffer, length, now_ns, out);
         }
         c->phase = 3;
     }
