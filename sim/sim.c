@@ -22,6 +22,21 @@
 #define TRACE_LINES 48
 #define TRACE_WIDTH 176
 
+/*
+ * A line of the trace ring, printed only when a violation is reported: the
+ * per-message lines (most of a run's steps) keep their fields and are
+ * formatted then; the rare others are formatted when traced.
+ */
+enum trace_kind { TRACE_TEXT, TRACE_HANDLE, TRACE_COMM, TRACE_LOST };
+
+struct trace_line {
+    uint8_t kind;
+    uint32_t from, to;
+    uint64_t t_ns, epoch, stable, mine;
+    const char *name; /* a static string */
+    char text[TRACE_WIDTH]; /* TRACE_TEXT */
+};
+
 enum sim_node_state {
     NODE_SPARE = 0, /* never booted */
     NODE_UP,
@@ -96,7 +111,7 @@ struct sim {
     size_t epoch_count;
     bool epoch_zero_seen;
     struct epoch_entry epoch_zero;
-    char trace[TRACE_LINES][TRACE_WIDTH];
+    struct trace_line trace[TRACE_LINES];
     unsigned trace_next;
     unsigned trace_count;
     uint64_t now;
@@ -179,16 +194,63 @@ uint64_t sim_heartbeat_min_ns(const struct sim_params *params)
 
 static void trace(struct sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void trace(struct sim *sim, const char *fmt, ...)
+static struct trace_line *trace_next_line(struct sim *sim, enum trace_kind kind)
 {
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(sim->trace[sim->trace_next], TRACE_WIDTH, fmt, args);
-    va_end(args);
+    struct trace_line *line = &sim->trace[sim->trace_next];
+    line->kind = (uint8_t)kind;
     sim->trace_next = (sim->trace_next + 1u) % TRACE_LINES;
     if (sim->trace_count < TRACE_LINES) {
         sim->trace_count++;
     }
+    return line;
+}
+
+static void trace(struct sim *sim, const char *fmt, ...)
+{
+    struct trace_line *line = trace_next_line(sim, TRACE_TEXT);
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(line->text, TRACE_WIDTH, fmt, args);
+    va_end(args);
+}
+
+/* A message handled, or lost on the way (name: a static string). */
+static void trace_message(struct sim *sim, enum trace_kind kind, uint32_t from, uint32_t to,
+                          const char *name, uint64_t epoch, uint64_t stable, uint64_t mine)
+{
+    struct trace_line *line = trace_next_line(sim, kind);
+    line->t_ns = sim->now;
+    line->from = from;
+    line->to = to;
+    line->name = name;
+    line->epoch = epoch;
+    line->stable = stable;
+    line->mine = mine;
+}
+
+/* The line as trace() would have written it when it was traced. */
+static const char *trace_text(struct trace_line *line, char *buffer)
+{
+    switch ((enum trace_kind)line->kind) {
+    case TRACE_HANDLE:
+        snprintf(buffer, TRACE_WIDTH,
+                 "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s epoch=%" PRIx64 " stable=%" PRIx64
+                 " (at %" PRIx64 ")",
+                 line->t_ns, line->from, line->to, line->name, line->epoch, line->stable,
+                 line->mine);
+        return buffer;
+    case TRACE_COMM:
+        snprintf(buffer, TRACE_WIDTH, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " comm epoch=%" PRIx64,
+                 line->t_ns, line->from, line->to, line->epoch);
+        return buffer;
+    case TRACE_LOST:
+        snprintf(buffer, TRACE_WIDTH, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s lost on the way",
+                 line->t_ns, line->from, line->to, line->name);
+        return buffer;
+    case TRACE_TEXT:
+        break;
+    }
+    return line->text;
 }
 
 static void violation(struct sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -209,7 +271,8 @@ static void violation(struct sim *sim, const char *fmt, ...)
     fprintf(f, "trace (last %u steps):\n", sim->trace_count);
     for (unsigned i = 0; i < sim->trace_count; i++) {
         unsigned index = (sim->trace_next + TRACE_LINES - sim->trace_count + i) % TRACE_LINES;
-        fprintf(f, "  %s\n", sim->trace[index]);
+        char buffer[TRACE_WIDTH];
+        fprintf(f, "  %s\n", trace_text(&sim->trace[index], buffer));
     }
 }
 
@@ -813,8 +876,7 @@ static void send_message(struct sim *sim, struct sim_message *m, uint64_t depart
     if (sim->params.routes && !route(sim, m->source, m->destination, &hops, &ttl_expired)) {
         sim->stats.dropped_route++;
         sim->stats.ttl_expired += ttl_expired;
-        trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s lost on the way", sim->now,
-              m->source, m->destination, what);
+        trace_message(sim, TRACE_LOST, m->source, m->destination, what, 0, 0, 0);
         free(m);
         return;
     }
@@ -1679,8 +1741,7 @@ static void step_process(struct sim *sim, uint32_t id)
         n->inbox_tail = NULL;
     }
     if (m->kind == MESSAGE_COMM) {
-        trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " comm epoch=%" PRIx64, sim->now,
-              m->source, id, m->epoch);
+        trace_message(sim, TRACE_COMM, m->source, id, NULL, m->epoch, 0, 0);
         comm_receive(&sim->comms[id], m->source, m->epoch, m->bytes, m->length, sim->now,
                      sim->comm_out);
         sim->stats.delivered++;
@@ -1704,11 +1765,11 @@ static void step_process(struct sim *sim, uint32_t id)
     }
     bool stale = judged_ok && sim_message_is_stale(ctx, &judged);
     uint64_t epoch_before = membership_epoch(ctx);
-    uint64_t digest_before = membership_digest(ctx);
-    trace(sim, "t=%" PRIu64 " %" PRIu32 "->%" PRIu32 " %s epoch=%" PRIx64 " stable=%" PRIx64
-               " (at %" PRIx64 ")",
-          sim->now, m->source, id, decoded ? membership_msg_type_name(msg.header.type) : "?",
-          msg.header.epoch, msg.header.stable_epoch, epoch_before);
+    /* Only a stale message's effect on the view is checked. */
+    uint64_t digest_before = stale ? membership_digest(ctx) : 0;
+    trace_message(sim, TRACE_HANDLE, m->source, id,
+                  decoded ? membership_msg_type_name(msg.header.type) : "?", msg.header.epoch,
+                  msg.header.stable_epoch, epoch_before);
     if (id == sim->params.trace_node && sim->out != NULL) {
         fprintf(sim->out, "t_ns=%" PRIu64 " node=%" PRIu32 " event=handle from=%" PRIu32
                           " type=%s epoch=%" PRIx64 " stable=%" PRIx64 " mine=%" PRIx64 "\n",

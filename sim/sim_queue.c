@@ -29,6 +29,11 @@ uint64_t sim_queue_peek_time(const struct sim_queue *q)
     return q->count == 0 ? UINT64_MAX : q->items[0].time_ns;
 }
 
+/* A 4-ary heap: half the levels of a binary one, and a parent's children
+ * side by side in memory.  Events are strictly ordered by (time,
+ * sequence), so the order they leave in is the same with any heap. */
+#define ARITY 4u
+
 bool sim_queue_push(struct sim_queue *q, struct sim_event event)
 {
     if (q->count == q->capacity) {
@@ -43,7 +48,7 @@ bool sim_queue_push(struct sim_queue *q, struct sim_event event)
     event.sequence = q->next_sequence++;
     size_t i = q->count++;
     while (i > 0) {
-        size_t parent = (i - 1) / 2;
+        size_t parent = (i - 1) / ARITY;
         if (!earlier(&event, &q->items[parent])) {
             break;
         }
@@ -60,24 +65,31 @@ bool sim_queue_pop(struct sim_queue *q, struct sim_event *event)
         return false;
     }
     *event = q->items[0];
-    struct sim_event last = q->items[--q->count];
+    size_t count = --q->count;
+    if (count == 0) {
+        return true;
+    }
+    const struct sim_event last = q->items[count];
+    struct sim_event *items = q->items;
     size_t i = 0;
     for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= q->count) {
+        size_t first = ARITY * i + 1;
+        if (first >= count) {
             break;
         }
-        if (child + 1 < q->count && earlier(&q->items[child + 1], &q->items[child])) {
-            child++;
+        size_t best = first;
+        size_t end = first + ARITY < count ? first + ARITY : count;
+        for (size_t c = first + 1; c < end; c++) {
+            if (earlier(&items[c], &items[best])) {
+                best = c;
+            }
         }
-        if (!earlier(&q->items[child], &last)) {
+        if (!earlier(&items[best], &last)) {
             break;
         }
-        q->items[i] = q->items[child];
-        i = child;
+        items[i] = items[best];
+        i = best;
     }
-    if (q->count > 0) {
-        q->items[i] = last;
-    }
+    items[i] = last;
     return true;
 }

@@ -1,9 +1,12 @@
 """CMake build trees for the certification: the qemu-virt image at a given
 node count (and test variant), and a configured-only host tree whose
 compile_commands.json the host-side code checks read."""
+import contextlib
+import fcntl
 import json
 import os
 import re
+import shutil
 
 from certlib.tools import run, ToolError
 
@@ -32,14 +35,23 @@ def test_variants(source_dir):
     return names
 
 
+# What a tree's build leaves beside its objects (-fstack-usage, -fcallgraph-info).
+SEED_SUFFIXES = (".obj", ".o", ".su", ".ci", ".a")
+
+
 class Tree:
-    def __init__(self, tools, source_dir, build_dir, board, max_nodes=None, variant=None):
+    def __init__(self, tools, source_dir, build_dir, board, max_nodes=None, variant=None,
+                 seed=None):
         self.tools = tools
         self.source_dir = os.path.abspath(source_dir)
         self.build_dir = os.path.abspath(build_dir)
         self.board = board
         self.max_nodes = max_nodes
         self.variant = variant
+        # A variant's tree starts from the built objects of seed (the plain
+        # tree at the same node count): the same sources with the same
+        # command lines, so Ninja compiles only the variant's own files.
+        self.seed = seed
         self.configured = False
         self.built = set()
 
@@ -64,9 +76,27 @@ class Tree:
                         values[m.group(1)] = m.group(2)
         return values
 
+    @contextlib.contextmanager
+    def _locked(self):
+        """Held while the tree is configured or built: two tori-cert runs
+        that share a tree (the host tools tree of a variant run and of the
+        shipped run, say) take turns instead of running CMake or Ninja in
+        it at once."""
+        os.makedirs(os.path.dirname(self.build_dir), exist_ok=True)
+        with open(self.build_dir + ".lock", "w", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def configure(self):
         if self.configured:
             return
+        with self._locked():
+            self._configure()
+
+    def _configure(self):
         wanted = self.cache_wanted()
         cache = self._cache()
         up_to_date = (os.path.exists(os.path.join(self.build_dir, "build.ninja"))
@@ -80,17 +110,40 @@ class Tree:
                 command += ["--toolchain",
                             os.path.join(self.source_dir, "cmake", "toolchain-arm-none-eabi.cmake")]
             command += [f"-D{k}={v}" for k, v in wanted.items()]
+            fresh = not os.path.exists(os.path.join(self.build_dir, ".ninja_log"))
             try:
                 run(command)
             except ToolError as e:
                 raise BuildError(f"configuring {self.build_dir} failed: {e}")
+            if fresh and self.seed is not None:
+                self._seed_from(self.seed)
         self.configured = True
+
+    def _seed_from(self, seed):
+        """Copies seed's objects (with their times) and Ninja's logs into
+        this newly configured tree.  Ninja rebuilds whatever has another
+        command line here (the variant's sources, the link, generated
+        files) and trusts the rest, as it would in seed itself."""
+        seed.build("node")
+        with seed._locked():
+            for directory, subdirs, files in os.walk(seed.build_dir):
+                relative = os.path.relpath(directory, seed.build_dir)
+                if relative == ".":
+                    subdirs[:] = [d for d in subdirs if d != "CMakeFiles"]
+                for name in files:
+                    if name.endswith(SEED_SUFFIXES):
+                        os.makedirs(os.path.join(self.build_dir, relative), exist_ok=True)
+                        shutil.copy2(os.path.join(directory, name),
+                                     os.path.join(self.build_dir, relative, name))
+            for name in (".ninja_log", ".ninja_deps"):
+                shutil.copy2(os.path.join(seed.build_dir, name), os.path.join(self.build_dir, name))
 
     def build(self, target="node"):
         self.configure()
         if target in self.built:
             return
-        code, out, err = run([self.tools.ninja, "-C", self.build_dir, target], check=False)
+        with self._locked():
+            code, out, err = run([self.tools.ninja, "-C", self.build_dir, target], check=False)
         if code != 0:
             errors = [l for l in (out + err).splitlines()
                       if re.search(r"(error|undefined reference|FAILED)", l)]

@@ -54,8 +54,31 @@ class Context:
             # configured exactly like the qemu-virt preset.
             override = max_nodes if board == "qemu-virt" and \
                 max_nodes != self.shipped_config()["CONFIG_MAX_NODES"] else None
-            self._trees[key] = Tree(self.tools, self.source_dir, path, board, override, self.variant)
+            seed = None
+            if board == "qemu-virt" and self.variant and not self.args.no_build:
+                seed = Tree(self.tools, self.source_dir,
+                            os.path.join(self.build_root, f"qemu-virt-n{max_nodes}"), board, override)
+            self._trees[key] = Tree(self.tools, self.source_dir, path, board, override, self.variant,
+                                    seed)
         return self._trees[key]
+
+    def tools_tree(self):
+        """The host tree whose launcher tools (tori-personality, tori-emu)
+        the runtime check runs.  A test variant changes only the node's
+        services, not these tools, so every variant shares the shipped
+        run's tree instead of building its own."""
+        if self.variant is None:
+            return self.tree("host")
+        key = ("host-tools",)
+        if key not in self._trees:
+            self._trees[key] = Tree(self.tools, self.source_dir, os.path.join(self.build_root, "host"),
+                                    "host", None, None)
+        return self._trees[key]
+
+    def scratch(self, name):
+        """A file or folder of this run under the build root, apart from
+        another variant's run at the same time."""
+        return os.path.join(self.build_root, f"{self.variant}.{name}" if self.variant else name)
 
     def built_tree(self, max_nodes=None):
         tree = self.tree("qemu-virt", max_nodes)

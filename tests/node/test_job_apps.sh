@@ -5,6 +5,9 @@
 # point: ARM and x86 compute the same bits).
 # usage: test_job_apps.sh TOOL EMU NODE IMAGE OUT DIMS DURATION APPS BOARD...
 #   APPS: allreduce, stencil or allreduce,stencil
+#   BOARD: host, qemu, or @DIR: the digests an earlier run of this script
+#   wrote in DIR/digests.txt (one "BOARD DIMS APP DIGEST" line per run),
+#   compared as if they had been run here.
 source "$(dirname "$0")/../shell_lib.sh"
 TOOL=$1
 EMU=$2
@@ -22,6 +25,11 @@ for board in "$@"; do
     if [[ $board == qemu && ! -f "$IMAGE" ]]; then
         echo "SKIP: node image $IMAGE is not built (run ./tori build qemu-virt)"
         exit 77
+    fi
+done
+for board in "$@"; do
+    if [[ $board == @* && ! -f "${board#@}/digests.txt" ]]; then
+        fail "no digests of an earlier run in ${board#@}/digests.txt"
     fi
 done
 "$TOOL" --job-out "$OUT/allreduce.bin" --app allreduce --iterations 100 --progress 50 \
@@ -58,10 +66,19 @@ run() {
     echo "${digests# digest=}"
 }
 declare -A app_digests
+: > "$OUT/digests.txt"
 for board in "$@"; do
     for app in "${APPS[@]}"; do
-        digest=$(run "$board" "$app") || exit 1
-        echo "$board $DIMS $app: every node ok=true, digest $digest"
+        if [[ $board == @* ]]; then
+            line=$(grep -m1 " $DIMS $app " "${board#@}/digests.txt") ||
+                fail "no $DIMS $app digest in ${board#@}/digests.txt"
+            read -r earlier _ _ digest <<< "$line"
+            echo "$earlier $DIMS $app (${board#@}): digest $digest"
+        else
+            digest=$(run "$board" "$app") || exit 1
+            echo "$board $DIMS $app: every node ok=true, digest $digest"
+            echo "$board $DIMS $app $digest" >> "$OUT/digests.txt"
+        fi
         app_digests[$app]+="$digest "
     done
 done

@@ -12,6 +12,8 @@ is a console session: the node must print boot, network and ready, answer
 `help`, stop on `halt`, and QEMU must leave on Ctrl-A X with status 0; the
 README's raw-binary variant of it runs the same way.
 
+A command the README repeats word for word runs once, at its first line.
+
 Fails when a command fails, when one is neither run nor mapped, when a
 mapped test is not in `ctest -N`, or when MAPPED names a command the README
 no longer has.
@@ -410,9 +412,15 @@ def main():
         to_run = [(line, c) for line, c in commands if key(c) not in MAPPED]
         boot_line = next(line for line, c in to_run if c.startswith("qemu-system-arm "))
         to_run.append((boot_line, raw))
+        passed = {}  # key -> the README line where that command ran and passed
         for line, command in to_run:
             started = time.monotonic()
             shown = " ".join(command.split())
+            if key(command) in passed:
+                # The same command again (the README repeats a few where they
+                # are explained): it ran as written at its first line.
+                print(f"same    line {line}: {shown}\n        -> ran at line {passed[key(command)]}")
+                continue
             print(f"run     line {line}: {shown}", flush=True)
             try:
                 if command.startswith("qemu-system-arm "):
@@ -422,6 +430,7 @@ def main():
             except Failure as failure:
                 problems.append(f"README line {line}: `{shown}`: {failure}")
                 continue
+            passed[key(command)] = line
             print(f"        ok ({time.monotonic() - started:.1f} s)", flush=True)
     except StopIteration:
         problems.append("README: no qemu-system-arm command to boot a node by hand")
@@ -433,8 +442,9 @@ def main():
             print(f"FAIL: {problem}", file=sys.stderr)
         return 1
     mapped = sum(1 for _, c in commands if key(c) in MAPPED)
+    repeats = len(commands) - mapped - len({key(c) for _, c in commands if key(c) not in MAPPED})
     print(f"readme: {len(commands)} commands: {len(commands) - mapped} run as written (and the "
-          f"raw-binary boot), {mapped} mapped to tests")
+          f"raw-binary boot; {repeats} repeated, run once), {mapped} mapped to tests")
     return 0
 
 

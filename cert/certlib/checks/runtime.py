@@ -49,11 +49,11 @@ def run(ctx):
         ("personality", "QEMU_VIRT_PERSONALITY_ADDRESS", ["board/qemu-virt/memory_map.h"]),
         ("ram_mib", "QEMU_VIRT_RAM_SIZE_MIB", ["board/qemu-virt/memory_map.h"])])
 
-    host = ctx.tree("host")
+    host = ctx.tools_tree()
     if not ctx.args.no_build:
         host.build("tori-personality")
     tool = os.path.join(host.build_dir, "qemu", "tori-personality")
-    personality = os.path.join(ctx.build_root, "runtime-personality.bin")
+    personality = ctx.scratch("runtime-personality.bin")
     code = subprocess.run([tool, "--node", "0", "--dims", "1", "-o", personality],
                           capture_output=True, text=True)
     if code.returncode != 0:
@@ -67,7 +67,7 @@ def run(ctx):
                "-kernel", image.elf_path,
                "-device", f"loader,file={personality},addr=0x{memory['personality']:x},force-raw=on"]
     output, halted, reason = _run_qemu(command, _scenario())
-    log = os.path.join(ctx.build_root, "runtime-console.log")
+    log = ctx.scratch("runtime-console.log")
     with open(log, "w", encoding="utf-8") as f:
         f.write(output)
 
@@ -229,14 +229,14 @@ def _torus_scenario(ctx, image, host, result):
     if not ctx.args.no_build:
         host.build("tori-emu")
     emu = os.path.join(host.build_dir, "qemu", "tori-emu")
-    out = os.path.join(ctx.build_root, "runtime-torus")
+    out = ctx.scratch("runtime-torus")
     if os.path.isdir(out):
         for name in os.listdir(out):
             os.remove(os.path.join(out, name))
     os.makedirs(out, exist_ok=True)
     command = [emu, "--dims", TORUS_DIMS, "--image", image.elf_path,
                "--inject", f"kill {TORUS_KILL} at 1s; restart {TORUS_KILL} at 100s", "--out", out]
-    log_path = os.path.join(ctx.build_root, "runtime-torus.log")
+    log_path = ctx.scratch("runtime-torus.log")
     figures = {"command": " ".join(command), "log": log_path, "killed": TORUS_KILL,
                "stack_size_bytes": top.value - bottom.value}
     with open(log_path, "w", encoding="utf-8") as log:
