@@ -851,8 +851,35 @@ static void stop_stale_serving(struct comm *ctx, uint16_t comm)
     }
 }
 
+/* A round decided on slot: every live member of it offered, so each had
+ * made it, and the decision that made it (kept on the communicator it
+ * was rebuilt from) is known everywhere, as after a collective completed
+ * on it (ft_collective_done).  A communicator rebuilt from a decision the
+ * result round carried may be rebuilt in turn before any collective
+ * completes on it (its result round carrying that rebuild too): without
+ * this the first decision stayed kept for good, was served after every
+ * later view change, and its background rounds, which nobody joined any
+ * more, held collective slots a later round needed. */
+static void maker_decisions_known(struct comm *ctx, uint16_t slot)
+{
+    bool background = coll_background_any(ctx);
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        struct comm_communicator *x = &ctx->comms[i];
+        if (!x->in_use || i == slot || x->produced != slot || !x->decision_held ||
+            (x->decision_kind != COLL_REBUILD && !attached(x))) {
+            continue;
+        }
+        x->decision_held = false;
+        x->serve_due = false;
+        if (background) {
+            coll_stop_background(ctx, i, 0u, 0u, false);
+        }
+    }
+}
+
 enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint8_t *offer)
 {
+    maker_decisions_known(ctx, c->comm);
     struct comm_communicator *x = &ctx->comms[c->comm];
     uint64_t decision[COMM_FT_DECISION_WORDS];
     memset(decision, 0, sizeof decision);
