@@ -436,7 +436,8 @@ static enum comm_error step_adopt_send(struct comm *ctx, uint16_t slot, uint64_t
                                        struct comm_outbox *out)
 {
     struct comm_collective *c = &ctx->colls[slot];
-    if (c->parent != COMM_RANK_NONE || c->kind != COLL_REBUILD) {
+    /* a result round's root tells the spares of the rebuild it decided too */
+    if (c->parent != COMM_RANK_NONE || (c->kind != COLL_REBUILD && c->kind != COLL_RESULT)) {
         return COMM_ERR_OK;
     }
     uint16_t index = sub_index(slot, PARENT_SUB);
@@ -470,8 +471,8 @@ static enum comm_error step_adopt_send(struct comm *ctx, uint16_t slot, uint64_t
  * SHRINK and BLANK that tree is the rounds' live tree, opened at the view
  * (ft_detected); under REBUILD the adopting spare's edges are new.
  */
-static void open_comm_tree(struct comm *ctx, uint32_t handle, uint64_t now_ns,
-                           struct comm_outbox *out)
+void coll_open_comm_tree(struct comm *ctx, uint32_t handle, uint64_t now_ns,
+                         struct comm_outbox *out)
 {
     const struct comm_communicator *comm = comm_const_slot(ctx, handle);
     if (comm == NULL || comm->rank == COMM_RANK_NONE) {
@@ -512,7 +513,7 @@ static enum comm_error step_adopt_wait(struct comm *ctx, uint16_t slot, uint64_t
         c->phase = 0; /* not for us after all: wait for the next */
         return COMM_ERR_PENDING;
     }
-    open_comm_tree(ctx, *c->new_comm, now_ns, out);
+    coll_open_comm_tree(ctx, *c->new_comm, now_ns, out);
     return COMM_ERR_OK;
 }
 
@@ -660,6 +661,7 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     c->parked = false;
     c->strict_phase = false;
     c->in_hand = false;
+    c->attach_offered = false;
     c->state = COLL_FREE;
 }
 
@@ -888,7 +890,7 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
         case STEP_APPLY:
             c->round_error = CONFIG_COMM_FT ? (uint8_t)ft_apply(ctx, c, c->scratch) : 0u;
             if (c->round_error == COMM_ERR_OK && c->kind == COLL_REBUILD && c->new_comm != NULL) {
-                open_comm_tree(ctx, *c->new_comm, now_ns, out);
+                coll_open_comm_tree(ctx, *c->new_comm, now_ns, out);
             }
             e = COMM_ERR_OK;
             break;
@@ -930,7 +932,7 @@ void coll_run(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
             advance(ctx, slot, now_ns, out);
         }
         if (CONFIG_COMM_FT && ctx->ft_background) {
-            ft_background_due(ctx); /* a slot may have come free */
+            ft_background_due(ctx, now_ns, out); /* a slot may have come free */
         }
         if (ctx->coll_work == 0) {
             return;
@@ -943,6 +945,7 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
 {
     if (error == COMM_ERR_NO_VIEW) {
         ctx->comms[comm].abstain_queued = false; /* no round of it runs any more */
+        ft_attach_fail(ctx, comm, error, out);
     }
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
         struct comm_collective *c = &ctx->colls[slot];
@@ -1050,9 +1053,11 @@ static enum comm_error check_args(const struct comm *ctx, const struct coll_args
         if (a->color < 0 && a->color != COMM_UNDEFINED) {
             return COMM_ERR_ARG;
         }
-        return ctx->creating ? COMM_ERR_BUSY : COMM_ERR_OK;
+        return ctx->creating || coll_attach_offered(ctx, COMM_NONE16) ? COMM_ERR_BUSY
+                                                                      : COMM_ERR_OK;
     case COLL_DUP:
-        return ctx->creating ? COMM_ERR_BUSY : COMM_ERR_OK;
+        return ctx->creating || coll_attach_offered(ctx, COMM_NONE16) ? COMM_ERR_BUSY
+                                                                      : COMM_ERR_OK;
     default:
         return COMM_ERR_OK;
     }
@@ -1105,7 +1110,7 @@ static void program(struct comm *ctx, struct comm_collective *c, const struct co
         break;
     default: /* DUP, SPLIT: agree on a free context (an OR of the sets in use)
               * and its generation (the largest next one) */
-        memcpy(c->contexts, ctx->contexts_used, sizeof ctx->contexts_used);
+        ft_contexts_taken(ctx, c->contexts); /* and those kept decisions reserve */
         c->contexts[COMM_CONTEXT_WORDS] = ctx->next_context_gen;
         c->send = (const uint8_t *)c->contexts;
         c->recv = (uint8_t *)c->contexts;
@@ -1182,6 +1187,7 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     c->strict_phase = false;
     c->abstain = false;
     c->in_hand = false;
+    c->attach_offered = false;
     program(ctx, c, a);
     if (a->failed && result_kind(c->kind)) {
         become_result_round(ctx, slot, false);
@@ -1308,6 +1314,7 @@ static void setup_round(struct comm *ctx, uint16_t slot, uint16_t comm, uint8_t 
     c->step_count = 0;
     c->spare_next = 0;
     c->strict_phase = false;
+    c->attach_offered = false;
     if (kind == COLL_ADOPT) {
         c->parent = COMM_RANK_NONE;
         c->child_count = 0;
@@ -1354,6 +1361,30 @@ void coll_start_abstention(struct comm *ctx, uint16_t comm)
     }
     x->abstain_queued = false;
     setup_round(ctx, slot, comm, COLL_RESULT, x->abstain_seq, 0, NULL, NULL, COMM_NONE16);
+}
+
+enum comm_error coll_start_waiting_rebuild(struct comm *ctx, uint16_t comm)
+{
+    struct comm_communicator *x = &ctx->comms[comm];
+    uint16_t slot = free_slot(ctx);
+    if (slot == COMM_NONE16) {
+        return COMM_ERR_BUSY;
+    }
+    /* ctx->creating stays set: the round now holds the creation */
+    setup_round(ctx, slot, comm, COLL_REBUILD, x->attach_seq, x->attach_mode, NULL,
+                x->attach_new_comm, x->attach_req);
+    return COMM_ERR_OK;
+}
+
+bool coll_attach_offered(const struct comm *ctx, uint16_t comm)
+{
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_COLLECTIVES; slot++) {
+        const struct comm_collective *c = &ctx->colls[slot];
+        if (c->state != COLL_FREE && c->attach_offered && c->comm != comm) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void coll_stop_background(struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq,

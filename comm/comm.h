@@ -402,6 +402,19 @@ struct comm_communicator {
     uint64_t decision_view;
     uint64_t decision[COMM_FT_DECISION_WORDS];
     uint16_t decision_words; /* words of it past which all are 0 (kept cheap to reset) */
+    /* The application's rebuild (or shrink) that a cut strict collective's
+     * result round decides (comm/DESIGN.md, "The rebuild rides on the
+     * result round"): attach_taken once the kept decision's rebuild made
+     * its communicator here; attach_wait while the call waits for the
+     * result round of x's collective attach_round to end here (request
+     * attach_req, its recovery number attach_seq, its mode attach_mode). */
+    bool attach_taken;
+    bool attach_wait;
+    uint8_t attach_seq;
+    uint8_t attach_mode;
+    uint8_t attach_round; /* the collective number of the result round it waits on */
+    uint16_t attach_req;
+    uint32_t *attach_new_comm;
     /* Revoke: flooded over the members' tree, each neighbour told until it
      * answers (or leaves the view). */
     uint32_t revoker;       /* the rank that revoked it */
@@ -451,6 +464,8 @@ struct comm_collective {
     bool abstain;      /* a result round of a collective never started here */
     bool in_hand;      /* a strict allreduce or barrier cut after its result
                         * came down: OK once its sends drained */
+    bool attach_offered; /* a result round whose offer here named the rebuild
+                          * it may decide (no creation starts meanwhile) */
     uint8_t round_seq; /* the communicator's recovery number */
     uint8_t rebuild_mode; /* enum comm_mode the rebuild applies */
     uint8_t round_error;  /* the decision's error for the application */

@@ -16,6 +16,7 @@
 
 static void open_tree_ahead(struct comm *ctx, const struct comm_communicator *x, uint64_t now_ns,
                             struct comm_outbox *out);
+static uint64_t attach_offer(const struct comm *ctx, struct comm_collective *c);
 
 /* ---- modes and state ---- */
 
@@ -39,6 +40,10 @@ void ft_comm_init(const struct comm *ctx, struct comm_communicator *c)
     c->serve_due = false;
     c->abstain_queued = false;
     c->only_left = false;
+    c->attach_taken = false;
+    c->attach_wait = false;
+    c->attach_req = COMM_NONE16;
+    c->attach_new_comm = NULL;
     /* none yet: slot 0 is WORLD, and a reused slot's old value names a
      * stranger, whose completed collectives would end our serving */
     c->produced = COMM_NONE16;
@@ -430,8 +435,12 @@ void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer
     memset(offer, 0, FT_OFFER_WORDS * 8u);
     offer[FT_OFFER_FLAGS] = x->failed_log_count > x->acked ? FT_FLAG_UNACKED : 0u;
     offer[FT_OFFER_AND] = c->flag != NULL && c->kind == COLL_AGREE ? *c->flag : UINT64_MAX;
-    memcpy(&offer[FT_OFFER_CONTEXTS], ctx->contexts_used, sizeof ctx->contexts_used);
+    ft_contexts_taken(ctx, &offer[FT_OFFER_CONTEXTS]);
     offer[FT_OFFER_CONTEXT_GEN] = ctx->next_context_gen;
+    c->attach_offered = false;
+    if (c->kind == COLL_RESULT) {
+        offer[FT_OFFER_FLAGS] |= attach_offer(ctx, c);
+    }
     if (x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq) {
         memcpy(&offer[FT_OFFER_DECISION], x->decision, sizeof x->decision); /* re-offered */
     }
@@ -440,6 +449,84 @@ void ft_round_setup(struct comm *ctx, struct comm_collective *c, uint64_t *offer
 static uint64_t word(const uint8_t *le, uint32_t i)
 {
     return le_get_u64(le + 8u * i);
+}
+
+/* ---- the rebuild a result round decides (DESIGN.md, "The rebuild rides
+ * on the result round") ---- */
+
+/* x's kept decision is a result round's PROC_FAILED that carries the
+ * rebuild of the application's next call. */
+static bool attached(const struct comm_communicator *x)
+{
+    return x->decision_held && x->decision_kind == COLL_RESULT &&
+           (uint32_t)(x->decision[1] >> 32) == COMM_ERR_PROC_FAILED &&
+           ((x->decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) != 0;
+}
+
+/* ... and it is still to be applied here (a released communicator's
+ * never is: nobody asks for it). */
+static bool attach_pending(const struct comm_communicator *x)
+{
+    return x->in_use && !x->released && !x->attach_taken && attached(x);
+}
+
+static uint8_t attach_seq_of(const struct comm_communicator *x)
+{
+    return (uint8_t)(((x->decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) - 1u);
+}
+
+static uint8_t attach_mode_of(const struct comm_communicator *x)
+{
+    return (uint8_t)(x->decision[2] >> FT_ATTACH_MODE_SHIFT);
+}
+
+void ft_contexts_taken(const struct comm *ctx, uint64_t *used)
+{
+    memcpy(used, ctx->contexts_used, sizeof ctx->contexts_used);
+    for (uint16_t i = 0; CONFIG_COMM_FT && i < CONFIG_COMM_MAX_COMMS; i++) {
+        const struct comm_communicator *x = &ctx->comms[i];
+        if (attach_pending(x)) {
+            uint8_t context = (uint8_t)x->decision[1];
+            used[context / 64u] |= UINT64_C(1) << (context % 64u);
+        }
+    }
+}
+
+bool ft_context_pending(const struct comm *ctx, uint8_t context, uint16_t gen)
+{
+    for (uint16_t i = 0; CONFIG_COMM_FT && i < CONFIG_COMM_MAX_COMMS; i++) {
+        const struct comm_communicator *x = &ctx->comms[i];
+        if (attach_pending(x) && (uint8_t)x->decision[1] == context &&
+            (uint16_t)(x->decision[1] >> 8) == gen) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Our result round's offer: VOID, or the recovery number of the rebuild
+ * the application will ask for next (or asked for, and waits on this
+ * round).  VOID where that call could not take the decision, or where a
+ * creation could pick a context meanwhile: a mode without rebuild, a
+ * released communicator, a round serving a result, another collective or
+ * round of the application's on x (its rebuild's own round, an agree, a
+ * strict outcome agree: its numbers move), another creation in flight. */
+static uint64_t attach_offer(const struct comm *ctx, struct comm_collective *c)
+{
+    const struct comm_communicator *x = &ctx->comms[c->comm];
+    bool can = x->mode != COMM_MODE_ABORT && !x->released && x->rank != COMM_RANK_NONE &&
+               (!c->background || (c->abstain && x->attach_wait)) &&
+               (!ctx->creating || x->attach_wait);
+    for (uint16_t k = 0; can && k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
+        const struct comm_collective *o = &ctx->colls[k];
+        can = o == c || o->state == COLL_FREE || o->comm != c->comm || o->background;
+    }
+    if (!can) {
+        return FT_FLAG_VOID;
+    }
+    c->attach_offered = true;
+    uint64_t seq = x->attach_wait ? x->attach_seq : x->recovery_seq;
+    return seq << FT_ATTACH_SHIFT | ((~seq & 0xffu) << (FT_ATTACH_SHIFT + 8u));
 }
 
 uint32_t ft_offer_words(const struct comm_collective *c)
@@ -535,6 +622,43 @@ static enum comm_error rebuild_changes(const struct comm *ctx, const struct comm
     return COMM_ERR_OK;
 }
 
+/* A result round's root deciding PROC_FAILED: the rebuild of the
+ * application's next call too, when every participant offered the same
+ * call (attach_offer) and its decision holds what a rebuild round would
+ * decide now (the new context, free at every participant, the group
+ * changes per x's mode).  Not when the changes would not fit, or, under
+ * REBUILD, when a failed member's node is to restart: the application
+ * waits for it to come back (ABARIS's RESTART), and its rebuild then
+ * gives it its rank. */
+static void attach_rebuild(const struct comm *ctx, const struct comm_collective *c,
+                           const uint8_t *acc, uint64_t *decision)
+{
+    const struct comm_communicator *x = &ctx->comms[c->comm];
+    uint64_t flags = word(acc, FT_OFFER_FLAGS);
+    uint64_t seq = (flags >> FT_ATTACH_SHIFT) & 0xffu;
+    uint64_t not_seq = (flags >> (FT_ATTACH_SHIFT + 8u)) & 0xffu;
+    if (COMM_FT_RESULT_WORDS < CONFIG_COMM_FT_MAX_EDITS || x->mode == COMM_MODE_ABORT ||
+        (flags & FT_FLAG_VOID) != 0 || (seq & not_seq) != 0 || (seq | not_seq) != 0xffu) {
+        return;
+    }
+    uint64_t used[COMM_CONTEXT_WORDS];
+    for (uint32_t w = 0; w < COMM_CONTEXT_WORDS; w++) {
+        used[w] = word(acc, FT_OFFER_CONTEXTS + w);
+    }
+    int context = coll_lowest_free_context(used);
+    bool fits = context >= 0 && rebuild_changes(ctx, x, x->mode, decision) == COMM_ERR_OK;
+    for (uint32_t i = 0; fits && x->mode == COMM_MODE_REBUILD && i < decision[2]; i++) {
+        uint32_t own = group_node(ctx, x, (uint32_t)(decision[3u + i] >> 32));
+        fits = own >= ctx->config.node_count || !comm_restart_expected(ctx, own);
+    }
+    if (!fits) {
+        memset(&decision[2], 0, 8u * (1u + CONFIG_COMM_FT_MAX_EDITS));
+        return;
+    }
+    decision[1] = (uint32_t)context | ((uint32_t)word(acc, FT_OFFER_CONTEXT_GEN) & 0xffffffu) << 8;
+    decision[2] |= (seq + 1u) << FT_ATTACH_SEQ_SHIFT | (uint64_t)x->mode << FT_ATTACH_MODE_SHIFT;
+}
+
 void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
 {
     if (word(acc, FT_OFFER_DECISION) != 0) {
@@ -546,6 +670,7 @@ void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
     enum comm_error error = COMM_ERR_OK;
     if (c->kind == COLL_RESULT) {
         error = COMM_ERR_PROC_FAILED; /* no survivor had the result */
+        attach_rebuild(ctx, c, acc, decision);
     } else if (c->kind == COLL_AGREE) {
         if ((word(acc, FT_OFFER_FLAGS) & FT_FLAG_UNACKED) != 0) {
             error = COMM_ERR_PROC_FAILED;
@@ -573,7 +698,16 @@ void ft_decide(struct comm *ctx, struct comm_collective *c, uint8_t *acc)
     }
 }
 
-/* comm_sorted_add for the communicators' 16-bit counts, capped by the edits. */
+/* A rebuilt group's lists: x's with a decision's changes applied. */
+struct rebuilt_lists {
+    uint16_t excluded_count;
+    uint16_t edit_count;
+    uint32_t excluded[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t edit_base[CONFIG_COMM_FT_MAX_EDITS];
+    uint32_t edit_node[CONFIG_COMM_FT_MAX_EDITS];
+};
+
+/* comm_sorted_add for the 16-bit counts, capped by the edits. */
 static bool sorted_insert(uint32_t *list, uint16_t *count, uint32_t value)
 {
     uint32_t n = *count;
@@ -582,10 +716,13 @@ static bool sorted_insert(uint32_t *list, uint16_t *count, uint32_t value)
     return fits;
 }
 
-static void edit_remove(struct comm_communicator *y, uint32_t base)
+static void edit_remove(struct rebuilt_lists *y, uint32_t base)
 {
-    uint32_t j = group_edit_of(y, base);
-    if (j == COMM_RANK_NONE) {
+    uint32_t j = 0;
+    while (j < y->edit_count && y->edit_base[j] != base) {
+        j++;
+    }
+    if (j == y->edit_count) {
         return;
     }
     uint32_t tail = y->edit_count - j - 1u;
@@ -594,7 +731,7 @@ static void edit_remove(struct comm_communicator *y, uint32_t base)
     y->edit_count--;
 }
 
-static bool edit_set(struct comm_communicator *y, uint32_t base, uint32_t node)
+static bool edit_set(struct rebuilt_lists *y, uint32_t base, uint32_t node)
 {
     edit_remove(y, base);
     if (y->edit_count >= CONFIG_COMM_FT_MAX_EDITS) {
@@ -611,6 +748,32 @@ static bool edit_set(struct comm_communicator *y, uint32_t base, uint32_t node)
     y->edit_node[j] = node;
     y->edit_count++;
     return true;
+}
+
+/* The group the decision makes of x (a function of x and the decision
+ * alone: every member, and the root telling a spare, get the same);
+ * false when it holds more than CONFIG_COMM_FT_MAX_EDITS edits. */
+static bool rebuilt_group(const struct comm_communicator *x, const uint64_t *decision,
+                          struct rebuilt_lists *y)
+{
+    y->excluded_count = x->excluded_count;
+    y->edit_count = x->edit_count;
+    memcpy(y->excluded, x->excluded, sizeof y->excluded);
+    memcpy(y->edit_base, x->edit_base, sizeof y->edit_base);
+    memcpy(y->edit_node, x->edit_node, sizeof y->edit_node);
+    bool fits = true;
+    for (uint32_t i = 0; i < (uint32_t)decision[2] && fits; i++) {
+        uint32_t rank = (uint32_t)(decision[3u + i] >> 32);
+        uint32_t node = (uint32_t)decision[3u + i];
+        uint32_t base = group_base_of_rank(x, rank);
+        if (node == COMM_NODE_NONE) {
+            edit_remove(y, base);
+            fits = sorted_insert(y->excluded, &y->excluded_count, base);
+        } else {
+            fits = edit_set(y, base, node);
+        }
+    }
+    return fits;
 }
 
 /* A rebuilt (or adopted) communicator's own state, once its group is set. */
@@ -649,6 +812,10 @@ static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const ui
     if ((ctx->contexts_used[context / 64u] >> (context % 64u)) & 1u) {
         return COMM_ERR_BUSY; /* cannot happen: the context was free at every member */
     }
+    struct rebuilt_lists lists;
+    if (!rebuilt_group(x, decision, &lists)) {
+        return COMM_ERR_COUNT;
+    }
     const uint8_t *list = x->group == GROUP_LIST ? (const uint8_t *)&ctx->map[x->first] : NULL;
     uint16_t slot = comm_create(ctx, context, context_gen, list, x->first, x->extent);
     if (slot == COMM_NONE16) {
@@ -659,27 +826,11 @@ static enum comm_error build_rebuilt(struct comm *ctx, uint16_t x_slot, const ui
     y->mode = x->mode;
     y->msg_mode = x->msg_mode;
     y->strict = x->strict;
-    y->excluded_count = x->excluded_count;
-    y->edit_count = x->edit_count;
-    memcpy(y->excluded, x->excluded, sizeof y->excluded);
-    memcpy(y->edit_base, x->edit_base, sizeof y->edit_base);
-    memcpy(y->edit_node, x->edit_node, sizeof y->edit_node);
-    bool fits = true;
-    for (uint32_t i = 0; i < decision[2] && fits; i++) {
-        uint32_t rank = (uint32_t)(decision[3u + i] >> 32);
-        uint32_t node = (uint32_t)decision[3u + i];
-        uint32_t base = group_base_of_rank(x, rank);
-        if (node == COMM_NODE_NONE) {
-            edit_remove(y, base);
-            fits = sorted_insert(y->excluded, &y->excluded_count, base);
-        } else {
-            fits = edit_set(y, base, node);
-        }
-    }
-    if (!fits) {
-        y->in_use = false;
-        return COMM_ERR_COUNT;
-    }
+    y->excluded_count = lists.excluded_count;
+    y->edit_count = lists.edit_count;
+    memcpy(y->excluded, lists.excluded, sizeof y->excluded);
+    memcpy(y->edit_base, lists.edit_base, sizeof y->edit_base);
+    memcpy(y->edit_node, lists.edit_node, sizeof y->edit_node);
     settle_group(ctx, y, decision[0] - 1u);
     drop_if_detected(ctx, y);
     ctx->contexts_used[context / 64u] |= UINT64_C(1) << (context % 64u);
@@ -700,8 +851,35 @@ static void stop_stale_serving(struct comm *ctx, uint16_t comm)
     }
 }
 
+/* A round decided on slot: every live member of it offered, so each had
+ * made it, and the decision that made it (kept on the communicator it
+ * was rebuilt from) is known everywhere, as after a collective completed
+ * on it (ft_collective_done).  A communicator rebuilt from a decision the
+ * result round carried may be rebuilt in turn before any collective
+ * completes on it (its result round carrying that rebuild too): without
+ * this the first decision stayed kept for good, was served after every
+ * later view change, and its background rounds, which nobody joined any
+ * more, held collective slots a later round needed. */
+static void maker_decisions_known(struct comm *ctx, uint16_t slot)
+{
+    bool background = coll_background_any(ctx);
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        struct comm_communicator *x = &ctx->comms[i];
+        if (!x->in_use || i == slot || x->produced != slot || !x->decision_held ||
+            (x->decision_kind != COLL_REBUILD && !attached(x))) {
+            continue;
+        }
+        x->decision_held = false;
+        x->serve_due = false;
+        if (background) {
+            coll_stop_background(ctx, i, 0u, 0u, false);
+        }
+    }
+}
+
 enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint8_t *offer)
 {
+    maker_decisions_known(ctx, c->comm);
     struct comm_communicator *x = &ctx->comms[c->comm];
     uint64_t decision[COMM_FT_DECISION_WORDS];
     memset(decision, 0, sizeof decision);
@@ -709,10 +887,17 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
         decision[i] = word(offer, FT_OFFER_DECISION + i);
     }
     enum comm_error decided = (enum comm_error)(uint32_t)(decision[1] >> 32);
-    if (c->abstain || c->background) {
+    /* An abstention learns a decision only for the rebuild it carries: the
+     * application's call waiting on it applies it (start_rebuild). */
+    bool carries = c->kind == COLL_RESULT && decided == COMM_ERR_PROC_FAILED &&
+                   ((decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) != 0;
+    if ((c->abstain && !carries) || (c->background && !c->abstain)) {
         return decided; /* nothing of ours in it: the decision kept here stays */
     }
     bool known = x->decision_held && x->decision_kind == c->kind && x->decision_seq == c->round_seq;
+    if (!known) {
+        x->attach_taken = false; /* a new decision: its rebuild not made yet */
+    }
     x->decision_held = true;
     x->decision_kind = c->kind;
     x->decision_seq = c->round_seq;
@@ -723,7 +908,7 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     stop_stale_serving(ctx, c->comm);
     enum comm_error error = decided;
     if (c->background || known) {
-        return error; /* applied when first learnt */
+        return error; /* applied when first learnt (an abstention: at the call) */
     }
     if (c->kind == COLL_AGREE) {
         *c->flag = (uint32_t)decision[1];
@@ -751,36 +936,39 @@ bool ft_adopt_message(struct comm *ctx, struct comm_collective *c, uint32_t i, u
                       uint32_t *node)
 {
     const struct comm_communicator *x = &ctx->comms[c->comm];
-    if (!x->decision_held || i >= x->decision[2] ||
-        (uint32_t)(x->decision[1] >> 32) != COMM_ERR_OK) {
+    /* the decision of this round: a rebuild's, or a result round's that
+     * carries the application's rebuild (told at once, not when applied) */
+    if (!x->decision_held || x->decision_kind != c->kind || x->decision_seq != c->round_seq ||
+        !((c->kind == COLL_REBUILD && (uint32_t)(x->decision[1] >> 32) == COMM_ERR_OK) ||
+          (c->kind == COLL_RESULT && attached(x))) ||
+        i >= (uint32_t)x->decision[2]) {
         return false;
     }
     uint32_t spare = (uint32_t)x->decision[3u + i];
-    if (x->produced >= CONFIG_COMM_MAX_COMMS) {
-        return false; /* not applied here (yet) */
-    }
-    const struct comm_communicator *y = &ctx->comms[x->produced];
-    if (spare >= COMM_GAP_NODE || !y->in_use || y->context != (uint8_t)x->decision[1] ||
-        y->context_gen != (uint16_t)(x->decision[1] >> 8)) {
+    struct rebuilt_lists y;
+    if (spare >= COMM_GAP_NODE || x->group != GROUP_RANGE || !rebuilt_group(x, x->decision, &y)) {
         return false;
     }
+    uint32_t context = (uint8_t)x->decision[1];
+    uint32_t context_gen = (uint16_t)(x->decision[1] >> 8);
+    uint64_t epoch = x->decision[0] - 1u;
     memset(message, 0, FT_ADOPT_WORDS * 4u);
     uint32_t fixed[FT_ADOPT_FIXED] = {
-        (uint32_t)y->context | (uint32_t)y->context_gen << 16, y->first, y->extent,
-        y->excluded_count, y->edit_count, (uint32_t)y->mode | (uint32_t)y->msg_mode << 8 |
-                                              (uint32_t)y->strict << 16,
-        (uint32_t)y->epoch, (uint32_t)(y->epoch >> 32),
+        context | context_gen << 16, x->first, x->extent,
+        y.excluded_count, y.edit_count, (uint32_t)x->mode | (uint32_t)x->msg_mode << 8 |
+                                            (uint32_t)x->strict << 16,
+        (uint32_t)epoch, (uint32_t)(epoch >> 32),
     };
     for (uint32_t w = 0; w < FT_ADOPT_FIXED; w++) {
         le_put_u32(message + 4u * w, fixed[w]);
     }
     uint8_t *lists = message + 4u * FT_ADOPT_FIXED;
     for (uint32_t j = 0; j < CONFIG_COMM_FT_MAX_EDITS; j++) {
-        le_put_u32(lists + 4u * j, j < y->excluded_count ? y->excluded[j] : 0u);
+        le_put_u32(lists + 4u * j, j < y.excluded_count ? y.excluded[j] : 0u);
         le_put_u32(lists + 4u * (CONFIG_COMM_FT_MAX_EDITS + j),
-                   j < y->edit_count ? y->edit_base[j] : 0u);
+                   j < y.edit_count ? y.edit_base[j] : 0u);
         le_put_u32(lists + 4u * (2u * CONFIG_COMM_FT_MAX_EDITS + j),
-                   j < y->edit_count ? y->edit_node[j] : 0u);
+                   j < y.edit_count ? y.edit_node[j] : 0u);
     }
     *node = spare;
     return true;
@@ -880,7 +1068,8 @@ void ft_collective_done(struct comm *ctx, uint16_t slot, int keep_seq)
             continue;
         }
         bool own = i == slot && x->decision_seq == keep_seq;
-        if (x->decision_held && !own && (i == slot || x->decision_kind == COLL_REBUILD)) {
+        if (x->decision_held && !own &&
+            (i == slot || x->decision_kind == COLL_REBUILD || attached(x))) {
             x->decision_held = false;
         }
         if (background) {
@@ -898,6 +1087,7 @@ void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t s
     x->decision_held = true;
     x->decision_kind = COLL_RESULT;
     x->decision_seq = seq;
+    x->attach_taken = false;
     /* not taught by a round: members still in the collective go to a
      * result round only after a failure, whose view serves it (ft_detected) */
     x->decision_taught = false;
@@ -952,7 +1142,55 @@ bool ft_background_waiting(const struct comm *ctx)
     return false;
 }
 
-void ft_background_due(struct comm *ctx)
+/* The application's rebuild that waited on x's result rounds: once none
+ * runs here, it takes the rebuild their decision carries, or (none, or
+ * not for this call) starts its own round, as it would have at the call,
+ * abstaining again from x's next collective (its offer VOID: other
+ * members' calls wait on that round, and must run their own rounds too). */
+static void attach_resolve(struct comm *ctx, uint16_t slot, uint64_t now_ns,
+                           struct comm_outbox *out)
+{
+    struct comm_communicator *x = &ctx->comms[slot];
+    if ((x->abstain_due && (uint8_t)x->collective_seq == x->attach_round) ||
+        (x->abstain_queued && x->abstain_seq == x->attach_round) ||
+        coll_round_running(ctx, slot, COLL_RESULT, x->attach_round)) {
+        return; /* its decision is not known here yet */
+    }
+    if (attach_pending(x) && attach_seq_of(x) == x->attach_seq &&
+        attach_mode_of(x) == x->attach_mode) {
+        x->attach_wait = false;
+        ctx->creating = false;
+        enum comm_error e = build_rebuilt(ctx, slot, x->decision, x->attach_new_comm);
+        x = &ctx->comms[slot];
+        x->attach_taken = true;
+        ctx->requests[x->attach_req].status.comm = e == COMM_ERR_OK ? *x->attach_new_comm : COMM_NULL;
+        request_complete(ctx, x->attach_req, e, out);
+        if (e == COMM_ERR_OK) {
+            coll_open_comm_tree(ctx, *x->attach_new_comm, now_ns, out);
+        }
+        return;
+    }
+    if (coll_start_waiting_rebuild(ctx, slot) != COMM_ERR_OK) {
+        return; /* no slot yet: again when one comes free */
+    }
+    x->attach_wait = false;
+    x->abstain_due = true;
+    ft_abstain(ctx, slot);
+}
+
+void ft_attach_fail(struct comm *ctx, uint16_t comm, enum comm_error error,
+                    struct comm_outbox *out)
+{
+    struct comm_communicator *x = &ctx->comms[comm];
+    if (!CONFIG_COMM_FT || !x->attach_wait) {
+        return;
+    }
+    x->attach_wait = false;
+    ctx->creating = false;
+    request_complete(ctx, x->attach_req, error, out);
+}
+
+void ft_background_due(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
     if (!ctx->ft_background) {
         return; /* the fast path: nothing failed since a scan found nothing */
@@ -976,11 +1214,16 @@ void ft_background_due(struct comm *ctx)
             coll_start_abstention(ctx, i);
         }
     }
+    for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
+        if (ctx->comms[i].attach_wait) {
+            attach_resolve(ctx, i, now_ns, out);
+        }
+    }
     /* after the work above, which may have set flags anywhere */
     bool left = false;
     for (uint16_t i = 0; i < CONFIG_COMM_MAX_COMMS; i++) {
         const struct comm_communicator *c = &ctx->comms[i];
-        left = left || c->serve_due || c->abstain_due || c->abstain_queued;
+        left = left || c->serve_due || c->abstain_due || c->abstain_queued || c->attach_wait;
     }
     ctx->ft_background = left;
 }
@@ -1002,11 +1245,75 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
     if (new_comm == NULL || mode == COMM_MODE_ABORT) {
         return COMM_ERR_ARG; /* ABORT: the job ends, nothing is rebuilt */
     }
-    if (ctx->creating) {
+    uint16_t slot = (uint16_t)(c - ctx->comms);
+    if (ctx->creating || coll_attach_offered(ctx, slot)) {
         return COMM_ERR_BUSY;
     }
     *new_comm = COMM_NULL;
-    uint16_t slot = (uint16_t)(c - ctx->comms);
+    if (attach_pending(c) && attach_seq_of(c) == c->recovery_seq && attach_mode_of(c) == mode) {
+        /* the result round that failed the cut collective decided this
+         * call's rebuild too: no round of its own */
+        uint16_t index = request_alloc_app(ctx, COMM_REQ_COLLECTIVE);
+        if (index == COMM_NONE16) {
+            return COMM_ERR_BUSY;
+        }
+        ctx->requests[index].comm = slot;
+        *request = request_handle(ctx, index);
+        c->recovery_seq++;
+        e = build_rebuilt(ctx, slot, c->decision, new_comm);
+        ctx->comms[slot].attach_taken = true;
+        ctx->requests[index].status.comm = e == COMM_ERR_OK ? *new_comm : COMM_NULL;
+        request_complete(ctx, index, e, out);
+        if (e == COMM_ERR_OK) {
+            coll_open_comm_tree(ctx, *new_comm, now_ns, out);
+        }
+        comm_finish_call(ctx, now_ns, out);
+        return COMM_ERR_OK;
+    }
+    bool failed_result = c->decision_held && c->decision_kind == COLL_RESULT &&
+                         (uint32_t)(c->decision[1] >> 32) == COMM_ERR_PROC_FAILED;
+    if (c->state == COMM_STATE_DETECTED && c->strict && mode == c->mode && !failed_result) {
+        /* The result round of c's cut collective (the application's own,
+         * or this call's abstention from the collective it skipped) may
+         * decide this call's rebuild: every member offers this call's
+         * number (attach_offer).  The call waits for that round.  (Not
+         * once a result round decided PROC_FAILED here: that was the one,
+         * and it carried no rebuild for this call.) */
+        uint16_t index = request_alloc_app(ctx, COMM_REQ_COLLECTIVE);
+        if (index == COMM_NONE16) {
+            return COMM_ERR_BUSY;
+        }
+        uint8_t round = (uint8_t)c->collective_seq;
+        bool own = false;
+        for (uint16_t k = 0; k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
+            const struct comm_collective *o = &ctx->colls[k];
+            if (o->state != COLL_FREE && o->comm == slot && o->kind == COLL_RESULT &&
+                !o->background) {
+                round = o->round_seq;
+                own = true;
+            }
+        }
+        c->attach_wait = true;
+        c->attach_seq = c->recovery_seq;
+        c->attach_mode = mode;
+        c->attach_round = round;
+        c->attach_req = index;
+        c->attach_new_comm = new_comm;
+        ctx->creating = true; /* one creation at a time picks a context */
+        c->abstain_due = true;
+        ctx->ft_background = true;
+        ft_abstain(ctx, slot);
+        if (own || c->abstain_due || coll_round_running(ctx, slot, COLL_RESULT, round)) {
+            ctx->requests[index].comm = slot;
+            *request = request_handle(ctx, index);
+            c->recovery_seq++;
+            comm_finish_call(ctx, now_ns, out);
+            return COMM_ERR_OK;
+        }
+        c->attach_wait = false; /* no result round: its own round, as before */
+        ctx->creating = false;
+        request_release(ctx, index);
+    }
     e = coll_start_round(ctx, slot, COLL_REBUILD, c->recovery_seq, mode, NULL, new_comm, request);
     if (e == COMM_ERR_OK) {
         c->abstain_due = true;

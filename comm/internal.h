@@ -67,6 +67,18 @@ static inline bool coll_is_round(uint8_t kind)
 #define FT_OFFER_DECISION (FT_OFFER_CONTEXT_GEN + 1u)
 #define FT_OFFER_WORDS (FT_OFFER_DECISION + COMM_FT_DECISION_WORDS)
 #define FT_FLAG_UNACKED 1u /* a member has failures it did not acknowledge */
+/* Result rounds: whether the round may decide the rebuild the application
+ * will ask for next (comm/DESIGN.md, "The rebuild rides on the result
+ * round").  A participant that cannot take it offers VOID; the others
+ * offer the recovery number of that call, s, in bits 8..15 and ~s in bits
+ * 16..23: ORed up the tree, the two bytes share no bit only if every
+ * participant offered the same number. */
+#define FT_FLAG_VOID 2u
+#define FT_ATTACH_SHIFT 8u
+/* An attached rebuild in a result decision's word 2: the changes' count,
+ * then the recovery number plus one and the mode. */
+#define FT_ATTACH_SEQ_SHIFT 32u
+#define FT_ATTACH_MODE_SHIFT 48u
 /* Adoption messages (u32 words): context, first, extent, excluded count,
  * edit count, modes, epoch (2 words), then the lists. */
 #define FT_ADOPT_FIXED 8u
@@ -268,6 +280,17 @@ static inline bool coll_background_any(const struct comm *ctx)
 bool coll_round_running(const struct comm *ctx, uint16_t comm, uint8_t kind, uint8_t seq);
 /* comm's queued abstention starts again, if a slot is free. */
 void coll_start_abstention(struct comm *ctx, uint16_t comm);
+/* The application's rebuild waiting on comm (attach_wait) starts its own
+ * round now, for its request index; BUSY while no slot is free. */
+enum comm_error coll_start_waiting_rebuild(struct comm *ctx, uint16_t comm);
+/* A rebuild or adoption made communicator handle: sessions to its tree
+ * neighbours open now. */
+void coll_open_comm_tree(struct comm *ctx, uint32_t handle, uint64_t now_ns,
+                         struct comm_outbox *out);
+/* A result round runs here whose offer named a rebuild it may decide: no
+ * other creation may pick a context meanwhile (comm: COMM_NONE16 for any
+ * communicator, else only another one's). */
+bool coll_attach_offered(const struct comm *ctx, uint16_t comm);
 
 /* ---- comm.c ---- */
 struct comm_communicator *comm_slot_of(struct comm *ctx, uint32_t handle);
@@ -380,7 +403,16 @@ void ft_result_done(struct comm *ctx, const struct comm_collective *c, uint8_t s
 /* Background rounds due start once a collective slot is free: kept
  * decisions served first, then abstentions from result rounds a rebuilding
  * member skipped (see DESIGN.md, "Strict collectives"). */
-void ft_background_due(struct comm *ctx);
+void ft_background_due(struct comm *ctx, uint64_t now_ns, struct comm_outbox *out);
+/* The context ids in use here, and those a kept decision's rebuild will
+ * take when the application asks (reserved: no other creation takes them). */
+void ft_contexts_taken(const struct comm *ctx, uint64_t *used);
+/* Whether a kept decision here will make a communicator on context with
+ * generation gen (its frames may come first: they wait for it). */
+bool ft_context_pending(const struct comm *ctx, uint8_t context, uint16_t gen);
+/* The view went: a rebuild waiting for its result round fails with error. */
+void ft_attach_fail(struct comm *ctx, uint16_t comm, enum comm_error error,
+                    struct comm_outbox *out);
 /* Whether a kept decision waits for a slot to be served. */
 bool ft_background_waiting(const struct comm *ctx);
 /* A REVOKE frame from node source (fenced and decoded). */

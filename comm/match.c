@@ -445,7 +445,8 @@ uint8_t match_place(struct comm *ctx, uint16_t slot, const struct comm_frame *f,
                      ? f->context_gen != ctx->comms[cslot].context_gen ||
                            (ctx->comms[cslot].released &&
                             (f->context & COMM_CONTEXT_RECOVERY) == 0)
-                     : context_gen_before(f->context_gen, (uint16_t)ctx->next_context_gen);
+                     : context_gen_before(f->context_gen, (uint16_t)ctx->next_context_gen) &&
+                           !ft_context_pending(ctx, (uint8_t)(f->context & 0xffu), f->context_gen);
     if (stale && (f->context & COMM_CONTEXT_ADOPT) == 0) {
         ctx->counters.drops_stale_context++;
         ctx->counters.discarded_messages++;

@@ -1130,12 +1130,15 @@ static void check_recovery(struct sim *sim, uint32_t id)
                   id, sim_app_name(sim->params.app.kind), app->failed_call,
                   app->iterations_done, comm_error_text(app->error));
     }
-    /* A second fault while a rebuild is under way: once per rebuilt
+    /* A second fault while a recovery is under way: once per rebuilt
      * communicator, the first rank that starts rebuilding it draws a live
-     * rank (not itself) to kill within two units. */
-    uint64_t epoch = app->comm == COMM_WORLD ? 1 : comm_epoch_of(comm, app->comm);
-    if (app->stage == SIM_APP_REBUILD && sim->recovery_kills_left > 0 &&
-        sim->recovery_kill_epoch != epoch) {
+     * rank (not itself) to kill within two units.  Drawn when the rebuild
+     * starts, not while it runs: one decided by the cut collective's
+     * result round completes in the call (comm/DESIGN.md). */
+    bool began = app->rebuild_began;
+    uint64_t epoch = app->rebuild_epoch;
+    app->rebuild_began = false;
+    if (began && sim->recovery_kills_left > 0 && sim->recovery_kill_epoch != epoch) {
         sim->recovery_kill_epoch = epoch;
         uint64_t draw = (sim->params.seed + 1u) * UINT64_C(0x9e3779b97f4a7c15) ^ sim->now;
         draw ^= draw >> 29;

@@ -405,6 +405,8 @@ static void start_rebuild(struct sim_app *app, const struct sim_app_params *para
                           struct comm *ctx, uint64_t now_ns, struct comm_outbox *out)
 {
     app->stage = SIM_APP_REBUILD;
+    app->rebuild_began = true;
+    app->rebuild_epoch = app->comm == COMM_WORLD ? 1 : comm_epoch_of(ctx, app->comm);
     const struct sim_app_start s = {.kind = SIM_APP_START_REBUILD, .call = "rebuild"};
     issued(app, 0, begin(app, params, ctx, now_ns, out, &s), "rebuild", now_ns);
 }

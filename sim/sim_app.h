@@ -162,6 +162,11 @@ struct sim_app {
     bool resume;          /* allreduce: the resume point is agreed next */
     bool map_checked;     /* the simulator checked comm's rank map */
     uint32_t rebuilds;    /* rebuilds started */
+    /* A rebuild started since the simulator last looked (--recovery-kills
+     * draws then: the rebuild may complete in the call itself), and the
+     * epoch of the communicator it rebuilds (1: WORLD). */
+    bool rebuild_began;
+    uint64_t rebuild_epoch;
     /* The first recovery's virtual times (0: not reached): the failure
      * reached the model (its rebuild began), the rebuild completed, the
      * model resumed (allreduce: the resume point agreed; stencil: the

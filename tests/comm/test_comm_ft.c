@@ -2359,6 +2359,25 @@ static void dup_all(struct harness *h, const uint32_t *comm, uint32_t *out)
     }
 }
 
+/* Nodes 0..count-1 dup comm into out[]. */
+static void dup_all_of(struct harness *h, const uint32_t *comm, uint32_t count, uint32_t *out)
+{
+    static struct harness_requests rs;
+    harness_requests_clear(&rs);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t r;
+        CHECK_EQ(comm_idup(harness_node(h, i), comm[i], h->now_ns, harness_begin(h), &r),
+                 COMM_ERR_OK);
+        harness_end(h, i);
+        harness_requests_add(&rs, i, r);
+    }
+    CHECK(harness_requests_wait(h, &rs, LIMIT_NS));
+    for (uint32_t k = 0; k < rs.count; k++) {
+        CHECK_EQ(rs.status[k].error, COMM_ERR_OK);
+        out[rs.node[k]] = rs.status[k].comm;
+    }
+}
+
 /*
  * A freed communicator's frame that comes after its context id went to a
  * new communicator (resent late: here its first DATA frame, captured on
@@ -2487,12 +2506,289 @@ static void test_free_rules(void)
     harness_free(&h);
 }
 
+
+/* ---- the rebuild rides on the result round ---- */
+
+/* Every world node but victim starts a strict allreduce on comm[]; the
+ * victim hangs before it and a view removes it; the allreduces return
+ * PROC_FAILED from their result round. */
+static void cut_allreduce(struct harness *h, uint32_t world, const uint32_t *comm, uint32_t victim,
+                          uint64_t epoch, bool *live)
+{
+    static int64_t one[MAX_N];
+    static int64_t sum[MAX_N];
+    static struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    harness_hang(h, victim);
+    for (uint32_t i = 0; i < world; i++) {
+        if (i == victim || !live[i]) {
+            continue;
+        }
+        uint32_t r;
+        one[i] = 1;
+        CHECK_EQ(comm_iallreduce(harness_node(h, i), comm[i], &one[i], &sum[i], 1, COMM_INT64,
+                                 COMM_SUM, h->now_ns, harness_begin(h), &r),
+                 COMM_ERR_OK);
+        harness_end(h, i);
+        harness_requests_add(&reqs, i, r);
+    }
+    harness_run_for(h, 300000u);
+    remove_nodes(h, epoch, &victim, 1, live);
+    CHECK(harness_requests_wait(h, &reqs, LIMIT_NS));
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_PROC_FAILED); /* nobody had the result */
+    }
+}
+
+/* The context id of the rebuild node's kept decision on comm carries (0:
+ * none). */
+static uint32_t carried_context(struct harness *h, uint32_t node, uint32_t comm)
+{
+    const struct comm_communicator *x = comm_const_slot(harness_node(h, node), comm);
+    if (x == NULL || !x->decision_held || x->decision_kind != COLL_RESULT ||
+        ((x->decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) == 0) {
+        return 0;
+    }
+    return (uint8_t)x->decision[1];
+}
+
+/*
+ * After a cut strict allreduce, the application's rebuild (per mode; under
+ * REBUILD a spare adopts) completes in the call itself: the result round
+ * that failed the allreduce decided it (comm/DESIGN.md, "The rebuild rides
+ * on the result round"), so no round of its own runs, and the new
+ * communicator is one map everywhere and works.  On the old code the
+ * rebuild was a round of its own after the result round: not done in the
+ * call.
+ */
+static void test_rebuild_rides_result(uint64_t seed, enum comm_mode mode)
+{
+    enum { N = 9, WORLD = 8 }; /* node 8: a spare (REBUILD adopts it) */
+    struct harness h;
+    harness_init(&h, N, WORLD, seed);
+    h.loss_percent = 2;
+    h.delay_max_ns = 100000u;
+    set_modes(&h, COMM_WORLD, mode, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N] = {true, true, true, true, true, true, true, true, true};
+    static struct harness_requests adopt;
+    harness_requests_clear(&adopt);
+    uint32_t comm[N];
+    uint32_t r;
+    if (mode == COMM_MODE_REBUILD) {
+        CHECK_EQ(comm_iadopt(harness_node(&h, WORLD), h.now_ns, harness_begin(&h), &comm[WORLD],
+                             &r),
+                 COMM_ERR_OK);
+        harness_end(&h, WORLD);
+        harness_requests_add(&adopt, WORLD, r);
+    }
+    const uint32_t world[N] = {COMM_WORLD, COMM_WORLD, COMM_WORLD, COMM_WORLD, COMM_WORLD,
+                               COMM_WORLD, COMM_WORLD, COMM_WORLD, COMM_WORLD};
+    cut_allreduce(&h, WORLD, world, 5, 2, live);
+    uint32_t context = carried_context(&h, 0, COMM_WORLD);
+    CHECK(context != 0);
+    for (uint32_t i = 0; i < WORLD; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        CHECK_EQ(carried_context(&h, i, COMM_WORLD), context);
+        struct comm *c = harness_node(&h, i);
+        CHECK_EQ(comm_irebuild(c, COMM_WORLD, h.now_ns, harness_begin(&h), &comm[i], &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        CHECK(request_done(c, request_index(c, r))); /* done in the call */
+        for (uint32_t k = 0; k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
+            CHECK(c->colls[k].state == COLL_FREE || c->colls[k].kind != COLL_REBUILD);
+        }
+        harness_requests_add(&adopt, i, r);
+    }
+    live[WORLD] = mode == COMM_MODE_REBUILD;
+    CHECK(harness_requests_wait(&h, &adopt, LIMIT_NS));
+    for (uint32_t k = 0; k < adopt.count; k++) {
+        CHECK_EQ(adopt.status[k].error, COMM_ERR_OK);
+        comm[adopt.node[k]] = adopt.status[k].comm;
+        if (adopt.node[k] < WORLD) {
+            const struct comm_communicator *y =
+                comm_const_slot(harness_node(&h, adopt.node[k]), comm[adopt.node[k]]);
+            CHECK(y != NULL && y->context == context);
+        }
+    }
+    check_one_map(&h, comm, live);
+    /* the new communicator works: an allreduce over its members */
+    static int64_t one[N];
+    static int64_t sum[N];
+    static struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        one[i] = 1;
+        CHECK_EQ(comm_iallreduce(harness_node(&h, i), comm[i], &one[i], &sum[i], 1, COMM_INT64,
+                                 COMM_SUM, h.now_ns, harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&reqs, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    int64_t members = mode == COMM_MODE_REBUILD ? 8 : 7;
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_OK);
+        CHECK_EQ(sum[reqs.node[k]], members);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/*
+ * The context id a result round decided for the rebuild is reserved until
+ * the application asks for it: a dup made meanwhile (on a communicator
+ * without the failed member) takes another id, and the rebuild then gets
+ * the decided one.  Without the reservation the dup took the decided id
+ * (the lowest free everywhere) and the rebuild failed BUSY.  Then a job
+ * that never rebuilds: the old communicator freed instead, no communicator
+ * is made for the decision and its id is free again (the next dup takes
+ * it).  On the old code no result round decided a rebuild.
+ */
+static uint32_t comms_in_use(struct harness *h, uint32_t node)
+{
+    uint32_t count = 0;
+    for (uint32_t k = 0; k < CONFIG_COMM_MAX_COMMS; k++) {
+        count += harness_node(h, node)->comms[k].in_use;
+    }
+    return count;
+}
+
+static bool context_bit(const uint64_t *set, uint32_t context)
+{
+    return ((set[context / 64u] >> (context % 64u)) & 1u) != 0;
+}
+
+static void test_rebuild_context_reserved(uint64_t seed)
+{
+    enum { N = 8 };
+    struct harness h;
+    harness_init(&h, N, N, seed);
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    const uint32_t world[N] = {COMM_WORLD, COMM_WORLD, COMM_WORLD, COMM_WORLD,
+                               COMM_WORLD, COMM_WORLD, COMM_WORLD, COMM_WORLD};
+    /* x, x2: dups of WORLD (cut in turn); half: nodes 0..3, apart from
+     * the failures */
+    uint32_t x[N];
+    uint32_t x2[N];
+    dup_all(&h, world, x);
+    dup_all(&h, world, x2);
+    for (uint32_t i = 0; i < N; i++) { /* a dup takes the configured modes */
+        CHECK_EQ(comm_set_mode(harness_node(&h, i), x[i], COMM_MODE_SHRINK, COMM_MSG_NOP),
+                 COMM_ERR_OK);
+        CHECK_EQ(comm_set_mode(harness_node(&h, i), x2[i], COMM_MODE_SHRINK, COMM_MSG_NOP),
+                 COMM_ERR_OK);
+    }
+    static struct harness_requests rs;
+    harness_requests_clear(&rs);
+    uint32_t half[N];
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t r;
+        CHECK_EQ(comm_isplit(harness_node(&h, i), COMM_WORLD, i < 4 ? 0 : COMM_UNDEFINED,
+                             (int32_t)i, h.now_ns, harness_begin(&h), &r),
+                 COMM_ERR_OK);
+        harness_end(&h, i);
+        harness_requests_add(&rs, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &rs, LIMIT_NS));
+    for (uint32_t k = 0; k < rs.count; k++) {
+        half[rs.node[k]] = rs.status[k].comm;
+    }
+    bool live[N] = {true, true, true, true, true, true, true, true};
+
+    /* x cut: a dup meanwhile takes another id; the rebuild the decided one */
+    cut_allreduce(&h, N, x, 6, 2, live);
+    uint32_t context = carried_context(&h, 0, x[0]);
+    CHECK(context != 0);
+    uint32_t d[N];
+    dup_all_of(&h, half, 4, d);
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK_EQ(carried_context(&h, i, x[i]), context);
+        CHECK(comm_const_slot(harness_node(&h, i), d[i])->context != context);
+    }
+    uint32_t y[N];
+    harness_requests_clear(&rs);
+    for (uint32_t i = 0; i < N; i++) {
+        if (!live[i]) {
+            continue;
+        }
+        uint32_t r;
+        struct comm *c = harness_node(&h, i);
+        CHECK_EQ(comm_ishrink(c, x[i], h.now_ns, harness_begin(&h), &y[i], &r), COMM_ERR_OK);
+        harness_end(&h, i);
+        CHECK(request_done(c, request_index(c, r))); /* done in the call */
+        harness_requests_add(&rs, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &rs, LIMIT_NS));
+    for (uint32_t k = 0; k < rs.count; k++) {
+        uint32_t i = rs.node[k];
+        struct comm *c = harness_node(&h, i);
+        CHECK_EQ(rs.status[k].error, COMM_ERR_OK);
+        y[i] = rs.status[k].comm;
+        const struct comm_communicator *yc = comm_const_slot(c, y[i]);
+        CHECK(yc != NULL && yc->context == context);
+        CHECK_EQ(comm_free(c, x[i]), COMM_ERR_OK);
+    }
+    check_one_map(&h, y, live);
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK_EQ(comm_free(harness_node(&h, i), d[i]), COMM_ERR_OK);
+    }
+
+    /* x2 cut, and the job never rebuilds it: nothing is made for the
+     * decision, and its id is reserved only until x2 is freed */
+    cut_allreduce(&h, N, x2, 7, 3, live);
+    context = carried_context(&h, 0, x2[0]);
+    CHECK(context != 0);
+    dup_all_of(&h, half, 4, d);
+    uint32_t before[N];
+    for (uint32_t i = 0; i < 4; i++) {
+        struct comm *c = harness_node(&h, i);
+        CHECK(comm_const_slot(c, d[i])->context != context);
+        CHECK_EQ(comm_free(c, d[i]), COMM_ERR_OK);
+        CHECK(!context_bit(c->contexts_used, context)); /* nothing made */
+        uint64_t taken[COMM_CONTEXT_WORDS];
+        ft_contexts_taken(c, taken);
+        CHECK(context_bit(taken, context)); /* reserved */
+        before[i] = comms_in_use(&h, i);
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        if (live[i]) {
+            CHECK_EQ(comm_free(harness_node(&h, i), x2[i]), COMM_ERR_OK);
+        }
+    }
+    for (uint32_t i = 0; i < 4; i++) {
+        struct comm *c = harness_node(&h, i);
+        uint64_t taken[COMM_CONTEXT_WORDS];
+        ft_contexts_taken(c, taken);
+        CHECK(!context_bit(taken, context)); /* released with x2 */
+        CHECK(comms_in_use(&h, i) <= before[i]);
+    }
+    dup_all_of(&h, half, 4, d);
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK_EQ(comm_const_slot(harness_node(&h, i), d[i])->context, context);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 int main(void)
 {
     test_view_opens_tree(COMM_MODE_SHRINK);
     test_view_opens_tree(COMM_MODE_BLANK);
     test_freed_context_reused();
     test_free_rules();
+    for (uint64_t seed = 1600; seed < 1605; seed++) {
+        test_rebuild_rides_result(seed, COMM_MODE_SHRINK);
+        test_rebuild_rides_result(seed, COMM_MODE_BLANK);
+        test_rebuild_rides_result(seed, COMM_MODE_REBUILD);
+        test_rebuild_context_reserved(seed);
+    }
     test_round_tag_names_view();
     test_stale_round_records();
     test_cut_collective_records(1520);
