@@ -87,6 +87,17 @@ static void test_phases(void)
     CHECK(near(target, 1.2 * (58300044 + 1984036) + 1750000));
     CHECK(p.resumed_ns > target); /* 90.5 ms against 74.1 ms: missed */
 
+    /* A rebuild made inside the call (it rode on the result round): node
+     * 5's communicator came 70 us before the noticed time its
+     * app-recovered line gives (66 ms: that line is stamped after the
+     * span's clock read), so it noticed by then, not never. */
+    events.rebuilt_at[5] = 65930000;
+    bench_recovery_phases(&events, &p);
+    CHECK(p.complete);
+    CHECK(near(p.noticed_ns, 60479250 + 15930000.0) && near(p.rebuilt_ns, 60479250 + 15930000.0));
+    CHECK(near(p.resumed_ns, 60479250 + 30000000.0));
+    events.rebuilt_at[5] = 75000000;
+
     /* A rank that saw the failure but never resumed: no resume time. */
     events.resumed_at[5] = 0;
     bench_recovery_phases(&events, &p);
