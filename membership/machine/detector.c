@@ -710,9 +710,16 @@ void detector_tick_heartbeats(struct membership *ctx, uint64_t now, struct membe
             if (ctx->health_x16 > HEALTH_ONE) {
                 /* We are late ourselves: ask before accusing (an answer refutes). */
                 detector_start_probe(ctx, w->id, now, out);
+                bool asked = suspect_index(ctx, w->id) >= 0;
                 for (uint32_t k = 0; k < ctx->probe_count; k++) {
-                    ctx->probes[k].silence = ctx->probes[k].silence || ctx->probes[k].id == w->id;
+                    bool this = ctx->probes[k].id == w->id;
+                    ctx->probes[k].silence = ctx->probes[k].silence || this;
+                    asked = asked || this;
                 }
+                /* A full probe table asked nothing: the silence is looked at
+                 * again next time, or it would never be (suspected stays
+                 * set until the member speaks). */
+                w->suspected = asked;
             } else {
                 detector_add_suspect(ctx, w->id, MEMBERSHIP_CAUSE_HEARTBEAT, w->last_heard_ns,
                                      now, out);

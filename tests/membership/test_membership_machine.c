@@ -188,12 +188,67 @@ static void heartbeat_gaps_adapt(void)
     CHECK(membership_local_health_x16(&m) == 16u);
 }
 
+/*
+ * A node late itself probes a silent watched member before accusing it
+ * (issue 20).  When the probe table was full it asked nothing, yet marked
+ * the member suspected, which only the member speaking clears: a dead one
+ * was never reported.  Node 1 of a 4x4x4 torus, its timer always 15 ms
+ * late (ticks 25 ms apart, heartbeat 10 ms), fills its probe table with
+ * the application's suspicions of 16 members it does not watch (answered
+ * by nobody, a 1 s probe timeout), while its watched members (tree and
+ * torus neighbours) stay silent: once the table empties each of them must
+ * be probed and reported.
+ */
+static void silence_with_probes_full(void)
+{
+    static struct membership m;
+    static struct membership_outbox out;
+    struct membership_config c;
+    base_config(&c, 1, N);
+    membership_config_timeouts_ms(&c, 10, 30);
+    const uint64_t ms = 1000000u;
+    c.probe_timeout_ns = 1000u * ms;
+    CHECK(membership_init(&m, &c) == MEMBERSHIP_INIT_OK);
+    bool watched[N] = {false};
+    for (uint32_t id = 0; id < N; id++)
+        watched[id] = membership_watch_timeout(&m, id) != 0;
+    uint32_t suspected = 0;
+    for (uint32_t id = 2; id < N && suspected < 16; id++) {
+        if (watched[id])
+            continue;
+        membership_outbox_clear(&out);
+        CHECK(membership_suspect(&m, id, 1, &out));
+        suspected++;
+    }
+    CHECK(suspected == 16);
+    bool reported[N] = {false};
+    for (uint64_t now = 25u * ms; now < 4000u * ms; now += 25u * ms) {
+        membership_outbox_clear(&out);
+        membership_tick(&m, now, &out);
+        for (uint32_t i = 0; i < out.event_count; i++) {
+            const struct membership_event *e = &out.events[i];
+            if (e->type == MEMBERSHIP_EVENT_FAILURE_DETECTED && e->u.failure.who < N)
+                reported[e->u.failure.who] = true;
+        }
+    }
+    CHECK(membership_local_health_x16(&m) > 16u); /* late all along */
+    uint32_t watched_count = 0, watched_reported = 0;
+    for (uint32_t id = 0; id < N; id++) {
+        watched_count += watched[id] ? 1u : 0u;
+        watched_reported += watched[id] && reported[id] ? 1u : 0u;
+    }
+    printf("silence with the probe table full: %u of %u watched members reported\n",
+           watched_reported, watched_count);
+    CHECK(watched_count > 0 && watched_reported == watched_count);
+}
+
 int main(void)
 {
     config_validation();
     initial_tree();
     suspicions_refused();
     heartbeat_gaps_adapt();
+    silence_with_probes_full();
     check_failures += (int)h.failures;
     return check_report("membership.machine");
 }
