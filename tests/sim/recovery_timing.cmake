@@ -15,9 +15,7 @@
 include(${CMAKE_CURRENT_LIST_DIR}/sim_run.cmake)
 
 foreach(mode shrink blank rebuild)
-  mode_args(${mode} 1 modeargs)
-  run(${mode} 0 "--dims|16x8x8|--app|allreduce|--iterations|10|${modeargs}|--inject|kill 3 at iteration 2")
-  expect(${mode} "app name=allreduce [^\n]* ok\n")
+  cut_allreduce(${mode} 16x8x8)
   field(${mode} kill_ns kill)
   field(${mode} noticed_ns noticed)
   field(${mode} rebuilt_ns rebuilt)

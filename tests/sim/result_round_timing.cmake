@@ -12,9 +12,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/sim_run.cmake)
 
 set(bound 118000)
 foreach(mode shrink blank rebuild)
-  mode_args(${mode} 1 modeargs)
-  run(${mode} 0 "--dims|4x4x4|--app|allreduce|--iterations|10|${modeargs}|--inject|kill 3 at iteration 2")
-  expect(${mode} "app name=allreduce [^\n]* ok\n")
+  cut_allreduce(${mode} 4x4x4)
   field(${mode} noticed_ns noticed)
   string(REGEX MATCH "event=failure-detected who=3 .*\nt_ns=([0-9]+) node=[0-9]+ event=stable " match
          "${out_${mode}}")

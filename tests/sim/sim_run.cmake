@@ -24,6 +24,15 @@ function(mode_args mode spares var)
   set(${var} "${args}" PARENT_SCOPE)
 endfunction()
 
+# cut_allreduce(MODE DIMS): issue 14's recovery timing job, allreduce with
+# kill 3 at iteration 2 under MODE (one spare under rebuild), which must
+# end with every survivor's answer right; its output in out_MODE.
+macro(cut_allreduce mode dims)
+  mode_args(${mode} 1 modeargs)
+  run(${mode} 0 "--dims|${dims}|--app|allreduce|--iterations|10|${modeargs}|--inject|kill 3 at iteration 2")
+  expect(${mode} "app name=allreduce [^\n]* ok\n")
+endmacro()
+
 # field(NAME KEY VAR): KEY=<digits> of NAME's recovery line.
 function(field name key var)
   string(REGEX MATCH "\nrecovery [^\n]* ${key}=([0-9]+)" match "${out_${name}}")
