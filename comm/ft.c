@@ -459,8 +459,7 @@ static uint64_t word(const uint8_t *le, uint32_t i)
 static bool attached(const struct comm_communicator *x)
 {
     return x->decision_held && x->decision_kind == COLL_RESULT &&
-           (uint32_t)(x->decision[1] >> 32) == COMM_ERR_PROC_FAILED &&
-           ((x->decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) != 0;
+           ft_decision_carries(x->decision);
 }
 
 /* ... and it is still to be applied here (a released communicator's
@@ -470,14 +469,12 @@ static bool attach_pending(const struct comm_communicator *x)
     return x->in_use && !x->released && !x->attach_taken && attached(x);
 }
 
-static uint8_t attach_seq_of(const struct comm_communicator *x)
+/* ... and it is the rebuild of the call numbered seq, in mode. */
+static bool attach_for(const struct comm_communicator *x, uint8_t seq, uint8_t mode)
 {
-    return (uint8_t)(((x->decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) - 1u);
-}
-
-static uint8_t attach_mode_of(const struct comm_communicator *x)
-{
-    return (uint8_t)(x->decision[2] >> FT_ATTACH_MODE_SHIFT);
+    return attach_pending(x) &&
+           (uint8_t)(((x->decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) - 1u) == seq &&
+           (uint8_t)(x->decision[2] >> FT_ATTACH_MODE_SHIFT) == mode;
 }
 
 void ft_contexts_taken(const struct comm *ctx, uint64_t *used)
@@ -889,8 +886,7 @@ enum comm_error ft_apply(struct comm *ctx, struct comm_collective *c, const uint
     enum comm_error decided = (enum comm_error)(uint32_t)(decision[1] >> 32);
     /* An abstention learns a decision only for the rebuild it carries: the
      * application's call waiting on it applies it (start_rebuild). */
-    bool carries = c->kind == COLL_RESULT && decided == COMM_ERR_PROC_FAILED &&
-                   ((decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) != 0;
+    bool carries = c->kind == COLL_RESULT && ft_decision_carries(decision);
     if ((c->abstain && !carries) || (c->background && !c->abstain)) {
         return decided; /* nothing of ours in it: the decision kept here stays */
     }
@@ -1142,6 +1138,21 @@ bool ft_background_waiting(const struct comm *ctx)
     return false;
 }
 
+/* The kept decision's rebuild made here: the new communicator in *new_comm
+ * and in request index's status, which completes (opening the sessions to
+ * the new tree's neighbours). */
+static void attach_apply(struct comm *ctx, uint16_t slot, uint16_t index, uint32_t *new_comm,
+                         uint64_t now_ns, struct comm_outbox *out)
+{
+    enum comm_error e = build_rebuilt(ctx, slot, ctx->comms[slot].decision, new_comm);
+    ctx->comms[slot].attach_taken = true;
+    ctx->requests[index].status.comm = e == COMM_ERR_OK ? *new_comm : COMM_NULL;
+    request_complete(ctx, index, e, out);
+    if (e == COMM_ERR_OK) {
+        coll_open_comm_tree(ctx, *new_comm, now_ns, out);
+    }
+}
+
 /* The application's rebuild that waited on x's result rounds: once none
  * runs here, it takes the rebuild their decision carries, or (none, or
  * not for this call) starts its own round, as it would have at the call,
@@ -1156,18 +1167,10 @@ static void attach_resolve(struct comm *ctx, uint16_t slot, uint64_t now_ns,
         coll_round_running(ctx, slot, COLL_RESULT, x->attach_round)) {
         return; /* its decision is not known here yet */
     }
-    if (attach_pending(x) && attach_seq_of(x) == x->attach_seq &&
-        attach_mode_of(x) == x->attach_mode) {
+    if (attach_for(x, x->attach_seq, x->attach_mode)) {
         x->attach_wait = false;
         ctx->creating = false;
-        enum comm_error e = build_rebuilt(ctx, slot, x->decision, x->attach_new_comm);
-        x = &ctx->comms[slot];
-        x->attach_taken = true;
-        ctx->requests[x->attach_req].status.comm = e == COMM_ERR_OK ? *x->attach_new_comm : COMM_NULL;
-        request_complete(ctx, x->attach_req, e, out);
-        if (e == COMM_ERR_OK) {
-            coll_open_comm_tree(ctx, *x->attach_new_comm, now_ns, out);
-        }
+        attach_apply(ctx, slot, x->attach_req, x->attach_new_comm, now_ns, out);
         return;
     }
     if (coll_start_waiting_rebuild(ctx, slot) != COMM_ERR_OK) {
@@ -1250,7 +1253,7 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
         return COMM_ERR_BUSY;
     }
     *new_comm = COMM_NULL;
-    if (attach_pending(c) && attach_seq_of(c) == c->recovery_seq && attach_mode_of(c) == mode) {
+    if (attach_for(c, c->recovery_seq, mode)) {
         /* the result round that failed the cut collective decided this
          * call's rebuild too: no round of its own */
         uint16_t index = request_alloc_app(ctx, COMM_REQ_COLLECTIVE);
@@ -1260,13 +1263,7 @@ static enum comm_error start_rebuild(struct comm *ctx, uint32_t comm, uint8_t mo
         ctx->requests[index].comm = slot;
         *request = request_handle(ctx, index);
         c->recovery_seq++;
-        e = build_rebuilt(ctx, slot, c->decision, new_comm);
-        ctx->comms[slot].attach_taken = true;
-        ctx->requests[index].status.comm = e == COMM_ERR_OK ? *new_comm : COMM_NULL;
-        request_complete(ctx, index, e, out);
-        if (e == COMM_ERR_OK) {
-            coll_open_comm_tree(ctx, *new_comm, now_ns, out);
-        }
+        attach_apply(ctx, slot, index, new_comm, now_ns, out);
         comm_finish_call(ctx, now_ns, out);
         return COMM_ERR_OK;
     }

@@ -79,6 +79,12 @@ static inline bool coll_is_round(uint8_t kind)
  * then the recovery number plus one and the mode. */
 #define FT_ATTACH_SEQ_SHIFT 32u
 #define FT_ATTACH_MODE_SHIFT 48u
+/* A result round's decision (words) that carries such a rebuild. */
+static inline bool ft_decision_carries(const uint64_t *decision)
+{
+    return (uint32_t)(decision[1] >> 32) == COMM_ERR_PROC_FAILED &&
+           ((decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) != 0;
+}
 /* Adoption messages (u32 words): context, first, extent, excluded count,
  * edit count, modes, epoch (2 words), then the lists. */
 #define FT_ADOPT_FIXED 8u

@@ -39,17 +39,17 @@ class Context:
 
     # ----- trees -----------------------------------------------------------
 
-    def _tree_name(self, board, max_nodes):
+    def _tree_name(self, board, max_nodes, variant):
         name = f"{board}-n{max_nodes}" if board == "qemu-virt" else board
-        if self.variant:
-            name = f"{self.variant}.{name}"
+        if variant:
+            name = f"{variant}.{name}"
         return name
 
     def tree(self, board="qemu-virt", max_nodes=None):
         max_nodes = max_nodes or self.nodes()
         key = (board, max_nodes if board == "qemu-virt" else None)
         if key not in self._trees:
-            path = os.path.join(self.build_root, self._tree_name(board, max_nodes))
+            path = os.path.join(self.build_root, self._tree_name(board, max_nodes, self.variant))
             # The shipped node count is not passed at all, so that the tree is
             # configured exactly like the qemu-virt preset.
             override = max_nodes if board == "qemu-virt" and \
@@ -57,7 +57,8 @@ class Context:
             seed = None
             if board == "qemu-virt" and self.variant and not self.args.no_build:
                 seed = Tree(self.tools, self.source_dir,
-                            os.path.join(self.build_root, f"qemu-virt-n{max_nodes}"), board, override)
+                            os.path.join(self.build_root, self._tree_name(board, max_nodes, None)),
+                            board, override)
             self._trees[key] = Tree(self.tools, self.source_dir, path, board, override, self.variant,
                                     seed)
         return self._trees[key]
@@ -71,7 +72,8 @@ class Context:
             return self.tree("host")
         key = ("host-tools",)
         if key not in self._trees:
-            self._trees[key] = Tree(self.tools, self.source_dir, os.path.join(self.build_root, "host"),
+            self._trees[key] = Tree(self.tools, self.source_dir,
+                                    os.path.join(self.build_root, self._tree_name("host", None, None)),
                                     "host", None, None)
         return self._trees[key]
 

@@ -2340,25 +2340,6 @@ static void test_decision_served_while_rebuilding(uint64_t seed)
 
 /* ---- freeing ---- */
 
-/* Every node dups comm into out[]. */
-static void dup_all(struct harness *h, const uint32_t *comm, uint32_t *out)
-{
-    struct harness_requests rs;
-    harness_requests_clear(&rs);
-    for (uint32_t i = 0; i < h->n; i++) {
-        uint32_t r;
-        CHECK_EQ(comm_idup(harness_node(h, i), comm[i], h->now_ns, harness_begin(h), &r),
-                 COMM_ERR_OK);
-        harness_end(h, i);
-        harness_requests_add(&rs, i, r);
-    }
-    CHECK(harness_requests_wait(h, &rs, LIMIT_NS));
-    for (uint32_t k = 0; k < rs.count; k++) {
-        CHECK_EQ(rs.status[k].error, COMM_ERR_OK);
-        out[rs.node[k]] = rs.status[k].comm;
-    }
-}
-
 /* Nodes 0..count-1 dup comm into out[]. */
 static void dup_all_of(struct harness *h, const uint32_t *comm, uint32_t count, uint32_t *out)
 {
@@ -2376,6 +2357,12 @@ static void dup_all_of(struct harness *h, const uint32_t *comm, uint32_t count, 
         CHECK_EQ(rs.status[k].error, COMM_ERR_OK);
         out[rs.node[k]] = rs.status[k].comm;
     }
+}
+
+/* Every node dups comm into out[]. */
+static void dup_all(struct harness *h, const uint32_t *comm, uint32_t *out)
+{
+    dup_all_of(h, comm, h->n, out);
 }
 
 /*
@@ -2546,7 +2533,7 @@ static uint32_t carried_context(struct harness *h, uint32_t node, uint32_t comm)
 {
     const struct comm_communicator *x = comm_const_slot(harness_node(h, node), comm);
     if (x == NULL || !x->decision_held || x->decision_kind != COLL_RESULT ||
-        ((x->decision[2] >> FT_ATTACH_SEQ_SHIFT) & 0xffffu) == 0) {
+        !ft_decision_carries(x->decision)) {
         return 0;
     }
     return (uint8_t)x->decision[1];
@@ -2640,16 +2627,6 @@ static void test_rebuild_rides_result(uint64_t seed, enum comm_mode mode)
     harness_free(&h);
 }
 
-/*
- * The context id a result round decided for the rebuild is reserved until
- * the application asks for it: a dup made meanwhile (on a communicator
- * without the failed member) takes another id, and the rebuild then gets
- * the decided one.  Without the reservation the dup took the decided id
- * (the lowest free everywhere) and the rebuild failed BUSY.  Then a job
- * that never rebuilds: the old communicator freed instead, no communicator
- * is made for the decision and its id is free again (the next dup takes
- * it).  On the old code no result round decided a rebuild.
- */
 static uint32_t comms_in_use(struct harness *h, uint32_t node)
 {
     uint32_t count = 0;
@@ -2664,6 +2641,16 @@ static bool context_bit(const uint64_t *set, uint32_t context)
     return ((set[context / 64u] >> (context % 64u)) & 1u) != 0;
 }
 
+/*
+ * The context id a result round decided for the rebuild is reserved until
+ * the application asks for it: a dup made meanwhile (on a communicator
+ * without the failed member) takes another id, and the rebuild then gets
+ * the decided one.  Without the reservation the dup took the decided id
+ * (the lowest free everywhere) and the rebuild failed BUSY.  Then a job
+ * that never rebuilds: the old communicator freed instead, no communicator
+ * is made for the decision and its id is free again (the next dup takes
+ * it).  On the old code no result round decided a rebuild.
+ */
 static void test_rebuild_context_reserved(uint64_t seed)
 {
     enum { N = 8 };

@@ -22,14 +22,9 @@ foreach(mode shrink blank rebuild)
   field(${mode} resumed_ns resumed)
   # detection: the first failure-detected after the kill; T_s: the stable
   # line that follows (under rebuild the spare's join came before)
-  string(REGEX MATCH "t_ns=([0-9]+) node=[0-9]+ event=failure-detected who=3 " match "${out_${mode}}")
-  set(detected "${CMAKE_MATCH_1}")
-  string(REGEX MATCH "event=failure-detected who=3 .*event=stable [^\n]* ts_ns=([0-9]+)" match
-         "${out_${mode}}")
-  set(ts "${CMAKE_MATCH_1}")
-  if(detected STREQUAL "" OR ts STREQUAL "")
-    message(FATAL_ERROR "${mode}: no detection or stable line in:\n${out_${mode}}")
-  endif()
+  capture(${mode} "t_ns=([0-9]+) node=[0-9]+ event=failure-detected who=3 " "detection" detected)
+  capture(${mode} "event=failure-detected who=3 .*event=stable [^\n]* ts_ns=([0-9]+)"
+          "stable line after the detection" ts)
   if(NOT (kill LESS noticed AND NOT rebuilt LESS noticed AND NOT resumed LESS rebuilt))
     message(FATAL_ERROR "${mode}: phases out of order: kill ${kill} noticed ${noticed} "
                         "rebuilt ${rebuilt} resumed ${resumed}")

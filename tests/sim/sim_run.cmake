@@ -33,22 +33,26 @@ macro(cut_allreduce mode dims)
   expect(${mode} "app name=allreduce [^\n]* ok\n")
 endmacro()
 
-# field(NAME KEY VAR): KEY=<digits> of NAME's recovery line.
-function(field name key var)
-  string(REGEX MATCH "\nrecovery [^\n]* ${key}=([0-9]+)" match "${out_${name}}")
+# capture(NAME REGEX WHAT VAR): the first group of REGEX in NAME's output,
+# which must match (else "no WHAT").
+function(capture name regex what var)
+  string(REGEX MATCH "${regex}" match "${out_${name}}")
   if(match STREQUAL "")
-    message(FATAL_ERROR "${name}: no ${key} on the recovery line in:\n${out_${name}}")
+    message(FATAL_ERROR "${name}: no ${what} in:\n${out_${name}}")
   endif()
   set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
 endfunction()
 
+# field(NAME KEY VAR): KEY=<digits> of NAME's recovery line.
+function(field name key var)
+  capture(${name} "\nrecovery [^\n]* ${key}=([0-9]+)" "${key} on the recovery line" value)
+  set(${var} "${value}" PARENT_SCOPE)
+endfunction()
+
 # digest(NAME VAR): the digest of NAME's app line (with digests=1).
 function(digest name var)
-  string(REGEX MATCH "digests=1 digest=([0-9a-f]+)" match "${out_${name}}")
-  if(match STREQUAL "")
-    message(FATAL_ERROR "${name}: no single digest in:\n${out_${name}}")
-  endif()
-  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  capture(${name} "digests=1 digest=([0-9a-f]+)" "single digest" value)
+  set(${var} "${value}" PARENT_SCOPE)
 endfunction()
 
 # expect(NAME REGEX...): each must match NAME's output.
