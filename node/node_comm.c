@@ -180,6 +180,15 @@ static void command_comm(void *context, const char *arguments, uint64_t now_ns)
     event_add_u64("frames_held", c->frames_held);
     event_add_u64("held_delivered", c->held_delivered);
     event_add_u64("held_dropped", c->held_dropped);
+    /* what recovery costs on the wire: resends after the timeout, answers
+     * to sessions lost, frames beyond the window or already had */
+    event_add_u64("data_frames_sent", c->data_frames_sent);
+    event_add_u64("retransmissions", c->retransmissions);
+    event_add_u64("resets", c->resets);
+    event_add_u64("drops_out_of_order", c->drops_out_of_order);
+    event_add_u64("drops_duplicate", c->drops_duplicate);
+    event_add_u64("waits_sent", c->waits_sent);
+    event_add_u64("busy_sent", c->busy_sent);
     event_add_u64("rto_ns", comm->config.rto_ns);
     event_end();
 }

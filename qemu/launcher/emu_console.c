@@ -48,7 +48,7 @@ static bool is_routine(const struct emu *emu, const struct event_line *line)
            strcmp(name, "network") == 0 || strcmp(name, "ping") == 0 ||
            strcmp(name, "ping-done") == 0 || strcmp(name, "ping-fan") == 0 ||
            strcmp(name, "view-state") == 0 ||
-           strcmp(name, "stats") == 0;
+           strcmp(name, "stats") == 0 || strcmp(name, "comm-state") == 0;
 }
 
 static void show_event(struct emu *emu, const struct emu_node *node,

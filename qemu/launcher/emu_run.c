@@ -453,8 +453,8 @@ static void summarize(struct emu *emu)
 
 /*
  * Before the nodes stop: every running node's counters (frames dropped by
- * reason, retransmissions) as a `stats` event in events.jsonl, for the run
- * report.  A node that does not answer within a second is left out.
+ * reason, retransmissions) as a `stats` event in events.jsonl, and its comm
+ * core's as a `comm-state` event, for the run report.  A node that does not answer within a second is left out.
  */
 static void collect_stats(struct emu *emu)
 {
@@ -464,8 +464,9 @@ static void collect_stats(struct emu *emu)
     for (uint32_t r = 0; r < emu->count; r++) {
         struct emu_node *node = &emu->nodes[r];
         node->stats_asked = node->stats_answered = false;
+        /* "comm" first: its comm-state line comes before the stats one */
         if (node->state == EMU_NODE_READY && !node->hung && !node->panicked &&
-            emu_node_send(node, "stats")) {
+            emu_node_send(node, "comm") && emu_node_send(node, "stats")) {
             node->stats_asked = true;
             asked++;
         }

@@ -84,6 +84,13 @@ else
     check_contains "$OUT/run.txt" "tori-emu: $APP: every surviving or adopting rank ok=true"
     grep -q '"event":"comm".*"comm":"0x100".*"state":"detected"' "$events" ||
         fail "$MODE: no comm line for WORLD after the view change"
+    # At the end the launcher asks every running node for its comm core's
+    # counters (comm-state: what the recovery cost on the wire).
+    for node in $(grep '"event":"app-result".*"ok":"true"' "$events" |
+                  grep -o '^{"event":"app-result","node":[0-9]*' | grep -o '[0-9]*$'); do
+        grep -q "^{\"event\":\"comm-state\",\"node\":$node,.*\"retransmissions\":[0-9]*,\"resets\":[0-9]*," \
+            "$events" || fail "$MODE: node $node reported no comm-state counters"
+    done
     # Each surviving rank that ends ok reports its recovery (app-recovered,
     # which ./tori bench recovery times); an adopting spare rebuilt nothing.
     adopters=$(grep -o '"event":"app-adopted","node":[0-9]*' "$events" | grep -o '[0-9]*$')
