@@ -705,6 +705,26 @@ static bool result_in_hand(const struct comm_collective *c)
            c->phase >= 2u;
 }
 
+/* The application's request ends (none for a background round); an OK
+ * strict allreduce or barrier keeps its result for the rounds after. */
+static void complete_request(struct comm *ctx, struct comm_collective *c, enum comm_error error,
+                             uint32_t handle, struct comm_outbox *out)
+{
+    if (CONFIG_COMM_FT && c->kind != COLL_ADOPT && !c->background && error == COMM_ERR_OK) {
+        /* every member took part: the decisions before it are known to all */
+        ft_collective_done(ctx, c->comm, coll_is_round(c->kind) ? c->round_seq : -1);
+        if (keeps_result(ctx, c)) {
+            ft_result_done(ctx, c, (uint8_t)(c->tag_base >> 4));
+        }
+    }
+    if (!c->background) {
+        ctx->requests[c->request].status.comm = handle;
+        request_complete(ctx, c->request, error, out);
+    }
+}
+
+static void hand_over(struct comm *ctx, uint16_t slot, struct comm_outbox *out);
+
 static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
 {
     struct comm_collective *c = &ctx->colls[slot];
@@ -735,18 +755,43 @@ static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
         become_agree(ctx, slot, COMM_ERR_OK, false);
         return;
     }
-    if (CONFIG_COMM_FT && c->kind != COLL_ADOPT && !c->background && error == COMM_ERR_OK) {
-        /* every member took part: the decisions before it are known to all */
-        ft_collective_done(ctx, c->comm, coll_is_round(c->kind) ? c->round_seq : -1);
-        if (keeps_result(ctx, c)) {
-            ft_result_done(ctx, c, (uint8_t)(c->tag_base >> 4));
-        }
-    }
-    if (!c->background) {
-        ctx->requests[c->request].status.comm = handle;
-        request_complete(ctx, c->request, error, out);
-    }
+    complete_request(ctx, c, error, handle, out);
     release_slot(ctx, slot);
+}
+
+/*
+ * A strict allreduce or barrier cut after its result came down (the root's
+ * from its reduce, the others' from their parent): the result is the
+ * application's at once, OK, and kept.  Its sends to children still under
+ * way read a copy in the slot's scratch (free: the reduce step waited for
+ * its send to the parent; at the root the result is there already), so the
+ * slot drains on without the application's buffer, which the call returns.
+ * It once waited for those sends' acknowledgements, and a frame lost on the
+ * way (through the failed node before routes turned away from it) cost the
+ * retransmission timeout before the member even joined the next
+ * collective's result round: on QEMU 2x2x2 the root noticed a second crash
+ * 15-20 ms after every other rank.
+ */
+static void hand_over(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
+{
+    struct comm_collective *c = &ctx->colls[slot];
+    struct comm_coll_step *st = &c->steps[c->step];
+    if (st->buffer != c->scratch && st->bytes > 0) {
+        memcpy(c->scratch, st->buffer, st->bytes);
+        for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
+            struct comm_request *r = &ctx->requests[sub_index(slot, j)];
+            if (r->state == COMM_REQ_PENDING && r->kind == COMM_REQ_SEND &&
+                r->source == st->buffer) {
+                r->source = c->scratch;
+            }
+        }
+        st->buffer = c->scratch;
+    }
+    if (st->decode) { /* as step_bcast does once its sends are done */
+        decode_vector(c->recv, st->buffer, c->count);
+    }
+    c->in_hand = true;
+    complete_request(ctx, c, COMM_ERR_OK, COMM_NULL, out);
 }
 
 /* Fails the collective: the application hears at once; internal requests
@@ -760,11 +805,11 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
     } else if (keeps_result(ctx, c) && error == COMM_ERR_PROC_FAILED && c->state == COLL_RUNNING &&
                result_in_hand(c)) {
         /* The root's result came down here: only a send to a child failed.
-         * It completes OK once its other sends drained, and its result is
-         * kept and served like any returned one (ft_result_done): waiting
-         * for a result round to tell it what it holds cost its member a
-         * whole traversal before the next one could start. */
-        c->in_hand = true;
+         * It completes OK now, and its result is kept and served like any
+         * returned one (ft_result_done): waiting for a result round to tell
+         * it what it holds cost its member a whole traversal before the
+         * next one could start. */
+        hand_over(ctx, slot, out);
     } else if (keeps_result(ctx, c) && error == COMM_ERR_PROC_FAILED) {
         become_result_round(ctx, slot, true); /* others may have the result */
     }
@@ -818,18 +863,17 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
         }
         if (CONFIG_COMM_FT && c->in_hand) {
             uint16_t comm = c->comm;
+            uint8_t seq = (uint8_t)(c->tag_base >> 4);
             const struct comm_communicator *x = &ctx->comms[comm];
-            const struct comm_coll_step *st = &c->steps[c->step];
-            if (st->decode) { /* as step_bcast does once its sends are done */
-                decode_vector(c->recv, st->buffer, c->count);
-            }
-            finish(ctx, slot, out);
+            release_slot(ctx, slot); /* its request completed at the cut */
             if (x->state == COMM_STATE_DETECTED && x->decision_held &&
-                x->decision_kind == COLL_RESULT) {
+                x->decision_kind == COLL_RESULT && x->decision_seq == seq) {
                 /* members the failure cut before the result reached them
                  * wait in its result round for it (the view that cut it
                  * found no result here to serve): served as after any
-                 * failure, in the slot just freed */
+                 * failure, in the slot just freed.  Unless a later round
+                 * decided meanwhile: every member had offered in it, so
+                 * none is still in this one. */
                 ft_serve_kept(ctx, comm);
             }
             return;
@@ -972,10 +1016,7 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
             if (!c->background) {
                 request_complete(ctx, c->request, error, out);
             }
-        } else if (c->in_hand && error == COMM_ERR_NO_VIEW) {
-            c->in_hand = false; /* as its result round would have ended */
-            request_complete(ctx, c->request, error, out);
-        }
+        } /* a result handed over (in_hand) drains on: its request is done */
     }
 }
 

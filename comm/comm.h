@@ -463,7 +463,7 @@ struct comm_collective {
     bool parked;       /* a round failed here, not by a view: again in the next one */
     bool abstain;      /* a result round of a collective never started here */
     bool in_hand;      /* a strict allreduce or barrier cut after its result
-                        * came down: OK once its sends drained */
+                        * came down: OK at the cut, its sends still draining */
     bool attach_offered; /* a result round whose offer here named the rebuild
                           * it may decide (no creation starts meanwhile) */
     uint8_t round_seq; /* the communicator's recovery number */

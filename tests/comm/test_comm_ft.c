@@ -990,6 +990,70 @@ static void test_round_frames(void)
     harness_free(&h);
 }
 
+/*
+ * A strict allreduce cut after its result came down is the application's
+ * at the cut, not once its other sends are acknowledged.  8 ranks, radix
+ * 4: node 1's children are 5, 6 and 7; 10 us a frame, sessions open.  At
+ * 35 us node 1 has the result (30 us) and has sent it on (to arrive at 40):
+ * 6 hangs (its acknowledgement will wait) and 5 leaves the view.  Node 1
+ * (and the root, whose acknowledgements are due at 40) return OK with the
+ * sum at the install; on the old code they waited for 6 to come back.
+ * The application then writes over node 1's buffer, which the sends still
+ * under way no longer read; every survivor ends with the same sum.
+ */
+static void test_result_handed_over(void)
+{
+    enum { N = 8, GONE = 5, SLOW = 6, HANDS = 1 };
+    struct harness h;
+    harness_init(&h, N, N, 1460u);
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    uint32_t r;
+    for (uint32_t i = 0; i < N; i++) { /* opens every session of the tree */
+        CHECK_EQ(start_kind(&h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
+        harness_requests_add(&reqs, i, r);
+    }
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    harness_run_for(&h, 5000000u); /* every acknowledgement in */
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        coll_recv[i][0] = 0;
+        CHECK_EQ(start_kind(&h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
+        if (i != GONE) {
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    harness_run_until(&h, 35000u);
+    harness_requests_poll(&h, &reqs);
+    CHECK(!reqs.done[HANDS] && !reqs.done[0]); /* sends to children unacknowledged */
+    harness_hang(&h, SLOW);
+    harness_hang(&h, GONE);
+    bool live[N] = {true, true, true, true, true, true, true, true};
+    uint32_t gone = GONE;
+    remove_nodes(&h, 2, &gone, 1, live);
+    harness_requests_poll(&h, &reqs);
+    const int64_t sum = N * (N + 1) / 2;
+    CHECK(reqs.done[0] && reqs.done[HANDS]); /* at the install, before any frame */
+    CHECK_EQ(reqs.status[0].error, COMM_ERR_OK);
+    CHECK_EQ(reqs.status[HANDS].error, COMM_ERR_OK);
+    CHECK_EQ(coll_recv[0][0], sum);
+    CHECK_EQ(coll_recv[HANDS][0], sum);
+    coll_recv[HANDS][0] = -1; /* the application's buffer again */
+    harness_resume(&h, SLOW);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t k = 0; k < reqs.count; k++) {
+        uint32_t node = reqs.node[k];
+        CHECK_EQ(reqs.status[k].error, COMM_ERR_OK); /* the result existed: all have it */
+        CHECK_EQ(coll_recv[node][0], node == HANDS ? -1 : sum);
+    }
+    harness_run_for(&h, 50000000u); /* node 1's sends drain; its slot frees */
+    CHECK_EQ(start_kind(&h, HANDS, K_BARRIER, &r), COMM_ERR_OK);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* One collective with a member hanging at a chosen moment and leaving:
  * true when the survivors' outcomes are mixed (some OK, some an error, or
  * OK with different results). */
@@ -2792,6 +2856,7 @@ int main(void)
         test_strict_never_mixed(kind);
     }
     test_round_frames();
+    test_result_handed_over();
     test_revoke(6, UINT32_MAX, 1200);
     test_revoke(40, UINT32_MAX, 1201);
     test_revoke(40, 1, 1202); /* the root's first child, an inner node */
