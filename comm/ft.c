@@ -17,6 +17,8 @@
 static void open_tree_ahead(struct comm *ctx, const struct comm_communicator *x, uint64_t now_ns,
                             struct comm_outbox *out);
 static uint64_t attach_offer(const struct comm *ctx, struct comm_collective *c);
+static enum comm_error rebuild_changes(const struct comm *ctx, const struct comm_communicator *x,
+                                       uint8_t mode, uint64_t *decision);
 
 /* ---- modes and state ---- */
 
@@ -410,6 +412,20 @@ static void open_tree_ahead(struct comm *ctx, const struct comm_communicator *x,
     peer_open_ahead(ctx, nodes[CONFIG_COMM_TREE_RADIX], now_ns, out);
     for (uint32_t j = 0; j < links.child_count; j++) {
         peer_open_ahead(ctx, nodes[j], now_ns, out);
+    }
+    if (x->mode == COMM_MODE_REBUILD && nodes[CONFIG_COMM_TREE_RADIX] == COMM_NODE_NONE) {
+        /* The root tells each spare it pairs with a gap (STEP_ADOPT_SEND);
+         * under REBUILD the resume waits for the spare, and a session
+         * between the root and a spare is new: the same pairing now. */
+        uint64_t decision[3u + CONFIG_COMM_FT_MAX_EDITS] = {0};
+        if (rebuild_changes(ctx, x, COMM_MODE_REBUILD, decision) == COMM_ERR_OK) {
+            for (uint32_t i = 0; i < decision[2]; i++) {
+                uint32_t node = (uint32_t)decision[3u + i];
+                if (node < ctx->config.node_count) {
+                    peer_open_ahead(ctx, node, now_ns, out);
+                }
+            }
+        }
     }
 }
 

@@ -573,6 +573,60 @@ static void test_view_opens_tree(enum comm_mode mode)
     harness_free(&h);
 }
 
+/*
+ * Under REBUILD the root of the rounds after a view tells each spare it
+ * pairs with a gap; its session to a spare is new.  The root opens it as
+ * it installs the view, with the tree's (the same pairing the decision will
+ * make), so the adoption needs no OPEN round trip: node 0 sends no OPEN
+ * after the install (the old code opened it at the adoption message).
+ */
+static void test_view_opens_spare(void)
+{
+    enum { N = 16, WORLD = 15, GONE = 3 };
+    static int64_t one[N];
+    static int64_t sum[N];
+    struct harness h;
+    harness_init(&h, N, WORLD, 1610u);
+    set_modes(&h, COMM_WORLD, COMM_MODE_REBUILD, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    bool live[N], world[N];
+    uint32_t comm[N];
+    for (uint32_t i = 0; i < N; i++) {
+        live[i] = true;
+        world[i] = i < WORLD;
+        comm[i] = COMM_WORLD;
+    }
+    struct harness_requests reqs;
+    allreduce_all(&h, comm, world, one, sum, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    const struct comm_counters *root = comm_get_counters(harness_node(&h, 0));
+    uint32_t ahead_before = root->opens_ahead;
+    uint32_t gone = GONE;
+    remove_nodes(&h, 2, &gone, 1, live);
+    uint32_t at_install = root->opens_sent;
+    CHECK(root->opens_ahead > ahead_before);
+    rebuild_all(&h, WORLD, live, false, COMM_WORLD, comm, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+    }
+    CHECK_EQ(root->opens_sent, at_install); /* the spare's session was open */
+    CHECK_EQ(comm_node_of(harness_node(&h, 0), comm[0], GONE), WORLD); /* the spare adopted */
+    check_one_map(&h, comm, live);
+    allreduce_all(&h, comm, live, one, sum, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    int64_t expected = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        expected += live[i] ? (int64_t)i + 1 : 0;
+    }
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+        CHECK_EQ(sum[reqs.node[i]], expected);
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* A node that loses its view while its round drains for a restart ends
  * the round with NO_VIEW (it does not start again without a view). */
 static void test_round_view_lost(void)
@@ -2832,6 +2886,7 @@ int main(void)
 {
     test_view_opens_tree(COMM_MODE_SHRINK);
     test_view_opens_tree(COMM_MODE_BLANK);
+    test_view_opens_spare();
     test_freed_context_reused();
     test_free_rules();
     for (uint64_t seed = 1600; seed < 1605; seed++) {
