@@ -47,13 +47,26 @@
 #define BENCH_RECOVERY_STABLE_MAX 16u /* stable lines kept per run */
 #define BENCH_RECOVERY_TARGET_FACTOR 1.2
 
-/* What one emu run's events and fault record hold (filled line by line). */
+/*
+ * What one emu run's events and fault record hold (filled line by line),
+ * for one of its kills: `failure` (1 for the first, 2 for the second; set
+ * after bench_recovery_events_clear, before any line).  A run with two
+ * kills is read twice.  Under QEMU the second recovery runs code TCG has
+ * already translated (the first pays the translation of the failure path
+ * at every node), which is what hardware runs every time.
+ */
 struct bench_recovery_events {
-    /* faults.jsonl's kill record */
+    unsigned failure;  /* which kill, 1-based (0: the first) */
+    /* faults.jsonl's kill records */
+    unsigned kills_seen;
     bool fault_seen, detected, stable;
     uint64_t detection_ns, ts_ns, view_ns; /* view_ns: failure to stable */
-    uint32_t kill_iteration;
-    /* events.jsonl, per node (indexed by the launcher's node number) */
+    uint32_t kill_iteration;       /* this failure's */
+    uint32_t first_kill_iteration; /* the allreduce is timed before it */
+    /* events.jsonl, per node (indexed by the launcher's node number); a
+     * rank's lines count from its `comm` state=detected that follows a
+     * `comm-detected` of this failure's view (its stable epoch) */
+    uint64_t view_epoch_seen[BENCH_RECOVERY_NODES_MAX]; /* last comm-detected's */
     uint64_t detected_at[BENCH_RECOVERY_NODES_MAX];  /* comm state=detected */
     uint64_t rebuilt_at[BENCH_RECOVERY_NODES_MAX];   /* comm state=recovered */
     uint64_t resumed_at[BENCH_RECOVERY_NODES_MAX];   /* app-recovered */
@@ -79,7 +92,7 @@ struct bench_recovery_events {
 void bench_recovery_events_clear(struct bench_recovery_events *events);
 /* One line of events.jsonl (the launcher's JSON of a node's event). */
 void bench_recovery_take_event(struct bench_recovery_events *events, const char *line);
-/* One line of faults.jsonl; the first kill record counts. */
+/* One line of faults.jsonl; the failure-th kill record counts. */
 void bench_recovery_take_fault(struct bench_recovery_events *events, const char *line);
 
 /* One run's phases, each since the failure, in ns (0: not reached). */
@@ -161,9 +174,10 @@ bool bench_recovery_loop_take(struct bench_recovery_loop *loop, const char *line
 /* with / without, 0 when either is not positive (not measured). */
 double bench_recovery_ratio(double with, double without);
 
-/* A configuration's row per mode. */
+/* A configuration's row per mode (and per failure of its runs). */
 struct bench_recovery_row {
     char config[32], mode[16];
+    unsigned failure; /* 1: the run's first kill, 2: its second */
     unsigned runs, complete;
     struct bench_recovery_phases median;
 };

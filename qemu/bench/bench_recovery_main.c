@@ -46,6 +46,7 @@
 #define SIM_DIMS_MAX 4u
 #define OUT_MAX 400
 #define KILLED_NODE 3u       /* issue 14's `kill 3 at iteration N` */
+#define SECOND_KILLED_NODE 5u /* --failures 2: then `kill 5`, three tenths later */
 /* The simulator's job: a few iterations are enough (the crash at the
  * second, the resume at the third), and they keep 65,536 ranks short. */
 #define SIM_ITERATIONS "4"
@@ -55,11 +56,14 @@ static void usage(FILE *out)
 {
     fputs("usage: tori-bench-recovery [options]\n"
           "\n"
-          "Runs the job `allreduce` with one crash (kill 3 at the middle iteration) under\n"
-          "each --comm-mode on each configuration, and times failure -> detection ->\n"
-          "view -> communicator rebuilt -> application resumed, each beside the run's\n"
-          "own detection time and T_s; target: resumed <= 1.2 x (detection + T_s) + one\n"
-          "allreduce (measured in the same run).  The simulator runs the same job\n"
+          "Runs the job `allreduce` with a crash (kill 3 at the middle iteration, then\n"
+          "kill 5 three tenths of the iterations later) under each --comm-mode on each\n"
+          "configuration, and times failure -> detection -> view -> communicator rebuilt\n"
+          "-> application resumed for each crash, beside the run's own detection time\n"
+          "and T_s; target: resumed <= 1.2 x (detection + T_s) + one allreduce (measured\n"
+          "in the same run, before the first crash).  Under QEMU the first recovery also\n"
+          "pays TCG's translation of the failure path on every node; the second runs\n"
+          "translated code, as hardware always does.  The simulator runs the same job\n"
           "(" SIM_ITERATIONS " iterations, " SIM_KILL ") under each mode, in virtual time, beside\n"
           "a crash-free run's allreduce (its time and messages).\n"
           "\n"
@@ -67,8 +71,10 @@ static void usage(FILE *out)
           "                     needs more than 2 cores); 'none'\n"
           "  --modes LIST       of shrink, blank, rebuild (all three; rebuild: --spares 1)\n"
           "  --runs N           runs per configuration and mode, 1..9 (3): medians\n"
-          "  --iterations N     allreduce iterations, 4..100000 (200); the crash comes\n"
-          "                     at the middle one\n"
+          "  --failures N       crashes per QEMU or host run, 1..2 (2): a row for each\n"
+          "                     (rebuild: --spares N)\n"
+          "  --iterations N     allreduce iterations, 4..100000 (200); the first crash\n"
+          "                     comes at the middle one\n"
           "  --sim-dims LIST    the simulator's tori, DIMS,... (16x8x8,16x16x16: 1,024\n"
           "                     and 4,096 ranks; 64x32x32, 65,536 ranks, needs 9.4 GiB\n"
           "                     and about 6 minutes of CPU a mode); 'none'\n"
@@ -99,20 +105,31 @@ static void usage(FILE *out)
 struct options {
     const char *configs, *modes, *sim_dims, *overhead_dims, *out, *image, *node_binary, *emu,
         *sim, *loop, *loop_noft, *node_binary_ft_off;
-    unsigned runs, iterations;
+    unsigned runs, iterations, failures;
     bool json;
     const char *sim_each[SIM_DIMS_MAX]; /* --sim-dims split; sim_count 0 for 'none' */
     unsigned sim_count;
 };
 
+/* The iteration of a run's failure-th kill: the middle one, then three
+ * tenths later; multiples of the tenth at which the nodes report progress
+ * (the launcher fires a kill at a progress report). */
+static unsigned kill_iteration(unsigned iterations, unsigned failure)
+{
+    unsigned tenth = iterations / 10u > 0 ? iterations / 10u : 1u;
+    unsigned first = iterations / 2u / tenth * tenth;
+    return failure > 1 ? first + 3u * tenth : first;
+}
+
 static bool parse(int argc, char **argv, struct options *o, char *error, size_t capacity,
                   bool *help)
 {
     memset(o, 0, sizeof *o);
-    const char *runs = NULL, *iterations = NULL;
+    const char *runs = NULL, *iterations = NULL, *failures = NULL;
     const struct cli_option options[] = {
         {"--configs", &o->configs, NULL},   {"--modes", &o->modes, NULL},
         {"--runs", &runs, NULL},            {"--iterations", &iterations, NULL},
+        {"--failures", &failures, NULL},
         {"--sim-dims", &o->sim_dims, NULL}, {"--out", &o->out, NULL},
         {"--overhead-dims", &o->overhead_dims, NULL},
         {"--image", &o->image, NULL},       {"--node-binary", &o->node_binary, NULL},
@@ -150,12 +167,17 @@ static bool parse(int argc, char **argv, struct options *o, char *error, size_t 
         o->node_binary_ft_off = TORI_DEFAULT_NODE_BINARY_FT_OFF;
     o->runs = 3;
     o->iterations = 200;
+    o->failures = 2;
     const struct cli_unsigned_option numbers[] = {
         {"--runs", runs, 1, BENCH_RECOVERY_RUNS_MAX, &o->runs},
         {"--iterations", iterations, 4, 100000, &o->iterations},
+        {"--failures", failures, 1, 2, &o->failures},
     };
     if (!cli_parse_unsigned_options(numbers, sizeof numbers / sizeof numbers[0], error, capacity))
         return false;
+    if (o->failures == 2 && kill_iteration(o->iterations, 2) >= o->iterations)
+        return cli_invalid(error, capacity, "--iterations", iterations != NULL ? iterations : "",
+                           "at least 7 with --failures 2");
     static char sim_list[256];
     if (strlen(o->sim_dims) >= sizeof sim_list)
         return cli_invalid(error, capacity, "--sim-dims", o->sim_dims, "a shorter list");
@@ -221,39 +243,51 @@ static void take_sim(void *context, const char *line)
     bench_recovery_sim_take(context, line);
 }
 
-/* One emu run of config under mode into dir; its phases. */
+/* One emu run of config under mode into dir; the phases of each of its
+ * o->failures crashes (phases[0], phases[1]). */
 static int run_emu(const struct options *o, const struct bench_faults_config *c,
                    const char *mode, const char *dir, struct bench_recovery_phases *phases,
                    FILE *human)
 {
-    char heartbeat[16], detect[16], iterations[16], script[64], log_path[OUT_MAX + 128];
+    char heartbeat[16], detect[16], iterations[16], script[96], spares[8];
+    char log_path[OUT_MAX + 128];
     snprintf(heartbeat, sizeof heartbeat, "%u", c->heartbeat_ms);
     snprintf(detect, sizeof detect, "%u", c->detect_timeout_ms);
     snprintf(iterations, sizeof iterations, "%u", o->iterations);
-    snprintf(script, sizeof script, "kill %u at iteration %u", KILLED_NODE, o->iterations / 2);
+    int used = snprintf(script, sizeof script, "kill %u at iteration %u", KILLED_NODE,
+                        kill_iteration(o->iterations, 1));
+    if (o->failures > 1)
+        snprintf(script + used, sizeof script - (size_t)used, "; kill %u at iteration %u",
+                 SECOND_KILLED_NODE, kill_iteration(o->iterations, 2));
+    snprintf(spares, sizeof spares, "%u", o->failures); /* a spare for each crash */
     snprintf(log_path, sizeof log_path, "%s.log", dir);
     bool rebuild = strcmp(mode, "rebuild") == 0;
     char *argv[] = {(char *)o->emu, "--dims", (char *)c->dims, "--board", (char *)c->board,
                     "--heartbeat-ms", heartbeat, "--detect-timeout-ms", detect, "--app",
                     "allreduce", "--iterations", iterations, "--comm-mode", (char *)mode,
                     "--inject", script, "--out", (char *)dir, "--image", (char *)o->image,
-                    "--node-binary", (char *)o->node_binary, rebuild ? "--spares" : NULL, "1",
+                    "--node-binary", (char *)o->node_binary, rebuild ? "--spares" : NULL, spares,
                     NULL};
     fprintf(human, TOOL ": %s %s: %s (log %s)\n", c->name, mode, script, log_path);
     int status = bench_run_logged(TOOL, argv, log_path);
-    static struct bench_recovery_events events;
-    bench_recovery_events_clear(&events);
-    char path[OUT_MAX + 128];
-    snprintf(path, sizeof path, "%s/faults.jsonl", dir);
-    read_lines(path, take_fault, &events);
-    snprintf(path, sizeof path, "%s/events.jsonl", dir);
-    read_lines(path, take_event, &events);
-    bench_recovery_phases(&events, phases);
-    if (status != 0 || !phases->complete)
-        fprintf(stderr, TOOL ": %s %s: %s (exit %d; see %s)\n", c->name, mode,
-                phases->complete ? "the job failed" : "phases not all measured", status,
-                log_path);
-    return status != 0 || !phases->complete ? 1 : 0;
+    int failed = status != 0;
+    for (unsigned f = 0; f < o->failures; f++) {
+        static struct bench_recovery_events events;
+        bench_recovery_events_clear(&events);
+        events.failure = f + 1u;
+        char path[OUT_MAX + 128];
+        snprintf(path, sizeof path, "%s/faults.jsonl", dir);
+        read_lines(path, take_fault, &events);
+        snprintf(path, sizeof path, "%s/events.jsonl", dir);
+        read_lines(path, take_event, &events);
+        bench_recovery_phases(&events, &phases[f]);
+        if (status != 0 || !phases[f].complete)
+            fprintf(stderr, TOOL ": %s %s crash %u: %s (exit %d; see %s)\n", c->name, mode,
+                    f + 1u, phases[f].complete ? "the job failed" : "phases not all measured",
+                    status, log_path);
+        failed |= !phases[f].complete;
+    }
+    return failed ? 1 : 0;
 }
 
 static void take_pingpong(void *context, const char *line)
@@ -407,6 +441,13 @@ int main(int argc, char **argv)
                     c->name, c->nodes, KILLED_NODE, KILLED_NODE);
             return 2;
         }
+        if (o.failures > 1 && c->nodes < 8u) {
+            fprintf(stderr, TOOL ": --configs: %s has %u nodes (expected at least 8 for "
+                            "--failures 2: node %u is killed second, with two spares under "
+                            "rebuild)\n",
+                    c->name, c->nodes, SECOND_KILLED_NODE);
+            return 2;
+        }
         want_qemu |= strcmp(c->board, "host") != 0;
         want_host |= strcmp(c->board, "qemu") != 0;
     }
@@ -463,24 +504,31 @@ int main(int argc, char **argv)
 
     FILE *human = o.json ? stderr : stdout;
     int status = 0;
-    static struct bench_recovery_row rows[(CONFIGS_MAX + SIM_DIMS_MAX) * MODES_MAX];
+    static struct bench_recovery_row rows[(CONFIGS_MAX * 2u + SIM_DIMS_MAX) * MODES_MAX];
     unsigned row_count = 0;
     for (unsigned c = 0; c < config_count; c++) {
         for (unsigned m = 0; m < mode_count; m++) {
-            struct bench_recovery_row *row = &rows[row_count++];
-            snprintf(row->config, sizeof row->config, "%.31s", configs[c].name);
-            snprintf(row->mode, sizeof row->mode, "%.15s", modes[m]);
-            struct bench_recovery_phases runs[BENCH_RECOVERY_RUNS_MAX];
+            struct bench_recovery_phases runs[2][BENCH_RECOVERY_RUNS_MAX];
+            struct bench_recovery_phases each[2];
             for (unsigned r = 0; r < o.runs; r++) {
                 char dir[OUT_MAX + 64];
                 snprintf(dir, sizeof dir, "%s/%.31s-%.15s-%u", base, configs[c].name, modes[m],
                          r + 1);
-                if (run_emu(&o, &configs[c], modes[m], dir, &runs[r], human) != 0)
+                if (run_emu(&o, &configs[c], modes[m], dir, each, human) != 0)
                     status = 1;
-                row->complete += runs[r].complete ? 1u : 0u;
+                for (unsigned f = 0; f < o.failures; f++)
+                    runs[f][r] = each[f];
             }
-            row->runs = o.runs;
-            bench_recovery_median(runs, o.runs, &row->median);
+            for (unsigned f = 0; f < o.failures; f++) {
+                struct bench_recovery_row *row = &rows[row_count++];
+                snprintf(row->config, sizeof row->config, "%.31s", configs[c].name);
+                snprintf(row->mode, sizeof row->mode, "%.15s", modes[m]);
+                row->failure = f + 1u;
+                row->runs = o.runs;
+                for (unsigned r = 0; r < o.runs; r++)
+                    row->complete += runs[f][r].complete ? 1u : 0u;
+                bench_recovery_median(runs[f], o.runs, &row->median);
+            }
         }
     }
 
@@ -495,6 +543,7 @@ int main(int argc, char **argv)
             struct bench_recovery_row *row = &rows[row_count++];
             snprintf(row->config, sizeof row->config, "sim-%.27s", o.sim_each[d]);
             snprintf(row->mode, sizeof row->mode, "%.15s", modes[m]);
+            row->failure = 1;
             static struct bench_recovery_sim run;
             if (!run_sim(&o, o.sim_each[d], base, modes[m], &run, human))
                 status = 1;
@@ -648,8 +697,9 @@ int main(int argc, char **argv)
         FILE *out = outs[f];
         if (out == NULL)
             continue;
-        fprintf(out, "{\"benchmark\":\"recovery\",\"runs\":%u,\"iterations\":%u,\"rows\":[",
-                o.runs, o.iterations);
+        fprintf(out, "{\"benchmark\":\"recovery\",\"runs\":%u,\"iterations\":%u,"
+                     "\"failures\":%u,\"rows\":[",
+                o.runs, o.iterations, o.failures);
         for (unsigned i = 0; i < row_count; i++) {
             if (i > 0)
                 fputc(',', out);

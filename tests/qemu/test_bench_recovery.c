@@ -31,8 +31,13 @@ static const char *const stream[] = {
     "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":520000000,\"emu_ns\":2,\"iteration\":100}",
     "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":900000000,\"emu_ns\":2,\"iteration\":120}",
     "{\"event\":\"app-progress\",\"node\":1,\"t_ns\":800000000,\"emu_ns\":2,\"iteration\":40}",
+    /* a rank's comm-detected line names the view that cut it (the crash's) */
+    "{\"event\":\"comm-detected\",\"node\":1,\"t_ns\":7000000,\"emu_ns\":3,"
+    "\"epoch\":68719476737,\"comm\":\"0x100\",\"failed\":1}",
     "{\"event\":\"comm\",\"node\":1,\"t_ns\":7000000,\"emu_ns\":3,\"comm\":\"0x100\",\"epoch\":0,"
     "\"size\":8,\"rank\":1,\"digest\":\"0x790723dc\",\"state\":\"detected\"}",
+    "{\"event\":\"comm-detected\",\"node\":5,\"t_ns\":50000000,\"emu_ns\":3,"
+    "\"epoch\":68719476737,\"comm\":\"0x100\",\"failed\":1}",
     "{\"event\":\"comm\",\"node\":5,\"t_ns\":50000000,\"emu_ns\":3,\"comm\":\"0x100\",\"epoch\":0,"
     "\"size\":8,\"rank\":5,\"digest\":\"0x790723dc\",\"state\":\"detected\"}",
     "{\"event\":\"comm\",\"node\":1,\"t_ns\":9000000,\"emu_ns\":4,\"comm\":\"0x101\",\"epoch\":1,"
@@ -120,6 +125,8 @@ static const char *const stream_one_clock[] = {
     /* node 1: offsets 4,983.5 and 4,983 ms: the least counts */
     "{\"event\":\"app-progress\",\"node\":1,\"t_ns\":6000000,\"emu_ns\":4989500000,"
     "\"iteration\":40}",
+    "{\"event\":\"comm-detected\",\"node\":1,\"t_ns\":7000000,\"emu_ns\":4990000000,"
+    "\"epoch\":68719476737}",
     "{\"event\":\"comm\",\"node\":1,\"t_ns\":7000000,\"emu_ns\":4990000000,\"comm\":\"0x100\","
     "\"state\":\"detected\"}",
     "{\"event\":\"comm\",\"node\":1,\"t_ns\":9000000,\"emu_ns\":4993000000,\"comm\":\"0x101\","
@@ -127,6 +134,8 @@ static const char *const stream_one_clock[] = {
     "{\"event\":\"app-recovered\",\"node\":1,\"t_ns\":12000000,\"emu_ns\":4996000000,"
     "\"rebuild_ns\":1500000,\"resume_ns\":2500000}",
     /* node 5: offsets 4,960 and 4,965 ms */
+    "{\"event\":\"comm-detected\",\"node\":5,\"t_ns\":50000000,\"emu_ns\":5010000000,"
+    "\"epoch\":68719476737}",
     "{\"event\":\"comm\",\"node\":5,\"t_ns\":50000000,\"emu_ns\":5010000000,\"comm\":\"0x100\","
     "\"state\":\"detected\"}",
     "{\"event\":\"comm\",\"node\":5,\"t_ns\":75000000,\"emu_ns\":5036000000,\"comm\":\"0x101\","
@@ -166,6 +175,99 @@ static void test_one_clock(void)
     events.clock_known[5] = false;
     bench_recovery_phases(&events, &p);
     CHECK(!p.one_clock && near(p.noticed_ns, 60479250 + 16000000.0));
+}
+
+/*
+ * Two crashes in one run (the benchmark's default): kill 3 at iteration
+ * 100 (view epoch 10), then kill 5 at 160 (epoch 20), under rebuild with
+ * two spares.  Node 6 adopts rank 3 at the first (a spare then: its
+ * comm-detected has no comm line state=detected, it recovers nothing) and
+ * is a rank at the second; node 7 adopts rank 5 at the second.  Each
+ * crash's phases come from its own kill record and the ranks its view cut.
+ */
+static const char *const kill_records[] = {
+    "{\"record\":\"fault\",\"index\":1,\"action\":\"kill\",\"node\":3,\"at_iteration\":100,"
+    "\"injected\":true,\"detection\":{\"after_ns\":60000000},\"stable\":{\"epoch\":10,"
+    "\"ts_ns\":40000000},\"recovery_ns\":100000000}\n",
+    "{\"record\":\"fault\",\"index\":2,\"action\":\"kill\",\"node\":5,\"at_iteration\":160,"
+    "\"injected\":true,\"detection\":{\"after_ns\":58000000},\"stable\":{\"epoch\":20,"
+    "\"ts_ns\":12000000},\"recovery_ns\":70000000}\n",
+};
+
+/* node's lines for one crash (view epoch, own-clock times in ms) */
+#define CUT(node, epoch, at, rebuilt, resumed)                                                    \
+    "{\"event\":\"comm-detected\",\"node\":" #node ",\"t_ns\":" #at "000000,\"epoch\":" #epoch "}", \
+    "{\"event\":\"comm\",\"node\":" #node ",\"t_ns\":" #at "000000,\"state\":\"detected\"}",    \
+    "{\"event\":\"comm\",\"node\":" #node ",\"t_ns\":" #rebuilt "000000,\"state\":\"recovered\"}", \
+    "{\"event\":\"app-recovered\",\"node\":" #node ",\"t_ns\":" #resumed                       \
+    "000000,\"rebuild_ns\":1000000,\"resume_ns\":2000000}"
+
+static const char *const stream_two[] = {
+    "{\"event\":\"app-start\",\"node\":0,\"t_ns\":400,\"rank\":0,\"size\":6}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":100000000,\"iteration\":80}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":190000000,\"iteration\":100}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":400000000,\"iteration\":120}",
+    "{\"event\":\"app-progress\",\"node\":0,\"t_ns\":450000000,\"iteration\":140}",
+    CUT(0, 10, 300, 320, 322),
+    CUT(1, 10, 301, 325, 327),
+    "{\"event\":\"comm-detected\",\"node\":6,\"t_ns\":302000000,\"epoch\":10}",
+    "{\"event\":\"comm\",\"node\":6,\"t_ns\":326000000,\"state\":\"recovered\"}",
+    CUT(0, 20, 600, 610, 615),
+    CUT(1, 20, 601, 611, 640),
+    CUT(6, 20, 602, 612, 614),
+    "{\"event\":\"comm-detected\",\"node\":7,\"t_ns\":603000000,\"epoch\":20}",
+    "{\"event\":\"comm\",\"node\":7,\"t_ns\":613000000,\"state\":\"recovered\"}",
+};
+
+static void read_two(struct bench_recovery_events *events, unsigned failure)
+{
+    bench_recovery_events_clear(events);
+    events->failure = failure;
+    for (size_t i = 0; i < 2; i++)
+        bench_recovery_take_fault(events, kill_records[i]);
+    for (size_t i = 0; i < sizeof stream_two / sizeof stream_two[0]; i++)
+        bench_recovery_take_event(events, stream_two[i]);
+}
+
+static void test_two_failures(void)
+{
+    static struct bench_recovery_events events;
+    struct bench_recovery_phases p;
+    read_two(&events, 1);
+    CHECK(events.fault_seen && events.stable_epoch == 10 && events.kill_iteration == 100);
+    CHECK(events.recovered_ranks == 2 && events.detected_at[6] == 0); /* the spare recovers nothing */
+    bench_recovery_phases(&events, &p);
+    CHECK(p.complete && near(p.detection_ns, 60e6) && near(p.ts_ns, 40e6));
+    /* spans on own clocks from each rank's view (no stable lines): node 1
+     * noticed 23 ms after it (327 - 3 - 301), rebuilt at 24, resumed at 26 */
+    CHECK(near(p.noticed_ns, 100e6 + 23e6) && near(p.rebuilt_ns, 100e6 + 24e6));
+    CHECK(near(p.resumed_ns, 100e6 + 26e6));
+    /* 90 ms for 20 iterations before the first kill (3 allreduces each) */
+    CHECK(near(p.allreduce_ns, 90e6 / 20.0 / 3.0));
+
+    read_two(&events, 2);
+    CHECK(events.fault_seen && events.stable_epoch == 20 && events.kill_iteration == 160);
+    CHECK(events.recovered_ranks == 3 && events.detected_at[6] == 602000000u);
+    CHECK(events.detected_at[7] == 0); /* the second crash's spare */
+    bench_recovery_phases(&events, &p);
+    CHECK(p.complete && near(p.detection_ns, 58e6) && near(p.ts_ns, 12e6));
+    CHECK(near(p.view_ns, 70e6));
+    /* node 1 is the slowest: rebuilt 10 ms after its view (its
+     * app-recovered line less its spans, 36 ms, comes after: noticed by
+     * then), resumed at 39; the allreduce is still the one before the
+     * first kill (the spans after it are left out) */
+    CHECK(near(p.noticed_ns, 70e6 + 10e6) && near(p.rebuilt_ns, 70e6 + 10e6));
+    CHECK(near(p.resumed_ns, 70e6 + 39e6));
+    CHECK(near(p.allreduce_ns, 90e6 / 20.0 / 3.0));
+
+    /* A run with one kill has no second crash to measure. */
+    bench_recovery_events_clear(&events);
+    events.failure = 2;
+    bench_recovery_take_fault(&events, kill_records[0]);
+    for (size_t i = 0; i < sizeof stream_two / sizeof stream_two[0]; i++)
+        bench_recovery_take_event(&events, stream_two[i]);
+    bench_recovery_phases(&events, &p);
+    CHECK(!events.fault_seen && !p.complete);
 }
 
 static void test_median(void)
@@ -341,6 +443,7 @@ int main(void)
 {
     test_phases();
     test_one_clock();
+    test_two_failures();
     test_median();
     test_sim();
     test_pingpong();

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tori-bench-recovery end to end at a tiny size: one run of each mode on a
-# host 2x2x2 torus and in the simulator at 4x4x4 (a sim-4x4x4 row per
+# host 2x2x2 torus (two crashes, a row each) and in the simulator at 4x4x4 (a sim-4x4x4 row per
 # mode, beside a crash-free run's allreduce), the overhead runs (pingpong
 # under abort,nop and shrink,cont, and on the node without the failure
 # semantics when build/host-ft-off has it) on host 2x2x2, and the
@@ -20,6 +20,10 @@ bad() { check_refused "$OUT" tori-bench-recovery "$BENCH" "$@"; }
 bad "--runs '10' is invalid (expected a whole number in 1..9)" --runs 10
 bad "--iterations '3' is invalid" --iterations 3
 bad "--modes: 'abort' is not one of shrink, blank, rebuild" --modes abort
+bad "--failures '3' is invalid (expected a whole number in 1..2)" --failures 3
+bad "--iterations '6' is invalid (expected at least 7 with --failures 2)" --iterations 6
+bad "--configs: host-2x2x1 has 4 nodes (expected at least 8 for --failures 2" \
+    --configs host-2x2x1
 bad "--configs: 'arm-2x2x2': unknown board 'arm'" --configs arm-2x2x2
 bad "--configs: host-3 has 3 nodes (expected more than 3" --configs host-3
 bad "--sim-dims '2' is invalid" --sim-dims 2
@@ -44,20 +48,36 @@ import json, re, sys
 record = json.load(open(sys.argv[1]))
 table = open(sys.argv[2]).read()
 modes = ["shrink", "blank", "rebuild"]
-assert [(r["config"], r["mode"]) for r in record["rows"]] == \
-    [("host-2x2x2@20-200", m) for m in modes] + [("sim-4x4x4", m) for m in modes], record
+# Two crashes a host run (kill 3, then kill 5): a row for each; the
+# simulator's one.
+assert record["failures"] == 2, record
+assert [(r["config"], r["mode"], r["failure"]) for r in record["rows"]] == \
+    [("host-2x2x2@20-200", m, f) for m in modes for f in (1, 2)] + \
+    [("sim-4x4x4", m, 1) for m in modes], record
 host = [r for r in record["rows"] if r["config"].startswith("host")]
 sims = [r for r in record["rows"] if r["config"].startswith("sim")]
 for r in host:
     assert r["config"] == "host-2x2x2@20-200" and r["runs"] == 1 and r["complete"] == 1, r
     # Stamps are the launcher's poll wakes (lines read in one wake share one).
-    assert 0 < r["detection_ns"] <= r["view_ns"] <= r["noticed_ns"] <= r["rebuilt_ns"] \
-        <= r["resumed_ns"], r
+    # The root's stable line waits for every node's acknowledgement of the
+    # view, while the ranks act on it as they install it: on a host torus
+    # the failure can reach the application before that line.
+    assert 0 < r["detection_ns"] <= r["view_ns"], r
+    assert r["detection_ns"] <= r["noticed_ns"] <= r["rebuilt_ns"] <= r["resumed_ns"], r
     assert r["ts_ns"] > 0 and r["allreduce_ns"] > 0, r
     target = 1.2 * (r["detection_ns"] + r["ts_ns"]) + r["allreduce_ns"]
     assert abs(r["target_ns"] - target) <= 2 and r["met"] == (r["resumed_ns"] <= r["target_ns"])
     verdict = "met" if r["met"] else "missed"
-    assert re.search(r"^host-2x2x2@20-200 +%s .* %s$" % (r["mode"], verdict), table, re.M), table
+    crash = "1st" if r["failure"] == 1 else "2nd"
+    assert re.search(r"^host-2x2x2@20-200 +%s +%s .* %s$" % (r["mode"], crash, verdict), table,
+                     re.M), table
+# Each crash of a run has its own detection and view (the second's view
+# is another epoch's, so its times are its own, not the first's again).
+for m in modes:
+    first, second = [r for r in host if r["mode"] == m]
+    assert first["failure"] == 1 and second["failure"] == 2, (first, second)
+    assert first["allreduce_ns"] == second["allreduce_ns"], (first, second)
+    assert (first["detection_ns"], first["view_ns"]) != (second["detection_ns"], second["view_ns"])
 [sim] = record["sim"]
 assert sim["dims"] == "4x4x4" and sim["ranks"] == 64 and sim["allreduce_ns"] > 0, sim
 assert sim["plain_tree_messages"] == 126 and sim["messages_per_allreduce"] >= 126, sim
@@ -73,7 +93,7 @@ for r in sims:
     assert abs(r["target_ns"] - target) <= 2 and r["met"] == (r["resumed_ns"] <= r["target_ns"])
     assert abs(r["resumed_over_detection"] - r["resumed_ns"] / r["detection_ns"]) < 1e-3, r
     verdict = "met" if r["met"] else "missed"
-    assert re.search(r"^sim-4x4x4 +%s +1/1 .* %s$" % (r["mode"], verdict), table, re.M), table
+    assert re.search(r"^sim-4x4x4 +%s +1st +1/1 .* %s$" % (r["mode"], verdict), table, re.M), table
 assert "runs no communicator modes yet" not in table and "sim-DIMS: tori-sim" in table
 assert re.search(r"^  sim-4x4x4 +64 ranks: [0-9.]+ messages per allreduce, plain tree 126",
                  table, re.M), table
@@ -101,5 +121,6 @@ PY
 # The run's plot from its record (./tori bench recovery --plot).
 draw_bench_plots "$OUT/run/recovery.json" "$OUT/plots" recovery
 check_contains "$OUT/plots/recovery.dat" '"host-2x2x2@20-200 rebuild"'
+check_contains "$OUT/plots/recovery.dat" '"host-2x2x2@20-200 rebuild 2nd"'
 check_contains "$OUT/plots/recovery.dat" '"sim-4x4x4 rebuild"'
 echo "tori-bench-recovery: ok"
