@@ -620,8 +620,10 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     bool first = !ctx->has_view;
     if (!first) {
         /* Members that left: old live bits the new view clears (O(N/64)). */
+        bool removed = false;
         for (uint32_t w = 0; w < ctx->live.word_count; w++) {
             uint64_t gone = ctx->live.words[w] & ~view->words[w];
+            removed |= gone != 0;
             while (gone != 0) {
                 uint32_t pos = w * 64u + (uint32_t)__builtin_ctzll(gone);
                 gone &= gone - 1u;
@@ -629,6 +631,9 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
                     ctx->has_layout ? membership_layout_id(&ctx->layout, pos) : pos;
                 node_removed(ctx, node, out);
             }
+        }
+        if (removed) {
+            peer_view_removed(ctx, now_ns); /* resent by comm_finish_call, below */
         }
     }
     uint64_t left = ctx->epoch;

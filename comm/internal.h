@@ -148,6 +148,9 @@ void peer_send(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm_
  * slot is recycled for it): a new tree neighbour after a view change, so
  * that the recovery's first messages need no OPEN round trip. */
 void peer_open_ahead(struct comm *ctx, uint32_t node, uint64_t now_ns, struct comm_outbox *out);
+/* A view removed members: frames and OPENs already resent go out again
+ * now, from the first timeout (routes changed around the removed). */
+void peer_view_removed(struct comm *ctx, uint64_t now_ns);
 /* A valid frame from node source, fenced and decoded. */
 void peer_on_frame(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
                    uint64_t now_ns, struct comm_outbox *out);

@@ -439,6 +439,39 @@ void peer_send(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm_
     }
 }
 
+/*
+ * A view removed members.  What we had to resend at least once (the frame
+ * or its acknowledgement was lost) may have been lost on a path through a
+ * node the view removed, which routes now go around (the membership's
+ * shunned nodes); its timer had backed off meanwhile (20, 40, 80 ms on
+ * QEMU), and a frame that stalls a session stalls every message behind it
+ * there: a cut collective draining for its result round waited 72 ms on
+ * one.  Those frames, and OPENs retried, go out again now (in the new
+ * epoch: held by a receiver still installing it), from the first timeout.
+ * A frame sent once keeps its timer: nothing says it was lost.
+ */
+void peer_view_removed(struct comm *ctx, uint64_t now_ns)
+{
+    uint64_t first = rto_for(ctx, 1);
+    for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_PEERS; slot++) {
+        struct comm_peer *p = &ctx->peers[slot];
+        if ((p->tx_state == TX_OPENING || p->tx_state == TX_CLOSING) && p->tx_tries > 1) {
+            p->tx_tries = 1;
+            p->tx_timer_ns = now_ns;
+        }
+        if (p->tx_state != TX_OPEN || p->tx_blocked) {
+            continue;
+        }
+        for (uint32_t s = p->tx_una; s != p->tx_next; s++) {
+            struct comm_window_slot *w = &p->window[s % CONFIG_COMM_WINDOW];
+            if (w->state == WINDOW_IN_FLIGHT && w->tries > 1) {
+                w->tries = 1; /* as if sent once, a timeout ago: due now */
+                w->sent_ns = now_ns > first ? now_ns - first : 0;
+            }
+        }
+    }
+}
+
 void peer_open_ahead(struct comm *ctx, uint32_t node, uint64_t now_ns, struct comm_outbox *out)
 {
     if (node == ctx->config.node_id || node == COMM_NODE_NONE || !node_is_live(ctx, node) ||

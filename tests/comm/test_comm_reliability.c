@@ -562,6 +562,53 @@ static void test_member_left(void)
 }
 
 /*
+ * A frame lost again and again (on a path through a node that died, say)
+ * waits for a timeout that backs off: 2, 4, then 8 ms in the harness.  A
+ * view that removes a member sends it once more at the install (routes now
+ * go around the removed), from the first timeout: node 0's message to node
+ * 1, sent at 0 and resent at 2 and 6 ms into a lossy network, arrives at
+ * the install at 7 ms; on the old code at the next timeout, 14 ms.
+ */
+static void test_view_resends_backed_off(void)
+{
+    struct harness h;
+    harness_init(&h, 4, 4, 91);
+    world_cont(&h);
+    harness_install(&h, 1, NULL, NULL);
+    uint8_t out[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    uint8_t in[8] = {0};
+    uint32_t s, r;
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    isend(&h, 0, 1, 0, out, sizeof out, &s); /* the session opens */
+    irecv(&h, 1, 0, 0, in, sizeof in, &r);
+    harness_requests_add(&reqs, 1, r);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    harness_run_for(&h, 20000000u);
+    uint64_t resent = comm_get_counters(harness_node(&h, 0))->retransmissions;
+    h.loss_percent = 100;
+    memset(in, 0, sizeof in);
+    isend(&h, 0, 1, 1, out, sizeof out, &s);
+    irecv(&h, 1, 0, 1, in, sizeof in, &r);
+    harness_run_until(&h, 7000000u);
+    CHECK_EQ(comm_get_counters(harness_node(&h, 0))->retransmissions, resent + 2u);
+    CHECK(!comm_test(harness_node(&h, 1), r, NULL));
+    h.loss_percent = 0;
+    bool live[4] = {true, true, true, false};
+    harness_install(&h, 2, live, live);
+    CHECK_EQ(comm_get_counters(harness_node(&h, 0))->retransmissions, resent + 3u);
+    harness_run_until(&h, 1000000u); /* a frame's 10 us, and its ack's */
+    struct comm_status status;
+    CHECK(comm_test(harness_node(&h, 1), r, &status));
+    CHECK_EQ(status.error, COMM_ERR_OK);
+    CHECK(memcmp(in, out, sizeof out) == 0);
+    CHECK(comm_test(harness_node(&h, 0), s, &status));
+    CHECK_EQ(status.error, COMM_ERR_OK);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/*
  * Fencing: node 3 hangs with frames queued to node 0 (and node 1 has
  * frames queued to node 3); the others install a view without it; node 3
  * resumes in its old view and its frames, first and resent, reach node 0:
@@ -1194,6 +1241,7 @@ int main(void)
      * failure semantics' (comm.reliability_noft: without them). */
     if (CONFIG_COMM_FT) {
         test_member_left();
+        test_view_resends_backed_off();
         test_hung_then_resumed();
         test_ahead_epoch();
         test_hold_checks();
