@@ -506,6 +506,24 @@ static void allreduce_all(struct harness *h, const uint32_t *comm, const bool *l
     }
 }
 
+/* An allreduce of node + 1 on comm[node] at every live node: OK, and the
+ * live nodes' sum, everywhere (a rebuilt communicator works). */
+static void check_live_sum(struct harness *h, const uint32_t *comm, const bool *live,
+                           int64_t *one, int64_t *sum)
+{
+    struct harness_requests reqs;
+    allreduce_all(h, comm, live, one, sum, &reqs);
+    CHECK(harness_requests_wait(h, &reqs, LIMIT_NS));
+    int64_t expected = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        expected += live[i] ? (int64_t)i + 1 : 0;
+    }
+    for (uint32_t i = 0; i < reqs.count; i++) {
+        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
+        CHECK_EQ(sum[reqs.node[i]], expected);
+    }
+}
+
 /*
  * A view that removes a member moves the members' tree nearly everywhere
  * (the ranks above it move down one): every node opens its sessions to its
@@ -555,16 +573,7 @@ static void test_view_opens_tree(enum comm_mode mode)
     uint64_t took = h.now_ns - start_ns;
     CHECK(took <= 100000u);
     check_one_map(&h, comm, live);
-    allreduce_all(&h, comm, live, one, sum, &reqs); /* the new communicator's first */
-    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
-    int64_t expected = 0;
-    for (uint32_t i = 0; i < N; i++) {
-        expected += live[i] ? (int64_t)i + 1 : 0;
-    }
-    for (uint32_t i = 0; i < reqs.count; i++) {
-        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
-        CHECK_EQ(sum[reqs.node[i]], expected);
-    }
+    check_live_sum(&h, comm, live, one, sum); /* the new communicator's first */
     uint32_t after = opens_sent(&h, &ahead);
     printf("view opens tree (mode %u): %u OPENs at the install, %u after; shrink took %llu ns\n",
            mode, at_install - before, after - at_install, (unsigned long long)took);
@@ -613,16 +622,7 @@ static void test_view_opens_spare(void)
     CHECK_EQ(root->opens_sent, at_install); /* the spare's session was open */
     CHECK_EQ(comm_node_of(harness_node(&h, 0), comm[0], GONE), WORLD); /* the spare adopted */
     check_one_map(&h, comm, live);
-    allreduce_all(&h, comm, live, one, sum, &reqs);
-    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
-    int64_t expected = 0;
-    for (uint32_t i = 0; i < N; i++) {
-        expected += live[i] ? (int64_t)i + 1 : 0;
-    }
-    for (uint32_t i = 0; i < reqs.count; i++) {
-        CHECK_EQ(reqs.status[i].error, COMM_ERR_OK);
-        CHECK_EQ(sum[reqs.node[i]], expected);
-    }
+    check_live_sum(&h, comm, live, one, sum);
     CHECK_EQ(h.errors, 0);
     harness_free(&h);
 }
@@ -933,6 +933,19 @@ static enum comm_error start_kind(struct harness *h, uint32_t node, uint32_t kin
     return e;
 }
 
+/* A WORLD allreduce started at every node but skip; reqs holds them. */
+static void world_allreduce(struct harness *h, uint32_t skip, struct harness_requests *reqs)
+{
+    harness_requests_clear(reqs);
+    for (uint32_t i = 0; i < h->n; i++) {
+        uint32_t r;
+        if (i != skip) {
+            CHECK_EQ(start_kind(h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
+            harness_requests_add(reqs, i, r);
+        }
+    }
+}
+
 static uint64_t messages_sent(struct harness *h)
 {
     uint64_t total = 0;
@@ -995,21 +1008,10 @@ static void test_round_frames(void)
     set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
     harness_install(&h, 1, NULL, NULL);
     struct harness_requests reqs;
-    harness_requests_clear(&reqs);
-    uint32_t r;
-    for (uint32_t i = 0; i < N; i++) { /* kept by all: served after the view */
-        CHECK_EQ(start_kind(&h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
-        harness_requests_add(&reqs, i, r);
-    }
+    world_allreduce(&h, COMM_NODE_NONE, &reqs); /* kept by all: served after the view */
     CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
-    harness_requests_clear(&reqs);
     harness_hang(&h, GONE);
-    for (uint32_t i = 0; i < N; i++) {
-        if (i != GONE) {
-            CHECK_EQ(start_kind(&h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
-            harness_requests_add(&reqs, i, r);
-        }
-    }
+    world_allreduce(&h, GONE, &reqs);
     harness_run_for(&h, 1000000u);
     uint64_t frames = 0, resent = 0, messages = 0;
     for (uint32_t i = 0; i < N; i++) {
@@ -1063,12 +1065,8 @@ static void test_result_handed_over(void)
     set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
     harness_install(&h, 1, NULL, NULL);
     struct harness_requests reqs;
-    harness_requests_clear(&reqs);
     uint32_t r;
-    for (uint32_t i = 0; i < N; i++) { /* opens every session of the tree */
-        CHECK_EQ(start_kind(&h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
-        harness_requests_add(&reqs, i, r);
-    }
+    world_allreduce(&h, COMM_NODE_NONE, &reqs); /* opens every session of the tree */
     CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
     harness_run_for(&h, 5000000u); /* every acknowledgement in */
     harness_requests_clear(&reqs);
