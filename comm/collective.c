@@ -661,6 +661,7 @@ static void release_slot(struct comm *ctx, uint16_t slot)
     c->parked = false;
     c->strict_phase = false;
     c->in_hand = false;
+    c->handed = false;
     c->attach_offered = false;
     c->state = COLL_FREE;
 }
@@ -790,7 +791,7 @@ static void hand_over(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
     if (st->decode) { /* as step_bcast does once its sends are done */
         decode_vector(c->recv, st->buffer, c->count);
     }
-    c->in_hand = true;
+    c->handed = true;
     complete_request(ctx, c, COMM_ERR_OK, COMM_NULL, out);
 }
 
@@ -805,11 +806,14 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
     } else if (keeps_result(ctx, c) && error == COMM_ERR_PROC_FAILED && c->state == COLL_RUNNING &&
                result_in_hand(c)) {
         /* The root's result came down here: only a send to a child failed.
-         * It completes OK now, and its result is kept and served like any
-         * returned one (ft_result_done): waiting for a result round to tell
-         * it what it holds cost its member a whole traversal before the
-         * next one could start. */
-        hand_over(ctx, slot, out);
+         * It completes OK (hand_over, from advance, next in this call:
+         * coll_stop_background reaches fail, and completing here would
+         * close a call cycle through ft_result_done, which the image's
+         * static stack bound forbids), and its result is kept and served
+         * like any returned one: waiting for a result round to tell it
+         * what it holds cost its member a whole traversal before the next
+         * one could start. */
+        c->in_hand = true;
     } else if (keeps_result(ctx, c) && error == COMM_ERR_PROC_FAILED) {
         become_result_round(ctx, slot, true); /* others may have the result */
     }
@@ -856,6 +860,9 @@ static void advance(struct comm *ctx, uint16_t slot, uint64_t now_ns, struct com
 {
     struct comm_collective *c = &ctx->colls[slot];
     if (c->state == COLL_DRAINING) {
+        if (CONFIG_COMM_FT && c->in_hand && !c->handed) {
+            hand_over(ctx, slot, out);
+        }
         for (uint32_t j = 0; j < COMM_COLL_SUBS; j++) {
             if (ctx->requests[sub_index(slot, j)].state == COMM_REQ_PENDING) {
                 return;
@@ -1016,7 +1023,10 @@ void coll_fail_comm(struct comm *ctx, uint16_t comm, enum comm_error error,
             if (!c->background) {
                 request_complete(ctx, c->request, error, out);
             }
-        } /* a result handed over (in_hand) drains on: its request is done */
+        } else if (c->in_hand && !c->handed && error == COMM_ERR_NO_VIEW) {
+            c->in_hand = false; /* the view went before it was handed over */
+            request_complete(ctx, c->request, error, out);
+        } /* a result handed over drains on: its request is done */
     }
 }
 
@@ -1228,6 +1238,7 @@ enum comm_error coll_start(struct comm *ctx, const struct coll_args *a, uint64_t
     c->strict_phase = false;
     c->abstain = false;
     c->in_hand = false;
+    c->handed = false;
     c->attach_offered = false;
     program(ctx, c, a);
     if (a->failed && result_kind(c->kind)) {

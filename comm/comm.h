@@ -464,6 +464,7 @@ struct comm_collective {
     bool abstain;      /* a result round of a collective never started here */
     bool in_hand;      /* a strict allreduce or barrier cut after its result
                         * came down: OK at the cut, its sends still draining */
+    bool handed;       /* ... its request completed (hand_over) */
     bool attach_offered; /* a result round whose offer here named the rebuild
                           * it may decide (no creation starts meanwhile) */
     uint8_t round_seq; /* the communicator's recovery number */
