@@ -532,7 +532,10 @@ static uint64_t attach_offer(const struct comm *ctx, struct comm_collective *c)
                (!ctx->creating || x->attach_wait);
     for (uint16_t k = 0; can && k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
         const struct comm_collective *o = &ctx->colls[k];
-        can = o == c || o->state == COLL_FREE || o->comm != c->comm || o->background;
+        /* a result handed over only drains its sends: the application's
+         * call is done, its number taken */
+        can = o == c || o->state == COLL_FREE || o->comm != c->comm || o->background ||
+              o->handed;
     }
     if (!can) {
         return FT_FLAG_VOID;

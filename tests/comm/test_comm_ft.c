@@ -1106,6 +1106,81 @@ static void test_result_handed_over(void)
     harness_free(&h);
 }
 
+/*
+ * The rebuild rides on the next collective's result round even when a
+ * member's previous allreduce, handed over at the cut, still drains its
+ * sends: that slot is not the application's any more, so the member's
+ * offer names its rebuild, not VOID.  As in test_result_handed_over, node
+ * 1 had the result of allreduce 2 and 5 left before its children
+ * acknowledged it; the nodes that returned start allreduce 3 at once (the
+ * others once allreduce 2 is theirs too); allreduce 3 fails everywhere,
+ * and every shrink completes inside its call (no round of its own).
+ */
+static void test_rebuild_rides_past_hand_over(void)
+{
+    enum { N = 8, GONE = 5, HANDS = 1 };
+    struct harness h;
+    harness_init(&h, N, N, 1470u);
+    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
+    harness_install(&h, 1, NULL, NULL);
+    struct harness_requests reqs;
+    uint32_t r;
+    world_allreduce(&h, COMM_NODE_NONE, &reqs);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    harness_run_for(&h, 5000000u);
+    harness_requests_clear(&reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        CHECK_EQ(start_kind(&h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
+        if (i != GONE) {
+            harness_requests_add(&reqs, i, r);
+        }
+    }
+    harness_run_until(&h, 35000u);
+    harness_hang(&h, GONE);
+    bool live[N] = {true, true, true, true, true, true, true, true};
+    uint32_t gone = GONE;
+    remove_nodes(&h, 2, &gone, 1, live);
+    harness_requests_poll(&h, &reqs);
+    CHECK(reqs.done[HANDS]);
+    const struct comm *c1 = harness_node(&h, HANDS);
+    bool draining = false;
+    for (uint32_t k = 0; k < CONFIG_COMM_MAX_COLLECTIVES; k++) {
+        draining |= c1->colls[k].state != COLL_FREE && c1->colls[k].handed;
+    }
+    CHECK(draining); /* its sends to 6 and 7 are not acknowledged yet */
+    struct harness_requests next;
+    harness_requests_clear(&next);
+    bool started[N] = {false};
+    while (next.count < N - 1u) {
+        harness_requests_poll(&h, &reqs);
+        for (uint32_t k = 0; k < reqs.count; k++) {
+            uint32_t node = reqs.node[k];
+            if (reqs.done[k] && !started[node]) {
+                CHECK_EQ(reqs.status[k].error, COMM_ERR_OK);
+                CHECK_EQ(start_kind(&h, node, K_ALLREDUCE, &r), COMM_ERR_OK);
+                harness_requests_add(&next, node, r);
+                started[node] = true;
+            }
+        }
+        if (next.count < N - 1u && !harness_step(&h)) {
+            break;
+        }
+    }
+    CHECK(harness_requests_wait(&h, &next, LIMIT_NS));
+    uint32_t comm[N];
+    for (uint32_t k = 0; k < next.count; k++) {
+        uint32_t node = next.node[k];
+        CHECK_EQ(next.status[k].error, COMM_ERR_PROC_FAILED);
+        struct comm *c = harness_node(&h, node);
+        CHECK_EQ(comm_ishrink(c, COMM_WORLD, h.now_ns, harness_begin(&h), &comm[node], &r),
+                 COMM_ERR_OK);
+        harness_end(&h, node);
+        CHECK(request_done(c, request_index(c, r))); /* the decision rode: done in the call */
+    }
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
 /* One collective with a member hanging at a chosen moment and leaving:
  * true when the survivors' outcomes are mixed (some OK, some an error, or
  * OK with different results). */
@@ -2910,6 +2985,7 @@ int main(void)
     }
     test_round_frames();
     test_result_handed_over();
+    test_rebuild_rides_past_hand_over();
     test_revoke(6, UINT32_MAX, 1200);
     test_revoke(40, UINT32_MAX, 1201);
     test_revoke(40, 1, 1202); /* the root's first child, an inner node */
