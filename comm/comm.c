@@ -676,6 +676,16 @@ bool comm_install_view(struct comm *ctx, uint64_t epoch, const struct membership
     if (CONFIG_COMM_FT) {
         ft_view_installed(ctx, now_ns, out); /* revokes */
     }
+    /* A node whose frame of this view waits in the hold installed it
+     * before us: what we sent it in the old view (in flight here now) it
+     * dropped as stale, or will.  Sent again by comm_finish_call, below,
+     * in this view, rather than after the timeout.  (The held frames are
+     * delivered after it: what they answer is sent in this view.) */
+    for (uint32_t i = 0; CONFIG_COMM_HOLD_FRAMES > 0 && i < ctx->held_count; i++) {
+        if (ctx->held[i].epoch == epoch) {
+            peer_view_ahead(ctx, ctx->held[i].source, now_ns);
+        }
+    }
     comm_finish_call(ctx, now_ns, out);
     if (CONFIG_COMM_HOLD_FRAMES > 0) {
         hold_deliver(ctx, now_ns, out);

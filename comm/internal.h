@@ -151,6 +151,10 @@ void peer_open_ahead(struct comm *ctx, uint32_t node, uint64_t now_ns, struct co
 /* A view removed members: frames and OPENs already resent go out again
  * now, from the first timeout (routes changed around the removed). */
 void peer_view_removed(struct comm *ctx, uint64_t now_ns);
+/* node installed the view we install now before us (a frame of it was
+ * held here): what we sent it in the old view and it has not acknowledged
+ * it dropped as stale, or will; sent again now, from the first timeout. */
+void peer_view_ahead(struct comm *ctx, uint32_t node, uint64_t now_ns);
 /* A valid frame from node source, fenced and decoded. */
 void peer_on_frame(struct comm *ctx, uint32_t source, const struct comm_frame *frame,
                    uint64_t now_ns, struct comm_outbox *out);

@@ -439,6 +439,28 @@ void peer_send(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm_
     }
 }
 
+/* What we sent peer slot and sent at least `tries` times goes out again
+ * at once, from the first timeout (and an OPEN or CLOSE retried so). */
+static void resend_now(struct comm *ctx, uint16_t slot, uint8_t tries, uint64_t now_ns)
+{
+    uint64_t first = rto_for(ctx, 1);
+    struct comm_peer *p = &ctx->peers[slot];
+    if ((p->tx_state == TX_OPENING || p->tx_state == TX_CLOSING) && p->tx_tries >= tries) {
+        p->tx_tries = 1;
+        p->tx_timer_ns = now_ns;
+    }
+    if (p->tx_state != TX_OPEN || p->tx_blocked) {
+        return;
+    }
+    for (uint32_t s = p->tx_una; s != p->tx_next; s++) {
+        struct comm_window_slot *w = &p->window[s % CONFIG_COMM_WINDOW];
+        if (w->state == WINDOW_IN_FLIGHT && w->tries >= tries) {
+            w->tries = 1; /* as if sent once, a timeout ago: due now */
+            w->sent_ns = now_ns > first ? now_ns - first : 0;
+        }
+    }
+}
+
 /*
  * A view removed members.  What we had to resend at least once (the frame
  * or its acknowledgement was lost) may have been lost on a path through a
@@ -452,23 +474,16 @@ void peer_send(struct comm *ctx, uint16_t request, uint64_t now_ns, struct comm_
  */
 void peer_view_removed(struct comm *ctx, uint64_t now_ns)
 {
-    uint64_t first = rto_for(ctx, 1);
     for (uint16_t slot = 0; slot < CONFIG_COMM_MAX_PEERS; slot++) {
-        struct comm_peer *p = &ctx->peers[slot];
-        if ((p->tx_state == TX_OPENING || p->tx_state == TX_CLOSING) && p->tx_tries > 1) {
-            p->tx_tries = 1;
-            p->tx_timer_ns = now_ns;
-        }
-        if (p->tx_state != TX_OPEN || p->tx_blocked) {
-            continue;
-        }
-        for (uint32_t s = p->tx_una; s != p->tx_next; s++) {
-            struct comm_window_slot *w = &p->window[s % CONFIG_COMM_WINDOW];
-            if (w->state == WINDOW_IN_FLIGHT && w->tries > 1) {
-                w->tries = 1; /* as if sent once, a timeout ago: due now */
-                w->sent_ns = now_ns > first ? now_ns - first : 0;
-            }
-        }
+        resend_now(ctx, slot, 2, now_ns);
+    }
+}
+
+void peer_view_ahead(struct comm *ctx, uint32_t node, uint64_t now_ns)
+{
+    uint16_t slot = peer_find(ctx, node);
+    if (slot != COMM_NONE16) {
+        resend_now(ctx, slot, 1, now_ns);
     }
 }
 

@@ -609,6 +609,56 @@ static void test_view_resends_backed_off(void)
 }
 
 /*
+ * A frame of the old view reaching a node that installed the new one first
+ * is dropped as stale.  Its sender, installing the view in turn with a
+ * frame of it from that node in its hold (so it knows), sends it again at
+ * once, in the view: node 0's message to node 1, dropped at 10 us, arrives
+ * at 30 us, not after the 2 ms timeout (the old code: 2.01 ms).
+ */
+static void test_view_ahead_resends(void)
+{
+    struct harness h;
+    harness_init(&h, 4, 4, 92);
+    world_cont(&h);
+    harness_install(&h, 1, NULL, NULL);
+    uint8_t out[8] = {8, 7, 6, 5, 4, 3, 2, 1};
+    uint8_t in[8] = {0};
+    uint8_t back[8] = {0};
+    uint32_t s, r;
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    isend(&h, 0, 1, 0, out, sizeof out, &s); /* the sessions open, both ways */
+    irecv(&h, 1, 0, 0, in, sizeof in, &r);
+    harness_requests_add(&reqs, 1, r);
+    isend(&h, 1, 0, 0, out, sizeof out, &s);
+    irecv(&h, 0, 1, 0, back, sizeof back, &r);
+    harness_requests_add(&reqs, 0, r);
+    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
+    harness_run_for(&h, 20000000u);
+    memset(in, 0, sizeof in);
+    uint32_t stale = comm_get_counters(harness_node(&h, 1))->drops_stale_epoch;
+    isend(&h, 0, 1, 1, out, sizeof out, &s); /* view 1's frame, due at 1 at 10 us */
+    irecv(&h, 1, 0, 1, in, sizeof in, &r);
+    harness_run_until(&h, 5000u);
+    bool only_1[4] = {false, true, false, false};
+    harness_install(&h, 2, NULL, only_1); /* node 1 first */
+    uint32_t ahead;
+    isend(&h, 1, 0, 2, out, sizeof out, &ahead); /* view 2's frame: held at 0 */
+    harness_run_until(&h, 15000u);
+    CHECK_EQ(comm_get_counters(harness_node(&h, 1))->drops_stale_epoch, stale + 1u);
+    CHECK(comm_get_counters(harness_node(&h, 0))->frames_held >= 1u);
+    bool others[4] = {true, false, true, true};
+    harness_install(&h, 2, NULL, others);
+    harness_run_until(&h, 100000u);
+    struct comm_status status;
+    CHECK(comm_test(harness_node(&h, 1), r, &status));
+    CHECK_EQ(status.error, COMM_ERR_OK);
+    CHECK(memcmp(in, out, sizeof out) == 0);
+    CHECK_EQ(h.errors, 0);
+    harness_free(&h);
+}
+
+/*
  * Fencing: node 3 hangs with frames queued to node 0 (and node 1 has
  * frames queued to node 3); the others install a view without it; node 3
  * resumes in its old view and its frames, first and resent, reach node 0:
@@ -1242,6 +1292,7 @@ int main(void)
     if (CONFIG_COMM_FT) {
         test_member_left();
         test_view_resends_backed_off();
+        test_view_ahead_resends();
         test_hung_then_resumed();
         test_ahead_epoch();
         test_hold_checks();
