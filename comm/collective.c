@@ -724,8 +724,6 @@ static void complete_request(struct comm *ctx, struct comm_collective *c, enum c
     }
 }
 
-static void hand_over(struct comm *ctx, uint16_t slot, struct comm_outbox *out);
-
 static void finish(struct comm *ctx, uint16_t slot, struct comm_outbox *out)
 {
     struct comm_collective *c = &ctx->colls[slot];
