@@ -804,8 +804,9 @@ static void fail(struct comm *ctx, uint16_t slot, enum comm_error error,
     } else if (keeps_result(ctx, c) && error == COMM_ERR_PROC_FAILED && c->state == COLL_RUNNING &&
                result_in_hand(c)) {
         /* The root's result came down here: only a send to a child failed.
-         * It completes OK (hand_over, from advance, next in this call:
-         * coll_stop_background reaches fail, and completing here would
+         * It completes OK (hand_over, from advance at the next coll_run:
+         * in this call, or at the next poll, coll_work making the deadline
+         * now; coll_stop_background reaches fail, and completing here would
          * close a call cycle through ft_result_done, which the image's
          * static stack bound forbids), and its result is kept and served
          * like any returned one: waiting for a result round to tell it

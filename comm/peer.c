@@ -467,7 +467,7 @@ static void resend_now(struct comm *ctx, uint16_t slot, uint8_t tries, uint64_t 
  * node the view removed, which routes now go around (the membership's
  * shunned nodes); its timer had backed off meanwhile (20, 40, 80 ms on
  * QEMU), and a frame that stalls a session stalls every message behind it
- * there: a cut collective draining for its result round waited 72 ms on
+ * there: a cut collective draining for its result round waited 74 ms on
  * one.  Those frames, and OPENs retried, go out again now (in the new
  * epoch: held by a receiver still installing it), from the first timeout.
  * A frame sent once keeps its timer: nothing says it was lost.

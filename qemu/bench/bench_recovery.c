@@ -441,9 +441,8 @@ void bench_recovery_print_table(FILE *out, const struct bench_recovery_row *rows
     fprintf(out, "\nrecovery after a crash (crash: the run's 1st or 2nd), medians (ms since "
                  "the failure; x D: over the run's detection, x T: over its T_s)\n");
     fprintf(out, "%-18s %-8s %5s %4s %9s %9s %9s %9s %9s %9s %6s %6s %6s %6s %9s %9s %s\n",
-            "config", "mode", "crash", "runs", "detect", "T_s", "view", "noticed", "rebuilt", "resumed",
-            "view/D",
-            "reb/D", "res/D", "res/T", "allreduce", "target", "verdict");
+            "config", "mode", "crash", "runs", "detect", "T_s", "view", "noticed", "rebuilt",
+            "resumed", "view/D", "reb/D", "res/D", "res/T", "allreduce", "target", "verdict");
     for (unsigned i = 0; i < count; i++) {
         const struct bench_recovery_row *r = &rows[i];
         const struct bench_recovery_phases *m = &r->median;
@@ -479,8 +478,8 @@ void bench_recovery_print_row_json(FILE *out, const struct bench_recovery_row *r
             "\"resumed_ns\":%.0f,\"allreduce_ns\":%.0f,\"target_ns\":%.0f,"
             "\"resumed_over_detection\":%.3f,\"resumed_over_detection_plus_ts\":%.3f,"
             "\"met\":%s,\"one_clock\":%s}",
-            r->config, r->mode, r->failure > 1 ? 2u : 1u, r->runs, r->complete, m->detection_ns, m->ts_ns, m->view_ns,
-            m->noticed_ns, m->rebuilt_ns, m->resumed_ns, m->allreduce_ns, target,
+            r->config, r->mode, r->failure, r->runs, r->complete, m->detection_ns, m->ts_ns,
+            m->view_ns, m->noticed_ns, m->rebuilt_ns, m->resumed_ns, m->allreduce_ns, target,
             m->detection_ns > 0 ? m->resumed_ns / m->detection_ns : 0.0,
             m->detection_ns + m->ts_ns > 0 ? m->resumed_ns / (m->detection_ns + m->ts_ns) : 0.0,
             m->complete && m->resumed_ns <= target ? "true" : "false",

@@ -1057,27 +1057,38 @@ static void test_round_frames(void)
  * The application then writes over node 1's buffer, which the sends still
  * under way no longer read; every survivor ends with the same sum.
  */
+/* 8 ranks of WORLD (SHRINK, NOP), sessions open: an allreduce started at
+ * every node, run to 35 us, when node 1 has its result and has sent it on
+ * to 5, 6 and 7 (due at 40); reqs holds every node's request but 5's. */
+static void start_result_down_at_1(struct harness *h, uint64_t seed,
+                                   struct harness_requests *reqs)
+{
+    enum { N = 8, GONE = 5 };
+    harness_init(h, N, N, seed);
+    set_modes(h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
+    harness_install(h, 1, NULL, NULL);
+    world_allreduce(h, COMM_NODE_NONE, reqs); /* opens every session of the tree */
+    CHECK(harness_requests_wait(h, reqs, LIMIT_NS));
+    harness_run_for(h, 5000000u); /* every acknowledgement in */
+    harness_requests_clear(reqs);
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t r;
+        coll_recv[i][0] = 0;
+        CHECK_EQ(start_kind(h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
+        if (i != GONE) {
+            harness_requests_add(reqs, i, r);
+        }
+    }
+    harness_run_until(h, 35000u);
+}
+
 static void test_result_handed_over(void)
 {
     enum { N = 8, GONE = 5, SLOW = 6, HANDS = 1 };
     struct harness h;
-    harness_init(&h, N, N, 1460u);
-    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
-    harness_install(&h, 1, NULL, NULL);
     struct harness_requests reqs;
     uint32_t r;
-    world_allreduce(&h, COMM_NODE_NONE, &reqs); /* opens every session of the tree */
-    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
-    harness_run_for(&h, 5000000u); /* every acknowledgement in */
-    harness_requests_clear(&reqs);
-    for (uint32_t i = 0; i < N; i++) {
-        coll_recv[i][0] = 0;
-        CHECK_EQ(start_kind(&h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
-        if (i != GONE) {
-            harness_requests_add(&reqs, i, r);
-        }
-    }
-    harness_run_until(&h, 35000u);
+    start_result_down_at_1(&h, 1460u, &reqs);
     harness_requests_poll(&h, &reqs);
     CHECK(!reqs.done[HANDS] && !reqs.done[0]); /* sends to children unacknowledged */
     harness_hang(&h, SLOW);
@@ -1120,22 +1131,9 @@ static void test_rebuild_rides_past_hand_over(void)
 {
     enum { N = 8, GONE = 5, HANDS = 1 };
     struct harness h;
-    harness_init(&h, N, N, 1470u);
-    set_modes(&h, COMM_WORLD, COMM_MODE_SHRINK, COMM_MSG_NOP);
-    harness_install(&h, 1, NULL, NULL);
     struct harness_requests reqs;
     uint32_t r;
-    world_allreduce(&h, COMM_NODE_NONE, &reqs);
-    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
-    harness_run_for(&h, 5000000u);
-    harness_requests_clear(&reqs);
-    for (uint32_t i = 0; i < N; i++) {
-        CHECK_EQ(start_kind(&h, i, K_ALLREDUCE, &r), COMM_ERR_OK);
-        if (i != GONE) {
-            harness_requests_add(&reqs, i, r);
-        }
-    }
-    harness_run_until(&h, 35000u);
+    start_result_down_at_1(&h, 1470u, &reqs);
     harness_hang(&h, GONE);
     bool live[N] = {true, true, true, true, true, true, true, true};
     uint32_t gone = GONE;

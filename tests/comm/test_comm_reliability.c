@@ -561,6 +561,32 @@ static void test_member_left(void)
     harness_free(&h);
 }
 
+/* from's session to `to` opens: a message sent and received (tag 0), and
+ * every acknowledgement in. */
+static void open_session(struct harness *h, uint32_t from, uint32_t to)
+{
+    uint8_t out[8] = {1};
+    uint8_t in[8];
+    uint32_t s, r;
+    struct harness_requests reqs;
+    harness_requests_clear(&reqs);
+    isend(h, from, to, 0, out, sizeof out, &s);
+    irecv(h, to, from, 0, in, sizeof in, &r);
+    harness_requests_add(&reqs, to, r);
+    CHECK(harness_requests_wait(h, &reqs, LIMIT_NS));
+    harness_run_for(h, 20000000u);
+}
+
+/* node's receive r is done, OK, and holds what was sent. */
+static void check_received(struct harness *h, uint32_t node, uint32_t r, const uint8_t *in,
+                           const uint8_t *out, uint32_t length)
+{
+    struct comm_status status;
+    CHECK(comm_test(harness_node(h, node), r, &status));
+    CHECK_EQ(status.error, COMM_ERR_OK);
+    CHECK(memcmp(in, out, length) == 0);
+}
+
 /*
  * A frame lost again and again (on a path through a node that died, say)
  * waits for a timeout that backs off: 2, 4, then 8 ms in the harness.  A
@@ -578,16 +604,9 @@ static void test_view_resends_backed_off(void)
     uint8_t out[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     uint8_t in[8] = {0};
     uint32_t s, r;
-    struct harness_requests reqs;
-    harness_requests_clear(&reqs);
-    isend(&h, 0, 1, 0, out, sizeof out, &s); /* the session opens */
-    irecv(&h, 1, 0, 0, in, sizeof in, &r);
-    harness_requests_add(&reqs, 1, r);
-    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
-    harness_run_for(&h, 20000000u);
+    open_session(&h, 0, 1);
     uint64_t resent = comm_get_counters(harness_node(&h, 0))->retransmissions;
     h.loss_percent = 100;
-    memset(in, 0, sizeof in);
     isend(&h, 0, 1, 1, out, sizeof out, &s);
     irecv(&h, 1, 0, 1, in, sizeof in, &r);
     harness_run_until(&h, 7000000u);
@@ -598,10 +617,8 @@ static void test_view_resends_backed_off(void)
     harness_install(&h, 2, live, live);
     CHECK_EQ(comm_get_counters(harness_node(&h, 0))->retransmissions, resent + 3u);
     harness_run_until(&h, 1000000u); /* a frame's 10 us, and its ack's */
+    check_received(&h, 1, r, in, out, sizeof out);
     struct comm_status status;
-    CHECK(comm_test(harness_node(&h, 1), r, &status));
-    CHECK_EQ(status.error, COMM_ERR_OK);
-    CHECK(memcmp(in, out, sizeof out) == 0);
     CHECK(comm_test(harness_node(&h, 0), s, &status));
     CHECK_EQ(status.error, COMM_ERR_OK);
     CHECK_EQ(h.errors, 0);
@@ -623,19 +640,9 @@ static void test_view_ahead_resends(void)
     harness_install(&h, 1, NULL, NULL);
     uint8_t out[8] = {8, 7, 6, 5, 4, 3, 2, 1};
     uint8_t in[8] = {0};
-    uint8_t back[8] = {0};
     uint32_t s, r;
-    struct harness_requests reqs;
-    harness_requests_clear(&reqs);
-    isend(&h, 0, 1, 0, out, sizeof out, &s); /* the sessions open, both ways */
-    irecv(&h, 1, 0, 0, in, sizeof in, &r);
-    harness_requests_add(&reqs, 1, r);
-    isend(&h, 1, 0, 0, out, sizeof out, &s);
-    irecv(&h, 0, 1, 0, back, sizeof back, &r);
-    harness_requests_add(&reqs, 0, r);
-    CHECK(harness_requests_wait(&h, &reqs, LIMIT_NS));
-    harness_run_for(&h, 20000000u);
-    memset(in, 0, sizeof in);
+    open_session(&h, 0, 1); /* both ways */
+    open_session(&h, 1, 0);
     uint32_t stale = comm_get_counters(harness_node(&h, 1))->drops_stale_epoch;
     isend(&h, 0, 1, 1, out, sizeof out, &s); /* view 1's frame, due at 1 at 10 us */
     irecv(&h, 1, 0, 1, in, sizeof in, &r);
@@ -650,10 +657,7 @@ static void test_view_ahead_resends(void)
     bool others[4] = {true, false, true, true};
     harness_install(&h, 2, NULL, others);
     harness_run_until(&h, 100000u);
-    struct comm_status status;
-    CHECK(comm_test(harness_node(&h, 1), r, &status));
-    CHECK_EQ(status.error, COMM_ERR_OK);
-    CHECK(memcmp(in, out, sizeof out) == 0);
+    check_received(&h, 1, r, in, out, sizeof out);
     CHECK_EQ(h.errors, 0);
     harness_free(&h);
 }

@@ -235,7 +235,8 @@ static void test_two_failures(void)
     struct bench_recovery_phases p;
     read_two(&events, 1);
     CHECK(events.fault_seen && events.stable_epoch == 10 && events.kill_iteration == 100);
-    CHECK(events.recovered_ranks == 2 && events.detected_at[6] == 0); /* the spare recovers nothing */
+    /* the spare recovers nothing */
+    CHECK(events.recovered_ranks == 2 && events.detected_at[6] == 0);
     bench_recovery_phases(&events, &p);
     CHECK(p.complete && near(p.detection_ns, 60e6) && near(p.ts_ns, 40e6));
     /* spans on own clocks from each rank's view (no stable lines): node 1
